@@ -1,0 +1,93 @@
+# pdtrans - see README.md.  `make`, `make check`, `make demo`, `make bench`,
+# `make install PREFIX=/usr/local DESTDIR=`, `make check SANITIZE=1`.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+BUILD ?= build
+PKGS = libprotobuf-c glib-2.0 jansson
+
+CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -g
+ifeq ($(SANITIZE),1)
+  BUILD := build-san
+  CFLAGS_BASE += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+ALL_CFLAGS = $(CFLAGS_BASE) -I$(BUILD)/gen -Isrc $(PKG_CFLAGS) $(CFLAGS)
+
+SRCS = $(sort $(wildcard src/*.c src/*/*.c))
+LIB_SRCS = $(filter-out src/main.c,$(SRCS))
+OBJS = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/framework.pb-c.o
+UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
+
+.PHONY: all check unit golden golden-update demo bench install clean deps fuzz-truncate valgrind
+
+all: $(BIN)
+
+$(BUILD)/gen/framework.pb-c.c $(BUILD)/gen/framework.pb-c.h: proto/framework.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/framework.proto
+
+$(BUILD)/obj/framework.pb-c.o: $(BUILD)/gen/framework.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) -c -o $@ $<
+
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libpdtrans.a: $(OBJS)
+	rm -f $@
+	ar rcs $@ $(OBJS)
+
+$(BIN): $(BUILD)/obj/main.o $(BUILD)/libpdtrans.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libpdtrans.a tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm
+
+deps:
+	@sh tests/deps.sh
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do PDT_BIN=./$(BIN) $$t; done
+
+golden: $(BIN)
+	@PDTRANS=./$(BIN) sh tests/golden/run.sh
+
+golden-update: $(BIN)
+	@PDTRANS=./$(BIN) sh tests/golden/run.sh --update
+
+check: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@$(MAKE) --no-print-directory unit golden
+	@PDTRANS=./$(BIN) sh tests/real.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@PDTRANS=./$(BIN) sh tests/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare $(BUILD)/bench/gen
+	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/bench/bench.sh
+
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libpdtrans.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm
+
+valgrind: $(BIN) $(UNIT_BINS)
+	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/valgrind.sh $(UNIT_BINS)
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pdtrans
+	install -m 644 man/pdtrans.1 $(DESTDIR)$(PREFIX)/share/man/man1/pdtrans.1
+
+clean:
+	rm -rf build build-san pdtrans pdtrans-san

@@ -1,0 +1,27 @@
+/* diag.h - the one way pdtrans talks to the user on stderr.
+ *
+ * Messages follow git's style: "pdtrans: error: FILE: block 0, op 17 'sgd':
+ * input 'LearningRate' names unknown var 'lr_0'".  Lower case, no trailing
+ * period, names quoted with single quotes. */
+#ifndef PDT_DIAG_H
+#define PDT_DIAG_H
+
+#include <stdbool.h>
+
+/* Exit statuses (contract with job launchers). */
+enum { PDT_OK = 0, PDT_EBADINPUT = 1, PDT_EUSAGE = 2 };
+
+void pdt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pdt_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Printed only when pdt_verbosity > 0 (-v). */
+void pdt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "pdtrans: error: MSG" and "try 'pdtrans CMD --help'" hint; the
+ * caller returns PDT_EUSAGE. */
+void pdt_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+extern int pdt_verbosity;
+/* Unit tests silence diagnostics; they check return values instead. */
+extern bool pdt_quiet;
+
+#endif

@@ -1,0 +1,65 @@
+/* arena.c - bump allocator; everything in an arena dies together. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, size;
+    _Alignas(16) unsigned char data[];
+} chunk;
+
+struct ir_arena {
+    chunk *head;
+};
+
+enum { CHUNK_MIN = 64 * 1024 };
+
+ir_arena *ir_arena_new(void)
+{
+    return xcalloc(1, sizeof(ir_arena));
+}
+
+void ir_arena_free(ir_arena *a)
+{
+    if (!a)
+        return;
+    chunk *c = a->head;
+    while (c) {
+        chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(a);
+}
+
+void *ir_arena_alloc(ir_arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (size == 0)
+        size = 16;
+    chunk *c = a->head;
+    if (!c || c->size - c->used < size) {
+        size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
+        c = xmalloc(sizeof(chunk) + want);
+        c->size = want;
+        c->used = 0;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+void *ir_arena_dup(ir_arena *a, const void *p, size_t size)
+{
+    void *q = ir_arena_alloc(a, size + 1);
+    if (size)
+        memcpy(q, p, size);
+    return q;
+}

@@ -1,0 +1,299 @@
+/* ir.c - programs, blocks and vars; see ir.h for the contracts. */
+#include "ir.h"
+
+#include <glib.h>
+#include <string.h>
+
+#include "ir_internal.h"
+
+void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
+              size_t need)
+{
+    if (need <= *cap)
+        return arr;
+    size_t ncap = *cap ? *cap * 2 : 4;
+    while (ncap < need)
+        ncap *= 2;
+    void *fresh = ir_arena_alloc(a, ncap * elem);
+    if (n)
+        memcpy(fresh, arr, n * elem);
+    *cap = ncap;
+    return fresh;
+}
+
+ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b)
+{
+    ir_bytes r = {NULL, b.len};
+    if (b.data)
+        r.data = ir_arena_dup(a, b.data, b.len);
+    return r;
+}
+
+ir_program *ir_program_new(void)
+{
+    ir_arena *a = ir_arena_new();
+    ir_program *p = ir_arena_alloc(a, sizeof *p);
+    p->arena = a;
+    return p;
+}
+
+void ir_program_free(ir_program *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_blocks; i++)
+        if (p->blocks[i]->var_map)
+            g_hash_table_destroy(p->blocks[i]->var_map);
+    ir_arena_free(p->arena);
+}
+
+ir_block *ir_program_add_block(ir_program *p, int32_t parent_idx)
+{
+    p->blocks = ir_grow(p->arena, p->blocks, sizeof *p->blocks, p->n_blocks,
+                        &p->cap_blocks, p->n_blocks + 1);
+    ir_block *b = ir_arena_alloc(p->arena, sizeof *b);
+    b->program = p;
+    b->idx = (int32_t)p->n_blocks;
+    b->parent_idx = parent_idx;
+    b->forward_block_idx = -1;
+    b->var_map = g_hash_table_new(g_direct_hash, g_direct_equal);
+    p->blocks[p->n_blocks++] = b;
+    return b;
+}
+
+ir_block *ir_program_block(const ir_program *p, int32_t idx)
+{
+    if (idx < 0 || (size_t)idx >= p->n_blocks)
+        return NULL;
+    return p->blocks[idx];
+}
+
+ir_block *ir_block_parent(const ir_block *b)
+{
+    if (b->idx == 0 || b->parent_idx == b->idx)
+        return NULL;
+    return ir_program_block(b->program, b->parent_idx);
+}
+
+/* ---- vars ---- */
+
+ir_var *ir_block_find_var(const ir_block *b, const char *name)
+{
+    return g_hash_table_lookup(b->var_map, ir_intern(name));
+}
+
+ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)
+{
+    name = ir_intern(name);
+    size_t hops = 0;
+    for (; b && hops <= b->program->n_blocks; b = ir_block_parent(b), hops++) {
+        ir_var *v = g_hash_table_lookup(b->var_map, name);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+ir_var *ir_block_add_var_raw(ir_block *b, const char *name)
+{
+    ir_program *p = b->program;
+    ir_var *v = ir_arena_alloc(p->arena, sizeof *v);
+    v->name = ir_intern(name);
+    v->order = p->var_seq++;
+    b->vars = ir_grow(p->arena, b->vars, sizeof *b->vars, b->n_vars,
+                      &b->cap_vars, b->n_vars + 1);
+    b->vars[b->n_vars++] = v;
+    g_hash_table_insert(b->var_map, (void *)v->name, v);
+    return v;
+}
+
+ir_var *ir_block_var(ir_block *b, const char *name)
+{
+    ir_var *v = ir_block_find_var(b, name);
+    if (v)
+        return v;
+    v = ir_block_add_var_raw(b, name);
+    v->type = IR_LOD_TENSOR;
+    v->tensor_slot = IR_TD_LOD_TENSOR;
+    v->dtype = IR_FP32;
+    v->has_persistable = true;
+    return v;
+}
+
+void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src)
+{
+    const char *name = dst->name;
+    size_t order = dst->order;
+    bool from_input = dst->from_input;
+    *dst = *src;
+    dst->name = name;
+    dst->order = order;
+    dst->from_input = from_input;
+    dst->removed = false;
+    dst->dims = src->n_dims ? ir_arena_dup(a, src->dims, src->n_dims * sizeof(int64_t)) : NULL;
+    dst->type_extra = ir_bytes_copy(a, src->type_extra);
+    dst->attrs_raw = ir_bytes_copy(a, src->attrs_raw);
+    dst->unknown = ir_bytes_copy(a, src->unknown);
+}
+
+ir_var *ir_block_clone_var(ir_block *b, const ir_var *src, const char *name)
+{
+    ir_var *v = ir_block_find_var(b, name);
+    if (!v)
+        v = ir_block_add_var_raw(b, name);
+    ir_var_copy_desc(b->program->arena, v, src);
+    return v;
+}
+
+void ir_block_remove_var(ir_block *b, const char *name)
+{
+    ir_var *v = ir_block_find_var(b, name);
+    if (!v)
+        return;
+    v->removed = true;
+    g_hash_table_remove(b->var_map, v->name);
+}
+
+size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch)
+{
+    ir_var **list = ir_arena_alloc(scratch, (b->n_vars + 1) * sizeof *list);
+    size_t n = 0;
+    for (size_t i = 0; i < b->n_vars; i++)
+        if (!b->vars[i]->removed)
+            list[n++] = b->vars[i];
+    *out = list;
+    return n;
+}
+
+void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n)
+{
+    v->dims = n ? ir_arena_dup(p->arena, dims, n * sizeof *dims) : NULL;
+    v->n_dims = n;
+    if (v->tensor_slot == IR_TD_NONE)
+        v->tensor_slot = v->type == IR_SELECTED_ROWS ? IR_TD_SELECTED_ROWS
+                                                     : IR_TD_LOD_TENSOR;
+}
+
+int64_t ir_var_numel(const ir_var *v)
+{
+    int64_t n = 1;
+    for (size_t i = 0; i < v->n_dims; i++) {
+        if (v->dims[i] < 0)
+            return -1;
+        n *= v->dims[i];
+    }
+    return n;
+}
+
+/* ---- renaming across blocks ---- */
+
+static bool descends_from(const ir_block *b, const ir_block *root)
+{
+    size_t hops = 0;
+    for (; b && hops <= b->program->n_blocks; b = ir_block_parent(b), hops++)
+        if (b == root)
+            return true;
+    return false;
+}
+
+void ir_block_rename_var(ir_block *b, const char *from, const char *to)
+{
+    from = ir_intern(from);
+    to = ir_intern(to);
+    if (from == to)
+        return;
+    ir_program *p = b->program;
+    ir_var *v = ir_block_find_var(b, from);
+    if (v) {
+        g_hash_table_remove(b->var_map, from);
+        ir_var *clash = ir_block_find_var(b, to);
+        if (clash)
+            ir_block_remove_var(b, to);
+        /* Paddle's RenameVar re-keys the var, so Flush writes it among the
+         * new vars: mirror that by re-adding it at the end. */
+        ir_var *nv = ir_block_add_var_raw(b, to);
+        ir_var_copy_desc(p->arena, nv, v);
+        nv->from_input = false;
+        v->removed = true;
+    }
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        ir_block *blk = p->blocks[i];
+        if (!descends_from(blk, b))
+            continue;
+        for (size_t k = 0; k < blk->n_ops; k++) {
+            ir_op_rename_input(blk->ops[k], from, to);
+            ir_op_rename_output(blk->ops[k], from, to);
+        }
+    }
+}
+
+/* ---- def-use ---- */
+
+typedef struct {
+    GArray *writers, *readers;
+} defuse_entry;
+
+struct ir_defuse {
+    GHashTable *map;
+};
+
+static void entry_free(void *p)
+{
+    defuse_entry *e = p;
+    g_array_free(e->writers, TRUE);
+    g_array_free(e->readers, TRUE);
+    g_free(e);
+}
+
+static void defuse_add(GHashTable *map, const char *name, size_t pos, bool write)
+{
+    defuse_entry *e = g_hash_table_lookup(map, name);
+    if (!e) {
+        e = g_new(defuse_entry, 1);
+        e->writers = g_array_new(FALSE, FALSE, sizeof(size_t));
+        e->readers = g_array_new(FALSE, FALSE, sizeof(size_t));
+        g_hash_table_insert(map, (void *)name, e);
+    }
+    GArray *arr = write ? e->writers : e->readers;
+    if (arr->len && g_array_index(arr, size_t, arr->len - 1) == pos)
+        return;
+    g_array_append_val(arr, pos);
+}
+
+ir_defuse *ir_defuse_build(const ir_block *b)
+{
+    ir_defuse *d = g_new(ir_defuse, 1);
+    d->map = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, entry_free);
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const ir_op *op = b->ops[i];
+        for (size_t s = 0; s < op->n_inputs; s++)
+            for (size_t k = 0; k < op->inputs[s].n_args; k++)
+                defuse_add(d->map, op->inputs[s].args[k], i, false);
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t k = 0; k < op->outputs[s].n_args; k++)
+                defuse_add(d->map, op->outputs[s].args[k], i, true);
+    }
+    return d;
+}
+
+void ir_defuse_free(ir_defuse *d)
+{
+    if (!d)
+        return;
+    g_hash_table_destroy(d->map);
+    g_free(d);
+}
+
+const size_t *ir_defuse_writers(const ir_defuse *d, const char *name, size_t *n)
+{
+    defuse_entry *e = g_hash_table_lookup(d->map, ir_intern(name));
+    *n = e ? e->writers->len : 0;
+    return e && e->writers->len ? (const size_t *)(void *)e->writers->data : NULL;
+}
+
+const size_t *ir_defuse_readers(const ir_defuse *d, const char *name, size_t *n)
+{
+    defuse_entry *e = g_hash_table_lookup(d->map, ir_intern(name));
+    *n = e ? e->readers->len : 0;
+    return e && e->readers->len ? (const size_t *)(void *)e->readers->data : NULL;
+}

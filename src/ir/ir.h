@@ -1,0 +1,323 @@
+/*
+ * ir.h - the in-memory program IR every pass works on.
+ *
+ * Contracts:
+ * - A program owns everything reachable from it (blocks, vars, ops, attrs,
+ *   arrays) through one arena; nothing is freed before ir_program_free.
+ *   Removing a var or op only unlinks it.
+ * - Names are interned (ir_intern): two names are equal iff the pointers are.
+ *   Every `const char *` name stored in the IR is interned; setters intern
+ *   what they are given, so callers may pass any string.
+ * - Var lookup by name is O(1) (a hash map per block).  Ops live in a plain
+ *   array; bulk edits go through ir_block_splice so that inserting k ops
+ *   costs O(n + k), not O(n * k).
+ * - Any mutation of an op through this API marks it dirty.  Dirty ops are
+ *   written with slots and attrs sorted by name (Paddle's OpDesc::Flush);
+ *   clean ops keep the order they were read in, so an untouched program
+ *   round-trips byte for byte.
+ * - Vars read from a file keep their order; vars added later are written
+ *   after them, sorted by name (Paddle's BlockDesc::Flush).
+ * - The IR never holds protobuf-c structs.  Fields the IR does not model are
+ *   kept as opaque wire bytes (ir_bytes `unknown`) by the I/O layer.
+ */
+#ifndef PDT_IR_H
+#define PDT_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- interned names -------------------------------------------------- */
+
+/* Returns the canonical copy of s (NUL-terminated).  Lives until
+ * ir_intern_shutdown.  NULL in, NULL out. */
+const char *ir_intern(const char *s);
+const char *ir_intern_n(const char *s, size_t n);
+/* printf-style, result interned. */
+const char *ir_internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ir_intern_shutdown(void);
+
+/* ---- arena ------------------------------------------------------------ */
+
+typedef struct ir_arena ir_arena;
+ir_arena *ir_arena_new(void);
+void ir_arena_free(ir_arena *a);
+void *ir_arena_alloc(ir_arena *a, size_t size);  /* zeroed, 16-aligned */
+void *ir_arena_dup(ir_arena *a, const void *p, size_t size);
+
+/* ---- small value types ------------------------------------------------ */
+
+typedef struct { const uint8_t *data; size_t len; } ir_bytes;  /* arena-owned */
+
+typedef enum {
+    IR_ATTR_INT = 0, IR_ATTR_FLOAT = 1, IR_ATTR_STRING = 2, IR_ATTR_INTS = 3,
+    IR_ATTR_FLOATS = 4, IR_ATTR_STRINGS = 5, IR_ATTR_BOOLEAN = 6,
+    IR_ATTR_BOOLEANS = 7, IR_ATTR_BLOCK = 8, IR_ATTR_LONG = 9,
+    IR_ATTR_BLOCKS = 10, IR_ATTR_LONGS = 11, IR_ATTR_FLOAT64S = 12,
+    IR_ATTR_VAR = 13, IR_ATTR_VARS = 14, IR_ATTR_FLOAT64 = 15,
+    IR_ATTR_SCALAR = 16, IR_ATTR_SCALARS = 17
+} ir_attr_type;
+
+/* VarType.Type values (framework.proto). */
+enum {
+    IR_BOOL = 0, IR_INT16 = 1, IR_INT32 = 2, IR_INT64 = 3, IR_FP16 = 4,
+    IR_FP32 = 5, IR_FP64 = 6, IR_SIZE_T = 19, IR_UINT8 = 20, IR_INT8 = 21,
+    IR_BF16 = 22, IR_COMPLEX64 = 23, IR_COMPLEX128 = 24,
+    IR_LOD_TENSOR = 7, IR_SELECTED_ROWS = 8, IR_FEED_MINIBATCH = 9,
+    IR_FETCH_LIST = 10, IR_STEP_SCOPES = 11, IR_LOD_RANK_TABLE = 12,
+    IR_LOD_TENSOR_ARRAY = 13, IR_PLACE_LIST = 14, IR_READER = 15,
+    IR_RAW = 17, IR_TUPLE = 18, IR_STRING_T = 25, IR_STRINGS_T = 26,
+    IR_VOCAB = 27, IR_FEED_LIST = 28, IR_PSTRING = 29, IR_SPARSE_COO = 30,
+    IR_SPARSE_CSR = 31
+};
+
+/* op_role values (Paddle's OpRole). */
+enum {
+    IR_ROLE_FORWARD = 0, IR_ROLE_BACKWARD = 1, IR_ROLE_OPTIMIZE = 2,
+    IR_ROLE_RPC = 4, IR_ROLE_DIST = 8, IR_ROLE_LRSCHED = 16,
+    IR_ROLE_LOSS = 256, IR_ROLE_NOT_SPECIFIED = 4096
+};
+
+typedef struct {            /* framework.proto Scalar */
+    int type;               /* 1 BOOLEAN, 2 LONG, 3 FLOAT64, 4 COMPLEX128 */
+    bool has_b, has_i, has_r, has_c;
+    bool b;
+    int64_t i;
+    double r;
+    double c_r, c_i;
+    ir_bytes unknown;
+} ir_scalar;
+
+/* An attribute mirrors OpDesc.Attr: the `has_*` flags and lists record
+ * exactly what the file held, so unusual files survive a round trip.
+ * Passes use the typed setters/getters below and never touch this layout. */
+typedef struct ir_attr {
+    const char *name;
+    ir_attr_type type;
+    bool has_i, has_f, has_s, has_b, has_block_idx, has_l, has_var_name,
+         has_float64, has_scalar;
+    int32_t i;
+    float f;
+    ir_bytes s;                 /* STRING value; may hold any bytes */
+    bool b;
+    int32_t block_idx;
+    int64_t l;
+    const char *var_name;       /* interned */
+    double float64;
+    ir_scalar scalar;
+    size_t n_ints, n_floats, n_strings, n_bools, n_blocks_idx, n_longs,
+           n_float64s, n_vars_name, n_scalars;
+    int32_t *ints;
+    float *floats;
+    ir_bytes *strings;
+    bool *bools;
+    int32_t *blocks_idx;
+    int64_t *longs;
+    double *float64s;
+    const char **vars_name;     /* interned */
+    ir_scalar *scalars;
+    ir_bytes unknown;
+} ir_attr;
+
+/* One input or output slot: parameter -> arguments. */
+typedef struct ir_slot {
+    const char *name;           /* interned slot name, e.g. "X" */
+    size_t n_args, cap_args;
+    const char **args;          /* interned var names */
+    ir_bytes unknown;
+} ir_slot;
+
+typedef struct ir_block ir_block;
+typedef struct ir_program ir_program;
+
+typedef struct ir_op {
+    const char *type;           /* interned */
+    size_t n_inputs, cap_inputs;
+    ir_slot *inputs;
+    size_t n_outputs, cap_outputs;
+    ir_slot *outputs;
+    size_t n_attrs, cap_attrs;
+    ir_attr *attrs;
+    bool has_is_target, is_target;
+    bool dirty;                 /* see contract above */
+    ir_bytes unknown;
+    ir_block *block;            /* owner; NULL while detached */
+} ir_op;
+
+/* The tensor part of a VarType, wherever it sits in the message. */
+typedef enum {
+    IR_TD_NONE = 0, IR_TD_SELECTED_ROWS, IR_TD_LOD_TENSOR,
+    IR_TD_TENSOR_ARRAY, IR_TD_STRING, IR_TD_STRINGS, IR_TD_VOCAB,
+    IR_TD_SPARSE_COO, IR_TD_SPARSE_CSR
+} ir_tensor_slot;
+
+typedef struct ir_var {
+    const char *name;           /* interned */
+    int type;                   /* VarType.type, e.g. IR_LOD_TENSOR */
+    /* The tensor description passes read and write.  `tensor_slot` says
+     * which VarType field holds it (IR_TD_NONE: none).  lod_level lives in
+     * LoDTensorDesc / LoDTensorArrayDesc only. */
+    ir_tensor_slot tensor_slot;
+    int dtype;                  /* TensorDesc.data_type */
+    size_t n_dims;
+    int64_t *dims;
+    bool has_lod_level;
+    int32_t lod_level;
+    bool has_persistable, persistable;
+    bool has_need_check_feed, need_check_feed;
+    bool has_is_parameter, is_parameter;
+    bool has_stop_gradient, stop_gradient;
+    /* VarType parts no pass edits (reader, tuple, unknown fields of
+     * VarType and its sub-messages): wire bytes, re-emitted verbatim. */
+    ir_bytes type_extra;
+    ir_bytes attrs_raw;         /* VarDesc.attrs (field 7), wire bytes */
+    ir_bytes unknown;
+    bool from_input;            /* read from a file: keeps its position */
+    size_t order;               /* insertion sequence, for stable output */
+    bool removed;
+} ir_var;
+
+struct ir_block {
+    ir_program *program;
+    int32_t idx;
+    int32_t parent_idx;
+    bool has_forward_block_idx;
+    int32_t forward_block_idx;
+    size_t n_ops, cap_ops;
+    ir_op **ops;
+    size_t n_vars, cap_vars;    /* insertion order; may contain removed */
+    ir_var **vars;
+    void *var_map;              /* name -> ir_var*, private to ir.c */
+    ir_bytes unknown;
+};
+
+struct ir_program {
+    ir_arena *arena;
+    size_t n_blocks, cap_blocks;
+    ir_block **blocks;
+    bool has_version;
+    int64_t version;
+    bool version_has_value;     /* Version message present but empty? */
+    ir_bytes version_unknown;
+    bool has_op_version_map;
+    ir_bytes op_version_map;    /* wire bytes of OpVersionMap */
+    ir_bytes unknown;           /* e.g. retired fields 2 and 3 */
+    size_t var_seq;
+};
+
+/* ---- program and blocks ----------------------------------------------- */
+
+ir_program *ir_program_new(void);               /* no blocks */
+void ir_program_free(ir_program *p);
+ir_program *ir_program_clone(const ir_program *p);
+/* Appends a block with idx = n_blocks. */
+ir_block *ir_program_add_block(ir_program *p, int32_t parent_idx);
+ir_block *ir_program_block(const ir_program *p, int32_t idx); /* NULL if out of range */
+/* Parent block, or NULL for block 0, a bad index or a self-loop. */
+ir_block *ir_block_parent(const ir_block *b);
+
+/* ---- vars ------------------------------------------------------------- */
+
+/* The var named `name` in b itself (not ancestors), or NULL. */
+ir_var *ir_block_find_var(const ir_block *b, const char *name);
+/* Search b, then its ancestors; stops after n_blocks hops on a cycle. */
+ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name);
+/* Creates (or returns the existing) var `name` in b.  New vars are
+ * LOD_TENSOR, FP32, no dims, has_persistable=true persistable=false. */
+ir_var *ir_block_var(ir_block *b, const char *name);
+/* Copies type, dtype, dims, lod_level and the flags of src under a new name. */
+ir_var *ir_block_clone_var(ir_block *b, const ir_var *src, const char *name);
+void ir_block_remove_var(ir_block *b, const char *name);
+/* Live vars in insertion order (skips removed ones). Returns count. */
+size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch);
+void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n);
+int64_t ir_var_numel(const ir_var *v);  /* product of dims; -1 if any < 0 */
+
+/* ---- ops -------------------------------------------------------------- */
+
+ir_op *ir_op_new(ir_program *p, const char *type);   /* detached, dirty */
+ir_op *ir_op_clone(ir_program *p, const ir_op *src); /* detached, same dirtiness */
+ir_op *ir_block_append_op(ir_block *b, const char *type);
+ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type); /* O(n) */
+void ir_block_remove_op(ir_block *b, size_t pos);                    /* O(n) */
+/* Replaces ops[pos, pos+n_remove) with new_ops[0..n_new): O(n_ops + n_new). */
+void ir_block_splice(ir_block *b, size_t pos, size_t n_remove,
+                     ir_op *const *new_ops, size_t n_new);
+/* Rebuilds the op array from `ops` (n of them, attached to b afterwards). */
+void ir_block_set_ops(ir_block *b, ir_op *const *ops, size_t n);
+
+/* Slots.  The getters return NULL / 0 when the slot is absent.  An absent
+ * slot differs from a present empty one (grad makers rely on that). */
+ir_slot *ir_op_input(const ir_op *op, const char *slot);
+ir_slot *ir_op_output(const ir_op *op, const char *slot);
+/* First argument of a slot, or NULL. */
+const char *ir_op_input1(const ir_op *op, const char *slot);
+const char *ir_op_output1(const ir_op *op, const char *slot);
+/* Replaces the slot's arguments (creating the slot). */
+void ir_op_set_input(ir_op *op, const char *slot, const char *const *args, size_t n);
+void ir_op_set_output(ir_op *op, const char *slot, const char *const *args, size_t n);
+void ir_op_set_input1(ir_op *op, const char *slot, const char *arg);
+void ir_op_set_output1(ir_op *op, const char *slot, const char *arg);
+void ir_op_add_input_arg(ir_op *op, const char *slot, const char *arg);
+void ir_op_add_output_arg(ir_op *op, const char *slot, const char *arg);
+void ir_op_remove_input(ir_op *op, const char *slot);
+void ir_op_remove_output(ir_op *op, const char *slot);
+/* Renames every occurrence of var `from` to `to` in the op's inputs and
+ * outputs (and VAR/VARS attrs).  Marks the op dirty only if it changed. */
+bool ir_op_rename_input(ir_op *op, const char *from, const char *to);
+bool ir_op_rename_output(ir_op *op, const char *from, const char *to);
+/* true if any input / output argument is `name`. */
+bool ir_op_reads(const ir_op *op, const char *name);
+bool ir_op_writes(const ir_op *op, const char *name);
+
+/* Attributes.  Setters replace an existing attr of that name in place
+ * (keeping its position) or append one; they mark the op dirty. */
+ir_attr *ir_op_attr(const ir_op *op, const char *name);
+bool ir_op_has_attr(const ir_op *op, const char *name);
+void ir_op_remove_attr(ir_op *op, const char *name);
+void ir_op_set_int(ir_op *op, const char *name, int32_t v);
+void ir_op_set_long(ir_op *op, const char *name, int64_t v);
+void ir_op_set_float(ir_op *op, const char *name, float v);
+void ir_op_set_float64(ir_op *op, const char *name, double v);
+void ir_op_set_bool(ir_op *op, const char *name, bool v);
+void ir_op_set_string(ir_op *op, const char *name, const char *v);
+void ir_op_set_block(ir_op *op, const char *name, int32_t block_idx);
+void ir_op_set_ints(ir_op *op, const char *name, const int32_t *v, size_t n);
+void ir_op_set_longs(ir_op *op, const char *name, const int64_t *v, size_t n);
+void ir_op_set_floats(ir_op *op, const char *name, const float *v, size_t n);
+void ir_op_set_bools(ir_op *op, const char *name, const bool *v, size_t n);
+void ir_op_set_blocks(ir_op *op, const char *name, const int32_t *v, size_t n);
+void ir_op_set_strings(ir_op *op, const char *name, const char *const *v, size_t n);
+/* Copies an attr (any type) from another op, or from a detached value. */
+void ir_op_copy_attr(ir_op *op, const ir_attr *src);
+/* Copies every attr of src onto op (Paddle's SetAttrMap). */
+void ir_op_copy_attrs(ir_op *op, const ir_op *src);
+
+/* Getters: return `dflt` when absent or of another kind.  INT, LONG,
+ * BOOLEAN and BLOCK all read through ir_op_get_int. */
+int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt);
+double ir_op_get_float(const ir_op *op, const char *name, double dflt);
+bool ir_op_get_bool(const ir_op *op, const char *name, bool dflt);
+/* NUL-terminated, interned; NULL when absent. */
+const char *ir_op_get_string(const ir_op *op, const char *name);
+
+/* op_role helpers (attr "op_role", INT). */
+int ir_op_role(const ir_op *op);                 /* -1 when absent */
+void ir_op_set_role(ir_op *op, int role);
+
+/* ---- whole-program edits ---------------------------------------------- */
+
+/* Renames var `from` to `to` in block b and every block whose ancestor
+ * chain reaches b: the VarDesc (if b declares it) and all op arguments. */
+void ir_block_rename_var(ir_block *b, const char *from, const char *to);
+
+/* Def-use index over one block, built on demand and dropped by the caller
+ * after edits.  Lists op positions in ascending order. */
+typedef struct ir_defuse ir_defuse;
+ir_defuse *ir_defuse_build(const ir_block *b);
+void ir_defuse_free(ir_defuse *d);
+/* Positions of ops that write / read `name`; *n receives the count. */
+const size_t *ir_defuse_writers(const ir_defuse *d, const char *name, size_t *n);
+const size_t *ir_defuse_readers(const ir_defuse *d, const char *name, size_t *n);
+
+#endif

@@ -1,0 +1,590 @@
+/* op.c - ops, their slots and attributes; program cloning. */
+#include "ir.h"
+
+#include <string.h>
+
+#include "ir_internal.h"
+
+static ir_arena *op_arena(const ir_op *op, ir_program *fallback)
+{
+    return op->block ? op->block->program->arena : fallback->arena;
+}
+
+/* Detached ops remember their program through this side pointer so that
+ * setters can allocate before the op is attached. */
+typedef struct {
+    ir_op op;
+    ir_program *program;
+} op_box;
+
+static ir_arena *arena_of(const ir_op *op)
+{
+    return op_arena(op, ((const op_box *)(const void *)op)->program);
+}
+
+ir_op *ir_op_new(ir_program *p, const char *type)
+{
+    op_box *box = ir_arena_alloc(p->arena, sizeof *box);
+    box->program = p;
+    box->op.type = ir_intern(type);
+    box->op.dirty = true;
+    return &box->op;
+}
+
+static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
+{
+    *dst = *src;
+    dst->cap_args = src->n_args;
+    dst->args = src->n_args ? ir_arena_dup(a, src->args, src->n_args * sizeof *src->args) : NULL;
+    dst->unknown = ir_bytes_copy(a, src->unknown);
+}
+
+static ir_scalar *scalars_copy(ir_arena *a, const ir_scalar *s, size_t n)
+{
+    if (!n)
+        return NULL;
+    ir_scalar *r = ir_arena_dup(a, s, n * sizeof *s);
+    for (size_t i = 0; i < n; i++)
+        r[i].unknown = ir_bytes_copy(a, s[i].unknown);
+    return r;
+}
+
+void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
+{
+    *dst = *src;
+#define DUP(f, n) dst->f = src->n ? ir_arena_dup(a, src->f, src->n * sizeof *src->f) : NULL
+    DUP(ints, n_ints);
+    DUP(floats, n_floats);
+    DUP(bools, n_bools);
+    DUP(blocks_idx, n_blocks_idx);
+    DUP(longs, n_longs);
+    DUP(float64s, n_float64s);
+    DUP(vars_name, n_vars_name);
+    DUP(strings, n_strings);
+#undef DUP
+    for (size_t i = 0; i < src->n_strings; i++)
+        dst->strings[i] = ir_bytes_copy(a, src->strings[i]);
+    dst->s = ir_bytes_copy(a, src->s);
+    dst->scalar.unknown = ir_bytes_copy(a, src->scalar.unknown);
+    dst->scalars = scalars_copy(a, src->scalars, src->n_scalars);
+    dst->unknown = ir_bytes_copy(a, src->unknown);
+}
+
+static ir_op *op_copy_into(ir_program *p, const ir_op *src)
+{
+    ir_op *op = ir_op_new(p, src->type);
+    ir_arena *a = p->arena;
+    bool dirty = src->dirty;
+    ir_op tmp = *src;
+    tmp.block = NULL;
+    *op = tmp;
+    op->dirty = dirty;
+    op->cap_inputs = op->n_inputs;
+    op->inputs = src->n_inputs ? ir_arena_alloc(a, src->n_inputs * sizeof(ir_slot)) : NULL;
+    for (size_t i = 0; i < src->n_inputs; i++)
+        slot_copy(a, &op->inputs[i], &src->inputs[i]);
+    op->cap_outputs = op->n_outputs;
+    op->outputs = src->n_outputs ? ir_arena_alloc(a, src->n_outputs * sizeof(ir_slot)) : NULL;
+    for (size_t i = 0; i < src->n_outputs; i++)
+        slot_copy(a, &op->outputs[i], &src->outputs[i]);
+    op->cap_attrs = op->n_attrs;
+    op->attrs = src->n_attrs ? ir_arena_alloc(a, src->n_attrs * sizeof(ir_attr)) : NULL;
+    for (size_t i = 0; i < src->n_attrs; i++)
+        ir_attr_copy(a, &op->attrs[i], &src->attrs[i]);
+    op->unknown = ir_bytes_copy(a, src->unknown);
+    return op;
+}
+
+ir_op *ir_op_clone(ir_program *p, const ir_op *src)
+{
+    return op_copy_into(p, src);
+}
+
+ir_program *ir_program_clone(const ir_program *src)
+{
+    ir_program *p = ir_program_new();
+    ir_arena *a = p->arena;
+    p->has_version = src->has_version;
+    p->version = src->version;
+    p->version_has_value = src->version_has_value;
+    p->version_unknown = ir_bytes_copy(a, src->version_unknown);
+    p->has_op_version_map = src->has_op_version_map;
+    p->op_version_map = ir_bytes_copy(a, src->op_version_map);
+    p->unknown = ir_bytes_copy(a, src->unknown);
+    for (size_t i = 0; i < src->n_blocks; i++) {
+        const ir_block *sb = src->blocks[i];
+        ir_block *b = ir_program_add_block(p, sb->parent_idx);
+        b->idx = sb->idx;
+        b->has_forward_block_idx = sb->has_forward_block_idx;
+        b->forward_block_idx = sb->forward_block_idx;
+        b->unknown = ir_bytes_copy(a, sb->unknown);
+        for (size_t k = 0; k < sb->n_vars; k++) {
+            const ir_var *sv = sb->vars[k];
+            if (sv->removed)
+                continue;
+            ir_var *v = ir_block_add_var_raw(b, sv->name);
+            ir_var_copy_desc(a, v, sv);
+            v->from_input = sv->from_input;
+        }
+        ir_op **ops = sb->n_ops ? ir_arena_alloc(a, sb->n_ops * sizeof *ops) : NULL;
+        for (size_t k = 0; k < sb->n_ops; k++)
+            ops[k] = op_copy_into(p, sb->ops[k]);
+        ir_block_set_ops(b, ops, sb->n_ops);
+    }
+    p->var_seq = src->var_seq > p->var_seq ? src->var_seq : p->var_seq;
+    return p;
+}
+
+/* ---- placing ops ---- */
+
+void ir_block_set_ops(ir_block *b, ir_op *const *ops, size_t n)
+{
+    ir_arena *a = b->program->arena;
+    ir_op **arr = n ? ir_arena_alloc(a, n * sizeof *arr) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        arr[i] = ops[i];
+        arr[i]->block = b;
+    }
+    b->ops = arr;
+    b->n_ops = n;
+    b->cap_ops = n;
+}
+
+void ir_block_splice(ir_block *b, size_t pos, size_t n_remove,
+                     ir_op *const *new_ops, size_t n_new)
+{
+    if (pos > b->n_ops)
+        pos = b->n_ops;
+    if (n_remove > b->n_ops - pos)
+        n_remove = b->n_ops - pos;
+    size_t n = b->n_ops - n_remove + n_new;
+    ir_arena *a = b->program->arena;
+    if (n > b->cap_ops || n_new > n_remove) {
+        size_t cap = b->cap_ops;
+        ir_op **arr = ir_grow(a, NULL, sizeof *arr, 0, &cap, n);
+        memcpy(arr, b->ops, pos * sizeof *arr);
+        memcpy(arr + pos + n_new, b->ops + pos + n_remove,
+               (b->n_ops - pos - n_remove) * sizeof *arr);
+        b->ops = arr;
+        b->cap_ops = cap;
+    } else {
+        memmove(b->ops + pos + n_new, b->ops + pos + n_remove,
+                (b->n_ops - pos - n_remove) * sizeof *b->ops);
+    }
+    for (size_t i = 0; i < n_new; i++) {
+        b->ops[pos + i] = new_ops[i];
+        new_ops[i]->block = b;
+    }
+    b->n_ops = n;
+}
+
+ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type)
+{
+    ir_op *op = ir_op_new(b->program, type);
+    if (pos > b->n_ops)
+        pos = b->n_ops;
+    if (b->n_ops + 1 > b->cap_ops) {
+        b->ops = ir_grow(b->program->arena, b->ops, sizeof *b->ops, b->n_ops,
+                         &b->cap_ops, b->n_ops + 1);
+    }
+    memmove(b->ops + pos + 1, b->ops + pos, (b->n_ops - pos) * sizeof *b->ops);
+    b->ops[pos] = op;
+    b->n_ops++;
+    op->block = b;
+    return op;
+}
+
+ir_op *ir_block_append_op(ir_block *b, const char *type)
+{
+    return ir_block_insert_op(b, b->n_ops, type);
+}
+
+void ir_block_remove_op(ir_block *b, size_t pos)
+{
+    if (pos >= b->n_ops)
+        return;
+    b->ops[pos]->block = NULL;
+    memmove(b->ops + pos, b->ops + pos + 1, (b->n_ops - pos - 1) * sizeof *b->ops);
+    b->n_ops--;
+}
+
+/* ---- slots ---- */
+
+static ir_slot *find_slot(ir_slot *slots, size_t n, const char *name)
+{
+    name = ir_intern(name);
+    for (size_t i = 0; i < n; i++)
+        if (slots[i].name == name)
+            return &slots[i];
+    return NULL;
+}
+
+ir_slot *ir_op_input(const ir_op *op, const char *slot)
+{
+    return find_slot(op->inputs, op->n_inputs, slot);
+}
+
+ir_slot *ir_op_output(const ir_op *op, const char *slot)
+{
+    return find_slot(op->outputs, op->n_outputs, slot);
+}
+
+const char *ir_op_input1(const ir_op *op, const char *slot)
+{
+    ir_slot *s = ir_op_input(op, slot);
+    return s && s->n_args ? s->args[0] : NULL;
+}
+
+const char *ir_op_output1(const ir_op *op, const char *slot)
+{
+    ir_slot *s = ir_op_output(op, slot);
+    return s && s->n_args ? s->args[0] : NULL;
+}
+
+static ir_slot *get_or_add_slot(ir_op *op, bool out, const char *name)
+{
+    ir_slot **slots = out ? &op->outputs : &op->inputs;
+    size_t *n = out ? &op->n_outputs : &op->n_inputs;
+    size_t *cap = out ? &op->cap_outputs : &op->cap_inputs;
+    ir_slot *s = find_slot(*slots, *n, name);
+    if (s)
+        return s;
+    *slots = ir_grow(arena_of(op), *slots, sizeof **slots, *n, cap, *n + 1);
+    s = &(*slots)[(*n)++];
+    memset(s, 0, sizeof *s);
+    s->name = ir_intern(name);
+    return s;
+}
+
+static void slot_set(ir_op *op, bool out, const char *slot,
+                     const char *const *args, size_t n)
+{
+    ir_slot *s = get_or_add_slot(op, out, slot);
+    ir_arena *a = arena_of(op);
+    s->args = n ? ir_arena_alloc(a, n * sizeof *s->args) : NULL;
+    for (size_t i = 0; i < n; i++)
+        s->args[i] = ir_intern(args[i]);
+    s->n_args = s->cap_args = n;
+    op->dirty = true;
+}
+
+void ir_op_set_input(ir_op *op, const char *slot, const char *const *args, size_t n)
+{
+    slot_set(op, false, slot, args, n);
+}
+
+void ir_op_set_output(ir_op *op, const char *slot, const char *const *args, size_t n)
+{
+    slot_set(op, true, slot, args, n);
+}
+
+void ir_op_set_input1(ir_op *op, const char *slot, const char *arg)
+{
+    slot_set(op, false, slot, &arg, 1);
+}
+
+void ir_op_set_output1(ir_op *op, const char *slot, const char *arg)
+{
+    slot_set(op, true, slot, &arg, 1);
+}
+
+static void slot_add(ir_op *op, bool out, const char *slot, const char *arg)
+{
+    ir_slot *s = get_or_add_slot(op, out, slot);
+    s->args = ir_grow(arena_of(op), s->args, sizeof *s->args, s->n_args,
+                      &s->cap_args, s->n_args + 1);
+    s->args[s->n_args++] = ir_intern(arg);
+    op->dirty = true;
+}
+
+void ir_op_add_input_arg(ir_op *op, const char *slot, const char *arg)
+{
+    slot_add(op, false, slot, arg);
+}
+
+void ir_op_add_output_arg(ir_op *op, const char *slot, const char *arg)
+{
+    slot_add(op, true, slot, arg);
+}
+
+static void slot_remove(ir_op *op, bool out, const char *name)
+{
+    ir_slot *slots = out ? op->outputs : op->inputs;
+    size_t *n = out ? &op->n_outputs : &op->n_inputs;
+    ir_slot *s = find_slot(slots, *n, name);
+    if (!s)
+        return;
+    size_t i = (size_t)(s - slots);
+    memmove(slots + i, slots + i + 1, (*n - i - 1) * sizeof *slots);
+    (*n)--;
+    op->dirty = true;
+}
+
+void ir_op_remove_input(ir_op *op, const char *slot)
+{
+    slot_remove(op, false, slot);
+}
+
+void ir_op_remove_output(ir_op *op, const char *slot)
+{
+    slot_remove(op, true, slot);
+}
+
+static bool rename_in(ir_slot *slots, size_t n, const char *from, const char *to)
+{
+    bool changed = false;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < slots[i].n_args; k++)
+            if (slots[i].args[k] == from) {
+                slots[i].args[k] = to;
+                changed = true;
+            }
+    return changed;
+}
+
+static bool rename_attrs(ir_op *op, const char *from, const char *to)
+{
+    bool changed = false;
+    for (size_t i = 0; i < op->n_attrs; i++) {
+        ir_attr *at = &op->attrs[i];
+        if (at->has_var_name && at->var_name == from) {
+            at->var_name = to;
+            changed = true;
+        }
+        for (size_t k = 0; k < at->n_vars_name; k++)
+            if (at->vars_name[k] == from) {
+                at->vars_name[k] = to;
+                changed = true;
+            }
+    }
+    return changed;
+}
+
+bool ir_op_rename_input(ir_op *op, const char *from, const char *to)
+{
+    from = ir_intern(from);
+    to = ir_intern(to);
+    bool changed = rename_in(op->inputs, op->n_inputs, from, to);
+    changed |= rename_attrs(op, from, to);
+    if (changed)
+        op->dirty = true;
+    return changed;
+}
+
+bool ir_op_rename_output(ir_op *op, const char *from, const char *to)
+{
+    from = ir_intern(from);
+    to = ir_intern(to);
+    bool changed = rename_in(op->outputs, op->n_outputs, from, to);
+    if (changed)
+        op->dirty = true;
+    return changed;
+}
+
+static bool slots_mention(const ir_slot *slots, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < slots[i].n_args; k++)
+            if (slots[i].args[k] == name)
+                return true;
+    return false;
+}
+
+bool ir_op_reads(const ir_op *op, const char *name)
+{
+    return slots_mention(op->inputs, op->n_inputs, ir_intern(name));
+}
+
+bool ir_op_writes(const ir_op *op, const char *name)
+{
+    return slots_mention(op->outputs, op->n_outputs, ir_intern(name));
+}
+
+/* ---- attributes ---- */
+
+ir_attr *ir_op_attr(const ir_op *op, const char *name)
+{
+    name = ir_intern(name);
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (op->attrs[i].name == name)
+            return &op->attrs[i];
+    return NULL;
+}
+
+bool ir_op_has_attr(const ir_op *op, const char *name)
+{
+    return ir_op_attr(op, name) != NULL;
+}
+
+void ir_op_remove_attr(ir_op *op, const char *name)
+{
+    ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return;
+    size_t i = (size_t)(at - op->attrs);
+    memmove(op->attrs + i, op->attrs + i + 1, (op->n_attrs - i - 1) * sizeof *at);
+    op->n_attrs--;
+    op->dirty = true;
+}
+
+/* A cleared attr of the given name and type, in place or appended. */
+static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
+{
+    ir_attr *at = ir_op_attr(op, name);
+    if (!at) {
+        op->attrs = ir_grow(arena_of(op), op->attrs, sizeof *op->attrs,
+                            op->n_attrs, &op->cap_attrs, op->n_attrs + 1);
+        at = &op->attrs[op->n_attrs++];
+    }
+    memset(at, 0, sizeof *at);
+    at->name = ir_intern(name);
+    at->type = type;
+    op->dirty = true;
+    return at;
+}
+
+void ir_op_set_int(ir_op *op, const char *name, int32_t v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_INT);
+    at->has_i = true;
+    at->i = v;
+}
+
+void ir_op_set_long(ir_op *op, const char *name, int64_t v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_LONG);
+    at->has_l = true;
+    at->l = v;
+}
+
+void ir_op_set_float(ir_op *op, const char *name, float v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_FLOAT);
+    at->has_f = true;
+    at->f = v;
+}
+
+void ir_op_set_float64(ir_op *op, const char *name, double v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_FLOAT64);
+    at->has_float64 = true;
+    at->float64 = v;
+}
+
+void ir_op_set_bool(ir_op *op, const char *name, bool v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_BOOLEAN);
+    at->has_b = true;
+    at->b = v;
+}
+
+void ir_op_set_string(ir_op *op, const char *name, const char *v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_STRING);
+    at->has_s = true;
+    at->s.len = strlen(v);
+    at->s.data = ir_arena_dup(arena_of(op), v, at->s.len);
+}
+
+void ir_op_set_block(ir_op *op, const char *name, int32_t block_idx)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_BLOCK);
+    at->has_block_idx = true;
+    at->block_idx = block_idx;
+}
+
+#define LIST_SETTER(fn, T, kind, field, count)                               \
+    void fn(ir_op *op, const char *name, const T *v, size_t n)               \
+    {                                                                        \
+        ir_attr *at = fresh_attr(op, name, kind);                            \
+        at->count = n;                                                       \
+        at->field = n ? ir_arena_dup(arena_of(op), v, n * sizeof *v) : NULL; \
+    }
+LIST_SETTER(ir_op_set_ints, int32_t, IR_ATTR_INTS, ints, n_ints)
+LIST_SETTER(ir_op_set_longs, int64_t, IR_ATTR_LONGS, longs, n_longs)
+LIST_SETTER(ir_op_set_floats, float, IR_ATTR_FLOATS, floats, n_floats)
+LIST_SETTER(ir_op_set_bools, bool, IR_ATTR_BOOLEANS, bools, n_bools)
+LIST_SETTER(ir_op_set_blocks, int32_t, IR_ATTR_BLOCKS, blocks_idx, n_blocks_idx)
+#undef LIST_SETTER
+
+void ir_op_set_strings(ir_op *op, const char *name, const char *const *v, size_t n)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_STRINGS);
+    ir_arena *a = arena_of(op);
+    at->n_strings = n;
+    at->strings = n ? ir_arena_alloc(a, n * sizeof *at->strings) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        at->strings[i].len = strlen(v[i]);
+        at->strings[i].data = ir_arena_dup(a, v[i], at->strings[i].len);
+    }
+}
+
+void ir_op_copy_attr(ir_op *op, const ir_attr *src)
+{
+    ir_attr *at = fresh_attr(op, src->name, src->type);
+    ir_attr_copy(arena_of(op), at, src);
+}
+
+void ir_op_copy_attrs(ir_op *op, const ir_op *src)
+{
+    for (size_t i = 0; i < src->n_attrs; i++)
+        ir_op_copy_attr(op, &src->attrs[i]);
+}
+
+int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return dflt;
+    switch (at->type) {
+    case IR_ATTR_INT: return at->i;
+    case IR_ATTR_LONG: return at->l;
+    case IR_ATTR_BOOLEAN: return at->b;
+    case IR_ATTR_BLOCK: return at->block_idx;
+    default: return dflt;
+    }
+}
+
+double ir_op_get_float(const ir_op *op, const char *name, double dflt)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return dflt;
+    switch (at->type) {
+    case IR_ATTR_FLOAT: return at->f;
+    case IR_ATTR_FLOAT64: return at->float64;
+    case IR_ATTR_INT: return at->i;
+    case IR_ATTR_LONG: return (double)at->l;
+    default: return dflt;
+    }
+}
+
+bool ir_op_get_bool(const ir_op *op, const char *name, bool dflt)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return dflt;
+    if (at->type == IR_ATTR_BOOLEAN)
+        return at->b;
+    if (at->type == IR_ATTR_INT)
+        return at->i != 0;
+    return dflt;
+}
+
+const char *ir_op_get_string(const ir_op *op, const char *name)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at || at->type != IR_ATTR_STRING)
+        return NULL;
+    return ir_intern_n((const char *)at->s.data, at->s.len);
+}
+
+int ir_op_role(const ir_op *op)
+{
+    return (int)ir_op_get_int(op, "op_role", -1);
+}
+
+void ir_op_set_role(ir_op *op, int role)
+{
+    ir_op_set_int(op, "op_role", role);
+}

@@ -1,0 +1,98 @@
+/* pass.h - the pass interface and the shared pipeline context.
+ *
+ * A pass edits ctx->main / ctx->startup in memory (and, for transpile,
+ * fills ctx->outputs).  It never reads or writes files and never sees
+ * protobuf-c structs.  It returns PDT_OK, or PDT_EBADINPUT after printing
+ * one error naming the block, op or var at fault.  The pipeline runs the
+ * verifier after every pass unless ctx->no_verify_each is set. */
+#ifndef PDT_PASS_H
+#define PDT_PASS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../ir/ir.h"
+
+/* A comma-separated flag value, split and interned. */
+typedef struct {
+    size_t n;
+    const char **items;
+} pdt_list;
+
+typedef enum { PDT_SYNC = 0, PDT_ASYNC, PDT_HALF_ASYNC } pdt_sync_mode;
+typedef enum { PDT_MODE_PSERVER = 0, PDT_MODE_NCCL2, PDT_MODE_COLLECTIVE } pdt_dist_mode;
+typedef enum { PDT_SPLIT_ROUND_ROBIN = 0, PDT_SPLIT_HASH, PDT_SPLIT_BALANCED } pdt_split_method;
+typedef enum { PDT_ROLE_ALL = 0, PDT_ROLE_TRAINER, PDT_ROLE_PSERVER } pdt_role;
+
+/* One program the transpile pass wants written.  `stem` is the file name
+ * without extension ("trainer_0", "pserver_1.startup"). */
+typedef struct {
+    const char *stem;
+    ir_program *program;    /* owned by the context */
+} pdt_output;
+
+typedef struct pdt_ctx {
+    ir_program *main;
+    ir_program *startup;    /* never NULL inside a pipeline (may be empty) */
+    const char *main_path;  /* for messages */
+
+    /* backward / gradients */
+    const char *loss;
+    pdt_list params, no_grad, checkpoints;
+    pdt_list targets, inputs, target_grads;
+    /* Filled by append_backward: parameter i has gradient grads[i]. */
+    pdt_list bw_params, bw_grads;
+
+    /* optimizer */
+    const char *optimizer;      /* SPEC, e.g. "sgd:learning_rate=0.1" */
+    const char *regularization; /* "l2:COEFF" */
+    const char *clip;           /* "global_norm:MAX" */
+    const char *lr_schedule;
+
+    /* transpile */
+    pdt_list pservers;          /* endpoints, in --pservers order */
+    int trainers;               /* count (pserver mode) */
+    pdt_list trainer_endpoints; /* nccl2: --trainers as an endpoint list */
+    int trainer_id;
+    pdt_role role;
+    const char *endpoint;       /* --endpoint */
+    pdt_dist_mode mode;
+    pdt_sync_mode sync_mode;
+    bool slice_var_up;          /* false with --no-slice */
+    long min_block_size;
+    pdt_split_method split_method;
+    unsigned long random_seed;
+    bool no_verify_each;
+
+    size_t n_outputs, cap_outputs;
+    pdt_output *outputs;
+    /* JSON text of manifest.json, malloc'd, set by the transpile pass. */
+    char *manifest_json;
+} pdt_ctx;
+
+typedef struct {
+    const char *name;
+    const char *summary;        /* one line for `pdtrans passes` */
+    int (*run)(pdt_ctx *ctx);
+} pdt_pass;
+
+/* Registry (passes.c): the one list of passes, in pipeline order. */
+extern const pdt_pass pdt_passes[];
+extern const size_t pdt_n_passes;
+const pdt_pass *pdt_pass_find(const char *name);
+
+/* Runs the named passes in order, verifying after each one (unless
+ * ctx->no_verify_each).  Returns the first non-zero status. */
+int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n);
+
+/* Context lifetime: init zeroes and sets defaults; free releases programs
+ * and outputs the context owns (main, startup, outputs). */
+void pdt_ctx_init(pdt_ctx *ctx);
+void pdt_ctx_free(pdt_ctx *ctx);
+void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p);
+
+/* Splits "a,b,c" into an interned list (empty items dropped). */
+pdt_list pdt_list_split(const char *csv);
+void pdt_list_free(pdt_list *l);
+
+#endif

@@ -1,0 +1,16 @@
+/* passes.c - the one list of registered passes, in pipeline order.
+ * Adding a pass: write src/passes/NAME.c exporting `int pass_NAME(pdt_ctx *)`
+ * and add one line here. */
+#include "pass.h"
+
+#define PASS(name, summary) int pass_##name(pdt_ctx *ctx);
+#include "passes.def"
+#undef PASS
+
+const pdt_pass pdt_passes[] = {
+#define PASS(name, summary) {#name, summary, pass_##name},
+#include "passes.def"
+#undef PASS
+};
+
+const size_t pdt_n_passes = sizeof pdt_passes / sizeof pdt_passes[0];

@@ -1,0 +1,110 @@
+/* pipeline.c - running passes in order, with verification after each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "../ir/util.h"
+#include "pass.h"
+#include "verify.h"
+
+const pdt_pass *pdt_pass_find(const char *name)
+{
+    for (size_t i = 0; i < pdt_n_passes; i++)
+        if (strcmp(pdt_passes[i].name, name) == 0)
+            return &pdt_passes[i];
+    return NULL;
+}
+
+int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const pdt_pass *pass = pdt_pass_find(names[i]);
+        if (!pass) {
+            pdt_error("unknown pass '%s' (see 'pdtrans passes')", names[i]);
+            return PDT_EUSAGE;
+        }
+        pdt_note("running pass '%s'", pass->name);
+        int rc = pass->run(ctx);
+        if (rc != PDT_OK)
+            return rc;
+        if (ctx->no_verify_each)
+            continue;
+        size_t errs = pdt_verify(ctx->main, ctx->main_path, stderr);
+        if (ctx->startup)
+            errs += pdt_verify(ctx->startup, "startup program", stderr);
+        for (size_t k = 0; k < ctx->n_outputs; k++)
+            errs += pdt_verify(ctx->outputs[k].program, ctx->outputs[k].stem, stderr);
+        if (errs) {
+            pdt_error("pass '%s' produced an invalid program (%zu problem%s above)",
+                      pass->name, errs, errs == 1 ? "" : "s");
+            return PDT_EBADINPUT;
+        }
+    }
+    return PDT_OK;
+}
+
+void pdt_ctx_init(pdt_ctx *ctx)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->trainers = 1;
+    ctx->slice_var_up = true;
+    ctx->min_block_size = 8192;
+    ctx->main_path = "main program";
+}
+
+void pdt_ctx_free(pdt_ctx *ctx)
+{
+    ir_program_free(ctx->main);
+    ir_program_free(ctx->startup);
+    for (size_t i = 0; i < ctx->n_outputs; i++)
+        ir_program_free(ctx->outputs[i].program);
+    free(ctx->outputs);
+    free(ctx->manifest_json);
+    pdt_list *lists[] = {&ctx->params, &ctx->no_grad, &ctx->checkpoints,
+                         &ctx->targets, &ctx->inputs, &ctx->target_grads,
+                         &ctx->bw_params, &ctx->bw_grads, &ctx->pservers,
+                         &ctx->trainer_endpoints};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+        pdt_list_free(lists[i]);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p)
+{
+    if (ctx->n_outputs == ctx->cap_outputs) {
+        ctx->cap_outputs = ctx->cap_outputs ? ctx->cap_outputs * 2 : 8;
+        ctx->outputs = xrealloc(ctx->outputs, ctx->cap_outputs * sizeof *ctx->outputs);
+    }
+    ctx->outputs[ctx->n_outputs].stem = ir_intern(stem);
+    ctx->outputs[ctx->n_outputs].program = p;
+    ctx->n_outputs++;
+}
+
+pdt_list pdt_list_split(const char *csv)
+{
+    pdt_list l = {0, NULL};
+    if (!csv)
+        return l;
+    size_t cap = 1;
+    for (const char *c = csv; *c; c++)
+        cap += *c == ',';
+    l.items = xcalloc(cap, sizeof *l.items);
+    const char *start = csv;
+    for (const char *c = csv;; c++) {
+        if (*c == ',' || *c == '\0') {
+            if (c > start)
+                l.items[l.n++] = ir_intern_n(start, (size_t)(c - start));
+            if (*c == '\0')
+                break;
+            start = c + 1;
+        }
+    }
+    return l;
+}
+
+void pdt_list_free(pdt_list *l)
+{
+    free(l->items);
+    l->items = NULL;
+    l->n = 0;
+}

@@ -1,0 +1,15 @@
+/* verify.h - the structural checker behind `pdtrans check` and the
+ * after-each-pass verification. */
+#ifndef PDT_VERIFY_H
+#define PDT_VERIFY_H
+
+#include <stdio.h>
+
+#include "../ir/ir.h"
+
+/* Checks p; prints one line per problem to `out` (NULL: no printing),
+ * each prefixed with `name` (the file).  Returns the number of errors.
+ * Warnings (block 0's parent_idx 0) are printed but not counted. */
+size_t pdt_verify(const ir_program *p, const char *name, FILE *out);
+
+#endif
