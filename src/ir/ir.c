@@ -131,8 +131,16 @@ void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src)
     dst->from_input = from_input;
     dst->removed = false;
     dst->dims = src->n_dims ? ir_arena_dup(a, src->dims, src->n_dims * sizeof(int64_t)) : NULL;
-    dst->type_extra = ir_bytes_copy(a, src->type_extra);
-    dst->attrs_raw = ir_bytes_copy(a, src->attrs_raw);
+    dst->reader_raw = ir_bytes_copy(a, src->reader_raw);
+    dst->tuple_raw = ir_bytes_copy(a, src->tuple_raw);
+    dst->type_unknown = ir_bytes_copy(a, src->type_unknown);
+    dst->tensor_unknown = ir_bytes_copy(a, src->tensor_unknown);
+    dst->lod_unknown = ir_bytes_copy(a, src->lod_unknown);
+    if (src->n_var_attrs) {
+        dst->var_attrs = ir_arena_alloc(a, src->n_var_attrs * sizeof *dst->var_attrs);
+        for (size_t i = 0; i < src->n_var_attrs; i++)
+            ir_attr_copy(a, &dst->var_attrs[i], &src->var_attrs[i]);
+    }
     dst->unknown = ir_bytes_copy(a, src->unknown);
 }
 

@@ -167,10 +167,16 @@ typedef struct ir_var {
     bool has_need_check_feed, need_check_feed;
     bool has_is_parameter, is_parameter;
     bool has_stop_gradient, stop_gradient;
-    /* VarType parts no pass edits (reader, tuple, unknown fields of
-     * VarType and its sub-messages): wire bytes, re-emitted verbatim. */
-    ir_bytes type_extra;
-    ir_bytes attrs_raw;         /* VarDesc.attrs (field 7), wire bytes */
+    /* VarType parts no pass edits, as wire bytes re-emitted verbatim:
+     * the ReaderDesc and Tuple sub-messages (without tag) and VarType's
+     * unknown fields. */
+    bool has_reader, has_tuple;
+    ir_bytes reader_raw, tuple_raw;
+    ir_bytes type_unknown;
+    ir_bytes tensor_unknown;    /* unknown fields of the TensorDesc */
+    ir_bytes lod_unknown;       /* ... and of the LoDTensor(Array)Desc */
+    size_t n_var_attrs;         /* VarDesc.attrs: name, type, i, s, ints */
+    ir_attr *var_attrs;
     ir_bytes unknown;
     bool from_input;            /* read from a file: keeps its position */
     size_t order;               /* insertion sequence, for stable output */

@@ -1,0 +1,12 @@
+/* backward.c - placeholder until the pass behind it lands. */
+#include "cli.h"
+
+#include "../diag.h"
+
+int cmd_backward(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    pdt_error("'backward' is not built yet");
+    return PDT_EBADINPUT;
+}

@@ -1,0 +1,33 @@
+/* cli.h - commands.  Each command lives in src/cli/NAME.c and exports
+ * `int cmd_NAME(int argc, char **argv)`, where argv[0] is the command name.
+ * It parses its own options with getopt_long, prints --help to stdout, and
+ * returns PDT_OK, PDT_EBADINPUT or PDT_EUSAGE (diag.h). */
+#ifndef PDT_CLI_H
+#define PDT_CLI_H
+
+#include <stdbool.h>
+
+#define CMD(name, summary) int cmd_##name(int argc, char **argv);
+#include "commands.def"
+#undef CMD
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} pdt_command;
+
+extern const pdt_command pdt_commands[];
+extern const unsigned pdt_n_commands;
+
+#define PDT_VERSION "0.1.0"
+
+/* Shared option helpers. */
+/* Parses a non-negative decimal integer flag value; prints a usage error
+ * naming `flag` and returns false when malformed. */
+bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
+                    long max, long *out);
+/* Prints "pdtrans VERSION" to stdout. */
+void cli_print_version(void);
+
+#endif

@@ -1,0 +1,35 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../diag.h"
+
+const pdt_command pdt_commands[] = {
+#define CMD(name, summary) {#name, summary, cmd_##name},
+#include "commands.def"
+#undef CMD
+};
+
+const unsigned pdt_n_commands = sizeof pdt_commands / sizeof pdt_commands[0];
+
+bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
+                    long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = s && *s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || *end || errno || v < min || v > max) {
+        pdt_usage_error(cmd, "option '%s' needs an integer from %ld to %ld, not '%s'",
+                        flag, min, max, s ? s : "");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+void cli_print_version(void)
+{
+    printf("pdtrans %s\n", PDT_VERSION);
+}

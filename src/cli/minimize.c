@@ -1,0 +1,12 @@
+/* minimize.c - placeholder until the pass behind it lands. */
+#include "cli.h"
+
+#include "../diag.h"
+
+int cmd_minimize(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    pdt_error("'minimize' is not built yet");
+    return PDT_EBADINPUT;
+}

@@ -1,0 +1,12 @@
+/* transpile.c - placeholder until the pass behind it lands. */
+#include "cli.h"
+
+#include "../diag.h"
+
+int cmd_transpile(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    pdt_error("'transpile' is not built yet");
+    return PDT_EBADINPUT;
+}

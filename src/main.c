@@ -1,0 +1,55 @@
+/* main.c - picks the command and hands over; options belong to commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "diag.h"
+#include "ir/ir.h"
+
+static void usage(void)
+{
+    printf("usage: pdtrans [COMMAND] [OPTIONS] [FILE...]\n\n"
+           "Rewrites PaddlePaddle ProgramDesc files for distributed training.\n"
+           "transpile is the default command: 'pdtrans [OPTIONS] MAIN' is\n"
+           "'pdtrans transpile [OPTIONS] MAIN'.\n\ncommands:\n");
+    for (unsigned i = 0; i < pdt_n_commands; i++)
+        printf("  %-10s %s\n", pdt_commands[i].name, pdt_commands[i].summary);
+    printf("\n'pdtrans COMMAND --help' describes a command's options.\n"
+           "  -h, --help      show this help\n"
+           "  -V, --version   show the version\n"
+           "exit status: 0 ok, 1 bad input or failure, 2 usage error\n");
+}
+
+static int dispatch(int argc, char **argv)
+{
+    if (argc >= 2) {
+        const char *a = argv[1];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "help")) {
+            usage();
+            return PDT_OK;
+        }
+        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+            cli_print_version();
+            return PDT_OK;
+        }
+        for (unsigned i = 0; i < pdt_n_commands; i++)
+            if (!strcmp(a, pdt_commands[i].name))
+                return pdt_commands[i].run(argc - 1, argv + 1);
+    }
+    /* Default command: transpile sees the whole command line, with its
+     * own name standing in for argv[0]. */
+    char *name = "transpile";
+    argv[0] = name;
+    return cmd_transpile(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    ir_intern_shutdown();
+    if (fflush(stdout) != 0 && rc == PDT_OK) {
+        pdt_error("cannot write to standard output");
+        rc = PDT_EBADINPUT;
+    }
+    return rc;
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Golden test runner.  A case is a folder tests/golden/<case>/ holding
+#   cmd        shell commands, run by sh in a fresh scratch folder
+#   in/        input files (copied to the scratch folder's in/)
+#   expected/  every file the commands must leave in the scratch folder,
+#              plus `stdout`, `stderr` and `status` (exit status of cmd)
+# $PDTRANS is the binary under test (absolute), $SHARED is ../shared
+# (absolute; cases that use it start with `need_shared`).  Every file in the
+# scratch folder (except in/) must match expected/ exactly, and no other
+# file may exist, so "no partial output" is tested too.
+# Usage: run.sh [--update] [CASE...]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+update=0
+if [ "${1:-}" = "--update" ]; then update=1; shift; fi
+PDTRANS=$(cd "$(dirname "${PDTRANS:-$root/pdtrans}")" && pwd)/$(basename "${PDTRANS:-pdtrans}")
+SHARED=$(cd "$root/.." && pwd)/shared
+export PDTRANS SHARED
+cases="$*"
+[ -n "$cases" ] || cases=$(cd "$here" && for d in */; do [ -f "$d/cmd" ] && echo "${d%/}"; done)
+pass=0 fail=0 skip=0
+scratch_root=$(mktemp -d)
+trap 'rm -rf "$scratch_root"' EXIT
+for c in $cases; do
+    dir="$here/$c"
+    work="$scratch_root/$c"
+    mkdir -p "$work"
+    [ -d "$dir/in" ] && cp -R "$dir/in" "$work/in"
+    (
+        cd "$work" || exit 99
+        need_shared() { [ -d "$SHARED/testdata-real" ] || { echo "skipped: ../shared absent" >"$work/.skip"; exit 0; }; }
+        . "$dir/cmd"
+    ) >"$work/stdout" 2>"$work/stderr"
+    echo $? >"$work/status"
+    if [ -f "$work/.skip" ]; then
+        echo "golden: $c: $(cat "$work/.skip")"
+        skip=$((skip + 1))
+        continue
+    fi
+    rm -rf "$work/in"
+    if [ $update = 1 ]; then
+        rm -rf "$dir/expected"
+        cp -R "$work" "$dir/expected"
+        continue
+    fi
+    if diff -r -u "$dir/expected" "$work" >"$scratch_root/diff.txt" 2>&1; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "golden: FAIL $c"
+        head -n 80 "$scratch_root/diff.txt"
+    fi
+done
+[ $update = 1 ] && { echo "golden: expected files rewritten; read 'git diff tests/golden' before committing"; exit 0; }
+echo "golden: $pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]
