@@ -39,7 +39,8 @@ $(BUILD)/obj/framework.pb-c.o: $(BUILD)/gen/framework.pb-c.c
 
 $(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@echo "  CC $<"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libpdtrans.a: $(OBJS)
 	rm -f $@
@@ -65,9 +66,9 @@ golden-update: $(BIN)
 	@PDTRANS=./$(BIN) sh tests/golden/run.sh --update
 
 check: deps
-	@$(MAKE) --no-print-directory $(BIN)
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare
 	@$(MAKE) --no-print-directory unit golden
-	@PDTRANS=./$(BIN) sh tests/real.sh
+	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)

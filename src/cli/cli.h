@@ -27,6 +27,10 @@ extern const unsigned pdt_n_commands;
  * naming `flag` and returns false when malformed. */
 bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
                     long max, long *out);
+/* Reports the option getopt_long just rejected, naming it, as a usage
+ * error; returns PDT_EUSAGE.  Callers set `opterr = 0` and start their
+ * optstring with ':' so that a missing argument is told apart. */
+int cli_bad_option(const char *cmd, int c, char **argv);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
 

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,4 +33,16 @@ bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
 void cli_print_version(void)
 {
     printf("pdtrans %s\n", PDT_VERSION);
+}
+
+int cli_bad_option(const char *cmd, int c, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (c == ':')
+        pdt_usage_error(cmd, "option '%s' needs a value", arg);
+    else if (optopt && arg[0] == '-' && arg[1] != '-')
+        pdt_usage_error(cmd, "unknown option '-%c'", optopt);
+    else
+        pdt_usage_error(cmd, "unknown option '%s'", arg);
+    return PDT_EUSAGE;
 }

@@ -159,15 +159,17 @@ void ir_block_splice(ir_block *b, size_t pos, size_t n_remove,
         n_remove = b->n_ops - pos;
     size_t n = b->n_ops - n_remove + n_new;
     ir_arena *a = b->program->arena;
-    if (n > b->cap_ops || n_new > n_remove) {
-        size_t cap = b->cap_ops;
+    if (n > b->cap_ops) {
+        size_t cap = 0;
         ir_op **arr = ir_grow(a, NULL, sizeof *arr, 0, &cap, n);
-        memcpy(arr, b->ops, pos * sizeof *arr);
-        memcpy(arr + pos + n_new, b->ops + pos + n_remove,
+        if (pos)
+            memcpy(arr, b->ops, pos * sizeof *arr);
+        if (b->n_ops - pos - n_remove)
+            memcpy(arr + pos + n_new, b->ops + pos + n_remove,
                (b->n_ops - pos - n_remove) * sizeof *arr);
         b->ops = arr;
         b->cap_ops = cap;
-    } else {
+    } else if (b->n_ops - pos - n_remove) {
         memmove(b->ops + pos + n_new, b->ops + pos + n_remove,
                 (b->n_ops - pos - n_remove) * sizeof *b->ops);
     }
@@ -187,7 +189,8 @@ ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type)
         b->ops = ir_grow(b->program->arena, b->ops, sizeof *b->ops, b->n_ops,
                          &b->cap_ops, b->n_ops + 1);
     }
-    memmove(b->ops + pos + 1, b->ops + pos, (b->n_ops - pos) * sizeof *b->ops);
+    if (b->n_ops > pos)
+        memmove(b->ops + pos + 1, b->ops + pos, (b->n_ops - pos) * sizeof *b->ops);
     b->ops[pos] = op;
     b->n_ops++;
     op->block = b;

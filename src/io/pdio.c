@@ -1,0 +1,136 @@
+/* pdio.c - reading programs: bytes from a file or stdin, binary or text,
+ * into the IR, with one clear message per failure. */
+#include "pdio.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "../ir/util.h"
+#include "pbconv.h"
+#include "pbtext.h"
+
+static const ProtobufCMessageDescriptor *PROGRAM_DESC =
+    &paddle__framework__proto__program_desc__descriptor;
+
+/* Reads the whole stream; NULL (with errno) on a read error. */
+static uint8_t *slurp(FILE *f, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = xmalloc(cap);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                free(buf);
+                return NULL;
+            }
+            break;
+        }
+    }
+    *len = n;
+    return buf;
+}
+
+/* protoc's text output, and hand-written programs, are printable ASCII;
+ * a binary ProgramDesc has a control byte (a field tag such as 0x08)
+ * within its first few bytes. */
+static bool looks_like_text(const uint8_t *data, size_t len)
+{
+    size_t n = len < 4096 ? len : 4096;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = data[i];
+        if (c == '\n' || c == '\t' || c == '\r')
+            continue;
+        if (c < 0x20 || c >= 0x7f)
+            return false;
+    }
+    return true;
+}
+
+ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
+{
+    if (len == 0) {
+        pdt_error("%s: empty file, not a ProgramDesc", name);
+        return NULL;
+    }
+    ProtobufCMessage *msg;
+    char why[512];
+    if (looks_like_text(data, len)) {
+        msg = pbtext_parse(PROGRAM_DESC, name, (const char *)data, len, why, sizeof why);
+        if (!msg) {
+            pdt_error("%s", why);
+            return NULL;
+        }
+    } else {
+        msg = protobuf_c_message_unpack(PROGRAM_DESC, NULL, len, data);
+        if (!msg) {
+            if (pbwire_diagnose(PROGRAM_DESC, data, len, why, sizeof why) == 0)
+                snprintf(why, sizeof why, "malformed protobuf data");
+            pdt_error("%s: not a valid ProgramDesc: %s", name, why);
+            return NULL;
+        }
+    }
+    const PbProgram *prog = (const PbProgram *)msg;
+    if (prog->n_blocks == 0) {
+        protobuf_c_message_free_unpacked(msg, NULL);
+        pdt_error("%s: not a valid ProgramDesc: it has no blocks", name);
+        return NULL;
+    }
+    ir_program *p = pbconv_to_ir(prog);
+    protobuf_c_message_free_unpacked(msg, NULL);
+    return p;
+}
+
+ir_program *pdio_read(const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (!f) {
+        pdt_error("%s: cannot open: %s", name, strerror(errno));
+        return NULL;
+    }
+    size_t len = 0;
+    uint8_t *data = slurp(f, &len);
+    int saved = errno;
+    if (f != stdin)
+        fclose(f);
+    if (!data) {
+        pdt_error("%s: cannot read: %s", name, strerror(saved));
+        return NULL;
+    }
+    ir_program *p = pdio_parse(name, data, len);
+    free(data);
+    return p;
+}
+
+uint8_t *pdio_serialize(const ir_program *p, bool text, size_t *len)
+{
+    pbconv_out out = {ir_arena_new(), 0, 0, NULL};
+    PbProgram *msg = pbconv_from_ir(p, &out);
+    uint8_t *buf;
+    if (text) {
+        buf = (uint8_t *)pbtext_print_to_string(&msg->base, len);
+    } else {
+        *len = protobuf_c_message_get_packed_size(&msg->base);
+        buf = xmalloc(*len + 1);
+        protobuf_c_message_pack(&msg->base, buf);
+    }
+    pbconv_release(&out);
+    ir_arena_free(out.scratch);
+    return buf;
+}
+
+bool pdio_path_is_text(const char *path)
+{
+    size_t n = strlen(path);
+    return (n >= 6 && strcmp(path + n - 6, ".pbtxt") == 0) ||
+           (n >= 4 && strcmp(path + n - 4, ".txt") == 0);
+}

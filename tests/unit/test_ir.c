@@ -1,0 +1,203 @@
+/* test_ir.c - IR invariants: interning, vars, ops, splice, rename, clone,
+ * def-use. */
+#include "unit.h"
+
+static ir_program *two_block_program(void)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1);
+    ir_program_add_block(p, 0);
+    ir_block_var(b0, "x");
+    ir_block_var(b0, "y");
+    ir_op *op = ir_block_append_op(b0, "relu");
+    ir_op_set_input1(op, "X", "x");
+    ir_op_set_output1(op, "Out", "y");
+    return p;
+}
+
+START_TEST(intern_is_pointer_equal)
+{
+    char buf[8] = "abc";
+    ck_assert_ptr_eq(ir_intern("abc"), ir_intern(buf));
+    ck_assert_ptr_ne(ir_intern("abc"), ir_intern("abd"));
+    ck_assert_ptr_eq(ir_intern_n("abcdef", 3), ir_intern("abc"));
+    ck_assert_ptr_eq(ir_internf("%s_%d", "w", 3), ir_intern("w_3"));
+    ck_assert_ptr_null(ir_intern(NULL));
+}
+END_TEST
+
+START_TEST(var_lookup_and_scope)
+{
+    ir_program *p = two_block_program();
+    ir_block *b1 = p->blocks[1];
+    ck_assert_ptr_null(ir_block_find_var(b1, "x"));
+    ck_assert_ptr_nonnull(ir_block_find_var_recursive(b1, "x"));
+    ir_var *v = ir_block_var(b1, "local");
+    ck_assert_ptr_eq(ir_block_var(b1, "local"), v);
+    ck_assert_int_eq(v->type, IR_LOD_TENSOR);
+    ir_block_remove_var(b1, "local");
+    ck_assert_ptr_null(ir_block_find_var(b1, "local"));
+    ir_program_free(p);
+}
+END_TEST
+
+START_TEST(parent_cycle_terminates)
+{
+    ir_program *p = ir_program_new();
+    ir_program_add_block(p, -1);
+    ir_program_add_block(p, 2);
+    ir_program_add_block(p, 1);
+    ck_assert_ptr_null(ir_block_find_var_recursive(p->blocks[1], "nope"));
+    ir_program_free(p);
+}
+END_TEST
+
+START_TEST(attrs_replace_in_place)
+{
+    ir_program *p = two_block_program();
+    ir_op *op = p->blocks[0]->ops[0];
+    op->dirty = false;
+    ir_op_set_int(op, "a", 1);
+    ck_assert(op->dirty);
+    ir_op_set_float(op, "b", 2.5f);
+    ir_op_set_int(op, "a", 7);
+    ck_assert_uint_eq(op->n_attrs, 2);
+    ck_assert_ptr_eq(op->attrs[0].name, ir_intern("a"));
+    ck_assert_int_eq(ir_op_get_int(op, "a", 0), 7);
+    ck_assert(ir_op_get_float(op, "b", 0) == 2.5);
+    ck_assert_int_eq(ir_op_get_int(op, "missing", -3), -3);
+    const char *names[] = {"p", "g"};
+    ir_op_set_strings(op, "op_role_var", names, 2);
+    ck_assert_uint_eq(ir_op_attr(op, "op_role_var")->n_strings, 2);
+    ir_op_set_string(op, "s", "hello");
+    ck_assert_ptr_eq(ir_op_get_string(op, "s"), ir_intern("hello"));
+    ir_op_remove_attr(op, "a");
+    ck_assert(!ir_op_has_attr(op, "a"));
+    ir_op_set_role(op, IR_ROLE_BACKWARD);
+    ck_assert_int_eq(ir_op_role(op), 1);
+    ir_program_free(p);
+}
+END_TEST
+
+START_TEST(slots_absent_vs_empty)
+{
+    ir_program *p = two_block_program();
+    ir_op *op = p->blocks[0]->ops[0];
+    ck_assert_ptr_null(ir_op_input(op, "Y"));
+    ir_op_set_input(op, "Y", NULL, 0);
+    ck_assert_ptr_nonnull(ir_op_input(op, "Y"));
+    ck_assert_uint_eq(ir_op_input(op, "Y")->n_args, 0);
+    ir_op_add_input_arg(op, "Y", "a");
+    ir_op_add_input_arg(op, "Y", "b");
+    ck_assert_uint_eq(ir_op_input(op, "Y")->n_args, 2);
+    ck_assert(ir_op_reads(op, "b"));
+    ck_assert(!ir_op_writes(op, "b"));
+    ir_op_remove_input(op, "Y");
+    ck_assert_ptr_null(ir_op_input(op, "Y"));
+    ir_program_free(p);
+}
+END_TEST
+
+START_TEST(splice_inserts_and_removes)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    for (int i = 0; i < 5; i++)
+        ir_block_append_op(b, ir_internf("op%d", i));
+    ir_op *fresh[3];
+    for (int i = 0; i < 3; i++)
+        fresh[i] = ir_op_new(p, ir_internf("new%d", i));
+    ir_block_splice(b, 1, 2, fresh, 3);   /* op0 new0 new1 new2 op3 op4 */
+    ck_assert_uint_eq(b->n_ops, 6);
+    ck_assert_str_eq(b->ops[0]->type, "op0");
+    ck_assert_str_eq(b->ops[1]->type, "new0");
+    ck_assert_str_eq(b->ops[3]->type, "new2");
+    ck_assert_str_eq(b->ops[4]->type, "op3");
+    ck_assert_ptr_eq(b->ops[2]->block, b);
+    ir_block_splice(b, 0, 4, NULL, 0);     /* op3 op4 */
+    ck_assert_uint_eq(b->n_ops, 2);
+    ck_assert_str_eq(b->ops[0]->type, "op3");
+    ir_block_insert_op(b, 1, "mid");
+    ck_assert_str_eq(b->ops[1]->type, "mid");
+    ir_block_remove_op(b, 0);
+    ck_assert_str_eq(b->ops[0]->type, "mid");
+    ir_program_free(p);
+}
+END_TEST
+
+START_TEST(rename_reaches_sub_blocks)
+{
+    ir_program *p = two_block_program();
+    ir_op *inner = ir_block_append_op(p->blocks[1], "scale");
+    ir_op_set_input1(inner, "X", "x");
+    ir_op_set_output1(inner, "Out", "x");
+    ir_block_rename_var(p->blocks[0], "x", "x2");
+    ck_assert_ptr_null(ir_block_find_var(p->blocks[0], "x"));
+    ir_var *v = ir_block_find_var(p->blocks[0], "x2");
+    ck_assert_ptr_nonnull(v);
+    ck_assert(!v->from_input);
+    ck_assert_str_eq(ir_op_input1(p->blocks[0]->ops[0], "X"), "x2");
+    ck_assert_str_eq(ir_op_input1(inner, "X"), "x2");
+    ck_assert_str_eq(ir_op_output1(inner, "Out"), "x2");
+    ir_program_free(p);
+}
+END_TEST
+
+START_TEST(clone_is_deep)
+{
+    ir_program *p = two_block_program();
+    ir_op_set_int(p->blocks[0]->ops[0], "k", 1);
+    int64_t dims[] = {-1, 3};
+    ir_var_set_dims(p, ir_block_find_var(p->blocks[0], "x"), dims, 2);
+    ir_program *q = ir_program_clone(p);
+    ir_op_set_int(q->blocks[0]->ops[0], "k", 2);
+    ir_block_find_var(q->blocks[0], "x")->dims[1] = 9;
+    ck_assert_int_eq(ir_op_get_int(p->blocks[0]->ops[0], "k", 0), 1);
+    ck_assert_int_eq(ir_block_find_var(p->blocks[0], "x")->dims[1], 3);
+    ck_assert_uint_eq(q->n_blocks, 2);
+    ck_assert_ptr_eq(q->blocks[0]->ops[0]->block, q->blocks[0]);
+    ck_assert_int_eq(ir_var_numel(ir_block_find_var(q->blocks[0], "x")), -1);
+    ir_program_free(p);
+    ir_program_free(q);
+}
+END_TEST
+
+START_TEST(defuse_lists_positions)
+{
+    ir_program *p = two_block_program();
+    ir_block *b = p->blocks[0];
+    ir_op *op = ir_block_append_op(b, "scale");
+    ir_op_set_input1(op, "X", "y");
+    ir_op_set_output1(op, "Out", "y");
+    ir_defuse *d = ir_defuse_build(b);
+    size_t n;
+    const size_t *w = ir_defuse_writers(d, "y", &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(w[0], 0);
+    ck_assert_uint_eq(w[1], 1);
+    const size_t *r = ir_defuse_readers(d, "y", &n);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(r[0], 1);
+    ir_defuse_readers(d, "unused", &n);
+    ck_assert_uint_eq(n, 0);
+    ir_defuse_free(d);
+    ir_program_free(p);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("ir");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, intern_is_pointer_equal);
+    tcase_add_test(tc, var_lookup_and_scope);
+    tcase_add_test(tc, parent_cycle_terminates);
+    tcase_add_test(tc, attrs_replace_in_place);
+    tcase_add_test(tc, slots_absent_vs_empty);
+    tcase_add_test(tc, splice_inserts_and_removes);
+    tcase_add_test(tc, rename_reaches_sub_blocks);
+    tcase_add_test(tc, clone_is_deep);
+    tcase_add_test(tc, defuse_lists_positions);
+    suite_add_tcase(s, tc);
+    return s;
+}
