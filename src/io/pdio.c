@@ -55,6 +55,20 @@ static bool looks_like_text(const uint8_t *data, size_t len)
     return true;
 }
 
+/* protobuf-c allocates every sub-message and string separately; drawing
+ * them from one arena and dropping it whole makes reading a large program
+ * cost about half as much as malloc/free would. */
+static void *arena_alloc(void *a, size_t size)
+{
+    return ir_arena_alloc_raw(a, size);
+}
+
+static void arena_free(void *a, void *p)
+{
+    (void)a;
+    (void)p;
+}
+
 ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
 {
     if (len == 0) {
@@ -62,6 +76,7 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
         return NULL;
     }
     ProtobufCMessage *msg;
+    ir_arena *scratch = NULL;
     char why[512];
     if (looks_like_text(data, len)) {
         msg = pbtext_parse(PROGRAM_DESC, name, (const char *)data, len, why, sizeof why);
@@ -70,8 +85,11 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
             return NULL;
         }
     } else {
-        msg = protobuf_c_message_unpack(PROGRAM_DESC, NULL, len, data);
+        scratch = ir_arena_new();
+        ProtobufCAllocator alloc = {arena_alloc, arena_free, scratch};
+        msg = protobuf_c_message_unpack(PROGRAM_DESC, &alloc, len, data);
         if (!msg) {
+            ir_arena_free(scratch);
             if (pbwire_diagnose(PROGRAM_DESC, data, len, why, sizeof why) == 0)
                 snprintf(why, sizeof why, "malformed protobuf data");
             pdt_error("%s: not a valid ProgramDesc: %s", name, why);
@@ -79,13 +97,15 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
         }
     }
     const PbProgram *prog = (const PbProgram *)msg;
-    if (prog->n_blocks == 0) {
-        protobuf_c_message_free_unpacked(msg, NULL);
+    ir_program *p = NULL;
+    if (prog->n_blocks == 0)
         pdt_error("%s: not a valid ProgramDesc: it has no blocks", name);
-        return NULL;
-    }
-    ir_program *p = pbconv_to_ir(prog);
-    protobuf_c_message_free_unpacked(msg, NULL);
+    else
+        p = pbconv_to_ir(prog);
+    if (scratch)
+        ir_arena_free(scratch);
+    else
+        protobuf_c_message_free_unpacked(msg, NULL);
     return p;
 }
 

@@ -38,6 +38,13 @@ void ir_arena_free(ir_arena *a)
 
 void *ir_arena_alloc(ir_arena *a, size_t size)
 {
+    void *p = ir_arena_alloc_raw(a, size);
+    memset(p, 0, size);
+    return p;
+}
+
+void *ir_arena_alloc_raw(ir_arena *a, size_t size)
+{
     size = (size + 15) & ~(size_t)15;
     if (size == 0)
         size = 16;
@@ -52,7 +59,6 @@ void *ir_arena_alloc(ir_arena *a, size_t size)
     }
     void *p = c->data + c->used;
     c->used += size;
-    memset(p, 0, size);
     return p;
 }
 

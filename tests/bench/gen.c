@@ -2,8 +2,9 @@
  *   gen mlp LAYERS OUT   fc layers (mul, elementwise_add, relu), then
  *                        square_error_cost-style loss and mean: the
  *                        backward benchmark's input (loss var: 'loss')
- *   gen wide OPS OUT     OPS ops over about OPS/2 vars with realistic
- *                        attrs: the convert benchmark's input */
+ *   gen wide OPS OUT     OPS ops (mul, then an in-place relu) over about
+ *                        OPS/2 vars, with 1000 shared weights and
+ *                        realistic attrs: the convert benchmark's input */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,31 @@ static void gen_mlp(ir_block *b, long layers)
     add_common_attrs(mean, 0);
 }
 
+static void gen_wide(ir_block *b, long ops)
+{
+    const int width = 16, n_weights = 1000;
+    tensor(b, "x", -1, width, false);
+    for (int i = 0; i < n_weights; i++)
+        tensor(b, ir_internf("w_%d", i), width, width, true);
+    const char *prev = ir_intern("x");
+    for (long i = 0; i < ops / 2; i++) {
+        const char *t = ir_internf("t_%ld", i);
+        tensor(b, t, -1, width, false);
+        ir_op *mul = ir_block_append_op(b, "mul");
+        ir_op_set_input1(mul, "X", prev);
+        ir_op_set_input1(mul, "Y", ir_internf("w_%ld", i % n_weights));
+        ir_op_set_output1(mul, "Out", t);
+        ir_op_set_int(mul, "x_num_col_dims", 1);
+        ir_op_set_int(mul, "y_num_col_dims", 1);
+        add_common_attrs(mul, 0);
+        ir_op *relu = ir_block_append_op(b, "relu");
+        ir_op_set_input1(relu, "X", t);
+        ir_op_set_output1(relu, "Out", t);
+        add_common_attrs(relu, 0);
+        prev = t;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -91,7 +117,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "mlp") == 0)
         gen_mlp(b, n);
     else if (strcmp(argv[1], "wide") == 0)
-        gen_mlp(b, n / 3);   /* 3 ops and ~1.7 vars per layer */
+        gen_wide(b, n);
     else {
         fprintf(stderr, "gen: unknown kind '%s'\n", argv[1]);
         return 2;
