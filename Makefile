@@ -43,15 +43,16 @@ $(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libpdtrans.a: $(OBJS)
-	rm -f $@
-	ar rcs $@ $(OBJS)
+	@rm -f $@
+	@ar rcs $@ $(OBJS)
 
 $(BIN): $(BUILD)/obj/main.o $(BUILD)/libpdtrans.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libpdtrans.a tests/unit/unit.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm
+	@echo "  LD $@"
+	@$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm
 
 deps:
 	@sh tests/deps.sh
@@ -69,6 +70,8 @@ check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare
 	@$(MAKE) --no-print-directory unit golden
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
+	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
+	@sh tests/install.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -80,7 +83,8 @@ bench: deps
 
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libpdtrans.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm
+	@echo "  LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm
 
 valgrind: $(BIN) $(UNIT_BINS)
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/valgrind.sh $(UNIT_BINS)

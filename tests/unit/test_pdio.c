@@ -123,6 +123,16 @@ START_TEST(rejects_empty_and_garbage)
     ck_assert_ptr_null(pdio_parse("g.pb", garbage, sizeof garbage));
     const uint8_t bad_wire[] = {0x0f, 0x01};
     ck_assert_ptr_null(pdio_parse("w.pb", bad_wire, sizeof bad_wire));
+    /* blocks { idx: 0 } without the required parent_idx */
+    const uint8_t no_parent[] = {0x0a, 0x02, 0x08, 0x00};
+    ck_assert_ptr_null(pdio_parse("r.pb", no_parent, sizeof no_parent));
+    /* the same with parent_idx: -1 is a valid program */
+    const uint8_t ok[] = {0x0a, 0x0d, 0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff,
+                          0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    ir_program *p = pdio_parse("ok.pb", ok, sizeof ok);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p->blocks[0]->parent_idx, -1);
+    ir_program_free(p);
 }
 END_TEST
 
