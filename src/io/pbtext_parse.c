@@ -859,7 +859,8 @@ static bool parse_field(P *ps, ProtobufCMessage *m, frame *fr, int depth)
         return fail_at(ps, line, col, "field '%s' is specified more than once", name);
     if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
         uint32_t c = *(uint32_t *)((char *)m + f->quantifier_offset);
-        const ProtobufCFieldDescriptor *o = c ? protobuf_c_message_descriptor_get_field(d, c) : NULL;
+        const ProtobufCFieldDescriptor *o =
+            c ? protobuf_c_message_descriptor_get_field(d, c) : NULL;
         if (o && o != f)
             return fail_at(ps, line, col, "field '%s' and field '%s' belong to the same oneof",
                            o->name, name);
@@ -987,6 +988,8 @@ static bool parse_body(P *ps, ProtobufCMessage *m, char close, int depth)
 ProtobufCMessage *pbtext_parse(const ProtobufCMessageDescriptor *desc, const char *name,
                                const char *text, size_t len, char *err, size_t errlen)
 {
+    if (!text)
+        text = "", len = 0;
     P ps = { .name = name ? name : "<text>", .p = text, .end = text + len,
              .line_start = text, .line = 1, .err = err, .errlen = errlen };
     if (err && errlen)

@@ -6,6 +6,7 @@
  * bytes. */
 #include "pbtext.h"
 
+#include <errno.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -124,9 +125,14 @@ static void put_float(obuf *b, float v)
     } else if (isinf(v)) {
         ob_puts(b, v > 0 ? "inf" : "-inf");
     } else {
+        /* protobuf's safe_strtof also fails on ERANGE, which glibc sets
+         * for subnormals, so those always get 9 digits */
+        int saved = errno;
         snprintf(tmp, sizeof tmp, "%.*g", FLT_DIG, (double)v);
-        if (strtof(tmp, NULL) != v)
+        errno = 0;
+        if (strtof(tmp, NULL) != v || errno != 0)
             snprintf(tmp, sizeof tmp, "%.*g", FLT_DIG + 3, (double)v);
+        errno = saved;
         ob_puts(b, tmp);
     }
 }
