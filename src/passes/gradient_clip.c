@@ -1,0 +1,225 @@
+/* gradient_clip.c - the `gradient_clip` pass: the optimizer's grad_clip in
+ * Paddle 1.8 (GradientClipByValue / ByNorm / ByGlobalNorm._static_clip).
+ * Every op goes under the one name scope "/gradient_clip/" with role
+ * Optimize; _correct_clip_op_role_var then sets op_role_var to
+ * [param, clipped grad].  The clipped grads replace the gradients for the
+ * later passes (regularization, optimizer).
+ *   value:       clip(X=g, min, max) -> clip_N.tmp_0
+ *   norm:        clip_by_norm(X=g, max_norm) -> clip_by_norm_N.tmp_0
+ *   global_norm: per grad square -> reduce_sum; then sum, sqrt,
+ *                fill_constant(clip_norm), elementwise_max, elementwise_div;
+ *                per grad elementwise_mul(g, scale) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "../ir/util.h"
+#include "optimizer_util.h"
+
+int opt_parse_clip(const char *cmd, const char *text, opt_clip_kind *kind, double *max, double *min)
+{
+    static const struct {
+        const char *name;
+        opt_clip_kind kind;
+        const char *first_key;
+    } kinds[] = {{"value", OPT_CLIP_VALUE, "max"},
+                 {"norm", OPT_CLIP_NORM, "clip_norm"},
+                 {"global_norm", OPT_CLIP_GLOBAL_NORM, "clip_norm"}};
+    const char *colon = text ? strchr(text, ':') : NULL;
+    size_t klen = colon ? (size_t)(colon - text) : (text ? strlen(text) : 0);
+    int k = -1;
+    for (int i = 0; i < 3; i++)
+        if (strlen(kinds[i].name) == klen && strncmp(text, kinds[i].name, klen) == 0)
+            k = i;
+    if (k < 0 || !colon) {
+        pdt_usage_error(cmd,
+                        "option '--clip' needs value:MAX, norm:MAX or global_norm:MAX, not '%s'",
+                        text ? text : "");
+        return PDT_EUSAGE;
+    }
+    *kind = kinds[k].kind;
+    /* "value:1.0" is short for "value:max=1.0". */
+    char buf[256];
+    const char *spec = text;
+    if (!strchr(colon, '=')) {
+        snprintf(buf, sizeof buf, "%.*s:%s=%s", (int)klen, text, kinds[k].first_key, colon + 1);
+        spec = buf;
+    }
+    opt_spec s;
+    int rc = opt_spec_parse(cmd, "--clip", spec, &s);
+    bool has_min = false;
+    if (rc == PDT_OK) {
+        for (size_t i = 0; i < s.n; i++)
+            has_min |= strcmp(s.keys[i], "min") == 0;
+        rc = opt_spec_double(&s, kinds[k].first_key, NULL, 0.0, max);
+    }
+    if (rc == PDT_OK && *kind == OPT_CLIP_VALUE)
+        rc = opt_spec_double(&s, "min", NULL, -*max, min);
+    /* group_name only separates several global-norm clips; there is one. */
+    for (size_t i = 0; rc == PDT_OK && *kind == OPT_CLIP_GLOBAL_NORM && i < s.n; i++)
+        if (strcmp(s.keys[i], "group_name") == 0)
+            s.used[i] = true;
+    if (rc == PDT_OK)
+        rc = opt_spec_finish(&s);
+    if (rc == PDT_OK && *kind == OPT_CLIP_VALUE && !has_min && *max <= 0) {
+        pdt_usage_error(cmd, "option '--clip': key 'max' must be > 0 when 'min' is not given");
+        rc = PDT_EUSAGE;
+    }
+    if (rc == PDT_OK && *kind != OPT_CLIP_VALUE && *max <= 0) {
+        pdt_usage_error(cmd, "option '--clip': key 'clip_norm' must be > 0");
+        rc = PDT_EUSAGE;
+    }
+    opt_spec_free(&s);
+    return rc;
+}
+
+/* An output var of a layer helper: persistable=false written, shaped like
+ * `like` (the inferred shape), var type of `like` when `keep_type`. */
+static const char *layer_out(ir_block *b, const char *name, const ir_var *like, bool keep_type)
+{
+    ir_var *v = opt_var_like(b, name, like, true, false);
+    if (keep_type && like)
+        v->type = like->type;
+    return name;
+}
+
+static ir_op *unary(ir_program *p, const char *type, const char *x, const char *out,
+                    const char *scope, const char *param, const char *grad)
+{
+    ir_op *op = opt_op_new(p, type, IR_ROLE_OPTIMIZE, scope, param, grad, NULL);
+    ir_op_set_input1(op, "X", x);
+    ir_op_set_output1(op, "Out", out);
+    return op;
+}
+
+static ir_op *binary(ir_program *p, const char *type, const char *x, const char *y,
+                     const char *out, const char *scope, const char *param, const char *grad)
+{
+    ir_op *op = unary(p, type, x, out, scope, param, grad);
+    ir_op_set_input1(op, "Y", y);
+    ir_op_set_int(op, "axis", -1);
+    ir_op_set_bool(op, "use_mkldnn", false);
+    return op;
+}
+
+/* _correct_clip_op_role_var: every clip op names its parameter and the
+ * clipped gradient, known only once all of them are named. */
+static void correct_role_vars(opt_ops *ops, size_t from, const size_t *owner, const pdt_ctx *ctx,
+                              const char **new_grads)
+{
+    for (size_t k = from; k < ops->n; k++) {
+        const char *rv[2] = {ctx->bw_params.items[owner[k - from]], new_grads[owner[k - from]]};
+        ir_op_set_strings(ops->ops[k], "op_role_var", rv, 2);
+    }
+}
+
+static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                            double clip_norm, const char **new_grads)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    ir_program *p = ctx->main;
+    size_t n = ctx->bw_params.n, from = ops->n, k = 0;
+    size_t *owner = xcalloc(3 * n + 5, sizeof *owner);
+    const char **sums = xcalloc(n, sizeof *sums);
+    for (size_t i = 0; i < n; i++) {
+        const char *pn = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+        const ir_var *gv = ir_block_find_var(b, g);
+        if (gv->type == IR_SELECTED_ROWS) {
+            pdt_error("%s: block 0: gradient '%s' is SELECTED_ROWS; '--clip=global_norm' "
+                      "does not merge sparse gradients yet", ctx->main_path, g);
+            free(sums);
+            free(owner);
+            return PDT_EBADINPUT;
+        }
+        const char *sq = layer_out(b, opt_namer_layer_tmp(names, "square"), gv, false);
+        opt_ops_push(ops, unary(p, "square", g, sq, scope, pn, g));
+        sums[i] = layer_out(b, opt_namer_layer_tmp(names, "reduce_sum"), NULL, false);
+        ir_op *rs = unary(p, "reduce_sum", sq, sums[i], scope, pn, g);
+        const int32_t dim0 = 0;
+        ir_op_set_ints(rs, "dim", &dim0, 1);
+        ir_op_set_bool(rs, "keep_dim", false);
+        ir_op_set_bool(rs, "reduce_all", true);
+        opt_ops_push(ops, rs);
+        owner[k++] = i;
+        owner[k++] = i;
+    }
+    /* These run under the guard of the last pair. */
+    const char *lp = ctx->bw_params.items[n - 1], *lg = ctx->bw_grads.items[n - 1];
+    const char *total = layer_out(b, opt_namer_layer_tmp(names, "sum"), NULL, false);
+    ir_op *sum = opt_op_new(p, "sum", IR_ROLE_OPTIMIZE, scope, lp, lg, NULL);
+    ir_op_set_input(sum, "X", sums, n);
+    ir_op_set_output1(sum, "Out", total);
+    ir_op_set_bool(sum, "use_mkldnn", false);
+    opt_ops_push(ops, sum);
+    const char *norm = layer_out(b, opt_namer_layer_tmp(names, "sqrt"), NULL, false);
+    opt_ops_push(ops, unary(p, "sqrt", total, norm, scope, lp, lg));
+    const char *maxv = layer_out(b, opt_namer_layer_tmp(names, "fill_constant"), NULL, false);
+    opt_ops_push(ops, opt_fill_constant_op(p, maxv, IR_FP32, clip_norm, false, true,
+                                           IR_ROLE_OPTIMIZE, scope, lp, lg));
+    const char *bigger = layer_out(b, opt_namer_gen(names, "elementwise_max"), NULL, false);
+    opt_ops_push(ops, binary(p, "elementwise_max", maxv, norm, bigger, scope, lp, lg));
+    const char *scale = layer_out(b, opt_namer_gen(names, "elementwise_div"), NULL, false);
+    opt_ops_push(ops, binary(p, "elementwise_div", maxv, bigger, scale, scope, lp, lg));
+    for (int j = 0; j < 5; j++)
+        owner[k++] = n - 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *g = ctx->bw_grads.items[i];
+        const ir_var *gv = ir_block_find_var(b, g);
+        new_grads[i] = layer_out(b, opt_namer_gen(names, "elementwise_mul"), gv, false);
+        opt_ops_push(ops, binary(p, "elementwise_mul", g, scale, new_grads[i], scope,
+                                 ctx->bw_params.items[i], g));
+        owner[k++] = i;
+    }
+    correct_role_vars(ops, from, owner, ctx, new_grads);
+    free(sums);
+    free(owner);
+    return PDT_OK;
+}
+
+int pass_gradient_clip(pdt_ctx *ctx)
+{
+    if (!ctx->clip)
+        return PDT_OK;
+    opt_clip_kind kind;
+    double max, min;
+    int rc = opt_parse_clip(NULL, ctx->clip, &kind, &max, &min);
+    if (rc == PDT_OK)
+        rc = opt_refuse_optimized(ctx, "gradient_clip");
+    if (rc == PDT_OK)
+        rc = opt_prepare_pairs(ctx);
+    if (rc != PDT_OK)
+        return rc;
+
+    ir_block *b = ir_program_block(ctx->main, 0);
+    opt_namer *names = opt_namer_new(ctx->main, ctx->startup);
+    const char *scope = opt_namer_scope(names, "gradient_clip");
+    size_t n = ctx->bw_params.n;
+    const char **new_grads = xcalloc(n, sizeof *new_grads);
+    opt_ops ops = {0};
+    for (size_t i = 0; i < n && kind != OPT_CLIP_GLOBAL_NORM; i++) {
+        const char *p = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+        const ir_var *gv = ir_block_find_var(b, g);
+        const char *type = kind == OPT_CLIP_VALUE ? "clip" : "clip_by_norm";
+        new_grads[i] = layer_out(b, opt_namer_layer_tmp(names, type), gv, true);
+        ir_op *op = unary(ctx->main, type, g, new_grads[i], scope, p, new_grads[i]);
+        if (kind == OPT_CLIP_VALUE) {
+            ir_op_set_float(op, "min", (float)min);
+            ir_op_set_float(op, "max", (float)max);
+        } else {
+            ir_op_set_float(op, "max_norm", (float)max);
+        }
+        opt_ops_push(&ops, op);
+    }
+    if (kind == OPT_CLIP_GLOBAL_NORM)
+        rc = clip_global_norm(ctx, names, &ops, scope, max, new_grads);
+    if (rc == PDT_OK) {
+        opt_ops_splice(&ops, b, b->n_ops, false);
+        for (size_t i = 0; i < n; i++)
+            ctx->bw_grads.items[i] = new_grads[i];
+    }
+    opt_ops_free(&ops);
+    free(new_grads);
+    opt_namer_free(names);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* regularization.c - the `regularization` pass: Paddle 1.8's
+ * append_regularization_ops with the optimizer's regularization=L1Decay or
+ * L2Decay.  Under name scope "/regularization/", role Optimize and
+ * op_role_var [param, grad], each parameter gets
+ *   L2: scale(X=param, scale=coeff) -> _generated_var_N
+ *   L1: sign(X=param) -> _generated_var_N; scale(in place, scale=coeff)
+ * and then sum(X=[grad, decay]) -> grad (in place).  A SELECTED_ROWS
+ * gradient is summed into a new dense var grad@NEWGRAD@ instead, which then
+ * replaces the gradient for the later passes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "optimizer_util.h"
+
+int opt_parse_regularization(const char *cmd, const char *text, opt_reg_kind *kind, double *coeff)
+{
+    const char *colon = text ? strchr(text, ':') : NULL;
+    size_t klen = colon ? (size_t)(colon - text) : (text ? strlen(text) : 0);
+    if (klen == 2 && strncmp(text, "l1", 2) == 0) {
+        *kind = OPT_REG_L1;
+    } else if (klen == 2 && strncmp(text, "l2", 2) == 0) {
+        *kind = OPT_REG_L2;
+    } else {
+        pdt_usage_error(cmd, "option '--regularization' needs l1:COEFF or l2:COEFF, not '%s'",
+                        text ? text : "");
+        return PDT_EUSAGE;
+    }
+    /* "l2:0.001" or the keyword form "l2:regularization_coeff=0.001". */
+    char buf[256];
+    const char *spec = text;
+    if (colon && !strchr(colon, '=')) {
+        snprintf(buf, sizeof buf, "%.2s:regularization_coeff=%s", text, colon + 1);
+        spec = buf;
+    }
+    opt_spec s;
+    int rc = opt_spec_parse(cmd, "--regularization", spec, &s);
+    if (rc == PDT_OK)
+        rc = opt_spec_double(&s, "regularization_coeff", "coeff", 0.0, coeff);
+    if (rc == PDT_OK)
+        rc = opt_spec_finish(&s);
+    opt_spec_free(&s);
+    return rc;
+}
+
+int pass_regularization(pdt_ctx *ctx)
+{
+    if (!ctx->regularization)
+        return PDT_OK;
+    opt_reg_kind kind;
+    double coeff;
+    int rc = opt_parse_regularization(NULL, ctx->regularization, &kind, &coeff);
+    if (rc == PDT_OK)
+        rc = opt_refuse_optimized(ctx, "regularization");
+    if (rc == PDT_OK)
+        rc = opt_prepare_pairs(ctx);
+    if (rc != PDT_OK)
+        return rc;
+
+    ir_block *b = ir_program_block(ctx->main, 0);
+    opt_namer *names = opt_namer_new(ctx->main, ctx->startup);
+    const char *scope = opt_namer_scope(names, "regularization");
+    opt_ops ops = {0};
+    for (size_t i = 0; i < ctx->bw_params.n; i++) {
+        const char *p = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+        const ir_var *param = ir_block_find_var(b, p);
+        const ir_var *grad = ir_block_find_var(b, g);
+        /* block.create_var(dtype, shape, lod_level): neither flag written. */
+        const char *decay = opt_namer_gen(names, "_generated_var");
+        ir_var *dv = opt_var_like(b, decay, param, false, false);
+        dv->has_lod_level = param->has_lod_level;
+        dv->lod_level = param->lod_level;
+        if (kind == OPT_REG_L1) {
+            ir_op *sign = opt_op_new(ctx->main, "sign", IR_ROLE_OPTIMIZE, scope, p, g, NULL);
+            ir_op_set_input1(sign, "X", p);
+            ir_op_set_output1(sign, "Out", decay);
+            opt_ops_push(&ops, sign);
+            opt_ops_push(&ops, opt_scale_op(ctx->main, decay, decay, coeff, IR_ROLE_OPTIMIZE,
+                                            scope, p, g));
+        } else {
+            opt_ops_push(&ops,
+                         opt_scale_op(ctx->main, p, decay, coeff, IR_ROLE_OPTIMIZE, scope, p, g));
+        }
+        const char *new_grad = g;
+        if (grad->type == IR_SELECTED_ROWS) {
+            new_grad = ir_internf("%s@NEWGRAD@", g);
+            ir_var *nv = opt_var_like(b, new_grad, param, false, false);
+            nv->has_lod_level = param->has_lod_level;
+            nv->lod_level = param->lod_level;
+        }
+        ir_op *sum = opt_op_new(ctx->main, "sum", IR_ROLE_OPTIMIZE, scope, p, g, NULL);
+        const char *xs[2] = {g, decay};
+        ir_op_set_input(sum, "X", xs, 2);
+        ir_op_set_output1(sum, "Out", new_grad);
+        ir_op_set_bool(sum, "use_mkldnn", false);
+        opt_ops_push(&ops, sum);
+        ctx->bw_grads.items[i] = new_grad;
+    }
+    opt_ops_splice(&ops, b, b->n_ops, false);
+    opt_ops_free(&ops);
+    opt_namer_free(names);
+    return PDT_OK;
+}
