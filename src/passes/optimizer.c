@@ -118,7 +118,7 @@ static int parse_cfg(const char *cmd, const char *text, opt_cfg *cfg)
     for (size_t k = 0; k < MAX_KEYS && cfg->def->keys[k].key && rc == PDT_OK; k++) {
         const key_def *kd = &cfg->def->keys[k];
         if (kd->kind == K_BOOL) {
-            bool b;
+            bool b = false;
             rc = opt_spec_bool(&s, kd->key, kd->dflt != 0, &b);
             cfg->v[k] = b;
         } else {
