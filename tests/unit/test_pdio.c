@@ -213,6 +213,77 @@ START_TEST(batch_writes_all)
 }
 END_TEST
 
+/* Fields the schema does not know survive a round trip at every level the
+ * IR carries them: program, block, var, var type, op, slot, attr. */
+static const char *UNKNOWNS =
+    "blocks {\n"
+    "  idx: 0\n"
+    "  parent_idx: -1\n"
+    "  vars {\n"
+    "    name: \"x\"\n"
+    "    type {\n"
+    "      type: READER\n"
+    "      reader {\n"
+    "        lod_tensor {\n"
+    "          tensor {\n"
+    "            data_type: FP32\n"
+    "            dims: 3\n"
+    "          }\n"
+    "        }\n"
+    "      }\n"
+    "      tuple {\n"
+    "        element_type: INT64\n"
+    "      }\n"
+    "      99: 5\n"
+    "    }\n"
+    "    98: \"v\"\n"
+    "  }\n"
+    "  ops {\n"
+    "    inputs {\n"
+    "      parameter: \"X\"\n"
+    "      arguments: \"x\"\n"
+    "      9: 1\n"
+    "    }\n"
+    "    type: \"noop\"\n"
+    "    attrs {\n"
+    "      name: \"a\"\n"
+    "      type: INT\n"
+    "      i: 1\n"
+    "      77: 0x00000001\n"
+    "    }\n"
+    "    66 {\n"
+    "      1: 2\n"
+    "    }\n"
+    "  }\n"
+    "  55: 7\n"
+    "}\n"
+    "version {\n"
+    "  version: 0\n"
+    "}\n"
+    "3 {\n"
+    "  1: \"old\"\n"
+    "}\n";
+
+START_TEST(unknown_fields_survive)
+{
+    ir_program *p = parse_text(UNKNOWNS);
+    ck_assert_ptr_nonnull(p);
+    char *out = serialize_text(p);
+    ck_assert_str_eq(out, UNKNOWNS);
+    free(out);
+    /* ... also when the op is rewritten and the program cloned */
+    ir_program *q = ir_program_clone(p);
+    ir_op_set_int(q->blocks[0]->ops[0], "b", 2);
+    out = serialize_text(q);
+    ck_assert_ptr_nonnull(strstr(out, "      77: 0x00000001\n"));
+    ck_assert_ptr_nonnull(strstr(out, "    66 {\n"));
+    ck_assert_ptr_nonnull(strstr(out, "      99: 5\n"));
+    free(out);
+    ir_program_free(p);
+    ir_program_free(q);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pdio");
@@ -227,6 +298,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, missing_file_fails);
     tcase_add_test(tc, failed_write_leaves_nothing);
     tcase_add_test(tc, batch_writes_all);
+    tcase_add_test(tc, unknown_fields_survive);
     suite_add_tcase(s, tc);
     return s;
 }
