@@ -95,6 +95,7 @@ static const opt_def OPTS[] = {
 typedef struct {
     const opt_def *def;
     double v[MAX_KEYS];     /* key values; bools as 0/1 */
+    const char *name;       /* the class's name=: accumulators <p>_<name>_<acc> */
 } opt_cfg;
 
 static int parse_cfg(const char *cmd, const char *text, opt_cfg *cfg)
@@ -125,6 +126,8 @@ static int parse_cfg(const char *cmd, const char *text, opt_cfg *cfg)
             rc = opt_spec_double(&s, kd->key, k == 0 ? "lr" : NULL, kd->dflt, &cfg->v[k]);
         }
     }
+    if (rc == PDT_OK)
+        rc = opt_spec_string(&s, "name", &cfg->name);
     if (rc == PDT_OK)
         rc = opt_spec_finish(&s);
     opt_spec_free(&s);
@@ -195,15 +198,19 @@ int pass_optimizer(pdt_ctx *ctx)
         const ir_var *param = ir_block_find_var(b, ctx->bw_params.items[i]);
         for (size_t a = 0; a < na; a++) {
             const acc_def *ad = &d->accs[a];
-            const char *key = ir_internf("%s_%s", param->name, ad->name);
+            const char *key = cfg.name ? ir_internf("%s_%s_%s", param->name, cfg.name, ad->name)
+                                       : ir_internf("%s_%s", param->name, ad->name);
             const char *name = opt_namer_gen(names, key);
             const int64_t one = 1;
             double fill = ad->fill_key >= 0 ? cfg.v[ad->fill_key] : 0.0;
             ir_var *v = opt_global_var(ctx, &inits, name, param->dtype,
                                        ad->scalar ? &one : param->dims,
                                        ad->scalar ? 1 : param->n_dims, fill, false, ad->device);
-            if (!ad->scalar)
+            if (!ad->scalar) {
+                /* _add_accumulator: type=param.type, in both programs. */
                 v->type = param->type;
+                ir_block_find_var(ir_program_block(ctx->startup, 0), name)->type = param->type;
+            }
             acc[i * na + a] = name;
         }
     }

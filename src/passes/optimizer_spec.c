@@ -219,6 +219,15 @@ int opt_spec_long(opt_spec *s, const char *key, long dflt, long *out)
     return PDT_OK;
 }
 
+int opt_spec_string(opt_spec *s, const char *key, const char **out)
+{
+    long i = spec_find(s, key, NULL);
+    if (i == -2)
+        return PDT_EUSAGE;
+    *out = i < 0 ? NULL : ir_intern(s->vals[i]);
+    return PDT_OK;
+}
+
 int opt_spec_doubles(opt_spec *s, const char *key, double **out, size_t *n)
 {
     *out = NULL;

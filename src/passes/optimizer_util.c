@@ -112,6 +112,17 @@ static int cmp_pair(const void *a, const void *b)
     return strcmp(x[0], y[0]);
 }
 
+/* --params limits the parameters, as parameter_list does. */
+static bool wanted(const pdt_ctx *ctx, const char *param)
+{
+    if (ctx->params.n == 0)
+        return true;
+    for (size_t i = 0; i < ctx->params.n; i++)
+        if (ctx->params.items[i] == param)
+            return true;
+    return false;
+}
+
 /* Backward ops carry op_role_var = [param, grad, ...] on the last op that
  * writes each parameter gradient (append_backward). */
 static void pairs_from_role_vars(pdt_ctx *ctx)
@@ -136,6 +147,8 @@ static void pairs_from_role_vars(pdt_ctx *ctx)
                 grads[GPOINTER_TO_SIZE(at)] = g;
                 continue;
             }
+            if (!wanted(ctx, p))
+                continue;
             if (n == cap) {
                 cap *= 2;
                 params = xrealloc(params, cap * sizeof *params);

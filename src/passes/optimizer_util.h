@@ -36,6 +36,8 @@ void opt_spec_free(opt_spec *s);
 int opt_spec_double(opt_spec *s, const char *key, const char *alias, double dflt, double *out);
 int opt_spec_bool(opt_spec *s, const char *key, bool dflt, bool *out);
 int opt_spec_long(opt_spec *s, const char *key, long dflt, long *out);
+/* A string value (NULL when absent). */
+int opt_spec_string(opt_spec *s, const char *key, const char **out);
 /* A required list of numbers; *out is malloc'd. */
 int opt_spec_doubles(opt_spec *s, const char *key, double **out, size_t *n);
 int opt_spec_finish(opt_spec *s);
