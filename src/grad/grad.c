@@ -1,0 +1,298 @@
+/* grad.c - the maker helpers (Paddle's GradOpDescMakerBase) and the
+ * interpreter of table rows.
+ *
+ * A row's `ins` / `outs` are space-separated tokens:
+ *   S       input slot S = forward input S
+ *   O:S     input slot S = forward output S
+ *   OG:S    input slot S@GRAD = OutputGrad(S)
+ *   IG:S    output slot S@GRAD = InputGrad(S) (drop mode: a no-grad input
+ *           leaves an empty list)
+ *   IG*:S   the same in keep mode (positional, "@EMPTY@" placeholders)
+ * A leading '?' makes a token conditional on the forward op having that
+ * slot (HasInput for S and IG, HasOutput for O and OG), as Paddle's makers
+ * guard dispensable slots. */
+#include "grad.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const ir_slot empty_slot = {0};
+
+const char *grad_name(const char *fwd)
+{
+    return ir_internf("%s" GRAD_SUFFIX, fwd);
+}
+
+bool grad_is_grad_name(const char *name)
+{
+    return strstr(name, GRAD_SUFFIX) != NULL;
+}
+
+/* x@GRAD -> x; x@GRAD@GRAD -> x; y@GRAD@RENAME@1 -> y;
+ * z@GRAD_slice_0@GRAD -> z@GRAD_slice_0; grad/grad/z@GRAD@RENAME@block0@1@GRAD -> z.
+ * The first match of "@GRAD" followed by '@' (regex `@GRAD+@`, where the '+'
+ * repeats the final 'D'), else a trailing "@GRAD". */
+const char *grad_strip_suffix(const char *name)
+{
+    size_t len = strlen(name);
+    size_t cut = len;
+    bool found = false;
+    for (const char *p = strstr(name, "@GRA"); p; p = strstr(p + 1, "@GRA")) {
+        const char *q = p + 4;
+        if (*q != 'D')
+            continue;
+        while (*q == 'D')
+            q++;
+        if (*q == '@') {
+            cut = (size_t)(p - name);
+            found = true;
+            break;
+        }
+    }
+    if (!found && len >= 5 && strcmp(name + len - 5, GRAD_SUFFIX) == 0)
+        cut = len - 5;
+    /* rfind("grad/") over the whole name, then slice the cut name. */
+    const char *last = NULL;
+    for (const char *p = strstr(name, "grad/"); p; p = strstr(p + 1, "grad/"))
+        last = p;
+    size_t start = last ? (size_t)(last - name) + 5 : 0;
+    if (start > cut)
+        return ir_intern("");
+    return ir_intern_n(name + start, cut - start);
+}
+
+ir_op *grad_new_op(grad_ctx *c, const char *type)
+{
+    ir_op *op = ir_op_new(c->prog, type);
+    g_ptr_array_add(c->out, op);
+    return op;
+}
+
+const ir_slot *grad_fwd_in(grad_ctx *c, const char *slot)
+{
+    const ir_slot *s = ir_op_input(c->fwd, slot);
+    return s ? s : &empty_slot;
+}
+
+const ir_slot *grad_fwd_out(grad_ctx *c, const char *slot)
+{
+    const ir_slot *s = ir_op_output(c->fwd, slot);
+    return s ? s : &empty_slot;
+}
+
+bool grad_has_in(grad_ctx *c, const char *slot)
+{
+    return ir_op_input(c->fwd, slot) != NULL;
+}
+
+bool grad_has_out(grad_ctx *c, const char *slot)
+{
+    return ir_op_output(c->fwd, slot) != NULL;
+}
+
+void grad_set_in(grad_ctx *c, ir_op *op, const char *dst, const char *src)
+{
+    const ir_slot *s = grad_fwd_in(c, src);
+    ir_op_set_input(op, dst, s->args, s->n_args);
+}
+
+void grad_set_out_as_in(grad_ctx *c, ir_op *op, const char *dst, const char *src)
+{
+    const ir_slot *s = grad_fwd_out(c, src);
+    ir_op_set_input(op, dst, s->args, s->n_args);
+}
+
+void grad_set_og(grad_ctx *c, ir_op *op, bool as_output, const char *dst, const char *src)
+{
+    const ir_slot *s = grad_fwd_out(c, src);
+    const char **names = g_newa(const char *, s->n_args + 1);
+    for (size_t i = 0; i < s->n_args; i++) {
+        names[i] = grad_name(s->args[i]);
+        g_hash_table_insert(c->grad_to_var, (void *)names[i], (void *)s->args[i]);
+    }
+    if (as_output)
+        ir_op_set_output(op, dst, names, s->n_args);
+    else
+        ir_op_set_input(op, dst, names, s->n_args);
+}
+
+bool grad_set_ig(grad_ctx *c, ir_op *op, bool as_input, const char *dst, const char *src,
+                 bool drop)
+{
+    const ir_slot *s = grad_fwd_in(c, src);
+    if (drop && s->n_args > 1) {
+        snprintf(c->err, sizeof c->err,
+                 "input '%s' holds %zu vars but the gradient maker of '%s' allows at most one",
+                 src, s->n_args, c->fwd->type);
+        return false;
+    }
+    const char **names = g_newa(const char *, s->n_args + 1);
+    size_t n = 0;
+    const char *empty = ir_intern(EMPTY_VAR);
+    for (size_t i = 0; i < s->n_args; i++) {
+        const char *g = grad_name(s->args[i]);
+        if (c->no_grad && g_hash_table_contains(c->no_grad, g)) {
+            if (!drop)
+                names[n++] = empty;
+            continue;
+        }
+        g_hash_table_insert(c->grad_to_var, (void *)g, (void *)s->args[i]);
+        names[n++] = g;
+    }
+    if (as_input)
+        ir_op_set_input(op, dst, names, n);
+    else
+        ir_op_set_output(op, dst, names, n);
+    return true;
+}
+
+/* ---- table rows ------------------------------------------------------- */
+
+static bool apply_token(grad_ctx *c, ir_op *op, const char *tok, size_t len, bool outs)
+{
+    char buf[96];
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    memcpy(buf, tok, len);
+    buf[len] = '\0';
+    char *t = buf;
+    bool cond = false;
+    if (*t == '?') {
+        cond = true;
+        t++;
+    }
+    char *colon = strchr(t, ':');
+    const char *kind = colon ? t : "";
+    const char *slot = colon ? colon + 1 : t;
+    if (colon)
+        *colon = '\0';
+    const char *gslot = ir_internf("%s" GRAD_SUFFIX, slot);
+    if (!outs) {
+        if (!*kind) {
+            if (!cond || grad_has_in(c, slot))
+                grad_set_in(c, op, slot, slot);
+        } else if (strcmp(kind, "O") == 0) {
+            if (!cond || grad_has_out(c, slot))
+                grad_set_out_as_in(c, op, slot, slot);
+        } else if (strcmp(kind, "OG") == 0) {
+            if (!cond || grad_has_out(c, slot))
+                grad_set_og(c, op, false, gslot, slot);
+        }
+        return true;
+    }
+    bool keep = strcmp(kind, "IG*") == 0;
+    if (cond && !grad_has_in(c, slot))
+        return true;
+    return grad_set_ig(c, op, false, gslot, slot, !keep);
+}
+
+static bool apply_spec(grad_ctx *c, ir_op *op, const char *spec, bool outs)
+{
+    if (!spec)
+        return true;
+    const char *p = spec;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ' ')
+            e++;
+        if (e > p && !apply_token(c, op, p, (size_t)(e - p), outs))
+            return false;
+        p = e;
+    }
+    return true;
+}
+
+/* Slot names of the forward op, sorted (Paddle's InputNames() iterates a
+ * std::map). */
+static void sorted_slots(const ir_slot *slots, size_t n, const char **out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = slots[i].name;
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && strcmp(out[k - 1], out[k]) > 0; k--) {
+            const char *t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+}
+
+static bool make_default(grad_ctx *c)
+{
+    ir_op *op = grad_new_op(c, ir_internf("%s_grad", c->fwd->type));
+    const char **names = g_newa(const char *, c->fwd->n_inputs + c->fwd->n_outputs + 1);
+    sorted_slots(c->fwd->inputs, c->fwd->n_inputs, names);
+    for (size_t i = 0; i < c->fwd->n_inputs; i++) {
+        grad_set_in(c, op, names[i], names[i]);
+        if (!grad_set_ig(c, op, false, ir_internf("%s" GRAD_SUFFIX, names[i]), names[i], true))
+            return false;
+    }
+    sorted_slots(c->fwd->outputs, c->fwd->n_outputs, names);
+    for (size_t i = 0; i < c->fwd->n_outputs; i++) {
+        grad_set_out_as_in(c, op, names[i], names[i]);
+        grad_set_og(c, op, false, ir_internf("%s" GRAD_SUFFIX, names[i]), names[i]);
+    }
+    ir_op_copy_attrs(op, c->fwd);
+    return true;
+}
+
+bool grad_make(const grad_maker *m, grad_ctx *c)
+{
+    c->err[0] = '\0';
+    switch (m->kind) {
+    case GM_NONE:
+        return true;
+    case GM_DEFAULT:
+        return make_default(c);
+    case GM_FN:
+        return m->fn(c);
+    case GM_SPEC:
+        break;
+    }
+    const char *type = m->grad_type ? m->grad_type : ir_internf("%s_grad", m->type);
+    ir_op *op = grad_new_op(c, type);
+    if (!apply_spec(c, op, m->ins, false))
+        return false;
+    if ((m->flags & GF_MKLDNN_X) && !ir_op_input(op, "X") &&
+        ir_op_get_bool(c->fwd, "use_mkldnn", false))
+        grad_set_in(c, op, "X", "X");
+    if (!apply_spec(c, op, m->outs, true))
+        return false;
+    if (!(m->flags & GF_NO_ATTRS))
+        ir_op_copy_attrs(op, c->fwd);
+    return true;
+}
+
+/* ---- var types -------------------------------------------------------- */
+
+int grad_var_type(const ir_block *b, const ir_op *op, const char *grad)
+{
+    const char *t = op->type;
+    if (t == ir_intern("lookup_table_grad") || t == ir_intern("lookup_table_v2_grad"))
+        return ir_op_get_bool(op, "is_sparse", false) ? IR_SELECTED_ROWS : IR_LOD_TENSOR;
+    if (t == ir_intern("sum")) {
+        /* SumOpVarTypeInference: SELECTED_ROWS only when every input is. */
+        const ir_slot *x = ir_op_input(op, "X");
+        bool all_sr = x && x->n_args > 0;
+        for (size_t i = 0; x && i < x->n_args; i++) {
+            const ir_var *v = ir_block_find_var_recursive(b, x->args[i]);
+            if (!v || v->type != IR_SELECTED_ROWS)
+                all_sr = false;
+        }
+        bool any_array = false;
+        for (size_t i = 0; x && i < x->n_args; i++) {
+            const ir_var *v = ir_block_find_var_recursive(b, x->args[i]);
+            if (v && v->type == IR_LOD_TENSOR_ARRAY)
+                any_array = true;
+        }
+        if (any_array)
+            return IR_LOD_TENSOR_ARRAY;
+        return all_sr ? IR_SELECTED_ROWS : IR_LOD_TENSOR;
+    }
+    if (t == ir_intern("slice_grad")) {
+        const ir_var *v = ir_block_find_var_recursive(b, grad_strip_suffix(grad));
+        return v ? v->type : -1;
+    }
+    return -1;
+}

@@ -1,0 +1,216 @@
+/* append_backward.c - the append_backward pass: Paddle's
+ * paddle.static.append_backward(loss, parameter_list, no_grad_set,
+ * checkpoints) on block 0 of ctx->main.
+ *
+ * Reads ctx->loss, ctx->params, ctx->no_grad, ctx->checkpoints; fills
+ * ctx->bw_params / ctx->bw_grads with the (param, grad) pairs in Paddle's
+ * order.  The steps and their order follow the seed's append_backward(). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "../grad/grad.h"
+#include "../ir/util.h"
+#include "backward_internal.h"
+#include "backward_recompute.h"
+#include "pass.h"
+
+/* _find_loss_op_: the last op whose output list is exactly [loss]. */
+static ir_op *find_loss_op(ir_block *b, const char *loss)
+{
+    for (size_t i = b->n_ops; i-- > 0;) {
+        ir_op *op = b->ops[i];
+        size_t n = 0;
+        const char *only = NULL;
+        for (size_t s = 0; s < op->n_outputs; s++) {
+            n += op->outputs[s].n_args;
+            if (op->outputs[s].n_args)
+                only = op->outputs[s].args[0];
+        }
+        if (n == 1 && only == loss)
+            return op;
+    }
+    return NULL;
+}
+
+/* _create_loss_op_desc_. */
+static ir_op *loss_grad_op(ir_program *p, const ir_var *loss, const ir_op *loss_op)
+{
+    ir_op *op = ir_op_new(p, "fill_constant");
+    ir_op_set_output1(op, "Out", grad_name(loss->name));
+    bool keep_shape = loss->n_dims == 0;
+    for (size_t i = 0; i < loss->n_dims; i++)
+        keep_shape |= loss->dims[i] == 0;
+    int64_t one = 1;
+    if (keep_shape)
+        ir_op_set_longs(op, "shape", loss->dims, loss->n_dims);
+    else
+        ir_op_set_longs(op, "shape", &one, 1);
+    ir_op_set_float(op, "value", 1.0f);
+    ir_op_set_int(op, "dtype", loss->dtype);
+    ir_op_set_bool(op, "force_cpu", false);
+    ir_op_set_role(op, IR_ROLE_BACKWARD | IR_ROLE_LOSS);
+    const char *dev = ir_op_get_string(loss_op, "op_device");
+    ir_op_set_string(op, "op_device", dev ? dev : "");
+    return op;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* parameter_list, or every trainable parameter of block 0 (a loaded
+ * program lists its vars by name). */
+static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
+{
+    pdt_list l = {0, NULL};
+    if (ctx->params.n) {
+        l.items = xcalloc(ctx->params.n, sizeof *l.items);
+        for (size_t i = 0; i < ctx->params.n; i++) {
+            if (!ir_block_find_var(b, ctx->params.items[i]))
+                pdt_warning("%s: parameter '%s' is not a var of block 0", ctx->main_path,
+                            ctx->params.items[i]);
+            l.items[l.n++] = ctx->params.items[i];
+        }
+        return l;
+    }
+    l.items = xcalloc(b->n_vars + 1, sizeof *l.items);
+    for (size_t i = 0; i < b->n_vars; i++) {
+        const ir_var *v = b->vars[i];
+        if (!v->removed && v->is_parameter && !v->stop_gradient)
+            l.items[l.n++] = v->name;
+    }
+    qsort(l.items, l.n, sizeof *l.items, cmp_name);
+    return l;
+}
+
+/* The last op writing each parameter grad gets op_role_var = [p, g] +
+ * its previous value. */
+static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
+{
+    ir_defuse *du = ir_defuse_build(b);
+    for (size_t i = 0; i < params->n; i++) {
+        size_t n;
+        const size_t *w = ir_defuse_writers(du, grads->items[i], &n);
+        if (!n)
+            continue;
+        ir_op *op = b->ops[w[n - 1]];
+        const ir_attr *old = ir_op_attr(op, "op_role_var");
+        size_t n_old = old && old->type == IR_ATTR_STRINGS ? old->n_strings : 0;
+        const char **val = xcalloc(n_old + 2, sizeof *val);
+        val[0] = params->items[i];
+        val[1] = grads->items[i];
+        for (size_t k = 0; k < n_old; k++)
+            val[2 + k] = ir_intern_n((const char *)old->strings[k].data, old->strings[k].len);
+        ir_op_set_strings(op, "op_role_var", val, n_old + 2);
+        free(val);
+    }
+    ir_defuse_free(du);
+}
+
+static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **lv,
+                        ir_op **lop)
+{
+    *lv = ir_block_find_var(b0, loss);
+    if (!*lv) {
+        for (size_t i = 1; i < ctx->main->n_blocks; i++)
+            if (ir_block_find_var(ctx->main->blocks[i], loss)) {
+                pdt_error("%s: loss var '%s' is declared in block %zu; append_backward "
+                          "needs the loss in block 0",
+                          ctx->main_path, loss, i);
+                return false;
+            }
+        pdt_error("%s: loss var '%s' not found in block 0", ctx->main_path, loss);
+        return false;
+    }
+    *lop = find_loss_op(b0, loss);
+    if (!*lop) {
+        pdt_error("%s: no op of block 0 has the loss var '%s' as its only output",
+                  ctx->main_path, loss);
+        return false;
+    }
+    return true;
+}
+
+int pass_append_backward(pdt_ctx *ctx)
+{
+    if (!ctx->loss) {
+        pdt_error("append_backward: no loss var given (--loss)");
+        return PDT_EBADINPUT;
+    }
+    ir_program *p = ctx->main;
+    ir_block *b0 = ir_program_block(p, 0);
+    const char *loss = ir_intern(ctx->loss);
+    ir_var *lv;
+    ir_op *lop;
+    if (!b0 || !locate_loss(ctx, b0, loss, &lv, &lop))
+        return PDT_EBADINPUT;
+    ir_op_set_role(lop, IR_ROLE_FORWARD | IR_ROLE_LOSS);
+
+    bw_run r;
+    bw_init(&r, p, ctx->main_path);
+    bw_stop_gradients(&r);
+    for (size_t i = 0; i < ctx->no_grad.n; i++)
+        g_hash_table_add(r.no_grad[0], (void *)grad_name(ctx->no_grad.items[i]));
+    r.targets = &loss;
+    r.n_targets = 1;
+
+    size_t fwd_op_num = b0->n_ops;
+    GHashTable *targets = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_hash_table_add(targets, (void *)loss);
+    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTableIter it;
+    void *key;
+    g_hash_table_iter_init(&it, r.no_grad[0]);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(block_no_grad, (void *)grad_strip_suffix(key));
+
+    int rc = PDT_EBADINPUT;
+    GPtrArray *path = bw_find_op_path(&r, b0, targets, NULL, 0, block_no_grad, false);
+    if (!path)
+        goto out;
+    ir_op *fill = loss_grad_op(p, lv, lop);
+    ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
+    GHashTable *extra = g_hash_table_new(g_direct_hash, g_direct_equal);
+    bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
+    g_hash_table_iter_init(&it, extra);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(block_no_grad, key);
+    g_hash_table_destroy(extra);
+    g_hash_table_iter_init(&it, block_no_grad);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(r.no_grad[0], (void *)grad_name(key));
+
+    bool ok;
+    if (ctx->checkpoints.n)
+        ok = bw_append_backward_ops_with_checkpoints(&r, b0, path, b0, &ctx->checkpoints);
+    else
+        ok = bw_append_backward_ops(&r, b0, path, b0);
+    g_ptr_array_free(path, TRUE);
+    if (!ok)
+        goto out;
+    bw_rename_grad(&r, b0, fwd_op_num, NULL, NULL);
+    bw_append_backward_vars(&r, b0, fwd_op_num);
+
+    pdt_list params = param_names(ctx, b0);
+    pdt_list_free(&ctx->bw_params);
+    pdt_list_free(&ctx->bw_grads);
+    ctx->bw_params.items = xcalloc(params.n + 1, sizeof(char *));
+    ctx->bw_grads.items = xcalloc(params.n + 1, sizeof(char *));
+    for (size_t i = 0; i < params.n; i++) {
+        const char *g = g_hash_table_lookup(r.grad_info, params.items[i]);
+        if (!g || !ir_block_find_var(b0, g))
+            continue;
+        ctx->bw_params.items[ctx->bw_params.n++] = params.items[i];
+        ctx->bw_grads.items[ctx->bw_grads.n++] = g;
+    }
+    pdt_list_free(&params);
+    tag_role_var(b0, &ctx->bw_params, &ctx->bw_grads);
+    rc = PDT_OK;
+out:
+    g_hash_table_destroy(targets);
+    g_hash_table_destroy(block_no_grad);
+    bw_free(&r);
+    return rc;
+}

@@ -1,0 +1,458 @@
+/* backward_accum.c - the post-processing of the raw grad op list:
+ * _addup_repetitive_outputs_ (rename repeated writes and sum them),
+ * _remove_no_grad_branch_ (drop dead grad ops, zero-fill where needed) and
+ * _find_not_need_ops (drop grad sub-graphs unconnected to the rest).
+ *
+ * The seed renames by scanning op ranges; here each grad name keeps the list
+ * of op positions that mention it, so a rename touches only those ops and
+ * the whole pass stays linear in the size of the op list. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../grad/grad.h"
+#include "../ir/util.h"
+#include "backward_internal.h"
+
+typedef struct {
+    ir_program *prog;
+    int block_idx;
+    GPtrArray *ops;
+    GHashTable *renamed;        /* name -> GPtrArray (renamed_vars) */
+    GPtrArray *order;           /* renamed_vars key order */
+    GHashTable *start;          /* name -> first writer idx + 1 */
+    GHashTable *count;          /* name -> var_rename_count */
+    GHashTable *device;         /* name -> device of the latest writer */
+    GHashTable *occ;            /* name -> GArray of op positions */
+    GHashTable *pend_occ;       /* name -> GPtrArray of pending sum ops */
+    GArray *pend_idx;           /* pending sums: insertion positions ... */
+    GPtrArray *pend_ops;        /* ... and the ops, in creation order */
+} addup;
+
+static void free_ptr_array(void *p)
+{
+    g_ptr_array_free(p, TRUE);
+}
+
+static void free_array(void *p)
+{
+    g_array_free(p, TRUE);
+}
+
+static GPtrArray *renamed_list(addup *a, const char *name)
+{
+    GPtrArray *l = g_hash_table_lookup(a->renamed, name);
+    if (!l) {
+        l = g_ptr_array_new();
+        g_hash_table_insert(a->renamed, (void *)name, l);
+        g_ptr_array_add(a->order, (void *)name);
+    }
+    return l;
+}
+
+static void occ_add(addup *a, const char *name, size_t pos)
+{
+    GArray *l = g_hash_table_lookup(a->occ, name);
+    if (!l) {
+        l = g_array_new(FALSE, FALSE, sizeof(size_t));
+        g_hash_table_insert(a->occ, (void *)name, l);
+    }
+    if (l->len && g_array_index(l, size_t, l->len - 1) == pos)
+        return;
+    g_array_append_val(l, pos);
+}
+
+static void pend_occ_add(addup *a, const char *name, ir_op *op)
+{
+    GPtrArray *l = g_hash_table_lookup(a->pend_occ, name);
+    if (!l) {
+        l = g_ptr_array_new();
+        g_hash_table_insert(a->pend_occ, (void *)name, l);
+    }
+    g_ptr_array_add(l, op);
+}
+
+static void register_op(addup *a, size_t pos)
+{
+    const ir_op *op = a->ops->pdata[pos];
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t k = 0; k < op->inputs[s].n_args; k++)
+            if (grad_is_grad_name(op->inputs[s].args[k]))
+                occ_add(a, op->inputs[s].args[k], pos);
+    for (size_t s = 0; s < op->n_outputs; s++)
+        for (size_t k = 0; k < op->outputs[s].n_args; k++)
+            if (grad_is_grad_name(op->outputs[s].args[k]))
+                occ_add(a, op->outputs[s].args[k], pos);
+}
+
+/* _rename_arg_(op_descs, var, new, start, idx) and over the pending sums. */
+static void rename_range(addup *a, const char *var, const char *fresh, size_t start)
+{
+    GArray *l = g_hash_table_lookup(a->occ, var);
+    if (l) {
+        size_t keep = l->len;
+        while (keep > 0 && g_array_index(l, size_t, keep - 1) >= start)
+            keep--;
+        for (size_t i = keep; i < l->len; i++) {
+            size_t pos = g_array_index(l, size_t, i);
+            ir_op_rename_input(a->ops->pdata[pos], var, fresh);
+            ir_op_rename_output(a->ops->pdata[pos], var, fresh);
+            occ_add(a, fresh, pos);
+        }
+        g_array_set_size(l, (guint)keep);
+    }
+    GPtrArray *p = g_hash_table_lookup(a->pend_occ, var);
+    if (p) {
+        for (size_t i = 0; i < p->len; i++) {
+            ir_op_rename_input(p->pdata[i], var, fresh);
+            ir_op_rename_output(p->pdata[i], var, fresh);
+            pend_occ_add(a, fresh, p->pdata[i]);
+        }
+        g_ptr_array_set_size(p, 0);
+    }
+}
+
+/* _accumulate_gradients_by_sum_op_ (FLAGS_max_inplace_grad_add is 0, so
+ * the grad_add chain is never chosen). */
+static void accumulate(addup *a, const char *var, size_t pos)
+{
+    GPtrArray *l = g_hash_table_lookup(a->renamed, var);
+    ir_op *sum = bw_new_op(a->prog, "sum");
+    ir_op_set_input(sum, "X", (const char *const *)l->pdata, l->len);
+    ir_op_set_output1(sum, "Out", var);
+    const char *dev = g_hash_table_lookup(a->device, var);
+    ir_op_set_string(sum, "op_device", dev ? dev : "");
+    for (size_t i = 0; i < l->len; i++)
+        pend_occ_add(a, l->pdata[i], sum);
+    pend_occ_add(a, var, sum);
+    g_array_append_val(a->pend_idx, pos);
+    g_ptr_array_add(a->pend_ops, sum);
+    g_ptr_array_set_size(l, 0);
+    g_ptr_array_add(l, (void *)var);
+}
+
+static const char *op_device(const ir_op *op)
+{
+    const char *d = ir_op_get_string(op, "op_device");
+    return d ? d : ir_intern("");
+}
+
+static const char *next_name(addup *a, const char *var)
+{
+    size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(a->count, var));
+    g_hash_table_insert(a->count, (void *)var, GSIZE_TO_POINTER(n + 1));
+    return ir_internf("%s@RENAME@block%d@%zu", var, a->block_idx, n);
+}
+
+static void rename_in_slot(ir_op *op, ir_slot *s, const char *from, const char *to)
+{
+    const char **args = g_newa(const char *, s->n_args + 1);
+    bool changed = false;
+    for (size_t k = 0; k < s->n_args; k++) {
+        args[k] = s->args[k] == from ? to : s->args[k];
+        changed |= s->args[k] == from;
+    }
+    if (changed)
+        ir_op_set_output(op, s->name, args, s->n_args);
+}
+
+static void process_outputs(addup *a, size_t idx)
+{
+    ir_op *op = a->ops->pdata[idx];
+    const char *empty = ir_intern(EMPTY_VAR);
+    size_t n_slots = op->n_outputs;
+    size_t *sidx = g_newa(size_t, n_slots + 1);
+    bw_sorted_slots(op, true, sidx);
+    for (size_t pi = 0; pi < n_slots; pi++) {
+        const char *slot_name = op->outputs[sidx[pi]].name;
+        size_t n = op->outputs[sidx[pi]].n_args;
+        const char **orig = g_newa(const char *, n + 1);
+        const char **cur = g_newa(const char *, n + 1);
+        memcpy(orig, op->outputs[sidx[pi]].args, n * sizeof *orig);
+        memcpy(cur, orig, n * sizeof *cur);
+        for (size_t ai = 0; ai < n; ai++) {
+            const char *v = orig[ai];
+            if (!grad_is_grad_name(v) || v == empty || ir_op_reads(op, v))
+                continue;
+            GPtrArray *l = renamed_list(a, v);
+            if (l->len == 0) {
+                g_ptr_array_add(l, (void *)v);
+                g_hash_table_insert(a->start, (void *)v, GSIZE_TO_POINTER(idx + 1));
+                continue;
+            }
+            if (l->len == 1) {
+                const char *fresh = next_name(a, v);
+                l->pdata[0] = (void *)fresh;
+                size_t start = GPOINTER_TO_SIZE(g_hash_table_lookup(a->start, v)) - 1;
+                rename_range(a, v, fresh, start);
+                for (size_t pj = 0; pj < pi; pj++)
+                    rename_in_slot(op, &op->outputs[sidx[pj]], v, fresh);
+                for (size_t k = 0; k < ai; k++)
+                    if (cur[k] == v)
+                        cur[k] = fresh;
+            }
+            const char *fresh = next_name(a, v);
+            cur[ai] = fresh;
+            ir_op_set_output(op, slot_name, cur, n);
+            g_ptr_array_add(l, (void *)fresh);
+            g_hash_table_insert(a->device, (void *)v, (void *)op_device(op));
+        }
+    }
+}
+
+GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
+{
+    addup a = {0};
+    a.prog = r->prog;
+    a.block_idx = block_idx;
+    a.ops = ops;
+    a.renamed = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_ptr_array);
+    a.order = g_ptr_array_new();
+    a.start = g_hash_table_new(g_direct_hash, g_direct_equal);
+    a.count = g_hash_table_new(g_direct_hash, g_direct_equal);
+    a.device = g_hash_table_new(g_direct_hash, g_direct_equal);
+    a.occ = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_array);
+    a.pend_occ = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_ptr_array);
+    a.pend_idx = g_array_new(FALSE, FALSE, sizeof(size_t));
+    a.pend_ops = g_ptr_array_new();
+    GPtrArray *buf = g_ptr_array_new();
+    for (size_t idx = 0; idx < ops->len; idx++) {
+        bw_arg_names(ops->pdata[idx], false, buf);
+        for (size_t k = 0; k < buf->len; k++) {
+            const char *v = buf->pdata[k];
+            if (!grad_is_grad_name(v))
+                continue;
+            if (renamed_list(&a, v)->len > 1)
+                accumulate(&a, v, idx);
+        }
+        process_outputs(&a, idx);
+        register_op(&a, idx);
+    }
+    for (size_t i = 0; i < a.order->len; i++) {
+        const char *v = a.order->pdata[i];
+        if (((GPtrArray *)g_hash_table_lookup(a.renamed, v))->len > 1)
+            accumulate(&a, v, ops->len);
+    }
+    GPtrArray *res = g_ptr_array_sized_new(ops->len + a.pend_ops->len);
+    size_t p = 0;
+    for (size_t idx = 0; idx <= ops->len; idx++) {
+        while (p < a.pend_ops->len && g_array_index(a.pend_idx, size_t, p) == idx)
+            g_ptr_array_add(res, a.pend_ops->pdata[p++]);
+        if (idx < ops->len)
+            g_ptr_array_add(res, ops->pdata[idx]);
+    }
+    g_ptr_array_free(buf, TRUE);
+    g_hash_table_destroy(a.renamed);
+    g_ptr_array_free(a.order, TRUE);
+    g_hash_table_destroy(a.start);
+    g_hash_table_destroy(a.count);
+    g_hash_table_destroy(a.device);
+    g_hash_table_destroy(a.occ);
+    g_hash_table_destroy(a.pend_occ);
+    g_array_free(a.pend_idx, TRUE);
+    g_ptr_array_free(a.pend_ops, TRUE);
+    return res;
+}
+
+/* ---- _remove_no_grad_branch_ ------------------------------------------ */
+
+static bool all_in(GPtrArray *names, GHashTable *set)
+{
+    if (names->len == 0)
+        return false;
+    for (size_t i = 0; i < names->len; i++)
+        if (!g_hash_table_contains(set, names->pdata[i]))
+            return false;
+    return true;
+}
+
+GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_grad)
+{
+    GHashTable *targets = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < r->n_targets; i++)
+        g_hash_table_add(targets, (void *)grad_name(r->targets[i]));
+    GPtrArray *kept = g_ptr_array_new();
+    GPtrArray *outs = g_ptr_array_new(), *ins = g_ptr_array_new(), *gins = g_ptr_array_new();
+    for (size_t i = 0; i < ops->len; i++) {
+        ir_op *op = ops->pdata[i];
+        bw_arg_names(op, true, outs);
+        if (outs->len == 0 || all_in(outs, no_grad))
+            continue;
+        bw_arg_names(op, false, ins);
+        g_ptr_array_set_size(gins, 0);
+        for (size_t k = 0; k < ins->len; k++)
+            if (grad_is_grad_name(ins->pdata[k]))
+                g_ptr_array_add(gins, ins->pdata[k]);
+        if (all_in(gins, no_grad)) {
+            for (size_t k = 0; k < outs->len; k++)
+                if (!g_hash_table_contains(targets, outs->pdata[k]))
+                    g_hash_table_add(no_grad, outs->pdata[k]);
+            continue;
+        }
+        g_ptr_array_add(kept, op);
+    }
+    GPtrArray *res = g_ptr_array_sized_new(kept->len);
+    ir_program *prog = r->prog;
+    for (size_t i = 0; i < kept->len; i++) {
+        ir_op *op = kept->pdata[i];
+        bw_arg_names(op, false, ins);
+        for (size_t k = 0; k < ins->len; k++) {
+            const char *arg = ins->pdata[k];
+            if (!grad_is_grad_name(arg) || !g_hash_table_contains(no_grad, arg))
+                continue;
+            ir_op *fill = bw_new_op(prog, "fill_any_like");
+            ir_op_set_input1(fill, "X", grad_strip_suffix(arg));
+            ir_op_set_output1(fill, "Out", arg);
+            ir_op_set_float(fill, "value", 0.0f);
+            ir_op_set_int(fill, "dtype", -1);
+            g_ptr_array_add(res, fill);
+        }
+        g_ptr_array_add(res, op);
+    }
+    g_ptr_array_free(kept, TRUE);
+    g_ptr_array_free(outs, TRUE);
+    g_ptr_array_free(ins, TRUE);
+    g_ptr_array_free(gins, TRUE);
+    g_hash_table_destroy(targets);
+    return res;
+}
+
+/* ---- _find_not_need_ops ----------------------------------------------- */
+
+typedef struct {
+    GArray *pending;    /* op ids reading this version */
+    unsigned ready;     /* stamp of the head walk that made it ready */
+} vnode;
+
+typedef struct {
+    GArray *ins, *outs; /* vnode ids */
+    unsigned passed;    /* stamp of the head walk that accepted it */
+} onode;
+
+GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops)
+{
+    (void)r;
+    size_t n = grad_ops->len;
+    GHashTable *fwd_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < fwd_ops->len; i++) {
+        const ir_op *op = fwd_ops->pdata[i];
+        for (size_t s = 0; s < op->n_inputs; s++)
+            for (size_t k = 0; k < op->inputs[s].n_args; k++)
+                g_hash_table_add(fwd_vars, (void *)op->inputs[s].args[k]);
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t k = 0; k < op->outputs[s].n_args; k++)
+                g_hash_table_add(fwd_vars, (void *)op->outputs[s].args[k]);
+    }
+    GHashTable *bwd_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *latest = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GArray *vn = g_array_new(FALSE, TRUE, sizeof(vnode));
+    onode *on = xcalloc(n + 1, sizeof *on);
+    bool *head = xcalloc(n + 1, sizeof *head);
+    GPtrArray *buf = g_ptr_array_new();
+    GHashTable *uniq = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < n; i++) {
+        const ir_op *op = grad_ops->pdata[i];
+        bw_arg_names(op, false, buf);
+        g_hash_table_remove_all(uniq);
+        size_t n_new = 0;
+        for (size_t k = 0; k < buf->len; k++) {
+            if (!g_hash_table_add(uniq, buf->pdata[k]))
+                continue;
+            if (!g_hash_table_contains(fwd_vars, buf->pdata[k]) &&
+                !g_hash_table_contains(bwd_vars, buf->pdata[k]))
+                n_new++;
+        }
+        head[i] = n_new == g_hash_table_size(uniq);
+        on[i].ins = g_array_new(FALSE, FALSE, sizeof(size_t));
+        on[i].outs = g_array_new(FALSE, FALSE, sizeof(size_t));
+        for (size_t k = 0; k < buf->len; k++) {
+            size_t id = GPOINTER_TO_SIZE(g_hash_table_lookup(latest, buf->pdata[k]));
+            if (!id) {
+                vnode v = {g_array_new(FALSE, FALSE, sizeof(size_t)), 0};
+                g_array_append_val(vn, v);
+                id = vn->len;
+                g_hash_table_insert(latest, buf->pdata[k], GSIZE_TO_POINTER(id));
+            }
+            g_array_append_val(g_array_index(vn, vnode, id - 1).pending, i);
+            size_t vid = id - 1;
+            g_array_append_val(on[i].ins, vid);
+        }
+        bw_arg_names(op, true, buf);
+        for (size_t k = 0; k < buf->len; k++) {
+            g_hash_table_add(bwd_vars, buf->pdata[k]);
+            vnode v = {g_array_new(FALSE, FALSE, sizeof(size_t)), 0};
+            g_array_append_val(vn, v);
+            size_t vid = vn->len - 1;
+            g_hash_table_insert(latest, buf->pdata[k], GSIZE_TO_POINTER(vid + 1));
+            g_array_append_val(on[i].outs, vid);
+        }
+    }
+    bool *drop = xcalloc(n + 1, sizeof *drop);
+    size_t n_drop = 0;
+    GArray *queue = g_array_new(FALSE, FALSE, sizeof(size_t));
+    GArray *list = g_array_new(FALSE, FALSE, sizeof(size_t));
+    unsigned stamp = 0;
+    for (size_t h = 0; h < n; h++) {
+        if (!head[h])
+            continue;
+        stamp++;
+        g_array_set_size(queue, 0);
+        g_array_set_size(list, 0);
+        g_array_append_val(queue, h);
+        g_array_append_val(list, h);
+        for (size_t k = 0; k < on[h].ins->len; k++)
+            g_array_index(vn, vnode, g_array_index(on[h].ins, size_t, k)).ready = stamp;
+        bool remove = true;
+        for (size_t q = 0; q < queue->len; q++) {
+            size_t o = g_array_index(queue, size_t, q);
+            if (on[o].passed == stamp)
+                continue;
+            bool ready = on[o].ins->len > 0;
+            for (size_t k = 0; k < on[o].ins->len && ready; k++)
+                ready = g_array_index(vn, vnode, g_array_index(on[o].ins, size_t, k)).ready ==
+                        stamp;
+            if (!ready) {
+                remove = false;
+                break;
+            }
+            on[o].passed = stamp;
+            for (size_t k = 0; k < on[o].outs->len; k++) {
+                vnode *v = &g_array_index(vn, vnode, g_array_index(on[o].outs, size_t, k));
+                for (size_t j = 0; j < v->pending->len; j++) {
+                    g_array_append_val(queue, g_array_index(v->pending, size_t, j));
+                    g_array_append_val(list, g_array_index(v->pending, size_t, j));
+                }
+                v->ready = stamp;
+            }
+        }
+        if (remove)
+            for (size_t k = 0; k < list->len; k++) {
+                size_t o = g_array_index(list, size_t, k);
+                if (!drop[o]) {
+                    drop[o] = true;
+                    n_drop++;
+                }
+            }
+    }
+    GPtrArray *res = g_ptr_array_sized_new(n);
+    for (size_t i = 0; i < n; i++)
+        if (!drop[i] || n_drop == n)
+            g_ptr_array_add(res, grad_ops->pdata[i]);
+    for (size_t i = 0; i < vn->len; i++)
+        g_array_free(g_array_index(vn, vnode, i).pending, TRUE);
+    for (size_t i = 0; i < n; i++) {
+        g_array_free(on[i].ins, TRUE);
+        g_array_free(on[i].outs, TRUE);
+    }
+    g_array_free(vn, TRUE);
+    g_array_free(queue, TRUE);
+    g_array_free(list, TRUE);
+    g_ptr_array_free(buf, TRUE);
+    g_hash_table_destroy(uniq);
+    g_hash_table_destroy(fwd_vars);
+    g_hash_table_destroy(bwd_vars);
+    g_hash_table_destroy(latest);
+    free(on);
+    free(head);
+    free(drop);
+    return res;
+}

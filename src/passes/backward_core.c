@@ -1,0 +1,572 @@
+/* backward_core.c - op paths, no-grad sets, grad op emission, renaming and
+ * grad var creation; each function follows the seed function it is named
+ * after (../shared/seeds/backward.py.txt). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "../grad/grad.h"
+#include "../ir/util.h"
+#include "backward_internal.h"
+
+static GHashTable *name_set(void)
+{
+    return g_hash_table_new(g_direct_hash, g_direct_equal);
+}
+
+void bw_sync_blocks(bw_run *r)
+{
+    size_t n = r->prog->n_blocks;
+    if (n > r->n_no_grad) {
+        r->no_grad = xrealloc(r->no_grad, n * sizeof *r->no_grad);
+        for (size_t i = r->n_no_grad; i < n; i++)
+            r->no_grad[i] = name_set();
+        r->n_no_grad = n;
+    }
+    if (n > r->n_op_path) {
+        r->op_path = xrealloc(r->op_path, n * sizeof *r->op_path);
+        for (size_t i = r->n_op_path; i < n; i++)
+            r->op_path[i] = NULL;
+        r->n_op_path = n;
+    }
+}
+
+void bw_init(bw_run *r, ir_program *p, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    r->prog = p;
+    r->path = path ? path : "main program";
+    r->grad_to_var = name_set();
+    r->grad_info = name_set();
+    r->grad_info_block = name_set();
+    r->unique = name_set();
+    bw_sync_blocks(r);
+}
+
+void bw_free(bw_run *r)
+{
+    for (size_t i = 0; i < r->n_no_grad; i++)
+        g_hash_table_destroy(r->no_grad[i]);
+    for (size_t i = 0; i < r->n_op_path; i++)
+        if (r->op_path[i])
+            g_ptr_array_free(r->op_path[i], TRUE);
+    free(r->no_grad);
+    free(r->op_path);
+    g_hash_table_destroy(r->grad_to_var);
+    g_hash_table_destroy(r->grad_info);
+    g_hash_table_destroy(r->grad_info_block);
+    g_hash_table_destroy(r->unique);
+    memset(r, 0, sizeof *r);
+}
+
+void bw_stop_gradients(bw_run *r)
+{
+    for (size_t i = 0; i < r->prog->n_blocks; i++) {
+        const ir_block *b = r->prog->blocks[i];
+        for (size_t k = 0; k < b->n_vars; k++)
+            if (!b->vars[k]->removed && b->vars[k]->stop_gradient)
+                g_hash_table_add(r->no_grad[i], (void *)grad_name(b->vars[k]->name));
+    }
+}
+
+ir_op *bw_new_op(ir_program *p, const char *type)
+{
+    ir_op *op = ir_op_new(p, type);
+    ir_op_set_role(op, IR_ROLE_BACKWARD);
+    ir_op_set_string(op, "op_device", "");
+    return op;
+}
+
+void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx)
+{
+    const ir_slot *s = outputs ? op->outputs : op->inputs;
+    size_t n = outputs ? op->n_outputs : op->n_inputs;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && strcmp(s[idx[k - 1]].name, s[idx[k]].name) > 0; k--) {
+            size_t t = idx[k];
+            idx[k] = idx[k - 1];
+            idx[k - 1] = t;
+        }
+}
+
+size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf)
+{
+    const ir_slot *s = outputs ? op->outputs : op->inputs;
+    size_t n = outputs ? op->n_outputs : op->n_inputs;
+    size_t *idx = g_newa(size_t, n + 1);
+    bw_sorted_slots(op, outputs, idx);
+    g_ptr_array_set_size(buf, 0);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < s[idx[i]].n_args; k++)
+            g_ptr_array_add(buf, (void *)s[idx[i]].args[k]);
+    return buf->len;
+}
+
+int bw_op_index(const ir_block *b, const ir_op *op)
+{
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (b->ops[i] == op)
+            return (int)i;
+    return -1;
+}
+
+/* ---- _find_op_path_ --------------------------------------------------- */
+
+static bool some_in(const ir_slot *slots, size_t n, GHashTable *set)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < slots[i].n_args; k++)
+            if (g_hash_table_contains(set, slots[i].args[k]))
+                return true;
+    return false;
+}
+
+static void add_args(const ir_slot *slots, size_t n, GHashTable *set, GHashTable *except)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < slots[i].n_args; k++)
+            if (!except || !g_hash_table_contains(except, slots[i].args[k]))
+                g_hash_table_add(set, (void *)slots[i].args[k]);
+}
+
+static const grad_maker *maker_or_error(bw_run *r, const ir_block *b, size_t i)
+{
+    const ir_op *op = b->ops[i];
+    const grad_maker *m = grad_maker_find(op->type);
+    if (!m)
+        pdt_error("%s: block %d, op %zu '%s': no gradient maker is known for op type '%s', "
+                  "and the op is on the gradient path",
+                  r->path, b->idx, i, op->type, op->type);
+    return m;
+}
+
+static int32_t sub_block_id(const ir_op *op)
+{
+    const ir_attr *a = ir_op_attr(op, "sub_block");
+    return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
+}
+
+static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, GHashTable *targets);
+
+GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, GHashTable *targets,
+                           const char *const *inputs, size_t n_inputs,
+                           GHashTable *no_grad, bool is_while)
+{
+    GHashTable *input_names = name_set();
+    for (size_t i = 0; i < n_inputs; i++)
+        g_hash_table_add(input_names, (void *)inputs[i]);
+    GHashTable *output_names = name_set();
+    GHashTableIter it;
+    void *key;
+    g_hash_table_iter_init(&it, targets);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(output_names, key);
+    bool *relevant = xmalloc((b->n_ops + 1) * sizeof *relevant);
+    for (size_t i = 0; i < b->n_ops; i++)
+        relevant[i] = true;
+    GPtrArray *path = NULL;
+
+    if (n_inputs) {
+        for (size_t i = 0; i < b->n_ops; i++) {
+            const ir_op *op = b->ops[i];
+            if (some_in(op->inputs, op->n_inputs, input_names)) {
+                const grad_maker *m = maker_or_error(r, b, i);
+                if (!m)
+                    goto out;
+                if (m->kind != GM_NONE) {
+                    add_args(op->outputs, op->n_outputs, input_names, no_grad);
+                    continue;
+                }
+            }
+            relevant[i] = false;
+        }
+    }
+    for (size_t i = b->n_ops; i-- > 0;) {
+        const ir_op *op = b->ops[i];
+        int32_t sid = sub_block_id(op);
+        if (sid >= 0) {
+            ir_block *sub = ir_program_block(r->prog, sid);
+            if (sub) {
+                GHashTable *st = name_set();
+                for (size_t s = 0; s < op->n_outputs; s++)
+                    for (size_t k = 0; k < op->outputs[s].n_args; k++)
+                        if (g_hash_table_contains(output_names, op->outputs[s].args[k]))
+                            g_hash_table_add(st, (void *)op->outputs[s].args[k]);
+                bool ok = sub_block_path(r, sub, op, st);
+                g_hash_table_destroy(st);
+                if (!ok)
+                    goto out;
+            }
+        }
+        if (some_in(op->outputs, op->n_outputs, output_names)) {
+            const grad_maker *m = maker_or_error(r, b, i);
+            if (!m)
+                goto out;
+            if (m->kind != GM_NONE) {
+                add_args(op->inputs, op->n_inputs, output_names, no_grad);
+                continue;
+            }
+        }
+        relevant[i] = false;
+    }
+    if (is_while) {
+        /* A while body feeds its own inputs: ops writing a needed var join
+         * the path even when they come later than its readers. */
+        for (size_t i = b->n_ops; i-- > 0;) {
+            const ir_op *op = b->ops[i];
+            if (relevant[i] || !some_in(op->outputs, op->n_outputs, output_names))
+                continue;
+            relevant[i] = true;
+            const grad_maker *m = maker_or_error(r, b, i);
+            if (!m)
+                goto out;
+            if (m->kind != GM_NONE)
+                add_args(op->inputs, op->n_inputs, output_names, no_grad);
+        }
+    }
+    path = g_ptr_array_new();
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (relevant[i])
+            g_ptr_array_add(path, b->ops[i]);
+    if (n_inputs) {
+        for (size_t p = 0; p < path->len; p++) {
+            const ir_op *op = path->pdata[p];
+            for (size_t s = 0; s < op->n_inputs; s++)
+                for (size_t k = 0; k < op->inputs[s].n_args; k++) {
+                    const char *n = op->inputs[s].args[k];
+                    if (g_hash_table_contains(input_names, n))
+                        continue;
+                    const ir_var *v = ir_block_find_var(b, n);
+                    if (v && v->stop_gradient)
+                        g_hash_table_add(no_grad, (void *)n);
+                }
+        }
+    }
+out:
+    free(relevant);
+    g_hash_table_destroy(input_names);
+    g_hash_table_destroy(output_names);
+    return path;
+}
+
+/* _get_sub_block_path: for conditional_block / while, the path inside the
+ * sub-block towards the op's needed outputs (with an empty no-grad set, as
+ * in the seed); for any other op with a sub-block, all of its ops. */
+static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, GHashTable *targets)
+{
+    GPtrArray *path;
+    bw_sync_blocks(r);
+    if (op->type == ir_intern("conditional_block") || op->type == ir_intern("while")) {
+        GHashTable *outs = name_set();
+        GHashTableIter it;
+        void *key;
+        g_hash_table_iter_init(&it, targets);
+        while (g_hash_table_iter_next(&it, &key, NULL))
+            g_hash_table_add(outs, key);
+        for (size_t i = 0; i < sub->n_ops; i++) {
+            const ir_op *o = sub->ops[i];
+            if (some_in(o->outputs, o->n_outputs, targets))
+                add_args(o->inputs, o->n_inputs, outs, NULL);
+        }
+        GHashTable *no_grad = name_set();
+        path = bw_find_op_path(r, sub, outs, NULL, 0, no_grad, op->type == ir_intern("while"));
+        g_hash_table_destroy(no_grad);
+        g_hash_table_destroy(outs);
+        if (!path)
+            return false;
+    } else {
+        path = g_ptr_array_new();
+        for (size_t i = 0; i < sub->n_ops; i++)
+            g_ptr_array_add(path, sub->ops[i]);
+    }
+    if (r->op_path[sub->idx])
+        g_ptr_array_free(r->op_path[sub->idx], TRUE);
+    r->op_path[sub->idx] = path;
+    return true;
+}
+
+/* ---- _find_no_grad_vars ----------------------------------------------- */
+
+void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, GHashTable *targets,
+                          GHashTable *no_grad, GHashTable *out)
+{
+    (void)r;
+    GHashTable *output_names = name_set();
+    GHashTableIter it;
+    void *key;
+    g_hash_table_iter_init(&it, targets);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(output_names, key);
+    for (size_t p = path->len; p-- > 0;) {
+        const ir_op *op = path->pdata[p];
+        if (sub_block_id(op) < 0) {
+            for (size_t s = 0; s < op->n_outputs; s++)
+                for (size_t k = 0; k < op->outputs[s].n_args; k++) {
+                    const char *n = op->outputs[s].args[k];
+                    if (g_hash_table_contains(output_names, n) || ir_op_reads(op, n))
+                        continue;
+                    const ir_var *v = ir_block_find_var_recursive(b, n);
+                    if (!v || !v->stop_gradient)
+                        g_hash_table_add(out, (void *)n);
+                }
+        }
+        add_args(op->inputs, op->n_inputs, output_names, no_grad);
+    }
+    g_hash_table_destroy(output_names);
+}
+
+/* ---- _append_backward_ops_ -------------------------------------------- */
+
+static void merge_into(GHashTable *dst, GHashTable *src)
+{
+    GHashTableIter it;
+    void *k, *v;
+    g_hash_table_iter_init(&it, src);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        g_hash_table_insert(dst, k, v);
+}
+
+bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *target)
+{
+    GPtrArray *grad_ops = g_ptr_array_new();
+    size_t n_path = path ? path->len : 0;
+    bool ok = true;
+    for (size_t p = n_path; p-- > 0 && ok;) {
+        const ir_op *op = path->pdata[p];
+        const ir_block *subs[1];
+        size_t n_subs = 0;
+        int32_t sid = sub_block_id(op);
+        if (sid >= 0 && ir_program_block(r->prog, sid)) {
+            ir_block *sub = ir_program_block(r->prog, sid);
+            ir_block *gsb = ir_program_add_block(r->prog, target->idx);
+            gsb->has_forward_block_idx = true;
+            gsb->forward_block_idx = sub->idx;
+            bw_sync_blocks(r);
+            if (!bw_append_backward_ops(r, sub, r->op_path[sid], gsb)) {
+                ok = false;
+                break;
+            }
+            subs[n_subs++] = gsb;
+        }
+        const grad_maker *m = grad_maker_find(op->type);
+        if (!m) {
+            pdt_error("%s: block %d, op %d '%s': no gradient maker is known for op type '%s', "
+                      "and the op is on the gradient path",
+                      r->path, b->idx, bw_op_index(b, op), op->type, op->type);
+            ok = false;
+            break;
+        }
+        grad_ctx c = {0};
+        c.prog = r->prog;
+        c.fwd = op;
+        c.no_grad = r->no_grad[b->idx];
+        c.grad_to_var = name_set();
+        c.sub_blocks = subs;
+        c.n_sub_blocks = n_subs;
+        c.out = g_ptr_array_new();
+        if (!grad_make(m, &c)) {
+            pdt_error("%s: block %d, op %d '%s': %s", r->path, b->idx, bw_op_index(b, op),
+                      op->type, c.err);
+            ok = false;
+        } else {
+            const ir_attr *dev = ir_op_attr(op, "op_device");
+            for (size_t i = 0; i < c.out->len; i++) {
+                if (dev)
+                    ir_op_copy_attr(c.out->pdata[i], dev);
+                g_ptr_array_add(grad_ops, c.out->pdata[i]);
+            }
+            merge_into(r->grad_to_var, c.grad_to_var);
+        }
+        g_ptr_array_free(c.out, TRUE);
+        g_hash_table_destroy(c.grad_to_var);
+    }
+    if (!ok) {
+        g_ptr_array_free(grad_ops, TRUE);
+        return false;
+    }
+    GPtrArray *a = bw_addup_repetitive_outputs(r, grad_ops, b->idx);
+    g_ptr_array_free(grad_ops, TRUE);
+    GPtrArray *c2 = bw_remove_no_grad_branch(r, a, r->no_grad[b->idx]);
+    g_ptr_array_free(a, TRUE);
+    GPtrArray *fwd = path ? path : g_ptr_array_new();
+    GPtrArray *d = bw_prune_not_needed(r, c2, fwd);
+    if (!path)
+        g_ptr_array_free(fwd, TRUE);
+    g_ptr_array_free(c2, TRUE);
+    for (size_t i = 0; i < d->len; i++)
+        ir_op_set_role(d->pdata[i], IR_ROLE_BACKWARD);
+    ir_block_splice(target, target->n_ops, 0, (ir_op *const *)d->pdata, d->len);
+    g_ptr_array_free(d, TRUE);
+    return true;
+}
+
+/* ---- _rename_grad_ ---------------------------------------------------- */
+
+void bw_rename_grad(bw_run *r, ir_block *b, size_t start, GHashTable *target_grad_map,
+                    GHashTable *skip)
+{
+    GHashTable *var_map = name_set();
+    if (target_grad_map)
+        merge_into(var_map, target_grad_map);
+    GPtrArray *buf = g_ptr_array_new();
+    for (size_t i = start; i < b->n_ops; i++) {
+        ir_op *op = b->ops[i];
+        bw_arg_names(op, false, buf);
+        for (size_t k = 0; k < buf->len; k++) {
+            const char *to = g_hash_table_lookup(var_map, buf->pdata[k]);
+            if (to)
+                ir_op_rename_input(op, buf->pdata[k], to);
+        }
+        bw_arg_names(op, true, buf);
+        for (size_t k = 0; k < buf->len; k++) {
+            const char *n = buf->pdata[k];
+            if (!grad_is_grad_name(n) || !ir_block_find_var(b, n))
+                continue;
+            if (skip && g_hash_table_contains(skip, n))
+                continue;
+            /* unique_name.generate(name): name + "_" + per-key counter. */
+            size_t cnt = GPOINTER_TO_SIZE(g_hash_table_lookup(r->unique, n));
+            g_hash_table_insert(r->unique, (void *)n, GSIZE_TO_POINTER(cnt + 1));
+            const char *fresh = ir_internf("%s_%zu", n, cnt);
+            ir_op_rename_output(op, n, fresh);
+            g_hash_table_insert(var_map, (void *)n, (void *)fresh);
+        }
+    }
+    g_ptr_array_free(buf, TRUE);
+    GHashTableIter it;
+    void *g, *ng;
+    g_hash_table_iter_init(&it, var_map);
+    while (g_hash_table_iter_next(&it, &g, &ng)) {
+        void *fwd = g_hash_table_lookup(r->grad_to_var, g);
+        if (fwd) {
+            g_hash_table_insert(r->grad_to_var, ng, fwd);
+            g_hash_table_remove(r->grad_to_var, g);
+        }
+    }
+    g_hash_table_destroy(var_map);
+}
+
+/* ---- _append_backward_vars_ ------------------------------------------- */
+
+static const ir_op *find_parent_op(const ir_program *p, int32_t idx)
+{
+    if (idx == 0)
+        return NULL;
+    for (size_t i = 0; i < p->n_blocks; i++)
+        for (size_t k = 0; k < p->blocks[i]->n_ops; k++)
+            if (sub_block_id(p->blocks[i]->ops[k]) == idx)
+                return p->blocks[i]->ops[k];
+    return NULL;
+}
+
+/* _infer_var_data_type_shape_: dtype and shape of the forward var. */
+static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv)
+{
+    const char *fwd = grad_strip_suffix(gv->name);
+    const ir_var *fv = ir_block_find_var_recursive(b, fwd);
+    if (!fv) {
+        pdt_warning("%s: set grad var '%s' dtype to default FP32, since its forward var "
+                    "'%s' is not found", r->path, gv->name, fwd);
+        gv->dtype = IR_FP32;
+        return;
+    }
+    gv->dtype = fv->dtype;
+    ir_var_set_dims(r->prog, gv, fv->dims, fv->n_dims);
+    if (gv->type == IR_LOD_TENSOR && fv->has_lod_level) {
+        gv->has_lod_level = true;
+        gv->lod_level = fv->lod_level;
+    }
+}
+
+void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
+{
+    const ir_op *parent_op = find_parent_op(r->prog, b->idx);
+    GHashTable *parent_vars = name_set();
+    if (parent_op)
+        for (size_t s = 0; s < parent_op->n_inputs; s++)
+            for (size_t k = 0; k < parent_op->inputs[s].n_args; k++)
+                if (ir_op_writes(parent_op, parent_op->inputs[s].args[k]))
+                    g_hash_table_add(parent_vars, (void *)parent_op->inputs[s].args[k]);
+    const char *empty = ir_intern(EMPTY_VAR);
+    bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
+    GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
+    for (size_t i = start; i < b->n_ops; i++) {
+        ir_op *op = b->ops[i];
+        int32_t sid = sub_block_id(op);
+        if (sid >= 0 && ir_program_block(r->prog, sid))
+            bw_append_backward_vars(r, ir_program_block(r->prog, sid), 0);
+        bw_arg_names(op, false, ins);
+        bw_arg_names(op, true, outs);
+        size_t n_out = 0, n_grad_in = 0, n_exist = 0;
+        for (size_t k = 0; k < outs->len; k++)
+            n_out += outs->pdata[k] != empty;
+        if (!n_out) {
+            remove[i] = true;
+            continue;
+        }
+        for (size_t k = 0; k < ins->len; k++) {
+            const char *n = ins->pdata[k];
+            if (!grad_is_grad_name(n))
+                continue;
+            n_grad_in++;
+            if (ir_block_find_var_recursive(b, n) || g_hash_table_contains(parent_vars, n))
+                n_exist++;
+        }
+        if (n_grad_in && !n_exist) {
+            remove[i] = true;
+            continue;
+        }
+        if (op->type == ir_intern("sum")) {
+            const ir_slot *x = ir_op_input(op, "X");
+            const char **keep = g_newa(const char *, (x ? x->n_args : 0) + 1);
+            size_t nk = 0;
+            for (size_t k = 0; x && k < x->n_args; k++)
+                if (ir_block_find_var_recursive(b, x->args[k]))
+                    keep[nk++] = x->args[k];
+            if (nk && (!x || nk != x->n_args))
+                ir_op_set_input(op, "X", keep, nk);
+        }
+        GPtrArray *fresh = g_ptr_array_new();
+        for (size_t k = 0; k < outs->len; k++) {
+            const char *n = outs->pdata[k];
+            if (n == empty || ir_block_find_var_recursive(b, n))
+                continue;
+            ir_var *v = ir_block_var(b, n);
+            v->has_persistable = false;
+            g_ptr_array_add(fresh, v);
+            const char *fwd = g_hash_table_lookup(r->grad_to_var, n);
+            if (fwd) {
+                g_hash_table_insert(r->grad_info, (void *)fwd, (void *)n);
+                g_hash_table_insert(r->grad_info_block, (void *)fwd, b);
+            }
+        }
+        for (size_t k = 0; k < fresh->len; k++) {
+            ir_var *v = fresh->pdata[k];
+            int t = grad_var_type(b, op, v->name);
+            if (t >= 0) {
+                v->type = t;
+                v->tensor_slot = t == IR_SELECTED_ROWS      ? IR_TD_SELECTED_ROWS
+                                 : t == IR_LOD_TENSOR_ARRAY ? IR_TD_TENSOR_ARRAY
+                                                            : IR_TD_LOD_TENSOR;
+            }
+            infer_dtype_shape(r, b, v);
+        }
+        g_ptr_array_free(fresh, TRUE);
+    }
+    GPtrArray *kept = g_ptr_array_sized_new((guint)b->n_ops);
+    for (size_t i = 0; i < b->n_ops; i++) {
+        if (remove[i])
+            b->ops[i]->block = NULL;
+        else
+            g_ptr_array_add(kept, b->ops[i]);
+    }
+    if (kept->len != b->n_ops)
+        ir_block_set_ops(b, (ir_op *const *)kept->pdata, kept->len);
+    g_ptr_array_free(kept, TRUE);
+    free(remove);
+    g_ptr_array_free(ins, TRUE);
+    g_ptr_array_free(outs, TRUE);
+    g_hash_table_destroy(parent_vars);
+}

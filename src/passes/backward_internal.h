@@ -1,0 +1,84 @@
+/* backward_internal.h - the machinery shared by the append_backward and
+ * calc_gradient passes: one function per function of Paddle's
+ * python/paddle/base/backward.py (the seed, ../shared/seeds/backward.py.txt),
+ * named after it.  Private to src/passes/backward_*.c, append_backward.c and
+ * calc_gradient.c. */
+#ifndef PDT_BACKWARD_INTERNAL_H
+#define PDT_BACKWARD_INTERNAL_H
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "../ir/ir.h"
+
+/* One backward run over a program. */
+typedef struct bw_run {
+    ir_program *prog;
+    const char *path;           /* for messages */
+    /* no_grad_dict: per block index, a set of interned grad names. */
+    GHashTable **no_grad;
+    size_t n_no_grad;
+    /* op_path_dict: per block index, the forward op path (GPtrArray of
+     * ir_op*), or NULL. */
+    GPtrArray **op_path;
+    size_t n_op_path;
+    GHashTable *grad_to_var;    /* grad name -> forward name */
+    GHashTable *grad_info;      /* forward name -> grad name */
+    GHashTable *grad_info_block;/* forward name -> ir_block* of the grad */
+    GHashTable *unique;         /* unique_name.generate counters */
+    /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
+    const char *const *targets;
+    size_t n_targets;
+} bw_run;
+
+void bw_init(bw_run *r, ir_program *p, const char *path);
+void bw_free(bw_run *r);
+/* Grows the per-block tables after blocks were added. */
+void bw_sync_blocks(bw_run *r);
+
+/* _get_stop_gradients_: fill r->no_grad from stop_gradient vars. */
+void bw_stop_gradients(bw_run *r);
+
+/* _find_op_path_.  `targets` / `inputs`: interned names.  `no_grad` is the
+ * forward-name set (added to when inputs are given).  Returns the path (a
+ * new GPtrArray) or NULL after printing an error for an op type with no
+ * known maker. */
+GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, GHashTable *targets,
+                           const char *const *inputs, size_t n_inputs,
+                           GHashTable *no_grad, bool is_while);
+
+/* _find_no_grad_vars: adds to `out` (forward names). */
+void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, GHashTable *targets,
+                          GHashTable *no_grad, GHashTable *out);
+
+/* _append_backward_ops_: builds, accumulates, prunes and appends the grad
+ * ops of `path` (forward ops of block `b`) to `target`.  Returns false after
+ * printing an error. */
+bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *target);
+
+/* _addup_repetitive_outputs_, _remove_no_grad_branch_, _find_not_need_ops:
+ * each takes a GPtrArray of detached grad ops and returns a new one. */
+GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx);
+GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_grad);
+GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops);
+
+/* _rename_grad_ (target_grad_map: grad name -> given grad name, may be
+ * NULL; skip: names never renamed, may be NULL). */
+void bw_rename_grad(bw_run *r, ir_block *b, size_t start, GHashTable *target_grad_map,
+                    GHashTable *skip);
+/* _append_backward_vars_. */
+void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start);
+
+/* _create_op_desc_ conveniences: a detached op with op_role = Backward and
+ * op_device = "" unless the caller sets them. */
+ir_op *bw_new_op(ir_program *p, const char *type);
+/* Fills `buf` with an op's input / output argument names in Paddle's order
+ * (slots sorted by name, then arguments in order); returns the count. */
+size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf);
+/* The op's slots in Paddle's order (sorted by name) as indexes into
+ * op->inputs / op->outputs; `idx` must hold n_inputs / n_outputs entries. */
+void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx);
+/* ops: "block B, op K 'type'" context for messages. */
+int bw_op_index(const ir_block *b, const ir_op *op);
+
+#endif

@@ -1,0 +1,138 @@
+/* calc_gradient.c - the calc_gradient pass: Paddle's
+ * paddle.static.gradients(targets, inputs, target_gradients, no_grad_set)
+ * (seed: calc_gradient_helper) on block 0 of ctx->main.
+ *
+ * Reads ctx->targets, ctx->inputs, ctx->target_grads (optional, one per
+ * target), ctx->no_grad.  Fills ctx->bw_params with the inputs and
+ * ctx->bw_grads with each input's grad name, or NULL when the targets do
+ * not depend on that input. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "../grad/grad.h"
+#include "../ir/util.h"
+#include "backward_internal.h"
+#include "pass.h"
+
+static bool same_shape(const ir_var *a, const ir_var *b)
+{
+    if (a->n_dims != b->n_dims)
+        return false;
+    for (size_t i = 0; i < a->n_dims; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+static bool check_vars(pdt_ctx *ctx, ir_block *b0)
+{
+    if (!ctx->targets.n || !ctx->inputs.n) {
+        pdt_error("calc_gradient: needs at least one target and one input");
+        return false;
+    }
+    if (ctx->target_grads.n && ctx->target_grads.n != ctx->targets.n) {
+        pdt_error("calc_gradient: %zu target gradients given for %zu targets",
+                  ctx->target_grads.n, ctx->targets.n);
+        return false;
+    }
+    const pdt_list *lists[] = {&ctx->targets, &ctx->inputs, &ctx->target_grads};
+    const char *what[] = {"target", "input", "target gradient"};
+    for (size_t l = 0; l < 3; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            if (!ir_block_find_var(b0, lists[l]->items[i])) {
+                pdt_error("%s: %s var '%s' not found in block 0", ctx->main_path, what[l],
+                          lists[l]->items[i]);
+                return false;
+            }
+    for (size_t i = 0; i < ctx->target_grads.n; i++)
+        if (!same_shape(ir_block_find_var(b0, ctx->targets.items[i]),
+                        ir_block_find_var(b0, ctx->target_grads.items[i]))) {
+            pdt_error("%s: the shapes of target and grad are different: '%s' '%s'",
+                      ctx->main_path, ctx->targets.items[i], ctx->target_grads.items[i]);
+            return false;
+        }
+    return true;
+}
+
+int pass_calc_gradient(pdt_ctx *ctx)
+{
+    ir_program *p = ctx->main;
+    ir_block *b0 = ir_program_block(p, 0);
+    if (!b0 || !check_vars(ctx, b0))
+        return PDT_EBADINPUT;
+    bw_run r;
+    bw_init(&r, p, ctx->main_path);
+    bw_stop_gradients(&r);
+    for (size_t i = 0; i < ctx->no_grad.n; i++)
+        g_hash_table_add(r.no_grad[0], (void *)grad_name(ctx->no_grad.items[i]));
+    r.targets = ctx->targets.items;
+    r.n_targets = ctx->targets.n;
+
+    size_t fwd_op_num = b0->n_ops;
+    GHashTable *target_grad_map = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *skip = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *targets = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < ctx->targets.n; i++) {
+        const char *t = ctx->targets.items[i];
+        const char *g = grad_name(t);
+        g_hash_table_add(targets, (void *)t);
+        if (!ctx->target_grads.n) {
+            /* ones of the target's shape and dtype */
+            ir_op *fill = bw_new_op(p, "fill_any_like");
+            ir_op_set_input1(fill, "X", t);
+            ir_op_set_output1(fill, "Out", g);
+            ir_op_set_float(fill, "value", 1.0f);
+            ir_op_set_int(fill, "dtype", ir_block_find_var(b0, t)->dtype);
+            ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
+            g_hash_table_add(skip, (void *)g);
+        } else {
+            g_hash_table_insert(target_grad_map, (void *)g, (void *)ctx->target_grads.items[i]);
+        }
+    }
+    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTableIter it;
+    void *key;
+    g_hash_table_iter_init(&it, r.no_grad[0]);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(block_no_grad, (void *)grad_strip_suffix(key));
+
+    int rc = PDT_EBADINPUT;
+    GPtrArray *path = bw_find_op_path(&r, b0, targets, ctx->inputs.items, ctx->inputs.n,
+                                      block_no_grad, false);
+    if (!path)
+        goto out;
+    GHashTable *extra = g_hash_table_new(g_direct_hash, g_direct_equal);
+    bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
+    g_hash_table_iter_init(&it, extra);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(block_no_grad, key);
+    g_hash_table_destroy(extra);
+    g_hash_table_iter_init(&it, block_no_grad);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_hash_table_add(r.no_grad[0], (void *)grad_name(key));
+    bool ok = bw_append_backward_ops(&r, b0, path, b0);
+    g_ptr_array_free(path, TRUE);
+    if (!ok)
+        goto out;
+    bw_rename_grad(&r, b0, fwd_op_num, target_grad_map, skip);
+    bw_append_backward_vars(&r, b0, fwd_op_num);
+
+    pdt_list_free(&ctx->bw_params);
+    pdt_list_free(&ctx->bw_grads);
+    ctx->bw_params.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
+    ctx->bw_grads.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
+    for (size_t i = 0; i < ctx->inputs.n; i++) {
+        const char *in = ctx->inputs.items[i];
+        ctx->bw_params.items[ctx->bw_params.n++] = in;
+        ctx->bw_grads.items[ctx->bw_grads.n++] = g_hash_table_lookup(r.grad_info, in);
+    }
+    rc = PDT_OK;
+out:
+    g_hash_table_destroy(target_grad_map);
+    g_hash_table_destroy(skip);
+    g_hash_table_destroy(targets);
+    g_hash_table_destroy(block_no_grad);
+    bw_free(&r);
+    return rc;
+}
