@@ -79,8 +79,10 @@ int opt_parse_clip(const char *cmd, const char *text, opt_clip_kind *kind, doubl
 static const char *layer_out(ir_block *b, const char *name, const ir_var *like, bool keep_type)
 {
     ir_var *v = opt_var_like(b, name, like, true, false);
-    if (keep_type && like)
+    if (keep_type && like) {
         v->type = like->type;
+        v->tensor_slot = like->tensor_slot;
+    }
     return name;
 }
 

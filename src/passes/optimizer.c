@@ -208,8 +208,9 @@ int pass_optimizer(pdt_ctx *ctx)
                                        ad->scalar ? 1 : param->n_dims, fill, false, ad->device);
             if (!ad->scalar) {
                 /* _add_accumulator: type=param.type, in both programs. */
-                v->type = param->type;
-                ir_block_find_var(ir_program_block(ctx->startup, 0), name)->type = param->type;
+                ir_var *sv = ir_block_find_var(ir_program_block(ctx->startup, 0), name);
+                v->type = sv->type = param->type;
+                v->tensor_slot = sv->tensor_slot = param->tensor_slot;
             }
             acc[i * na + a] = name;
         }

@@ -353,6 +353,64 @@ START_TEST(clip_then_l2_then_sgd)
 }
 END_TEST
 
+START_TEST(norm_clip_and_l1)
+{
+    pdt_ctx ctx;
+    ctx_with_net(&ctx);
+    ctx.clip = "norm:2";
+    ctx.regularization = "l1:0.5";
+    ck_assert_int_eq(pass_gradient_clip(&ctx), PDT_OK);
+    ck_assert_int_eq(pass_regularization(&ctx), PDT_OK);
+    static const char *types[] = {"clip_by_norm", "clip_by_norm", "sign", "scale", "sum",
+                                  "sign", "scale", "sum"};
+    for (size_t i = 0; i < 8; i++)
+        ck_assert_str_eq(op_at(&ctx, 6 + i)->type, types[i]);
+    ck_assert(ir_op_get_float(op_at(&ctx, 6), "max_norm", 0) == 2.0f);
+    ck_assert_str_eq(ir_op_output1(op_at(&ctx, 6), "Out"), "clip_by_norm_0.tmp_0");
+    const ir_op *scale = op_at(&ctx, 9);
+    ck_assert_str_eq(in1(scale, "X"), "_generated_var_0");
+    ck_assert_str_eq(ir_op_output1(scale, "Out"), "_generated_var_0");
+    ck_assert(ir_op_get_float(scale, "scale", 0) == 0.5f);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+START_TEST(selected_rows_grad_gets_newgrad)
+{
+    pdt_ctx ctx;
+    ctx_with_net(&ctx);
+    ir_var *g = ir_block_find_var(ir_program_block(ctx.main, 0), ir_intern("w@GRAD"));
+    g->type = IR_SELECTED_ROWS;
+    g->tensor_slot = IR_TD_SELECTED_ROWS;
+    ctx.regularization = "l2:0.1";
+    ctx.optimizer = "sgd";
+    ck_assert_int_eq(pass_regularization(&ctx), PDT_OK);
+    ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
+    const ir_op *sum_w = op_at(&ctx, 9), *sgd_w = op_at(&ctx, 11);
+    ck_assert_str_eq(ir_op_output1(sum_w, "Out"), "w@GRAD@NEWGRAD@");
+    ck_assert_str_eq(ir_op_output1(op_at(&ctx, 7), "Out"), "b@GRAD");
+    ck_assert_str_eq(in1(sgd_w, "Grad"), "w@GRAD@NEWGRAD@");
+    const ir_var *nv = ir_block_find_var(ir_program_block(ctx.main, 0),
+                                         ir_intern("w@GRAD@NEWGRAD@"));
+    ck_assert(nv && nv->type == IR_LOD_TENSOR && nv->n_dims == 2);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+START_TEST(params_filter_and_optimizer_name)
+{
+    pdt_ctx ctx;
+    ctx_with_net(&ctx);
+    ctx.params = pdt_list_split("w");
+    ctx.optimizer = "momentum:name=m";
+    ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
+    const ir_block *b = ir_program_block(ctx.main, 0);
+    ck_assert_uint_eq(b->n_ops, 7);
+    ck_assert_str_eq(in1(b->ops[6], "Velocity"), "w_m_velocity_0");
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(global_norm_clip_shares_one_scale)
 {
     pdt_ctx ctx;
@@ -450,6 +508,9 @@ Suite *make_suite(void)
     tcase_add_test(tc, no_gradients_is_an_error);
     tcase_add_test(tc, clip_then_l2_then_sgd);
     tcase_add_test(tc, global_norm_clip_shares_one_scale);
+    tcase_add_test(tc, norm_clip_and_l1);
+    tcase_add_test(tc, selected_rows_grad_gets_newgrad);
+    tcase_add_test(tc, params_filter_and_optimizer_name);
     tcase_add_test(tc, exponential_schedule_feeds_optimizer);
     tcase_add_test(tc, piecewise_schedule_builds_sub_blocks);
     suite_add_tcase(s, tc);
