@@ -1,0 +1,149 @@
+/* transpile.h - shared state of the transpile pass (pserver and nccl2 modes).
+ *
+ * The pass follows DistributeTranspiler (seeds/distribute_transpiler.py.txt)
+ * but never edits the programs it is given: tp_analyze reads ctx->main and
+ * ctx->startup and records every decision (optimize ops, slices, endpoints);
+ * each output program is then built from those decisions, the trainer's from
+ * clones of the inputs and the pservers' from scratch.  So one role's output
+ * never depends on which other roles were requested (seed defect 3).
+ *
+ * Names: "param" and "grad" are the names in the input program.  A slice
+ * ("block" in the seed) of a split var is `NAME.blockN`; on the trainer, grads
+ * carry `.trainer_<id>` in sync mode with more than one trainer. */
+#ifndef PDT_TRANSPILE_H
+#define PDT_TRANSPILE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pass.h"
+
+/* Seed values of DistributedMode (listen_and_serv's distributed_mode). */
+enum { TP_DM_SYNC = 0, TP_DM_ASYNC = 1, TP_DM_HALF_ASYNC = 2 };
+
+/* What tp_analyze found out about each op of the input's block 0. */
+enum {
+    TP_OP_OTHER = 0,
+    TP_OP_OPTIMIZE,     /* op_role == Optimize: moves to the pservers */
+    TP_OP_CLIP,         /* optimize-role clip op: stays on the trainer as Backward */
+    TP_OP_LR            /* LRSched (or LRSched|Optimize): learning-rate schedule */
+};
+
+/* One slice of a var, in the order slice_variable makes them. */
+typedef struct {
+    const char *name;       /* trainer-side name (interned) */
+    const char *merged;     /* pserver-side name, no .trainer_ suffix */
+    int64_t offset;         /* first element of the slice in the whole var */
+    int64_t numel;
+    size_t n_dims;
+    int64_t *dims;          /* slice shape: dim 0 cut, the rest as the var */
+} tp_slice;
+
+typedef struct {
+    const char *name;       /* in the input program */
+    const ir_var *var;      /* its VarDesc in the input's block 0 */
+    size_t n_slices;        /* 1: not split */
+    tp_slice *slices;
+} tp_dvar;
+
+/* One (param, grad) pair of params_grads, with its placement. */
+typedef struct {
+    tp_dvar param, grad;
+    int *ep;                /* endpoint index of slice i (param and grad alike) */
+    bool sparse_table;      /* is_sparse lookup_table / nce weight */
+} tp_pair;
+
+/* One slice placed on an endpoint: pairs[pair].param.slices[slice]. */
+typedef struct {
+    size_t pair, slice;
+} tp_ref;
+
+typedef struct {
+    size_t n, cap;
+    tp_ref *refs;           /* in send order (seed: param_grad_ep_mapping) */
+    int64_t bytes;          /* param bytes placed here */
+} tp_endpoint;
+
+typedef struct tp_state {
+    pdt_ctx *ctx;
+    const ir_program *main, *startup;   /* the unmodified inputs */
+    const ir_block *b0;                 /* main's block 0 */
+    ir_arena *arena;                    /* everything below lives here */
+
+    /* Options resolved from ctx. */
+    bool sync;              /* the seed's self.sync_mode */
+    bool runtime_split;     /* config.runtime_split_send_recv (half-async) */
+    bool half_async;
+    bool trainer_suffix;    /* grads get .trainer_<id>: sync and trainers > 1 */
+    int dist_mode;          /* TP_DM_* */
+    size_t n_eps;
+    const char **eps;       /* --pservers */
+
+    /* Optimize pass discovery. */
+    uint8_t *op_kind;       /* TP_OP_* per op of b0 */
+    size_t n_opt;
+    size_t *opt_pos;        /* positions of TP_OP_OPTIMIZE ops, in order */
+    GHashTable *opt_by_param;   /* op_role_var[0] -> GArray of size_t positions */
+
+    size_t n_pairs;
+    tp_pair *pairs;         /* params_grads order */
+    GHashTable *pair_of_param;  /* name -> pair index + 1 */
+    GHashTable *pair_of_grad;
+
+    /* Dispatch. */
+    size_t *send_order;     /* pair indices in the order grads are sent */
+    tp_endpoint *epl;       /* n_eps of them */
+} tp_state;
+
+/* ---- transpile_optimize.c ---- */
+/* Fills op_kind, opt_pos, opt_by_param, pairs (without slices).
+ * Fails (message printed) on a program the transpiler cannot handle. */
+int tp_find_optimize(tp_state *st);
+/* The position of op `op` among the LR ops etc. is in st->op_kind. */
+bool tp_is_optimizer_op(const ir_op *op);   /* has Param and LearningRate */
+
+/* ---- transpile_split.c ---- */
+/* slice_variable for one var: the blocks' element counts.  Returns the
+ * count; sizes[] gets the counts (caller frees with g_free). */
+size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
+                      int64_t min_block_size, int64_t **sizes);
+/* Cuts every pair's param and grad into slices and names them. */
+int tp_split_vars(tp_state *st);
+
+/* ---- transpile_dispatch.c ---- */
+/* Decides send order (numpy shuffle with --no-slice) and the endpoint of
+ * every slice; fills st->epl. */
+int tp_dispatch(tp_state *st);
+/* numpy's legacy RandomState(seed).shuffle on n items: the permutation it
+ * applies, as perm[i] = index of the item that ends at position i. */
+void tp_numpy_shuffle(uint32_t seed, size_t n, size_t *perm);
+uint64_t tp_fnv1a64(const char *s);
+
+/* ---- transpile_util.c ---- */
+const char *tp_control_var(tp_state *st, ir_block *b, unsigned *counter);
+/* A var as Python's Block.create_var makes it: LOD_TENSOR-like type `type`,
+ * dims when dims != NULL, lod_level when >= 0, persistable when >= 0. */
+ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
+                      const int64_t *dims, size_t n_dims, int lod_level,
+                      int persistable);
+/* Block._clone_variable(var, force_persistable=True). */
+ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name);
+/* The STRINGS attr `name` as interned names; n receives the count. */
+const char **tp_get_strings(const ir_op *op, const char *name, size_t *n,
+                            ir_arena *a);
+int64_t tp_dtype_size(int dtype);
+/* Writes "block B, op K 'type'" context for messages. */
+const char *tp_where(const ir_op *op, size_t pos);
+ir_program *tp_new_program(const ir_program *like);
+
+/* ---- builders ---- */
+int tp_build_trainer(tp_state *st, ir_program **main, ir_program **startup);
+int tp_build_pserver(tp_state *st, size_t ep, ir_program **main);
+int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
+                             ir_program **startup);
+int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
+/* manifest.json text (malloc'd) describing what was written. */
+char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written);
+
+#endif

@@ -1,0 +1,253 @@
+/* transpile_dispatch.c - which pserver gets which slice (ps_dispatcher), and
+ * the send order (numpy's shuffle with --no-slice).
+ *
+ * The seed dispatches the grad slices when it inserts the sends and the
+ * param slices again when it inserts the recvs.  Round-robin gives the same
+ * answer both times; a name hash would not (grad and param slices have
+ * different names), so pdtrans decides once per slice pair and uses that
+ * decision for the send, the recv and the pserver alike. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile.h"
+
+/* ---- numpy's legacy MT19937 (RandomState) ---- */
+
+enum { MT_N = 624, MT_M = 397 };
+
+typedef struct {
+    uint32_t key[MT_N];
+    int pos;
+} mt_state;
+
+static void mt_seed(mt_state *s, uint32_t seed)
+{
+    for (int i = 0; i < MT_N; i++) {
+        s->key[i] = seed;
+        seed = 1812433253u * (seed ^ (seed >> 30)) + (uint32_t)i + 1u;
+    }
+    s->pos = MT_N;
+}
+
+static void mt_refill(mt_state *s)
+{
+    static const uint32_t mag01[2] = {0u, 0x9908b0dfu};
+    int i;
+    uint32_t y;
+    for (i = 0; i < MT_N - MT_M; i++) {
+        y = (s->key[i] & 0x80000000u) | (s->key[i + 1] & 0x7fffffffu);
+        s->key[i] = s->key[i + MT_M] ^ (y >> 1) ^ mag01[y & 1u];
+    }
+    for (; i < MT_N - 1; i++) {
+        y = (s->key[i] & 0x80000000u) | (s->key[i + 1] & 0x7fffffffu);
+        s->key[i] = s->key[i + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1u];
+    }
+    y = (s->key[MT_N - 1] & 0x80000000u) | (s->key[0] & 0x7fffffffu);
+    s->key[MT_N - 1] = s->key[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1u];
+    s->pos = 0;
+}
+
+static uint32_t mt_next32(mt_state *s)
+{
+    if (s->pos == MT_N)
+        mt_refill(s);
+    uint32_t y = s->key[s->pos++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+static uint64_t mt_next64(mt_state *s)
+{
+    uint64_t hi = mt_next32(s);
+    return hi << 32 | mt_next32(s);
+}
+
+/* numpy's random_interval: a uniform value in [0, max] by masked rejection. */
+static uint64_t mt_interval(mt_state *s, uint64_t max)
+{
+    if (max == 0)
+        return 0;
+    uint64_t mask = max;
+    for (int sh = 1; sh <= 32; sh <<= 1)
+        mask |= mask >> sh;
+    uint64_t v;
+    if (max <= 0xffffffffu) {
+        while ((v = (mt_next32(s) & mask)) > max)
+            ;
+    } else {
+        while ((v = (mt_next64(s) & mask)) > max)
+            ;
+    }
+    return v;
+}
+
+void tp_numpy_shuffle(uint32_t seed, size_t n, size_t *perm)
+{
+    mt_state *s = g_new(mt_state, 1);
+    mt_seed(s, seed);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    /* RandomState.shuffle: for i in reversed(range(1, n)): swap(i, j). */
+    for (size_t i = n; i-- > 1;) {
+        size_t j = (size_t)mt_interval(s, i);
+        size_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    g_free(s);
+}
+
+uint64_t tp_fnv1a64(const char *str)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
+        h ^= *c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* ---- placement ---- */
+
+typedef struct {
+    size_t pair, slice;
+    int64_t bytes;
+    size_t seq;             /* position in send order */
+} cand;
+
+static int by_bytes_desc(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* True if another slice of the same var already sits on endpoint e: the
+ * pserver names accumulators after the whole var, so two slices of one var
+ * on one pserver would share them. */
+static bool var_on(const tp_pair *p, int e, const bool *placed)
+{
+    for (size_t k = 0; k < p->param.n_slices; k++)
+        if (placed[k] && p->ep[k] == e)
+            return true;
+    return false;
+}
+
+static void place_hash(tp_state *st)
+{
+    for (size_t q = 0; q < st->n_pairs; q++) {
+        tp_pair *p = &st->pairs[st->send_order[q]];
+        bool *placed = g_new0(bool, p->param.n_slices);
+        for (size_t k = 0; k < p->param.n_slices; k++) {
+            int e = (int)(tp_fnv1a64(p->param.slices[k].name) % st->n_eps);
+            while (var_on(p, e, placed))
+                e = (e + 1) % (int)st->n_eps;
+            p->ep[k] = e;
+            placed[k] = true;
+        }
+        g_free(placed);
+    }
+}
+
+static void place_balanced(tp_state *st)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_pairs; i++)
+        n += st->pairs[i].param.n_slices;
+    cand *c = g_new(cand, n ? n : 1);
+    size_t k = 0;
+    for (size_t q = 0; q < st->n_pairs; q++) {
+        size_t pi = st->send_order[q];
+        const tp_pair *p = &st->pairs[pi];
+        for (size_t s = 0; s < p->param.n_slices; s++, k++) {
+            c[k].pair = pi;
+            c[k].slice = s;
+            c[k].bytes = p->param.slices[s].numel * tp_dtype_size(p->param.var->dtype);
+            c[k].seq = k;
+        }
+    }
+    /* Largest first onto the lightest pserver (LPT), ties to the lower index. */
+    qsort(c, n, sizeof *c, by_bytes_desc);
+    int64_t *load = g_new0(int64_t, st->n_eps);
+    GHashTable *placed = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < n; i++) {
+        tp_pair *p = &st->pairs[c[i].pair];
+        bool *pl = g_hash_table_lookup(placed, p);
+        if (!pl) {
+            pl = g_new0(bool, p->param.n_slices);
+            g_hash_table_insert(placed, p, pl);
+        }
+        int best = -1;
+        for (size_t e = 0; e < st->n_eps; e++)
+            if (!var_on(p, (int)e, pl) && (best < 0 || load[e] < load[best]))
+                best = (int)e;
+        p->ep[c[i].slice] = best;
+        pl[c[i].slice] = true;
+        load[best] += c[i].bytes;
+    }
+    GHashTableIter it;
+    void *key, *val;
+    g_hash_table_iter_init(&it, placed);
+    while (g_hash_table_iter_next(&it, &key, &val))
+        g_free(val);
+    g_hash_table_destroy(placed);
+    g_free(load);
+    g_free(c);
+}
+
+int tp_dispatch(tp_state *st)
+{
+    st->send_order = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof(size_t));
+    if (st->ctx->slice_var_up) {
+        for (size_t i = 0; i < st->n_pairs; i++)
+            st->send_order[i] = i;
+    } else {
+        /* np.random.seed(program.random_seed); np.random.shuffle(items) */
+        tp_numpy_shuffle((uint32_t)st->ctx->random_seed, st->n_pairs, st->send_order);
+    }
+    switch (st->ctx->split_method) {
+    case PDT_SPLIT_ROUND_ROBIN: {
+        size_t step = 0;
+        for (size_t q = 0; q < st->n_pairs; q++) {
+            tp_pair *p = &st->pairs[st->send_order[q]];
+            for (size_t k = 0; k < p->param.n_slices; k++) {
+                p->ep[k] = (int)step;
+                step = (step + 1) % st->n_eps;
+            }
+        }
+        break;
+    }
+    case PDT_SPLIT_HASH:
+        place_hash(st);
+        break;
+    case PDT_SPLIT_BALANCED:
+        place_balanced(st);
+        break;
+    }
+    st->epl = ir_arena_alloc(st->arena, st->n_eps * sizeof *st->epl);
+    for (size_t q = 0; q < st->n_pairs; q++) {
+        size_t pi = st->send_order[q];
+        tp_pair *p = &st->pairs[pi];
+        for (size_t k = 0; k < p->param.n_slices; k++) {
+            tp_endpoint *e = &st->epl[p->ep[k]];
+            if (e->n == e->cap) {
+                size_t cap = e->cap ? e->cap * 2 : 8;
+                tp_ref *r = ir_arena_alloc(st->arena, cap * sizeof *r);
+                if (e->n)
+                    memcpy(r, e->refs, e->n * sizeof *r);
+                e->refs = r;
+                e->cap = cap;
+            }
+            e->refs[e->n].pair = pi;
+            e->refs[e->n].slice = k;
+            e->n++;
+            e->bytes += p->param.slices[k].numel * tp_dtype_size(p->param.var->dtype);
+        }
+    }
+    return PDT_OK;
+}

@@ -1,0 +1,182 @@
+/* transpile_optimize.c - _get_optimize_pass: which ops move to the pservers,
+ * and the (param, grad) pairs they update. */
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile.h"
+
+bool tp_is_optimizer_op(const ir_op *op)
+{
+    return ir_op_input(op, "Param") && ir_op_input(op, "LearningRate");
+}
+
+/* Paddle 1.x marks clip ops with "@CLIP" in op_namescope; 2.x and later put
+ * them under the name scope "gradient_clip" (seed defect 7). */
+static bool is_clip_op(const ir_op *op)
+{
+    const char *ns = ir_op_get_string(op, "op_namescope");
+    return ns && (strstr(ns, "@CLIP") || strstr(ns, "gradient_clip"));
+}
+
+/* Every var an optimize op names must exist: the pservers copy their descs
+ * from the input (seed: KeyError deep inside get_pserver_program). */
+static int check_declared(tp_state *st, const ir_op *op, size_t pos)
+{
+    const ir_slot *sets[2] = {op->inputs, op->outputs};
+    size_t counts[2] = {op->n_inputs, op->n_outputs};
+    for (int io = 0; io < 2; io++)
+        for (size_t s = 0; s < counts[io]; s++)
+            for (size_t a = 0; a < sets[io][s].n_args; a++) {
+                const char *arg = sets[io][s].args[a];
+                if (!ir_block_find_var(st->b0, arg)) {
+                    pdt_error("%s: block 0, op %zu '%s': %s '%s' names unknown var '%s'",
+                              st->ctx->main_path, pos, op->type,
+                              io ? "output" : "input", sets[io][s].name, arg);
+                    return PDT_EBADINPUT;
+                }
+            }
+    return PDT_OK;
+}
+
+static int add_pair(tp_state *st, GArray *pairs, const char *param,
+                    const char *grad, const ir_op *op, size_t pos)
+{
+    const ir_var *pv = ir_block_find_var(st->b0, param);
+    const ir_var *gv = ir_block_find_var(st->b0, grad);
+    if (!pv || !gv) {
+        pdt_error("%s: block 0, op %zu '%s': attr 'op_role_var' names unknown var '%s'",
+                  st->ctx->main_path, pos, op->type, pv ? grad : param);
+        return PDT_EBADINPUT;
+    }
+    tp_pair p;
+    memset(&p, 0, sizeof p);
+    p.param.name = pv->name;
+    p.param.var = pv;
+    p.grad.name = gv->name;
+    p.grad.var = gv;
+    g_array_append_val(pairs, p);
+    return PDT_OK;
+}
+
+static void mark_sparse_tables(tp_state *st)
+{
+    const char *lt = ir_intern("lookup_table"), *nce = ir_intern("nce"),
+               *dlt = ir_intern("distributed_lookup_table");
+    for (size_t i = 0; i < st->b0->n_ops; i++) {
+        const ir_op *op = st->b0->ops[i];
+        bool sparse = ((op->type == lt || op->type == nce) &&
+                       ir_op_get_bool(op, "is_sparse", false)) ||
+                      op->type == dlt;
+        const char *w = sparse ? ir_op_input1(op, "W") : NULL;
+        void *k = w ? g_hash_table_lookup(st->pair_of_param, w) : NULL;
+        if (k)
+            st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+    }
+}
+
+/* Distributed lookup tables and remote prefetch need the prefetch/table
+ * machinery of the seed, which pdtrans does not implement yet. */
+static int check_unsupported(tp_state *st)
+{
+    const char *lt = ir_intern("lookup_table"), *lt2 = ir_intern("lookup_table_v2"),
+               *nce = ir_intern("nce");
+    for (size_t i = 0; i < st->b0->n_ops; i++) {
+        const ir_op *op = st->b0->ops[i];
+        bool table = op->type == lt || op->type == lt2;
+        const char *what = NULL;
+        if (table && ir_op_get_bool(op, "is_distributed", false))
+            what = "is_distributed";
+        else if ((table || op->type == nce) && ir_op_get_bool(op, "remote_prefetch", false))
+            what = "remote_prefetch";
+        else if (ir_op_has_attr(op, "distribute_update_vars") &&
+                 ir_op_get_string(op, "distribute_update_vars") &&
+                 *ir_op_get_string(op, "distribute_update_vars"))
+            what = "distribute_update_vars";
+        if (what) {
+            pdt_error("%s: block 0, op %zu '%s': attr '%s' (distributed tables) is not "
+                      "supported by pdtrans yet", st->ctx->main_path, i, op->type, what);
+            return PDT_EBADINPUT;
+        }
+    }
+    return PDT_OK;
+}
+
+int tp_find_optimize(tp_state *st)
+{
+    const ir_block *b = st->b0;
+    int rc = check_unsupported(st);
+    if (rc)
+        return rc;
+    st->op_kind = ir_arena_alloc(st->arena, b->n_ops + 1);
+    st->opt_pos = ir_arena_alloc(st->arena, (b->n_ops + 1) * sizeof *st->opt_pos);
+    GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    bool pserver = st->ctx->mode == PDT_MODE_PSERVER;
+    for (size_t i = 0; i < b->n_ops && rc == PDT_OK; i++) {
+        const ir_op *op = b->ops[i];
+        int role = ir_op_role(op);
+        if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
+            st->op_kind[i] = TP_OP_LR;
+            continue;
+        }
+        if (role != IR_ROLE_OPTIMIZE)
+            continue;
+        if (pserver && is_clip_op(op)) {
+            st->op_kind[i] = TP_OP_CLIP;
+            continue;
+        }
+        st->op_kind[i] = TP_OP_OPTIMIZE;
+        st->opt_pos[st->n_opt++] = i;
+        rc = check_declared(st, op, i);
+        if (rc)
+            break;
+        size_t n_rv = 0;
+        const char **rv = tp_get_strings(op, "op_role_var", &n_rv, st->arena);
+        if (n_rv == 0)
+            continue;
+        GArray *list = g_hash_table_lookup(st->opt_by_param, rv[0]);
+        if (!list) {
+            list = g_array_new(FALSE, FALSE, sizeof(size_t));
+            g_hash_table_insert(st->opt_by_param, (void *)rv[0], list);
+        }
+        g_array_append_val(list, i);
+        if (n_rv < 2 || g_hash_table_contains(seen, rv[0]))
+            continue;
+        g_hash_table_add(seen, (void *)rv[0]);
+        rc = add_pair(st, pairs, rv[0], rv[1], op, i);
+    }
+    g_hash_table_destroy(seen);
+    if (rc == PDT_OK && st->n_opt == 0) {
+        pdt_error("%s: no optimize ops (op_role 2) in block 0: nothing to distribute "
+                  "(run the optimizer first, or give --loss and --optimizer)",
+                  st->ctx->main_path);
+        rc = PDT_EBADINPUT;
+    } else if (rc == PDT_OK && pairs->len == 0) {
+        pdt_error("%s: no optimize op names a (param, grad) pair in 'op_role_var'",
+                  st->ctx->main_path);
+        rc = PDT_EBADINPUT;
+    }
+    st->n_pairs = pairs->len;
+    st->pairs = ir_arena_dup(st->arena, pairs->data, (pairs->len + 1) * sizeof(tp_pair));
+    g_array_free(pairs, TRUE);
+    if (rc)
+        return rc;
+    /* The seed dedups params and grads through one name set; a grad shared
+     * by two params (or a param that is another's grad) would break its
+     * pairing, so refuse it with a clear message instead. */
+    for (size_t i = 0; i < st->n_pairs; i++) {
+        tp_pair *p = &st->pairs[i];
+        if (g_hash_table_contains(st->pair_of_grad, p->grad.name) ||
+            g_hash_table_contains(st->pair_of_grad, p->param.name) ||
+            g_hash_table_contains(st->pair_of_param, p->grad.name) ||
+            p->grad.name == p->param.name) {
+            pdt_error("%s: param '%s' and its grad '%s' clash with another (param, grad) pair",
+                      st->ctx->main_path, p->param.name, p->grad.name);
+            return PDT_EBADINPUT;
+        }
+        g_hash_table_insert(st->pair_of_param, (void *)p->param.name, GSIZE_TO_POINTER(i + 1));
+        g_hash_table_insert(st->pair_of_grad, (void *)p->grad.name, GSIZE_TO_POINTER(i + 1));
+    }
+    mark_sparse_tables(st);
+    return PDT_OK;
+}

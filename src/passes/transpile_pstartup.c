@@ -1,0 +1,105 @@
+/* transpile_pstartup.c - get_startup_program: one pserver's startup program.
+ * It keeps the input startup's init ops for the vars the pserver holds,
+ * writing the slice instead of the whole param and resetting the shape attr
+ * of random/constant initializers to the slice shape.  The input startup is
+ * read, never edited, so the trainer's startup keeps the full shapes (seed
+ * defect 3). */
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile.h"
+
+static bool is_init_op(const char *type)
+{
+    return !strcmp(type, "gaussian_random") || !strcmp(type, "fill_constant") ||
+           !strcmp(type, "uniform_random") || !strcmp(type, "truncated_gaussian_random");
+}
+
+/* _get_splited_name_and_shape: the slice of a split param held here. */
+static const tp_slice *split_slice_here(tp_state *st, size_t ep, const char *name)
+{
+    void *k = g_hash_table_lookup(st->pair_of_param, name);
+    if (!k)
+        return NULL;
+    const tp_pair *p = &st->pairs[GPOINTER_TO_SIZE(k) - 1];
+    if (p->param.n_slices < 2)
+        return NULL;
+    for (size_t i = 0; i < p->param.n_slices; i++)
+        if (p->ep[i] == (int)ep)
+            return &p->param.slices[i];
+    return NULL;
+}
+
+static void set_shape(ir_op *op, const ir_var *v)
+{
+    const ir_attr *old = ir_op_attr(op, "shape");
+    if (old && old->type == IR_ATTR_LONGS) {
+        ir_op_set_longs(op, "shape", v->dims, v->n_dims);
+        return;
+    }
+    int32_t *d = g_new(int32_t, v->n_dims + 1);
+    for (size_t i = 0; i < v->n_dims; i++)
+        d[i] = (int32_t)v->dims[i];
+    ir_op_set_ints(op, "shape", d, v->n_dims);
+    g_free(d);
+}
+
+int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
+                             ir_program **out)
+{
+    ir_program *s = tp_new_program(st->startup);
+    ir_block *sb = s->blocks[0];
+    const ir_block *pg = pmain->blocks[0];
+    const ir_block *ob = st->startup->blocks[0];
+    ir_var **vars = NULL;
+    size_t nv = ir_block_live_vars(pg, &vars, st->arena);
+    for (size_t i = 0; i < nv; i++)
+        tp_clone_variable(sb, vars[i], NULL);
+
+    for (size_t k = 0; k < ob->n_ops; k++) {
+        const ir_op *src = ob->ops[k];
+        if (!strcmp(src->type, "recv") || !strcmp(src->type, "fetch_barrier") ||
+            !strcmp(src->type, "concat"))
+            continue;
+        /* The seed keeps an op when one of its outputs is held here. */
+        const char **names = ir_arena_alloc(st->arena, (src->n_outputs + 1) * sizeof *names);
+        bool held = false;
+        for (size_t o = 0; o < src->n_outputs; o++) {
+            const ir_slot *sl = &src->outputs[o];
+            names[o] = NULL;
+            if (sl->n_args == 0)
+                continue;
+            const tp_slice *sp = split_slice_here(st, ep, sl->args[0]);
+            names[o] = sp ? sp->name : ir_block_find_var(pg, sl->args[0]) ? sl->args[0] : NULL;
+            held |= names[o] != NULL;
+        }
+        if (!held)
+            continue;
+        ir_op *op = ir_block_append_op(sb, src->type);
+        const ir_var *out_var = NULL;
+        for (size_t o = 0; o < src->n_outputs; o++) {
+            if (!names[o])
+                continue;
+            /* Only the slot's first var is carried over, as in the seed. */
+            ir_op_set_output1(op, src->outputs[o].name, names[o]);
+            if (src->outputs[o].name == ir_intern("Out"))
+                out_var = ir_block_find_var(sb, names[o]);
+        }
+        ir_op_copy_attrs(op, src);
+        for (size_t i = 0; i < src->n_inputs; i++) {
+            const ir_slot *sl = &src->inputs[i];
+            for (size_t a = 0; a < sl->n_args; a++) {
+                /* The seed requires inputs to be pserver vars (KeyError
+                 * otherwise); pdtrans declares them from the input startup. */
+                const ir_var *v = ir_block_find_var(ob, sl->args[a]);
+                if (!ir_block_find_var(sb, sl->args[a]) && v)
+                    tp_clone_variable(sb, v, NULL);
+            }
+            ir_op_set_input(op, sl->name, sl->args, sl->n_args);
+        }
+        if (is_init_op(src->type) && out_var)
+            set_shape(op, out_var);
+    }
+    *out = s;
+    return PDT_OK;
+}

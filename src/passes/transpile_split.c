@@ -1,0 +1,125 @@
+/* transpile_split.c - slice_variable and _create_vars_from_blocklist: how
+ * each param and grad is cut into slices, and what the slices are called. */
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile.h"
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
+                      int64_t min_block_size, int64_t **sizes)
+{
+    int64_t numel = 1;
+    for (size_t i = 0; i < n_dims; i++)
+        numel *= dims[i];
+    int64_t split_count = (int64_t)slice_count;
+    int64_t max_pservers = numel / min_block_size;
+    if (max_pservers == 0)
+        max_pservers = 1;
+    if (max_pservers < split_count)
+        split_count = max_pservers;
+    int64_t block_size = ceil_div(numel, split_count);
+    if (n_dims >= 2) {
+        /* Align to whole rows so that every slice is a run of dim-0 rows. */
+        int64_t width = 1;
+        for (size_t i = 1; i < n_dims; i++)
+            width *= dims[i];
+        int64_t rem = block_size % width;
+        if (rem)
+            block_size += width - rem;
+    }
+    split_count = ceil_div(numel, block_size);
+    int64_t *out = g_new(int64_t, (size_t)split_count);
+    for (int64_t i = 0; i < split_count; i++) {
+        int64_t left = numel - i * block_size;
+        out[i] = left < block_size ? left : block_size;
+    }
+    *sizes = out;
+    return (size_t)split_count;
+}
+
+static int check_shape(tp_state *st, const ir_var *v)
+{
+    int64_t numel = ir_var_numel(v);
+    if (numel > 0)
+        return PDT_OK;
+    pdt_error("%s: block 0: var '%s' has %s shape; a distributed param or grad needs a "
+              "known, non-empty shape", st->ctx->main_path, v->name,
+              numel == 0 ? "an empty" : "an unknown (-1)");
+    return PDT_EBADINPUT;
+}
+
+/* Cuts var d into the given sizes; names follow _create_vars_from_blocklist. */
+static void make_slices(tp_state *st, tp_dvar *d, const int64_t *sizes, size_t n,
+                        bool is_grad)
+{
+    const ir_var *v = d->var;
+    int64_t width = 1;
+    for (size_t i = 1; i < v->n_dims; i++)
+        width *= v->dims[i];
+    d->n_slices = n;
+    d->slices = ir_arena_alloc(st->arena, n * sizeof *d->slices);
+    bool suffix = is_grad && st->trainer_suffix;
+    int64_t offset = 0;
+    for (size_t i = 0; i < n; i++) {
+        tp_slice *s = &d->slices[i];
+        s->offset = offset;
+        s->numel = sizes[i];
+        offset += sizes[i];
+        s->n_dims = v->n_dims ? v->n_dims : 1;
+        s->dims = ir_arena_alloc(st->arena, s->n_dims * sizeof *s->dims);
+        if (v->n_dims)
+            memcpy(s->dims, v->dims, v->n_dims * sizeof *s->dims);
+        s->dims[0] = v->n_dims >= 2 ? sizes[i] / width : sizes[i];
+        if (n == 1) {
+            /* An unsplit var keeps its desc and its name (plus the trainer
+             * suffix for a grad); its shape is the var's own. */
+            s->n_dims = v->n_dims;
+            s->dims = v->dims;
+            s->merged = d->name;
+            s->name = suffix ? ir_internf("%s.trainer_%d", d->name, st->ctx->trainer_id)
+                             : d->name;
+        } else {
+            s->merged = ir_internf("%s.block%zu", d->name, i);
+            s->name = suffix ? ir_internf("%s.trainer_%d", s->merged, st->ctx->trainer_id)
+                             : s->merged;
+        }
+    }
+}
+
+int tp_split_vars(tp_state *st)
+{
+    size_t count = st->ctx->slice_var_up ? st->n_eps : 1;
+    for (size_t i = 0; i < st->n_pairs; i++) {
+        tp_pair *p = &st->pairs[i];
+        int rc = check_shape(st, p->param.var);
+        if (!rc)
+            rc = check_shape(st, p->grad.var);
+        if (rc)
+            return rc;
+        int64_t *ps = NULL, *gs = NULL;
+        size_t np = tp_slice_sizes(p->param.var->dims, p->param.var->n_dims, count,
+                                   st->ctx->min_block_size, &ps);
+        size_t ng = tp_slice_sizes(p->grad.var->dims, p->grad.var->n_dims, count,
+                                   st->ctx->min_block_size, &gs);
+        bool same = np == ng && memcmp(ps, gs, np * sizeof *ps) == 0;
+        if (same) {
+            make_slices(st, &p->param, ps, np, false);
+            make_slices(st, &p->grad, gs, ng, true);
+        }
+        g_free(ps);
+        g_free(gs);
+        if (!same) {
+            /* The seed pairs grad slice k with param slice k. */
+            pdt_error("%s: grad '%s' does not split like its param '%s' (their shapes differ)",
+                      st->ctx->main_path, p->grad.name, p->param.name);
+            return PDT_EBADINPUT;
+        }
+        p->ep = ir_arena_alloc(st->arena, np * sizeof *p->ep);
+    }
+    return PDT_OK;
+}

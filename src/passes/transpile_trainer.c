@@ -1,0 +1,489 @@
+/* transpile_trainer.c - the trainer's main and startup programs: transpile()'s
+ * send/recv insertion, _get_trainer_startup_program and get_trainer_program
+ * (_delete_trainer_optimizer, the LR-op removal, _fake_init_sparsetable).
+ * Both are built from clones of the inputs, which stay untouched. */
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile.h"
+
+typedef struct {
+    tp_state *st;
+    ir_program *p, *s;      /* trainer main and startup (clones) */
+    ir_block *b, *sb;       /* their block 0 */
+    unsigned ctl;           /* __control_var counter */
+    GPtrArray **groups;     /* per anchor + 1: GPtrArray of op groups */
+    GPtrArray *tail;        /* ops appended after the last original op */
+} trainer;
+
+static const char **ep_names(tp_state *st, const tp_pair *p)
+{
+    const char **eps = ir_arena_alloc(st->arena, p->param.n_slices * sizeof *eps);
+    for (size_t k = 0; k < p->param.n_slices; k++)
+        eps[k] = st->eps[p->ep[k]];
+    return eps;
+}
+
+static const char **slice_names(tp_state *st, const tp_dvar *d)
+{
+    const char **n = ir_arena_alloc(st->arena, d->n_slices * sizeof *n);
+    for (size_t k = 0; k < d->n_slices; k++)
+        n[k] = d->slices[k].name;
+    return n;
+}
+
+/* ---- renaming unsplit grads to NAME.trainer_<id> ---- */
+
+/* Block::_rename_var for many vars at once: one walk over every op instead
+ * of one per var.  Like Paddle's OpDesc::RenameInput/RenameOutput, entries
+ * of op_role_var are renamed too. */
+static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
+{
+    if (g_hash_table_size(map) == 0)
+        return;
+    ir_block *b0 = p->blocks[0];
+    GHashTableIter it;
+    void *from, *to;
+    g_hash_table_iter_init(&it, map);
+    /* Re-keying a VarDesc moves it among the vars added later, as Paddle's
+     * BlockDesc::Flush does; map iteration order does not matter here
+     * because added vars are written sorted by name. */
+    while (g_hash_table_iter_next(&it, &from, &to)) {
+        ir_var *v = ir_block_find_var(b0, from);
+        if (!v)
+            continue;
+        ir_block_clone_var(b0, v, to);
+        ir_block_remove_var(b0, from);
+    }
+    for (size_t bi = 0; bi < p->n_blocks; bi++) {
+        ir_block *b = p->blocks[bi];
+        for (size_t k = 0; k < b->n_ops; k++) {
+            ir_op *op = b->ops[k];
+            for (int io = 0; io < 2; io++) {
+                size_t n = io ? op->n_outputs : op->n_inputs;
+                for (size_t s = 0; s < n; s++) {
+                    ir_slot *sl = io ? &op->outputs[s] : &op->inputs[s];
+                    bool hit = false;
+                    for (size_t i = 0; i < sl->n_args && !hit; i++)
+                        hit = g_hash_table_contains(map, sl->args[i]);
+                    if (!hit)
+                        continue;
+                    const char **args = ir_arena_alloc(a, sl->n_args * sizeof *args);
+                    for (size_t i = 0; i < sl->n_args; i++) {
+                        const char *r = g_hash_table_lookup(map, sl->args[i]);
+                        args[i] = r ? r : sl->args[i];
+                    }
+                    if (io)
+                        ir_op_set_output(op, sl->name, args, sl->n_args);
+                    else
+                        ir_op_set_input(op, sl->name, args, sl->n_args);
+                }
+            }
+            size_t n_rv = 0;
+            const char **rv = tp_get_strings(op, "op_role_var", &n_rv, a);
+            bool hit = false;
+            for (size_t i = 0; i < n_rv; i++) {
+                const char *r = g_hash_table_lookup(map, rv[i]);
+                if (r) {
+                    rv[i] = r;
+                    hit = true;
+                }
+            }
+            if (hit)
+                ir_op_set_strings(op, "op_role_var", rv, n_rv);
+        }
+    }
+}
+
+/* ---- the ops transpile() adds ---- */
+
+static ir_op *new_op(trainer *t, const char *type, int role)
+{
+    ir_op *op = ir_op_new(t->p, type);
+    ir_op_set_role(op, role);
+    return op;
+}
+
+static void add_group(trainer *t, long anchor, ir_op *a, ir_op *b)
+{
+    GPtrArray **slot = &t->groups[anchor + 1];
+    if (!*slot)
+        *slot = g_ptr_array_new();
+    GPtrArray *g = g_ptr_array_new();
+    if (a)
+        g_ptr_array_add(g, a);
+    if (b)
+        g_ptr_array_add(g, b);
+    g_ptr_array_add(*slot, g);
+}
+
+/* Last op of the input's block 0 that writes `name` (find_op_by_output_arg
+ * with reverse=True), or -1. */
+static long last_writer(const ir_defuse *du, const char *name)
+{
+    size_t n = 0;
+    const size_t *w = ir_defuse_writers(du, name, &n);
+    return n ? (long)w[n - 1] : -1;
+}
+
+/* Step 2 of transpile(): split and send each grad right after its last
+ * writer.  Returns the send ops' dummy outputs, per pair. */
+static const char **insert_sends(trainer *t, const ir_defuse *du)
+{
+    tp_state *st = t->st;
+    const char **dummy = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *dummy);
+    for (size_t q = 0; q < st->n_pairs; q++) {
+        size_t pi = st->send_order[q];
+        tp_pair *p = &st->pairs[pi];
+        const tp_dvar *g = &p->grad;
+        const char *sent = g->n_slices == 1 ? g->slices[0].name : g->name;
+        long anchor = last_writer(du, g->name);
+        ir_op *split = NULL;
+        if (g->n_slices > 1 && !st->runtime_split) {
+            bool rows = g->var->type == IR_SELECTED_ROWS;
+            split = new_op(t, rows ? "split_selected_rows" : "split_byref", IR_ROLE_DIST);
+            ir_op_set_input1(split, "X", g->name);
+            ir_op_set_output(split, "Out", slice_names(st, g), g->n_slices);
+            if (rows) {
+                int64_t *h = ir_arena_alloc(st->arena, g->n_slices * sizeof *h);
+                for (size_t k = 0; k < g->n_slices; k++)
+                    h[k] = g->slices[k].dims[0];
+                ir_op_set_longs(split, "height_sections", h, g->n_slices);
+            } else {
+                int32_t *h = ir_arena_alloc(st->arena, g->n_slices * sizeof *h);
+                for (size_t k = 0; k < g->n_slices; k++)
+                    h[k] = (int32_t)g->slices[k].dims[0];
+                ir_op_set_ints(split, "sections", h, g->n_slices);
+            }
+        }
+        dummy[pi] = tp_control_var(st, t->b, &t->ctl);
+        ir_op *send = new_op(t, "send", IR_ROLE_RPC);
+        ir_op_set_output1(send, "Out", dummy[pi]);
+        ir_op_set_strings(send, "epmap", ep_names(st, p), g->n_slices);
+        if (st->runtime_split) {
+            int64_t *h = ir_arena_alloc(st->arena, g->n_slices * sizeof *h);
+            for (size_t k = 0; k < g->n_slices; k++)
+                h[k] = g->slices[k].dims[0];
+            ir_op_set_input1(send, "X", sent);
+            ir_op_set_longs(send, "sections", h, g->n_slices);
+            ir_op_set_strings(send, "send_varnames", slice_names(st, g), g->n_slices);
+        } else {
+            ir_op_set_input(send, "X", slice_names(st, g), g->n_slices);
+            ir_op_set_longs(send, "sections", NULL, 0);
+            ir_op_set_strings(send, "send_varnames", NULL, 0);
+        }
+        const char *rv[2] = {p->param.name, sent};
+        ir_op_set_strings(send, "op_role_var", rv, 2);
+        add_group(t, anchor, split, send);
+    }
+    return dummy;
+}
+
+/* The rest of transpile(): barriers, recvs and concats at the end. */
+static void append_recvs(trainer *t, const char **dummy)
+{
+    tp_state *st = t->st;
+    int tid = st->ctx->trainer_id;
+    const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
+    if (st->sync || (st->runtime_split && st->half_async)) {
+        ir_op *op = new_op(t, "send_barrier", IR_ROLE_RPC);
+        const char **deps = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *deps);
+        for (size_t q = 0; q < st->n_pairs; q++)
+            deps[q] = dummy[st->send_order[q]];
+        ir_op_set_input(op, "X", deps, st->n_pairs);
+        ir_op_set_output1(op, "Out", barrier_out);
+        ir_op_set_strings(op, "endpoints", st->eps, st->n_eps);
+        ir_op_set_int(op, "trainer_id", tid);
+        ir_op_set_bool(op, "half_async", !st->sync);
+        g_ptr_array_add(t->tail, op);
+    }
+    GPtrArray *recv_outs = g_ptr_array_new();
+    for (size_t pi = 0; pi < st->n_pairs; pi++) {
+        tp_pair *p = &st->pairs[pi];
+        ir_op *op = new_op(t, "recv", IR_ROLE_RPC);
+        ir_op_set_input1(op, "X", st->sync ? barrier_out : dummy[pi]);
+        const char *rv_grad = p->grad.n_slices == 1 ? p->grad.slices[0].name : p->grad.name;
+        if (st->runtime_split) {
+            ir_op_set_output1(op, "Out", p->param.name);
+            ir_op_set_strings(op, "recv_varnames", slice_names(st, &p->param),
+                              p->param.n_slices);
+            g_ptr_array_add(recv_outs, (void *)p->param.name);
+        } else {
+            ir_op_set_output(op, "Out", slice_names(st, &p->param), p->param.n_slices);
+            ir_op_set_strings(op, "recv_varnames", NULL, 0);
+            for (size_t k = 0; k < p->param.n_slices; k++)
+                g_ptr_array_add(recv_outs, (void *)p->param.slices[k].name);
+        }
+        ir_op_set_strings(op, "epmap", ep_names(st, p), p->param.n_slices);
+        ir_op_set_int(op, "trainer_id", tid);
+        const char *rv[2] = {p->param.name, rv_grad};
+        ir_op_set_strings(op, "op_role_var", rv, 2);
+        g_ptr_array_add(t->tail, op);
+    }
+    if (st->sync) {
+        ir_op *op = new_op(t, "fetch_barrier", IR_ROLE_RPC);
+        ir_op_set_input1(op, "X", barrier_out);
+        ir_op_set_output(op, "Out", (const char *const *)recv_outs->pdata, recv_outs->len);
+        ir_op_set_strings(op, "endpoints", st->eps, st->n_eps);
+        ir_op_set_int(op, "trainer_id", tid);
+        g_ptr_array_add(t->tail, op);
+    }
+    g_ptr_array_free(recv_outs, TRUE);
+    for (size_t pi = 0; pi < st->n_pairs && !st->runtime_split; pi++) {
+        tp_pair *p = &st->pairs[pi];
+        if (p->param.n_slices <= 1)
+            continue;
+        ir_op *op = new_op(t, "concat", IR_ROLE_DIST);
+        ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
+        ir_op_set_output1(op, "Out", p->param.name);
+        ir_op_set_int(op, "axis", 0);
+        g_ptr_array_add(t->tail, op);
+    }
+}
+
+/* _get_trainer_startup_program: fetch every param from the pservers. */
+static void build_startup(trainer *t)
+{
+    tp_state *st = t->st;
+    for (size_t pi = 0; pi < st->n_pairs; pi++) {
+        tp_pair *p = &st->pairs[pi];
+        if (p->sparse_table)
+            continue;
+        for (size_t k = 0; k < p->param.n_slices; k++) {
+            const tp_slice *s = &p->param.slices[k];
+            if (!ir_block_find_var(t->sb, s->name))
+                tp_create_var(t->sb, s->name, p->param.var->type, p->param.var->dtype,
+                              s->dims, s->n_dims, 0, 0);
+        }
+        ir_op *op = ir_block_append_op(t->sb, "recv");
+        ir_op_set_input(op, "X", NULL, 0);
+        ir_op_set_output(op, "Out", slice_names(st, &p->param), p->param.n_slices);
+        ir_op_set_strings(op, "epmap", ep_names(st, p), p->param.n_slices);
+        ir_op_set_int(op, "trainer_id", st->ctx->trainer_id);
+        ir_op_set_role(op, IR_ROLE_RPC);
+    }
+    ir_op *fb = ir_block_append_op(t->sb, "fetch_barrier");
+    ir_op_set_output1(fb, "Out", tp_control_var(st, t->sb, &t->ctl));
+    ir_op_set_strings(fb, "endpoints", st->eps, st->n_eps);
+    ir_op_set_int(fb, "trainer_id", st->ctx->trainer_id);
+    ir_op_set_role(fb, IR_ROLE_RPC);
+    for (size_t pi = 0; pi < st->n_pairs; pi++) {
+        tp_pair *p = &st->pairs[pi];
+        if (p->sparse_table || p->param.n_slices <= 1)
+            continue;
+        if (!ir_block_find_var(t->sb, p->param.name)) {
+            const ir_var *v = p->param.var;
+            tp_create_var(t->sb, p->param.name, v->type, v->dtype, v->dims, v->n_dims, -1,
+                          v->has_persistable ? v->persistable : -1);
+        }
+        ir_op *op = ir_block_append_op(t->sb, "concat");
+        ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
+        ir_op_set_output1(op, "Out", p->param.name);
+        ir_op_set_int(op, "axis", 0);
+        ir_op_set_role(op, IR_ROLE_FORWARD);
+    }
+}
+
+/* ---- get_trainer_program's deletions ---- */
+
+static void mark_used(GHashTable *used, const ir_op *op)
+{
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t i = 0; i < op->inputs[s].n_args; i++)
+            g_hash_table_add(used, (void *)op->inputs[s].args[i]);
+    for (size_t s = 0; s < op->n_outputs; s++)
+        for (size_t i = 0; i < op->outputs[s].n_args; i++)
+            g_hash_table_add(used, (void *)op->outputs[s].args[i]);
+}
+
+/* _delete_trainer_optimizer: the vars only optimize ops read.  Seed defect
+ * 2: a var some remaining op still reads or writes is not optimizer-only,
+ * whatever op_role_var says. */
+static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
+{
+    tp_state *st = t->st;
+    GHashTable *used = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t bi = 0; bi < t->p->n_blocks; bi++)
+        for (size_t k = 0; k < t->p->blocks[bi]->n_ops; k++)
+            mark_used(used, t->p->blocks[bi]->ops[k]);
+    GHashTable *role_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < st->n_opt; i++) {
+        size_t n = 0;
+        const char **rv = tp_get_strings(opt_ops[i], "op_role_var", &n, st->arena);
+        for (size_t k = 0; k < n; k++)
+            g_hash_table_add(role_vars, (void *)rv[k]);
+    }
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GPtrArray *out = g_ptr_array_new();
+    for (size_t i = 0; i < st->n_opt; i++) {
+        const ir_op *op = opt_ops[i];
+        for (size_t s = 0; s < op->n_inputs; s++)
+            for (size_t a = 0; a < op->inputs[s].n_args; a++) {
+                const char *v = op->inputs[s].args[a];
+                if (g_hash_table_contains(seen, v) || g_hash_table_contains(role_vars, v) ||
+                    g_hash_table_contains(used, v))
+                    continue;
+                g_hash_table_add(seen, (void *)v);
+                g_ptr_array_add(out, (void *)v);
+            }
+    }
+    g_hash_table_destroy(seen);
+    g_hash_table_destroy(role_vars);
+    g_hash_table_destroy(used);
+    return out;
+}
+
+/* Removes the startup ops that write any of `vars`, and the vars. */
+static void delete_startup_inits(trainer *t, GPtrArray *vars)
+{
+    GHashTable *del = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < vars->len; i++)
+        g_hash_table_add(del, vars->pdata[i]);
+    ir_op **keep = g_new(ir_op *, t->sb->n_ops + 1);
+    size_t n = 0;
+    for (size_t k = 0; k < t->sb->n_ops; k++) {
+        ir_op *op = t->sb->ops[k];
+        bool hit = false;
+        for (size_t s = 0; s < op->n_outputs && !hit; s++)
+            for (size_t a = 0; a < op->outputs[s].n_args && !hit; a++)
+                hit = g_hash_table_contains(del, op->outputs[s].args[a]);
+        if (!hit)
+            keep[n++] = op;
+    }
+    if (n != t->sb->n_ops)
+        ir_block_set_ops(t->sb, keep, n);
+    g_free(keep);
+    for (size_t i = 0; i < vars->len; i++)
+        ir_block_remove_var(t->sb, vars->pdata[i]);
+    g_hash_table_destroy(del);
+}
+
+/* _fake_init_sparsetable: a sparse table's init op becomes fake_init. */
+static int fake_init_tables(trainer *t)
+{
+    tp_state *st = t->st;
+    for (size_t pi = 0; pi < st->n_pairs; pi++) {
+        const tp_pair *p = &st->pairs[pi];
+        if (!p->sparse_table)
+            continue;
+        size_t n_init = 0, at = 0;
+        for (size_t k = 0; k < t->sb->n_ops; k++)
+            if (ir_op_writes(t->sb->ops[k], p->param.name)) {
+                n_init++;
+                at = k;
+            }
+        if (n_init != 1) {
+            pdt_error("startup program: sparse table '%s' needs exactly one init op, found %zu",
+                      p->param.name, n_init);
+            return PDT_EBADINPUT;
+        }
+        const ir_attr *shape = ir_op_attr(t->sb->ops[at], "shape");
+        ir_op *op = ir_block_append_op(t->sb, "fake_init");
+        ir_op_set_output1(op, "Out", p->param.name);
+        if (shape)
+            ir_op_copy_attr(op, shape);
+        ir_op_set_role(op, IR_ROLE_FORWARD);
+        ir_block_remove_op(t->sb, at);
+    }
+    return PDT_OK;
+}
+
+/* Builds the final op list of block 0: kept original ops with the
+ * split/send groups after their anchors, then the tail. */
+static void assemble(trainer *t)
+{
+    tp_state *st = t->st;
+    size_t n0 = st->b0->n_ops;
+    GPtrArray *ops = g_ptr_array_sized_new((guint)(n0 + t->tail->len + 2 * st->n_pairs + 1));
+    for (long i = -1; i < (long)n0; i++) {
+        if (i >= 0) {
+            uint8_t k = st->op_kind[i];
+            if (k != TP_OP_OPTIMIZE && k != TP_OP_LR)
+                g_ptr_array_add(ops, t->b->ops[i]);
+        }
+        GPtrArray *gs = t->groups[i + 1];
+        if (!gs)
+            continue;
+        /* Each grad's ops went in at anchor + 1, so a later grad with the
+         * same anchor lands before an earlier one. */
+        for (guint g = gs->len; g-- > 0;) {
+            GPtrArray *grp = gs->pdata[g];
+            for (guint k = 0; k < grp->len; k++)
+                g_ptr_array_add(ops, grp->pdata[k]);
+            g_ptr_array_free(grp, TRUE);
+        }
+        g_ptr_array_free(gs, TRUE);
+    }
+    for (guint k = 0; k < t->tail->len; k++)
+        g_ptr_array_add(ops, t->tail->pdata[k]);
+    ir_block_set_ops(t->b, (ir_op *const *)ops->pdata, ops->len);
+    g_ptr_array_free(ops, TRUE);
+}
+
+int tp_build_trainer(tp_state *st, ir_program **main_out, ir_program **startup_out)
+{
+    trainer t;
+    memset(&t, 0, sizeof t);
+    t.st = st;
+    t.p = ir_program_clone(st->main);
+    t.s = ir_program_clone(st->startup);
+    t.b = t.p->blocks[0];
+    t.sb = t.s->blocks[0];
+    size_t n0 = st->b0->n_ops;
+    t.groups = g_new0(GPtrArray *, n0 + 1);
+    t.tail = g_ptr_array_new();
+
+    for (size_t i = 0; i < n0; i++)
+        if (st->op_kind[i] == TP_OP_CLIP)
+            ir_op_set_role(t.b->ops[i], IR_ROLE_BACKWARD);
+
+    /* _init_splited_vars: the slice vars, and NAME.trainer_<id> renames. */
+    GHashTable *renames = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t pi = 0; pi < st->n_pairs; pi++) {
+        tp_pair *p = &st->pairs[pi];
+        const tp_dvar *ds[2] = {&p->param, &p->grad};
+        for (int w = 0; w < 2; w++) {
+            const tp_dvar *d = ds[w];
+            if (d->n_slices == 1) {
+                if (d->slices[0].name != d->name)
+                    g_hash_table_insert(renames, (void *)d->name, (void *)d->slices[0].name);
+                continue;
+            }
+            for (size_t k = 0; k < d->n_slices; k++)
+                tp_create_var(t.b, d->slices[k].name, d->var->type, d->var->dtype,
+                              d->slices[k].dims, d->slices[k].n_dims, -1, 0);
+        }
+    }
+    rename_many(t.p, renames, st->arena);
+    g_hash_table_destroy(renames);
+
+    ir_defuse *du = ir_defuse_build(st->b0);
+    const char **dummy = insert_sends(&t, du);
+    ir_defuse_free(du);
+    append_recvs(&t, dummy);
+    build_startup(&t);
+
+    /* get_trainer_program: drop optimize and LR ops, then the vars only
+     * they needed, from both programs. */
+    ir_op **opt_ops = g_new(ir_op *, st->n_opt + 1);
+    for (size_t i = 0; i < st->n_opt; i++)
+        opt_ops[i] = t.b->ops[st->opt_pos[i]];
+    assemble(&t);
+    GPtrArray *dead = optimizer_only_vars(&t, opt_ops);
+    g_free(opt_ops);
+    delete_startup_inits(&t, dead);
+    for (size_t i = 0; i < dead->len; i++)
+        ir_block_remove_var(t.b, dead->pdata[i]);
+    g_ptr_array_free(dead, TRUE);
+    int rc = fake_init_tables(&t);
+    g_ptr_array_free(t.tail, TRUE);
+    g_free(t.groups);
+    if (rc) {
+        ir_program_free(t.p);
+        ir_program_free(t.s);
+        return rc;
+    }
+    *main_out = t.p;
+    *startup_out = t.s;
+    return PDT_OK;
+}

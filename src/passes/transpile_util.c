@@ -1,0 +1,113 @@
+/* transpile_util.c - var and program helpers that mirror what Paddle's
+ * Python Block.create_var / _clone_variable write into a VarDesc. */
+#include <string.h>
+
+#include "transpile.h"
+
+static ir_tensor_slot slot_for(int type)
+{
+    switch (type) {
+    case IR_LOD_TENSOR: return IR_TD_LOD_TENSOR;
+    case IR_SELECTED_ROWS: return IR_TD_SELECTED_ROWS;
+    case IR_LOD_TENSOR_ARRAY: return IR_TD_TENSOR_ARRAY;
+    default: return IR_TD_NONE;
+    }
+}
+
+ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
+                      const int64_t *dims, size_t n_dims, int lod_level,
+                      int persistable)
+{
+    ir_var *v = ir_block_find_var(b, name);
+    if (v)
+        return v;   /* Python's create_var on an existing name returns it */
+    v = ir_block_var(b, name);
+    v->type = type;
+    v->tensor_slot = slot_for(type);
+    v->dtype = dtype;
+    v->has_persistable = persistable >= 0;
+    v->persistable = persistable > 0;
+    if (v->tensor_slot != IR_TD_NONE && dims)
+        ir_var_set_dims(b->program, v, dims, n_dims);
+    if (lod_level >= 0 && (type == IR_LOD_TENSOR || type == IR_LOD_TENSOR_ARRAY)) {
+        v->has_lod_level = true;
+        v->lod_level = lod_level;
+    }
+    return v;
+}
+
+ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name)
+{
+    if (!name)
+        name = src->name;
+    ir_var *v = ir_block_find_var(b, name);
+    if (v)
+        return v;
+    if (src->type == IR_STEP_SCOPES || src->type == IR_RAW) {
+        v = tp_create_var(b, name, src->type, 0, NULL, 0, -1,
+                          src->has_persistable ? src->persistable : -1);
+        v->tensor_slot = IR_TD_NONE;
+        return v;
+    }
+    bool has_tensor = src->tensor_slot != IR_TD_NONE;
+    v = tp_create_var(b, name, src->type, src->dtype, has_tensor ? src->dims : NULL,
+                      src->n_dims, src->type == IR_SELECTED_ROWS ? -1 : src->lod_level, 1);
+    v->tensor_slot = has_tensor ? src->tensor_slot : IR_TD_NONE;
+    if (src->has_need_check_feed && src->need_check_feed) {
+        v->has_need_check_feed = true;
+        v->need_check_feed = true;
+    }
+    return v;
+}
+
+const char *tp_control_var(tp_state *st, ir_block *b, unsigned *counter)
+{
+    (void)st;
+    /* Paddle appends str(random.random()); pdtrans counts instead, so that
+     * the output is reproducible. */
+    const char *name = ir_internf("__control_var@%u", (*counter)++);
+    ir_var *v = ir_block_var(b, name);
+    v->type = IR_LOD_TENSOR;
+    v->tensor_slot = IR_TD_NONE;
+    v->has_persistable = false;
+    return name;
+}
+
+const char **tp_get_strings(const ir_op *op, const char *name, size_t *n, ir_arena *a)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    *n = 0;
+    if (!at || at->type != IR_ATTR_STRINGS || at->n_strings == 0)
+        return NULL;
+    const char **out = ir_arena_alloc(a, at->n_strings * sizeof *out);
+    for (size_t i = 0; i < at->n_strings; i++)
+        out[i] = ir_intern_n((const char *)at->strings[i].data, at->strings[i].len);
+    *n = at->n_strings;
+    return out;
+}
+
+int64_t tp_dtype_size(int dtype)
+{
+    switch (dtype) {
+    case IR_BOOL: case IR_UINT8: case IR_INT8: return 1;
+    case IR_INT16: case IR_FP16: case IR_BF16: return 2;
+    case IR_INT32: case IR_FP32: return 4;
+    case IR_INT64: case IR_FP64: case IR_COMPLEX64: case IR_SIZE_T: return 8;
+    case IR_COMPLEX128: return 16;
+    default: return 4;
+    }
+}
+
+ir_program *tp_new_program(const ir_program *like)
+{
+    ir_program *p = ir_program_new();
+    if (like) {
+        /* A fresh Python Program() carries the running Paddle's program
+         * version; the input's is the best stand-in for it. */
+        p->has_version = like->has_version;
+        p->version = like->version;
+        p->version_has_value = like->version_has_value;
+    }
+    ir_program_add_block(p, -1);
+    return p;
+}
