@@ -133,9 +133,13 @@ ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name);
 const char **tp_get_strings(const ir_op *op, const char *name, size_t *n,
                             ir_arena *a);
 int64_t tp_dtype_size(int dtype);
-/* Writes "block B, op K 'type'" context for messages. */
-const char *tp_where(const ir_op *op, size_t pos);
 ir_program *tp_new_program(const ir_program *like);
+
+/* Output files end in .pbtxt when set, .pb otherwise.  The command sets it
+ * (pass.h has no output-format field) so that manifest.json can name the
+ * files it lists. */
+extern bool tp_text_output;
+const char *tp_file_name(const char *stem);
 
 /* ---- builders ---- */
 int tp_build_trainer(tp_state *st, ir_program **main, ir_program **startup);
@@ -145,5 +149,6 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
 /* manifest.json text (malloc'd) describing what was written. */
 char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written);
+char *tp_manifest_nccl2(pdt_ctx *ctx);
 
 #endif
