@@ -167,8 +167,8 @@ static void process_outputs(addup *a, size_t idx)
         size_t n = op->outputs[sidx[pi]].n_args;
         const char **orig = g_newa(const char *, n + 1);
         const char **cur = g_newa(const char *, n + 1);
-        memcpy(orig, op->outputs[sidx[pi]].args, n * sizeof *orig);
-        memcpy(cur, orig, n * sizeof *cur);
+        for (size_t k = 0; k < n; k++)
+            orig[k] = cur[k] = op->outputs[sidx[pi]].args[k];
         for (size_t ai = 0; ai < n; ai++) {
             const char *v = orig[ai];
             if (!grad_is_grad_name(v) || v == empty || ir_op_reads(op, v))
