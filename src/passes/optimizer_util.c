@@ -112,23 +112,19 @@ static int cmp_pair(const void *a, const void *b)
     return strcmp(x[0], y[0]);
 }
 
-/* --params limits the parameters, as parameter_list does. */
-static bool wanted(const pdt_ctx *ctx, const char *param)
-{
-    if (ctx->params.n == 0)
-        return true;
-    for (size_t i = 0; i < ctx->params.n; i++)
-        if (ctx->params.items[i] == param)
-            return true;
-    return false;
-}
-
 /* Backward ops carry op_role_var = [param, grad, ...] on the last op that
  * writes each parameter gradient (append_backward). */
 static void pairs_from_role_vars(pdt_ctx *ctx)
 {
     const ir_block *b = ir_program_block(ctx->main, 0);
     GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    /* --params limits the parameters, as parameter_list does. */
+    GHashTable *wanted = NULL;
+    if (ctx->params.n) {
+        wanted = g_hash_table_new(g_direct_hash, g_direct_equal);
+        for (size_t i = 0; i < ctx->params.n; i++)
+            g_hash_table_add(wanted, (gpointer)ctx->params.items[i]);
+    }
     size_t cap = 8, n = 0;
     const char **params = xcalloc(cap, sizeof *params), **grads = xcalloc(cap, sizeof *grads);
     for (size_t k = 0; k < b->n_ops; k++) {
@@ -147,7 +143,7 @@ static void pairs_from_role_vars(pdt_ctx *ctx)
                 grads[GPOINTER_TO_SIZE(at)] = g;
                 continue;
             }
-            if (!wanted(ctx, p))
+            if (wanted && !g_hash_table_contains(wanted, p))
                 continue;
             if (n == cap) {
                 cap *= 2;
@@ -160,6 +156,8 @@ static void pairs_from_role_vars(pdt_ctx *ctx)
         }
     }
     g_hash_table_destroy(seen);
+    if (wanted)
+        g_hash_table_destroy(wanted);
     pdt_list_free(&ctx->bw_params);
     pdt_list_free(&ctx->bw_grads);
     ctx->bw_params = (pdt_list){n, params};
