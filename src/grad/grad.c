@@ -18,9 +18,22 @@
 
 static const ir_slot empty_slot = {0};
 
+/* Names are interned, so the cache is keyed by pointer and lives as long
+ * as the interned names do (the whole process).  A caller passing a name
+ * that is not interned still gets the right (interned) answer; its entry is
+ * merely never hit again. */
+static GHashTable *grad_names;
+
 const char *grad_name(const char *fwd)
 {
-    return ir_internf("%s" GRAD_SUFFIX, fwd);
+    if (!grad_names)
+        grad_names = g_hash_table_new(g_direct_hash, g_direct_equal);
+    const char *g = g_hash_table_lookup(grad_names, fwd);
+    if (!g) {
+        g = ir_internf("%s" GRAD_SUFFIX, fwd);
+        g_hash_table_insert(grad_names, (void *)fwd, (void *)g);
+    }
+    return g;
 }
 
 bool grad_is_grad_name(const char *name)
@@ -68,26 +81,35 @@ ir_op *grad_new_op(grad_ctx *c, const char *type)
     return op;
 }
 
+/* Slot lookup by interned name: a pointer compare per slot. */
+static const ir_slot *find_slot(const ir_slot *slots, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (slots[i].name == name)
+            return &slots[i];
+    return NULL;
+}
+
 const ir_slot *grad_fwd_in(grad_ctx *c, const char *slot)
 {
-    const ir_slot *s = ir_op_input(c->fwd, slot);
+    const ir_slot *s = find_slot(c->fwd->inputs, c->fwd->n_inputs, ir_intern(slot));
     return s ? s : &empty_slot;
 }
 
 const ir_slot *grad_fwd_out(grad_ctx *c, const char *slot)
 {
-    const ir_slot *s = ir_op_output(c->fwd, slot);
+    const ir_slot *s = find_slot(c->fwd->outputs, c->fwd->n_outputs, ir_intern(slot));
     return s ? s : &empty_slot;
 }
 
 bool grad_has_in(grad_ctx *c, const char *slot)
 {
-    return ir_op_input(c->fwd, slot) != NULL;
+    return find_slot(c->fwd->inputs, c->fwd->n_inputs, ir_intern(slot)) != NULL;
 }
 
 bool grad_has_out(grad_ctx *c, const char *slot)
 {
-    return ir_op_output(c->fwd, slot) != NULL;
+    return find_slot(c->fwd->outputs, c->fwd->n_outputs, ir_intern(slot)) != NULL;
 }
 
 void grad_set_in(grad_ctx *c, ir_op *op, const char *dst, const char *src)
@@ -148,58 +170,95 @@ bool grad_set_ig(grad_ctx *c, ir_op *op, bool as_input, const char *dst, const c
 
 /* ---- table rows ------------------------------------------------------- */
 
-static bool apply_token(grad_ctx *c, ir_op *op, const char *tok, size_t len, bool outs)
-{
-    char buf[96];
-    if (len >= sizeof buf)
-        len = sizeof buf - 1;
-    memcpy(buf, tok, len);
-    buf[len] = '\0';
-    char *t = buf;
-    bool cond = false;
-    if (*t == '?') {
-        cond = true;
-        t++;
-    }
-    char *colon = strchr(t, ':');
-    const char *kind = colon ? t : "";
-    const char *slot = colon ? colon + 1 : t;
-    if (colon)
-        *colon = '\0';
-    const char *gslot = ir_internf("%s" GRAD_SUFFIX, slot);
-    if (!outs) {
-        if (!*kind) {
-            if (!cond || grad_has_in(c, slot))
-                grad_set_in(c, op, slot, slot);
-        } else if (strcmp(kind, "O") == 0) {
-            if (!cond || grad_has_out(c, slot))
-                grad_set_out_as_in(c, op, slot, slot);
-        } else if (strcmp(kind, "OG") == 0) {
-            if (!cond || grad_has_out(c, slot))
-                grad_set_og(c, op, false, gslot, slot);
-        }
-        return true;
-    }
-    bool keep = strcmp(kind, "IG*") == 0;
-    if (cond && !grad_has_in(c, slot))
-        return true;
-    return grad_set_ig(c, op, false, gslot, slot, !keep);
-}
+/* A spec token, parsed once per row (see the top of this file). */
+typedef struct {
+    char kind;              /* 'I' input, 'O' output-as-input, 'G' OutputGrad,
+                             * 'D' InputGrad drop, 'K' InputGrad keep */
+    bool cond;
+    const char *slot, *gslot;   /* interned */
+} spec_tok;
 
-static bool apply_spec(grad_ctx *c, ir_op *op, const char *spec, bool outs)
+typedef struct {
+    size_t n;
+    spec_tok *t;
+} spec;
+
+static spec *parse_spec(const char *text, bool outs)
 {
-    if (!spec)
-        return true;
-    const char *p = spec;
+    spec *sp = g_new0(spec, 1);
+    sp->t = g_new0(spec_tok, text ? strlen(text) / 2 + 1 : 1);
+    const char *p = text ? text : "";
     while (*p) {
         while (*p == ' ')
             p++;
         const char *e = p;
         while (*e && *e != ' ')
             e++;
-        if (e > p && !apply_token(c, op, p, (size_t)(e - p), outs))
-            return false;
+        if (e == p)
+            break;
+        spec_tok *t = &sp->t[sp->n++];
+        const char *q = p;
+        if (*q == '?') {
+            t->cond = true;
+            q++;
+        }
+        const char *colon = memchr(q, ':', (size_t)(e - q));
+        const char *name = colon ? colon + 1 : q;
+        size_t klen = colon ? (size_t)(colon - q) : 0;
+        if (outs)
+            t->kind = klen == 3 && q[2] == '*' ? 'K' : 'D';
+        else
+            t->kind = !klen ? 'I' : klen == 1 ? 'O' : 'G';
+        t->slot = ir_intern_n(name, (size_t)(e - name));
+        t->gslot = ir_internf("%s" GRAD_SUFFIX, t->slot);
         p = e;
+    }
+    return sp;
+}
+
+/* Parsed specs by row; built on first use, kept for the process. */
+static GHashTable *parsed_specs;
+
+static const spec *row_spec(const char *text, bool outs)
+{
+    if (!text)
+        return NULL;
+    if (!parsed_specs)
+        parsed_specs = g_hash_table_new(g_direct_hash, g_direct_equal);
+    /* The ins and outs strings of the table are distinct literals, and a
+     * literal is only ever used as one of the two. */
+    spec *sp = g_hash_table_lookup(parsed_specs, text);
+    if (!sp) {
+        sp = parse_spec(text, outs);
+        g_hash_table_insert(parsed_specs, (void *)text, sp);
+    }
+    return sp;
+}
+
+static bool apply_spec(grad_ctx *c, ir_op *op, const char *text, bool outs)
+{
+    const spec *sp = row_spec(text, outs);
+    for (size_t i = 0; sp && i < sp->n; i++) {
+        const spec_tok *t = &sp->t[i];
+        switch (t->kind) {
+        case 'I':
+            if (!t->cond || grad_has_in(c, t->slot))
+                grad_set_in(c, op, t->slot, t->slot);
+            break;
+        case 'O':
+            if (!t->cond || grad_has_out(c, t->slot))
+                grad_set_out_as_in(c, op, t->slot, t->slot);
+            break;
+        case 'G':
+            if (!t->cond || grad_has_out(c, t->slot))
+                grad_set_og(c, op, false, t->gslot, t->slot);
+            break;
+        default:
+            if (t->cond && !grad_has_in(c, t->slot))
+                break;
+            if (!grad_set_ig(c, op, false, t->gslot, t->slot, t->kind == 'D'))
+                return false;
+        }
     }
     return true;
 }
@@ -268,8 +327,17 @@ bool grad_make(const grad_maker *m, grad_ctx *c)
 
 int grad_var_type(const ir_block *b, const ir_op *op, const char *grad)
 {
+    static const char *lt, *lt2, *sum, *slice;
+    if (!lt) {
+        lt = ir_intern("lookup_table_grad");
+        lt2 = ir_intern("lookup_table_v2_grad");
+        sum = ir_intern("sum");
+        slice = ir_intern("slice_grad");
+    }
     const char *t = op->type;
-    if (t == ir_intern("lookup_table_grad") || t == ir_intern("lookup_table_v2_grad"))
+    if (t != lt && t != lt2 && t != sum && t != slice)
+        return -1;
+    if (t == lt || t == lt2)
         return ir_op_get_bool(op, "is_sparse", false) ? IR_SELECTED_ROWS : IR_LOD_TENSOR;
     if (t == ir_intern("sum")) {
         /* SumOpVarTypeInference: SELECTED_ROWS only when every input is. */

@@ -86,16 +86,29 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
 }
 
 /* The last op writing each parameter grad gets op_role_var = [p, g] +
- * its previous value. */
+ * its previous value.  One backward scan finds every last writer. */
 static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
 {
-    ir_defuse *du = ir_defuse_build(b);
+    GHashTable *want = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < grads->n; i++)
+        g_hash_table_insert(want, (void *)grads->items[i], GSIZE_TO_POINTER(i + 1));
+    ir_op **writer = xcalloc(grads->n + 1, sizeof *writer);
+    size_t left = g_hash_table_size(want);
+    for (size_t k = b->n_ops; k-- > 0 && left;) {
+        ir_op *op = b->ops[k];
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
+                size_t i = GPOINTER_TO_SIZE(g_hash_table_lookup(want, op->outputs[s].args[a]));
+                if (i && !writer[i - 1]) {
+                    writer[i - 1] = op;
+                    left--;
+                }
+            }
+    }
     for (size_t i = 0; i < params->n; i++) {
-        size_t n;
-        const size_t *w = ir_defuse_writers(du, grads->items[i], &n);
-        if (!n)
+        ir_op *op = writer[i];
+        if (!op)
             continue;
-        ir_op *op = b->ops[w[n - 1]];
         const ir_attr *old = ir_op_attr(op, "op_role_var");
         size_t n_old = old && old->type == IR_ATTR_STRINGS ? old->n_strings : 0;
         const char **val = xcalloc(n_old + 2, sizeof *val);
@@ -106,7 +119,8 @@ static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
         ir_op_set_strings(op, "op_role_var", val, n_old + 2);
         free(val);
     }
-    ir_defuse_free(du);
+    free(writer);
+    g_hash_table_destroy(want);
 }
 
 static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **lv,

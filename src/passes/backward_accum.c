@@ -132,8 +132,10 @@ static void accumulate(addup *a, const char *var, size_t pos)
 
 static const char *op_device(const ir_op *op)
 {
-    const char *d = ir_op_get_string(op, "op_device");
-    return d ? d : ir_intern("");
+    const ir_attr *a = bw_attr(op, bw_n_op_device);
+    if (!a || a->type != IR_ATTR_STRING)
+        return ir_intern("");
+    return ir_intern_n((const char *)a->s.data, a->s.len);
 }
 
 static const char *next_name(addup *a, const char *var)
@@ -171,7 +173,7 @@ static void process_outputs(addup *a, size_t idx)
             orig[k] = cur[k] = op->outputs[sidx[pi]].args[k];
         for (size_t ai = 0; ai < n; ai++) {
             const char *v = orig[ai];
-            if (!grad_is_grad_name(v) || v == empty || ir_op_reads(op, v))
+            if (!grad_is_grad_name(v) || v == empty || bw_reads(op, v))
                 continue;
             GPtrArray *l = renamed_list(a, v);
             if (l->len == 0) {
@@ -318,16 +320,26 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_gr
 
 /* ---- _find_not_need_ops ----------------------------------------------- */
 
+/* A grow-only array of size_t. */
 typedef struct {
-    GArray *pending;    /* op ids reading this version */
-    unsigned ready;     /* stamp of the head walk that made it ready */
-} vnode;
+    size_t *v;
+    size_t n, cap;
+} zvec;
 
-typedef struct {
-    GArray *ins, *outs; /* vnode ids */
-    unsigned passed;    /* stamp of the head walk that accepted it */
-} onode;
+static void zpush(zvec *z, size_t x)
+{
+    if (z->n == z->cap) {
+        z->cap = z->cap ? z->cap * 2 : 64;
+        z->v = xrealloc(z->v, z->cap * sizeof *z->v);
+    }
+    z->v[z->n++] = x;
+}
 
+/* The seed builds a graph of versioned var nodes: reading a name uses its
+ * latest version, writing one makes a new version.  Here nodes and edges
+ * live in flat arrays: op i reads nodes in_ids[in_at[i] .. in_at[i+1]) and
+ * writes out_ids[out_at[i] .. out_at[i+1]); a node's readers form a linked
+ * list (first_reader / next_reader over edge ids) in creation order. */
 GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops)
 {
     (void)r;
@@ -344,115 +356,123 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
     }
     GHashTable *bwd_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
     GHashTable *latest = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GArray *vn = g_array_new(FALSE, TRUE, sizeof(vnode));
-    onode *on = xcalloc(n + 1, sizeof *on);
+    size_t *in_at = xcalloc(n + 1, sizeof *in_at), *out_at = xcalloc(n + 1, sizeof *out_at);
+    zvec in_ids = {0}, out_ids = {0};
+    zvec first_reader = {0}, last_reader = {0}; /* per node: edge id + 1, 0 = none */
+    zvec edge_op = {0}, next_reader = {0};      /* per edge */
     bool *head = xcalloc(n + 1, sizeof *head);
     GPtrArray *buf = g_ptr_array_new();
-    GHashTable *uniq = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (size_t i = 0; i < n; i++) {
         const ir_op *op = grad_ops->pdata[i];
         bw_arg_names(op, false, buf);
-        g_hash_table_remove_all(uniq);
-        size_t n_new = 0;
+        size_t n_uniq = 0, n_new = 0;
         for (size_t k = 0; k < buf->len; k++) {
-            if (!g_hash_table_add(uniq, buf->pdata[k]))
+            bool dup = false;
+            for (size_t j = 0; j < k && !dup; j++)
+                dup = buf->pdata[j] == buf->pdata[k];
+            if (dup)
                 continue;
+            n_uniq++;
             if (!g_hash_table_contains(fwd_vars, buf->pdata[k]) &&
                 !g_hash_table_contains(bwd_vars, buf->pdata[k]))
                 n_new++;
         }
-        head[i] = n_new == g_hash_table_size(uniq);
-        on[i].ins = g_array_new(FALSE, FALSE, sizeof(size_t));
-        on[i].outs = g_array_new(FALSE, FALSE, sizeof(size_t));
+        head[i] = n_new == n_uniq;
+        in_at[i] = in_ids.n;
         for (size_t k = 0; k < buf->len; k++) {
             size_t id = GPOINTER_TO_SIZE(g_hash_table_lookup(latest, buf->pdata[k]));
             if (!id) {
-                vnode v = {g_array_new(FALSE, FALSE, sizeof(size_t)), 0};
-                g_array_append_val(vn, v);
-                id = vn->len;
+                zpush(&first_reader, 0);
+                zpush(&last_reader, 0);
+                id = first_reader.n;
                 g_hash_table_insert(latest, buf->pdata[k], GSIZE_TO_POINTER(id));
             }
-            g_array_append_val(g_array_index(vn, vnode, id - 1).pending, i);
-            size_t vid = id - 1;
-            g_array_append_val(on[i].ins, vid);
+            size_t node = id - 1, edge = edge_op.n;
+            zpush(&edge_op, i);
+            zpush(&next_reader, 0);
+            if (last_reader.v[node])
+                next_reader.v[last_reader.v[node] - 1] = edge + 1;
+            else
+                first_reader.v[node] = edge + 1;
+            last_reader.v[node] = edge + 1;
+            zpush(&in_ids, node);
         }
         bw_arg_names(op, true, buf);
+        out_at[i] = out_ids.n;
         for (size_t k = 0; k < buf->len; k++) {
             g_hash_table_add(bwd_vars, buf->pdata[k]);
-            vnode v = {g_array_new(FALSE, FALSE, sizeof(size_t)), 0};
-            g_array_append_val(vn, v);
-            size_t vid = vn->len - 1;
-            g_hash_table_insert(latest, buf->pdata[k], GSIZE_TO_POINTER(vid + 1));
-            g_array_append_val(on[i].outs, vid);
+            zpush(&first_reader, 0);
+            zpush(&last_reader, 0);
+            g_hash_table_insert(latest, buf->pdata[k], GSIZE_TO_POINTER(first_reader.n));
+            zpush(&out_ids, first_reader.n - 1);
         }
     }
+    size_t n_in_total = in_ids.n, n_out_total = out_ids.n;
+    unsigned *ready = xcalloc(first_reader.n + 1, sizeof *ready);
+    unsigned *passed = xcalloc(n + 1, sizeof *passed);
     bool *drop = xcalloc(n + 1, sizeof *drop);
     size_t n_drop = 0;
-    GArray *queue = g_array_new(FALSE, FALSE, sizeof(size_t));
-    GArray *list = g_array_new(FALSE, FALSE, sizeof(size_t));
+    zvec queue = {0}, list = {0};
     unsigned stamp = 0;
+#define IN_END(i) ((i) + 1 < n ? in_at[(i) + 1] : n_in_total)
+#define OUT_END(i) ((i) + 1 < n ? out_at[(i) + 1] : n_out_total)
     for (size_t h = 0; h < n; h++) {
         if (!head[h])
             continue;
         stamp++;
-        g_array_set_size(queue, 0);
-        g_array_set_size(list, 0);
-        g_array_append_val(queue, h);
-        g_array_append_val(list, h);
-        for (size_t k = 0; k < on[h].ins->len; k++)
-            g_array_index(vn, vnode, g_array_index(on[h].ins, size_t, k)).ready = stamp;
+        queue.n = list.n = 0;
+        zpush(&queue, h);
+        zpush(&list, h);
+        for (size_t k = in_at[h]; k < IN_END(h); k++)
+            ready[in_ids.v[k]] = stamp;
         bool remove = true;
-        for (size_t q = 0; q < queue->len; q++) {
-            size_t o = g_array_index(queue, size_t, q);
-            if (on[o].passed == stamp)
+        for (size_t q = 0; q < queue.n; q++) {
+            size_t o = queue.v[q];
+            if (passed[o] == stamp)
                 continue;
-            bool ready = on[o].ins->len > 0;
-            for (size_t k = 0; k < on[o].ins->len && ready; k++)
-                ready = g_array_index(vn, vnode, g_array_index(on[o].ins, size_t, k)).ready ==
-                        stamp;
-            if (!ready) {
+            bool ok = IN_END(o) > in_at[o];
+            for (size_t k = in_at[o]; k < IN_END(o) && ok; k++)
+                ok = ready[in_ids.v[k]] == stamp;
+            if (!ok) {
                 remove = false;
                 break;
             }
-            on[o].passed = stamp;
-            for (size_t k = 0; k < on[o].outs->len; k++) {
-                vnode *v = &g_array_index(vn, vnode, g_array_index(on[o].outs, size_t, k));
-                for (size_t j = 0; j < v->pending->len; j++) {
-                    g_array_append_val(queue, g_array_index(v->pending, size_t, j));
-                    g_array_append_val(list, g_array_index(v->pending, size_t, j));
+            passed[o] = stamp;
+            for (size_t k = out_at[o]; k < OUT_END(o); k++) {
+                size_t node = out_ids.v[k];
+                for (size_t e = first_reader.v[node]; e; e = next_reader.v[e - 1]) {
+                    zpush(&queue, edge_op.v[e - 1]);
+                    zpush(&list, edge_op.v[e - 1]);
                 }
-                v->ready = stamp;
+                ready[node] = stamp;
             }
         }
         if (remove)
-            for (size_t k = 0; k < list->len; k++) {
-                size_t o = g_array_index(list, size_t, k);
-                if (!drop[o]) {
-                    drop[o] = true;
+            for (size_t k = 0; k < list.n; k++)
+                if (!drop[list.v[k]]) {
+                    drop[list.v[k]] = true;
                     n_drop++;
                 }
-            }
     }
-    GPtrArray *res = g_ptr_array_sized_new(n);
+#undef IN_END
+#undef OUT_END
+    GPtrArray *res = g_ptr_array_sized_new((guint)n);
     for (size_t i = 0; i < n; i++)
         if (!drop[i] || n_drop == n)
             g_ptr_array_add(res, grad_ops->pdata[i]);
-    for (size_t i = 0; i < vn->len; i++)
-        g_array_free(g_array_index(vn, vnode, i).pending, TRUE);
-    for (size_t i = 0; i < n; i++) {
-        g_array_free(on[i].ins, TRUE);
-        g_array_free(on[i].outs, TRUE);
-    }
-    g_array_free(vn, TRUE);
-    g_array_free(queue, TRUE);
-    g_array_free(list, TRUE);
+    zvec *all[] = {&in_ids, &out_ids, &first_reader, &last_reader, &edge_op, &next_reader,
+                   &queue, &list};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free(all[i]->v);
+    free(in_at);
+    free(out_at);
+    free(head);
+    free(ready);
+    free(passed);
+    free(drop);
     g_ptr_array_free(buf, TRUE);
-    g_hash_table_destroy(uniq);
     g_hash_table_destroy(fwd_vars);
     g_hash_table_destroy(bwd_vars);
     g_hash_table_destroy(latest);
-    free(on);
-    free(head);
-    free(drop);
     return res;
 }

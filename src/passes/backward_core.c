@@ -31,8 +31,34 @@ void bw_sync_blocks(bw_run *r)
     }
 }
 
+const char *bw_n_sub_block, *bw_n_op_device, *bw_n_sum, *bw_n_while,
+    *bw_n_conditional_block, *bw_n_empty;
+
+const ir_attr *bw_attr(const ir_op *op, const char *interned)
+{
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (op->attrs[i].name == interned)
+            return &op->attrs[i];
+    return NULL;
+}
+
+bool bw_reads(const ir_op *op, const char *name)
+{
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t k = 0; k < op->inputs[s].n_args; k++)
+            if (op->inputs[s].args[k] == name)
+                return true;
+    return false;
+}
+
 void bw_init(bw_run *r, ir_program *p, const char *path)
 {
+    bw_n_sub_block = ir_intern("sub_block");
+    bw_n_op_device = ir_intern("op_device");
+    bw_n_sum = ir_intern("sum");
+    bw_n_while = ir_intern("while");
+    bw_n_conditional_block = ir_intern("conditional_block");
+    bw_n_empty = ir_intern("@EMPTY@");
     memset(r, 0, sizeof *r);
     r->prog = p;
     r->path = path ? path : "main program";
@@ -144,7 +170,7 @@ static const grad_maker *maker_or_error(bw_run *r, const ir_block *b, size_t i)
 
 static int32_t sub_block_id(const ir_op *op)
 {
-    const ir_attr *a = ir_op_attr(op, "sub_block");
+    const ir_attr *a = bw_attr(op, bw_n_sub_block);
     return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
 }
 
@@ -258,7 +284,7 @@ static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, GHashTable
 {
     GPtrArray *path;
     bw_sync_blocks(r);
-    if (op->type == ir_intern("conditional_block") || op->type == ir_intern("while")) {
+    if (op->type == bw_n_conditional_block || op->type == bw_n_while) {
         GHashTable *outs = name_set();
         GHashTableIter it;
         void *key;
@@ -271,7 +297,7 @@ static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, GHashTable
                 add_args(o->inputs, o->n_inputs, outs, NULL);
         }
         GHashTable *no_grad = name_set();
-        path = bw_find_op_path(r, sub, outs, NULL, 0, no_grad, op->type == ir_intern("while"));
+        path = bw_find_op_path(r, sub, outs, NULL, 0, no_grad, op->type == bw_n_while);
         g_hash_table_destroy(no_grad);
         g_hash_table_destroy(outs);
         if (!path)
@@ -305,7 +331,7 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, GHashTable *t
             for (size_t s = 0; s < op->n_outputs; s++)
                 for (size_t k = 0; k < op->outputs[s].n_args; k++) {
                     const char *n = op->outputs[s].args[k];
-                    if (g_hash_table_contains(output_names, n) || ir_op_reads(op, n))
+                    if (g_hash_table_contains(output_names, n) || bw_reads(op, n))
                         continue;
                     const ir_var *v = ir_block_find_var_recursive(b, n);
                     if (!v || !v->stop_gradient)
@@ -331,6 +357,7 @@ static void merge_into(GHashTable *dst, GHashTable *src)
 bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *target)
 {
     GPtrArray *grad_ops = g_ptr_array_new();
+    GPtrArray *out = g_ptr_array_new();
     size_t n_path = path ? path->len : 0;
     bool ok = true;
     for (size_t p = n_path; p-- > 0 && ok;) {
@@ -362,26 +389,27 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
         c.prog = r->prog;
         c.fwd = op;
         c.no_grad = r->no_grad[b->idx];
-        c.grad_to_var = name_set();
+        /* Paddle merges each op's grad_to_var into the run's map in op
+         * order; writing straight into it gives the same map. */
+        c.grad_to_var = r->grad_to_var;
         c.sub_blocks = subs;
         c.n_sub_blocks = n_subs;
-        c.out = g_ptr_array_new();
+        c.out = out;
+        g_ptr_array_set_size(out, 0);
         if (!grad_make(m, &c)) {
             pdt_error("%s: block %d, op %d '%s': %s", r->path, b->idx, bw_op_index(b, op),
                       op->type, c.err);
             ok = false;
         } else {
-            const ir_attr *dev = ir_op_attr(op, "op_device");
+            const ir_attr *dev = bw_attr(op, bw_n_op_device);
             for (size_t i = 0; i < c.out->len; i++) {
                 if (dev)
                     ir_op_copy_attr(c.out->pdata[i], dev);
                 g_ptr_array_add(grad_ops, c.out->pdata[i]);
             }
-            merge_into(r->grad_to_var, c.grad_to_var);
         }
-        g_ptr_array_free(c.out, TRUE);
-        g_hash_table_destroy(c.grad_to_var);
     }
+    g_ptr_array_free(out, TRUE);
     if (!ok) {
         g_ptr_array_free(grad_ops, TRUE);
         return false;
@@ -480,6 +508,19 @@ static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv)
     }
 }
 
+/* The names visible from b (its vars and its ancestors'), keyed by the
+ * interned pointer: the existence checks below then need no string hash. */
+static GHashTable *visible_names(const ir_block *b)
+{
+    GHashTable *set = g_hash_table_new(g_direct_hash, g_direct_equal);
+    size_t hops = 0;
+    for (const ir_block *x = b; x && hops <= b->program->n_blocks; x = ir_block_parent(x), hops++)
+        for (size_t i = 0; i < x->n_vars; i++)
+            if (!x->vars[i]->removed)
+                g_hash_table_add(set, (void *)x->vars[i]->name);
+    return set;
+}
+
 void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
 {
     const ir_op *parent_op = find_parent_op(r->prog, b->idx);
@@ -491,6 +532,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                     g_hash_table_add(parent_vars, (void *)parent_op->inputs[s].args[k]);
     const char *empty = ir_intern(EMPTY_VAR);
     bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
+    GHashTable *vis = visible_names(b);
     GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {
         ir_op *op = b->ops[i];
@@ -511,19 +553,19 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             if (!grad_is_grad_name(n))
                 continue;
             n_grad_in++;
-            if (ir_block_find_var_recursive(b, n) || g_hash_table_contains(parent_vars, n))
+            if (g_hash_table_contains(vis, n) || g_hash_table_contains(parent_vars, n))
                 n_exist++;
         }
         if (n_grad_in && !n_exist) {
             remove[i] = true;
             continue;
         }
-        if (op->type == ir_intern("sum")) {
+        if (op->type == bw_n_sum) {
             const ir_slot *x = ir_op_input(op, "X");
             const char **keep = g_newa(const char *, (x ? x->n_args : 0) + 1);
             size_t nk = 0;
             for (size_t k = 0; x && k < x->n_args; k++)
-                if (ir_block_find_var_recursive(b, x->args[k]))
+                if (g_hash_table_contains(vis, x->args[k]))
                     keep[nk++] = x->args[k];
             if (nk && (!x || nk != x->n_args))
                 ir_op_set_input(op, "X", keep, nk);
@@ -531,9 +573,10 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
         GPtrArray *fresh = g_ptr_array_new();
         for (size_t k = 0; k < outs->len; k++) {
             const char *n = outs->pdata[k];
-            if (n == empty || ir_block_find_var_recursive(b, n))
+            if (n == empty || g_hash_table_contains(vis, n))
                 continue;
             ir_var *v = ir_block_var(b, n);
+            g_hash_table_add(vis, (void *)n);
             v->has_persistable = false;
             g_ptr_array_add(fresh, v);
             const char *fwd = g_hash_table_lookup(r->grad_to_var, n);
@@ -569,4 +612,5 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
     g_ptr_array_free(ins, TRUE);
     g_ptr_array_free(outs, TRUE);
     g_hash_table_destroy(parent_vars);
+    g_hash_table_destroy(vis);
 }

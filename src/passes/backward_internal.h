@@ -78,6 +78,13 @@ size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf);
 /* The op's slots in Paddle's order (sorted by name) as indexes into
  * op->inputs / op->outputs; `idx` must hold n_inputs / n_outputs entries. */
 void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx);
+/* Attr lookup by interned name (a pointer compare per attr). */
+const ir_attr *bw_attr(const ir_op *op, const char *interned);
+/* true if an input argument of op is `name` (interned). */
+bool bw_reads(const ir_op *op, const char *name);
+/* Interned constant names, set up by bw_init. */
+extern const char *bw_n_sub_block, *bw_n_op_device, *bw_n_sum, *bw_n_while,
+    *bw_n_conditional_block, *bw_n_empty;
 /* ops: "block B, op K 'type'" context for messages. */
 int bw_op_index(const ir_block *b, const ir_op *op);
 
