@@ -157,7 +157,9 @@ int tp_find_optimize(tp_state *st)
         rc = PDT_EBADINPUT;
     }
     st->n_pairs = pairs->len;
-    st->pairs = ir_arena_dup(st->arena, pairs->data, (pairs->len + 1) * sizeof(tp_pair));
+    st->pairs = ir_arena_alloc(st->arena, (pairs->len + 1) * sizeof(tp_pair));
+    if (pairs->len)
+        memcpy(st->pairs, pairs->data, pairs->len * sizeof(tp_pair));
     g_array_free(pairs, TRUE);
     if (rc)
         return rc;

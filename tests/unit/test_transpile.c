@@ -1,0 +1,396 @@
+/* test_transpile.c - the transpile pass: slicing arithmetic, numpy's shuffle,
+ * the stable hash, and the pass on the TestBasicModel programs (one test per
+ * seed defect the pass must not copy, plus the error paths). */
+#include <glib.h>
+
+#include "io/pdio.h"
+#include "passes/pass.h"
+#include "passes/transpile.h"
+#include "unit.h"
+
+static const char *BASIC = "tests/golden/transpile_basic/in/main.pbtxt";
+static const char *BASIC_STARTUP = "tests/golden/transpile_basic/in/startup.pbtxt";
+
+/* ---- slice_variable ---- */
+
+static size_t sizes(const int64_t *dims, size_t n, size_t count, int64_t min_block,
+                    int64_t *out, size_t cap)
+{
+    int64_t *s = NULL;
+    size_t k = tp_slice_sizes(dims, n, count, min_block, &s);
+    for (size_t i = 0; i < k && i < cap; i++)
+        out[i] = s[i];
+    g_free(s);
+    return k;
+}
+
+START_TEST(slice_two_pservers_halves_rows)
+{
+    int64_t d[] = {1000, 1000}, s[8];
+    ck_assert_uint_eq(sizes(d, 2, 2, 8192, s, 8), 2);
+    ck_assert_int_eq(s[0], 500000);
+    ck_assert_int_eq(s[1], 500000);
+}
+END_TEST
+
+START_TEST(slice_rounds_up_to_whole_rows)
+{
+    /* ceil(1e6 / 3) = 333334 -> 334 rows of 1000 -> 334, 334, 332 rows. */
+    int64_t d[] = {1000, 1000}, s[8];
+    ck_assert_uint_eq(sizes(d, 2, 3, 8192, s, 8), 3);
+    ck_assert_int_eq(s[0], 334000);
+    ck_assert_int_eq(s[1], 334000);
+    ck_assert_int_eq(s[2], 332000);
+    /* 7 rows of 10000: blocks of 23334 round up to 3 rows -> 3, 3, 1 rows. */
+    int64_t d2[] = {7, 10000};
+    ck_assert_uint_eq(sizes(d2, 2, 3, 8192, s, 8), 3);
+    ck_assert_int_eq(s[0], 30000);
+    ck_assert_int_eq(s[2], 10000);
+}
+END_TEST
+
+START_TEST(slice_one_dim_and_small_vars)
+{
+    int64_t s[8];
+    int64_t d1[] = {100000};
+    ck_assert_uint_eq(sizes(d1, 1, 3, 8192, s, 8), 3);
+    ck_assert_int_eq(s[0], 33334);
+    ck_assert_int_eq(s[1], 33334);
+    ck_assert_int_eq(s[2], 33332);
+    int64_t d2[] = {1000};          /* below min_block_size: one block */
+    ck_assert_uint_eq(sizes(d2, 1, 4, 8192, s, 8), 1);
+    ck_assert_int_eq(s[0], 1000);
+    int64_t d3[] = {20000};         /* room for 2 blocks only, not 4 */
+    ck_assert_uint_eq(sizes(d3, 1, 4, 8192, s, 8), 2);
+    int64_t d4[] = {1000, 1000};    /* min_block_size 1048576: whole */
+    ck_assert_uint_eq(sizes(d4, 2, 2, 1048576, s, 8), 1);
+    ck_assert_uint_eq(sizes(NULL, 0, 2, 8192, s, 8), 1); /* a scalar */
+}
+END_TEST
+
+/* ---- numpy and FNV ---- */
+
+START_TEST(numpy_shuffle_matches_numpy)
+{
+    /* np.random.seed(s); np.random.permutation(10) */
+    size_t p[10];
+    static const size_t seed0[] = {2, 8, 4, 9, 1, 6, 7, 3, 0, 5};
+    static const size_t seed42[] = {8, 1, 5, 0, 7, 2, 9, 4, 3, 6};
+    tp_numpy_shuffle(0, 10, p);
+    for (int i = 0; i < 10; i++)
+        ck_assert_uint_eq(p[i], seed0[i]);
+    tp_numpy_shuffle(42, 10, p);
+    for (int i = 0; i < 10; i++)
+        ck_assert_uint_eq(p[i], seed42[i]);
+    tp_numpy_shuffle(7, 1, p);
+    ck_assert_uint_eq(p[0], 0);
+}
+END_TEST
+
+START_TEST(fnv1a_known_vectors)
+{
+    ck_assert_uint_eq(tp_fnv1a64(""), 0xcbf29ce484222325ull);
+    ck_assert_uint_eq(tp_fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+    ck_assert_uint_eq(tp_fnv1a64("foobar"), 0x85944171f73967e8ull);
+}
+END_TEST
+
+/* ---- the pass ---- */
+
+static void ctx_basic(pdt_ctx *ctx, const char *main_path, const char *startup_path)
+{
+    pdt_ctx_init(ctx);
+    ctx->main = pdio_read(main_path);
+    ck_assert_ptr_nonnull(ctx->main);
+    ctx->startup = pdio_read(startup_path);
+    ck_assert_ptr_nonnull(ctx->startup);
+    ctx->main_path = main_path;
+    ctx->pservers = pdt_list_split("127.0.0.1:6174,127.0.0.1:6175");
+    ctx->trainers = 2;
+}
+
+static ir_program *output(const pdt_ctx *ctx, const char *stem)
+{
+    for (size_t i = 0; i < ctx->n_outputs; i++)
+        if (ctx->outputs[i].stem == ir_intern(stem))
+            return ctx->outputs[i].program;
+    return NULL;
+}
+
+static ir_op *find_op(const ir_block *b, const char *type, size_t nth)
+{
+    for (size_t k = 0; k < b->n_ops; k++)
+        if (b->ops[k]->type == ir_intern(type) && nth-- == 0)
+            return b->ops[k];
+    return NULL;
+}
+
+static char *text_of(const ir_program *p)
+{
+    size_t len;
+    return (char *)pdio_serialize(p, true, &len);
+}
+
+START_TEST(inputs_untouched_and_roles_independent)
+{
+    /* Seed defect 3: the seed edits the programs it is given, so its output
+     * depends on call order.  pdtrans leaves its inputs alone, and a role's
+     * output is the same whether or not the other roles are built. */
+    pdt_ctx all, ps;
+    ctx_basic(&all, BASIC, BASIC_STARTUP);
+    char *before_main = text_of(all.main), *before_startup = text_of(all.startup);
+    ck_assert_int_eq(pass_transpile(&all), PDT_OK);
+    char *after_main = text_of(all.main), *after_startup = text_of(all.startup);
+    ck_assert_str_eq(before_main, after_main);
+    ck_assert_str_eq(before_startup, after_startup);
+    ck_assert_uint_eq(all.n_outputs, 6);
+
+    ctx_basic(&ps, BASIC, BASIC_STARTUP);
+    ps.role = PDT_ROLE_PSERVER;
+    ps.endpoint = ir_intern("127.0.0.1:6175");
+    ck_assert_int_eq(pass_transpile(&ps), PDT_OK);
+    ck_assert_uint_eq(ps.n_outputs, 2);
+    char *a = text_of(output(&all, "pserver_1.startup")), *b = text_of(output(&ps, "pserver_1.startup"));
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+
+    /* The trainer startup keeps fc_w's full shape. */
+    const ir_block *ts = output(&all, "trainer_0.startup")->blocks[0];
+    const ir_attr *shape = ir_op_attr(find_op(ts, "uniform_random", 0), "shape");
+    ck_assert_uint_eq(shape->n_longs, 2);
+    ck_assert_int_eq(shape->longs[0], 1000);
+    free(before_main);
+    free(before_startup);
+    free(after_main);
+    free(after_startup);
+    pdt_ctx_free(&all);
+    pdt_ctx_free(&ps);
+}
+END_TEST
+
+START_TEST(renamed_grad_stays_on_trainer)
+{
+    /* Seed defect 2: fc_b@GRAD (unsplit, 2 trainers) becomes
+     * fc_b@GRAD.trainer_0; the trainer still writes and sends it, so it
+     * must not be deleted as "optimizer-only". */
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_block *b = output(&ctx, "trainer_0")->blocks[0];
+    ck_assert_ptr_nonnull(ir_block_find_var(b, "fc_b@GRAD.trainer_0"));
+    ck_assert_ptr_null(ir_block_find_var(b, "fc_b@GRAD"));
+    ck_assert_ptr_null(ir_block_find_var(b, "learning_rate_0"));
+    ir_op *send = find_op(b, "send", 0);
+    ck_assert_str_eq(ir_op_input1(send, "X"), "fc_b@GRAD.trainer_0");
+    ck_assert_ptr_null(find_op(b, "sgd", 0));
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+START_TEST(grad_to_block_id_in_block_order)
+{
+    /* Seed defect 4: list(set(...)) order.  pdtrans: first occurrence. */
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    ir_op *ls = find_op(output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
+    const ir_attr *g = ir_op_attr(ls, "grad_to_block_id");
+    ck_assert_uint_eq(g->n_strings, 2);
+    ck_assert_int_eq(memcmp(g->strings[0].data, "fc_b@GRAD:1", g->strings[0].len), 0);
+    ck_assert_int_eq(memcmp(g->strings[1].data, "fc_w@GRAD.block1:2", g->strings[1].len), 0);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+/* Which pserver's listen_and_serv receives `grad` (merged slice name). */
+static int pserver_of(const pdt_ctx *ctx, const char *merged)
+{
+    for (int e = 0; e < 3; e++) {
+        ir_program *p = output(ctx, ir_internf("pserver_%d", e));
+        if (!p)
+            continue;
+        const ir_slot *x = ir_op_input(find_op(p->blocks[0], "listen_and_serv", 0), "X");
+        for (size_t i = 0; i < x->n_args; i++)
+            if (g_str_has_prefix(x->args[i], merged))
+                return e;
+    }
+    return -1;
+}
+
+static void check_send_matches_pservers(pdt_split_method m, size_t n_eps)
+{
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    pdt_list_free(&ctx.pservers);
+    ctx.pservers = pdt_list_split(n_eps == 3 ? "h:1,h:2,h:3" : "h:1,h:2");
+    ctx.split_method = m;
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_block *b = output(&ctx, "trainer_0")->blocks[0];
+    for (size_t nth = 0; nth < 2; nth++) {
+        ir_op *send = find_op(b, "send", nth);
+        const ir_slot *x = ir_op_input(send, "X");
+        const ir_attr *epmap = ir_op_attr(send, "epmap");
+        ck_assert_uint_eq(epmap->n_strings, x->n_args);
+        for (size_t i = 0; i < x->n_args; i++) {
+            /* trainer name NAME.trainer_0 -> pserver name NAME */
+            char *merged = g_strndup(x->args[i], strlen(x->args[i]) - strlen(".trainer_0"));
+            int e = pserver_of(&ctx, merged);
+            ck_assert_int_ge(e, 0);
+            ck_assert_int_eq(memcmp(epmap->strings[i].data, ctx.pservers.items[e],
+                                    epmap->strings[i].len), 0);
+            g_free(merged);
+        }
+    }
+    pdt_ctx_free(&ctx);
+}
+
+START_TEST(hash_placement_agrees_everywhere)
+{
+    /* Seed defect 5: hashing grad and param slice names separately would
+     * send a grad to one pserver and optimize its param on another. */
+    check_send_matches_pservers(PDT_SPLIT_HASH, 2);
+    check_send_matches_pservers(PDT_SPLIT_HASH, 3);
+    check_send_matches_pservers(PDT_SPLIT_ROUND_ROBIN, 3);
+    check_send_matches_pservers(PDT_SPLIT_BALANCED, 3);
+}
+END_TEST
+
+START_TEST(rmsprop_mean_grad_is_sliced)
+{
+    /* Seed defect 6: MeanGrad keeps the full shape next to a sliced param. */
+    pdt_ctx ctx;
+    ctx_basic(&ctx, "tests/golden/transpile_rmsprop/in/main.pbtxt",
+              "tests/golden/transpile_rmsprop/in/startup.pbtxt");
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_var *v = ir_block_find_var(output(&ctx, "pserver_0")->blocks[0], "fc_w_mean_grad_0");
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(v->n_dims, 2);
+    ck_assert_int_eq(v->dims[0], 500);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+/* Marks the op at `pos` of main block 0 as an optimize-role clip op. */
+static void make_clip(ir_program *p, size_t pos, const char *scope)
+{
+    ir_op *op = p->blocks[0]->ops[pos];
+    ir_op_set_role(op, IR_ROLE_OPTIMIZE);
+    ir_op_set_string(op, "op_namescope", scope);
+}
+
+START_TEST(clip_ops_stay_on_trainer_both_spellings)
+{
+    /* Seed defect 7: only "@CLIP" was recognised; Paddle 2.x uses the name
+     * scope "gradient_clip".  Both must become Backward trainer ops. */
+    static const char *const scopes[] = {"/gradient_clip/", "/clip_@CLIP/", "/optimizer/"};
+    for (int i = 0; i < 3; i++) {
+        pdt_ctx ctx;
+        ctx_basic(&ctx, "tests/golden/transpile_l2_clip/in/main.pbtxt",
+                  "tests/golden/transpile_l2_clip/in/startup.pbtxt");
+        make_clip(ctx.main, 11, scopes[i]);
+        make_clip(ctx.main, 12, scopes[i]);
+        ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+        const ir_block *b = output(&ctx, "trainer_0")->blocks[0];
+        ir_op *clip = find_op(b, "clip", 1);
+        ir_op *ps_clip = find_op(output(&ctx, "pserver_0")->blocks[1], "clip", 0);
+        if (i < 2) {
+            ck_assert_ptr_nonnull(clip);
+            ck_assert_int_eq(ir_op_role(clip), IR_ROLE_BACKWARD);
+            ck_assert_ptr_null(ps_clip);
+        } else {
+            /* Any other scope: an ordinary optimize op, run on the pserver. */
+            ck_assert_ptr_null(find_op(b, "clip", 0));
+            ck_assert_ptr_nonnull(ps_clip);
+        }
+        pdt_ctx_free(&ctx);
+    }
+}
+END_TEST
+
+START_TEST(distributed_table_is_refused_cleanly)
+{
+    /* Seed defect 1 crashes every distributed-lookup-table transpile; the
+     * prefetch machinery is not built in pdtrans, which says so. */
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ir_op *op = ctx.main->blocks[0]->ops[0];
+    op->type = ir_intern("lookup_table");
+    ir_op_set_bool(op, "is_distributed", true);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+START_TEST(errors_leave_no_outputs)
+{
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ctx.role = PDT_ROLE_PSERVER;
+    ctx.endpoint = ir_intern("127.0.0.1:1");
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    ck_assert_ptr_null(ctx.manifest_json);
+    pdt_ctx_free(&ctx);
+
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ctx.trainer_id = 2;
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    pdt_ctx_free(&ctx);
+
+    ctx_basic(&ctx, "tests/golden/transpile_errors/in/no_optimize.pbtxt", BASIC_STARTUP);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    pdt_ctx_free(&ctx);
+
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ir_op_set_input1(find_op(ctx.main->blocks[0], "sgd", 1), "LearningRate", "lr_9");
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+START_TEST(balanced_never_doubles_a_var)
+{
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    pdt_list_free(&ctx.pservers);
+    ctx.pservers = pdt_list_split("h:1,h:2,h:3,h:4");
+    ctx.split_method = PDT_SPLIT_BALANCED;
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    /* fc_w's 4 slices of 250 rows go to 4 different pservers. */
+    for (int e = 0; e < 4; e++) {
+        const ir_block *b = output(&ctx, ir_internf("pserver_%d", e))->blocks[0];
+        int n = 0;
+        for (int k = 0; k < 4; k++)
+            n += ir_block_find_var(b, ir_internf("fc_w.block%d", k)) != NULL;
+        ck_assert_int_eq(n, 1);
+    }
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("transpile");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, slice_two_pservers_halves_rows);
+    tcase_add_test(t, slice_rounds_up_to_whole_rows);
+    tcase_add_test(t, slice_one_dim_and_small_vars);
+    tcase_add_test(t, numpy_shuffle_matches_numpy);
+    tcase_add_test(t, fnv1a_known_vectors);
+    tcase_add_test(t, inputs_untouched_and_roles_independent);
+    tcase_add_test(t, renamed_grad_stays_on_trainer);
+    tcase_add_test(t, grad_to_block_id_in_block_order);
+    tcase_add_test(t, hash_placement_agrees_everywhere);
+    tcase_add_test(t, rmsprop_mean_grad_is_sliced);
+    tcase_add_test(t, clip_ops_stay_on_trainer_both_spellings);
+    tcase_add_test(t, distributed_table_is_refused_cleanly);
+    tcase_add_test(t, errors_leave_no_outputs);
+    tcase_add_test(t, balanced_never_doubles_a_var);
+    suite_add_tcase(s, t);
+    return s;
+}
