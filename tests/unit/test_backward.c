@@ -4,6 +4,7 @@
 #include "unit.h"
 
 #include "grad/grad.h"
+#include "io/pdio.h"
 #include "passes/pass.h"
 
 static ir_var *mkvar(ir_block *b, const char *name, bool stop, bool param)
@@ -204,6 +205,105 @@ START_TEST(test_calc_gradient)
 }
 END_TEST
 
+static bool same_slots(const ir_slot *a, size_t na, const ir_slot *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        const ir_slot *m = NULL;
+        for (size_t k = 0; k < nb && !m; k++)
+            if (b[k].name == a[i].name)
+                m = &b[k];
+        if (!m || m->n_args != a[i].n_args)
+            return false;
+        for (size_t k = 0; k < m->n_args; k++)
+            if (m->args[k] != a[i].args[k])
+                return false;
+    }
+    return true;
+}
+
+/* Real Paddle output: the PaddleFL trainer program was written by Paddle
+ * 1.8 with its backward.  Cut it back to the forward ops (those before the
+ * loss-grad fill_constant), drop the @GRAD vars, restore the stop_gradient
+ * of the data vars (the saved file lost it) and run append_backward: every
+ * grad op must come out with Paddle's type, slots and arguments, and every
+ * grad var with Paddle's dtype and dims. */
+START_TEST(test_reproduces_paddle_fl_trainer)
+{
+    const char *dir = unit_shared_dir();
+    if (!dir)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/fl_trainer_main_sgd_train.pdmodel", dir);
+    ir_program *orig = pdio_read(path), *p = pdio_read(path);
+    ck_assert_ptr_nonnull(orig);
+    ck_assert_ptr_nonnull(p);
+    ir_block *b = p->blocks[0];
+    size_t cut = 0;
+    while (cut < b->n_ops && ir_op_role(b->ops[cut]) != (IR_ROLE_BACKWARD | IR_ROLE_LOSS))
+        cut++;
+    ck_assert_uint_lt(cut, b->n_ops);
+    ir_block_splice(b, cut, b->n_ops - cut, NULL, 0);
+    for (size_t i = 0; i < b->n_vars; i++)
+        if (!b->vars[i]->removed && strstr(b->vars[i]->name, "@GRAD"))
+            ir_block_remove_var(b, b->vars[i]->name);
+    const char *data[] = {"0", "1", "2", "label"};
+    for (size_t i = 0; i < 4; i++)
+        ir_block_find_var(b, data[i])->stop_gradient = true;
+    pdt_ctx ctx;
+    pdt_ctx_init(&ctx);
+    ctx.main = p;
+    ctx.startup = ir_program_new();
+    ir_program_add_block(ctx.startup, -1);
+    ctx.loss = "reduce_mean_0.tmp_0";
+    /* The file does not mark its parameters is_parameter: name them. */
+    ctx.params = pdt_list_split("fc_0.b_0,fc_0.w_0,fc_1.b_0,fc_1.w_0,fc_2.b_0,fc_2.w_0");
+    const char *pass = "append_backward";
+    ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), PDT_OK);
+    const ir_block *ob = orig->blocks[0];
+    size_t k = cut;
+    for (size_t i = cut; i < ob->n_ops; i++) {
+        const ir_op *want = ob->ops[i];
+        if (!(ir_op_role(want) & IR_ROLE_BACKWARD))
+            continue;
+        ck_assert_uint_lt(k, b->n_ops);
+        const ir_op *got = b->ops[k++];
+        ck_assert_str_eq(got->type, want->type);
+        ck_assert_msg(same_slots(want->inputs, want->n_inputs, got->inputs, got->n_inputs),
+                      "inputs of grad op %zu '%s' differ", i, want->type);
+        ck_assert_msg(same_slots(want->outputs, want->n_outputs, got->outputs, got->n_outputs),
+                      "outputs of grad op %zu '%s' differ", i, want->type);
+        ck_assert_int_eq(ir_op_role(got), ir_op_role(want));
+        const ir_attr *rw = ir_op_attr(want, "op_role_var"), *rg = ir_op_attr(got, "op_role_var");
+        size_t nw = rw ? rw->n_strings : 0, ng = rg ? rg->n_strings : 0;
+        ck_assert_uint_eq(ng, nw);
+        for (size_t s = 0; s < nw; s++)
+            ck_assert(rw->strings[s].len == rg->strings[s].len &&
+                      memcmp(rw->strings[s].data, rg->strings[s].data, rw->strings[s].len) == 0);
+    }
+    ck_assert_uint_eq(k, b->n_ops);
+    size_t n_grad = 0;
+    for (size_t i = 0; i < ob->n_vars; i++) {
+        const ir_var *w = ob->vars[i];
+        if (w->removed || !strstr(w->name, "@GRAD"))
+            continue;
+        const ir_var *g = ir_block_find_var(b, w->name);
+        ck_assert_msg(g != NULL, "grad var %s missing", w->name);
+        ck_assert_int_eq(g->type, w->type);
+        ck_assert_int_eq(g->dtype, w->dtype);
+        ck_assert_uint_eq(g->n_dims, w->n_dims);
+        for (size_t d = 0; d < w->n_dims; d++)
+            ck_assert_int_eq(g->dims[d], w->dims[d]);
+        n_grad++;
+    }
+    ck_assert_uint_eq(n_grad, 18);
+    ck_assert_uint_eq(ctx.bw_params.n, 6);
+    pdt_ctx_free(&ctx);
+    ir_program_free(orig);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("backward");
@@ -214,6 +314,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_strip_suffix);
     tcase_add_test(tc, test_registry_coverage);
     tcase_add_test(tc, test_calc_gradient);
+    tcase_add_test(tc, test_reproduces_paddle_fl_trainer);
     suite_add_tcase(s, tc);
     return s;
 }
