@@ -25,7 +25,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check unit golden golden-update demo bench install clean deps fuzz-truncate valgrind
+.PHONY: all check unit golden golden-update demo bench install clean deps fuzz-truncate valgrind fuzz
 
 all: $(BIN)
 
@@ -85,6 +85,11 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libpdtrans.a
 	@mkdir -p $(dir $@)
 	@echo "  LD $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm
+
+# Coverage-guided fuzzing (clang + libFuzzer, ASan, UBSan); not part of check.
+# FUZZ_SECONDS=60 per target; see tests/fuzz/run.sh.
+fuzz: deps
+	@sh tests/fuzz/run.sh
 
 valgrind: $(BIN) $(UNIT_BINS)
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/valgrind.sh $(UNIT_BINS)

@@ -1,0 +1,121 @@
+/* fuzz_common.h - the check shared by the libFuzzer targets (fuzz_read.c,
+ * fuzz_text.c).  Not part of `make check`; see run.sh and `make fuzz`.
+ *
+ * For one input: pdio_parse it; if a program comes back, verify it, then
+ * for each form (binary, text) serialize it, parse the serialized bytes
+ * again and serialize that: the two serializations must be byte-identical
+ * (the canonical form is a fixed point).  Anything else aborts, which
+ * libFuzzer reports as a crash and saves as a reproducer.
+ *
+ * With PDT_FUZZ_CROSS=1 in the environment it also checks that the text
+ * form, parsed back, packs to the same bytes as the binary form (the
+ * pbtext.h promise "print -> parse -> pack gives the bytes that packing the
+ * original message gives"); off by default because pbtext.h lists inputs
+ * for which that is knowingly not true. */
+#ifndef PDT_FUZZ_COMMON_H
+#define PDT_FUZZ_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "io/pdio.h"
+#include "ir/ir.h"
+#include "passes/verify.h"
+
+static bool fuzz_cross;
+
+static void fuzz_init(void)
+{
+    pdt_quiet = true;
+    const char *e = getenv("PDT_FUZZ_CROSS");
+    fuzz_cross = e && *e && strcmp(e, "0") != 0;
+}
+
+static void fuzz_dump(const char *label, const uint8_t *s, size_t n, size_t at)
+{
+    size_t from = at > 32 ? at - 32 : 0, to = at + 32 < n ? at + 32 : n;
+    fprintf(stderr, "  %s [%zu..%zu):", label, from, to);
+    for (size_t i = from; i < to; i++)
+        fprintf(stderr, i == at ? " [%02x]" : " %02x", s[i]);
+    fprintf(stderr, "\n");
+}
+
+static void fuzz_compare(const char *what, const uint8_t *a, size_t na,
+                         const uint8_t *b, size_t nb)
+{
+    if (na == nb && memcmp(a, b, na) == 0)
+        return;
+    size_t i = 0;
+    while (i < na && i < nb && a[i] == b[i])
+        i++;
+    fprintf(stderr,
+            "fuzz: %s: not byte-identical: %zu vs %zu bytes, first "
+            "difference at byte %zu\n",
+            what, na, nb, i);
+    fuzz_dump("first ", a, na, i);
+    fuzz_dump("second", b, nb, i);
+    abort();
+}
+
+static uint8_t *fuzz_serialize(const ir_program *p, bool text, size_t *n,
+                               const char *what)
+{
+    uint8_t *s = pdio_serialize(p, text, n);
+    if (!s) {
+        fprintf(stderr, "fuzz: %s: pdio_serialize(text=%d) returned NULL\n",
+                what, text);
+        abort();
+    }
+    return s;
+}
+
+/* Serializes p in one form, parses that back and serializes again. */
+static void fuzz_fixed_point(const ir_program *p, bool text)
+{
+    const char *what = text ? "text round trip" : "binary round trip";
+    size_t n1 = 0, n2 = 0;
+    uint8_t *s1 = fuzz_serialize(p, text, &n1, what);
+    bool was = pdt_quiet;
+    pdt_quiet = false; /* if pdtrans cannot read its own output, say why */
+    ir_program *q = pdio_parse(text ? "fuzz-text" : "fuzz-binary", s1, n1);
+    pdt_quiet = was;
+    if (!q) {
+        fprintf(stderr, "fuzz: %s: pdio_parse rejects pdtrans's own %zu-byte "
+                        "output\n", what, n1);
+        abort();
+    }
+    uint8_t *s2 = fuzz_serialize(q, text, &n2, what);
+    fuzz_compare(what, s1, n1, s2, n2);
+    if (fuzz_cross && text) {
+        size_t nb = 0, nq = 0;
+        uint8_t *b = fuzz_serialize(p, false, &nb, what);
+        uint8_t *bq = fuzz_serialize(q, false, &nq, what);
+        fuzz_compare("binary of the text round trip", b, nb, bq, nq);
+        free(b);
+        free(bq);
+    }
+    ir_program_free(q);
+    free(s1);
+    free(s2);
+}
+
+static void fuzz_one(const uint8_t *data, size_t size)
+{
+    ir_program *p = pdio_parse("fuzz", data, size);
+    if (p) {
+        (void)pdt_verify(p, "fuzz", NULL);
+        fuzz_fixed_point(p, false);
+        fuzz_fixed_point(p, true);
+        ir_program_free(p);
+    }
+    /* Names are interned process-wide; drop them so that memory does not
+     * grow over a run and each input starts from the same state. */
+    ir_intern_shutdown();
+}
+
+#endif
