@@ -134,15 +134,9 @@ static int run_pserver_mode(pdt_ctx *ctx)
     bool trainer = !rc && ctx->role != PDT_ROLE_PSERVER;
     /* Every output is built before any is handed over, so a failure leaves
      * ctx->outputs untouched and nothing gets written. */
-    size_t n_out = 0;
     ir_program **progs = g_new0(ir_program *, 2 * st.n_eps + 2);
     const char **stems = g_new0(const char *, 2 * st.n_eps + 2);
-    if (trainer) {
-        rc = tp_build_trainer(&st, &progs[0], &progs[1]);
-        stems[0] = ir_internf("trainer_%d", ctx->trainer_id);
-        stems[1] = ir_internf("trainer_%d.startup", ctx->trainer_id);
-        n_out = rc ? 0 : 2;
-    }
+    size_t n_out = 2;   /* slots 0 and 1: the trainer's, filled last */
     for (size_t e = 0; !rc && ctx->role != PDT_ROLE_TRAINER && e < st.n_eps; e++) {
         if (ctx->endpoint && ir_intern(ctx->endpoint) != st.eps[e])
             continue;
@@ -155,12 +149,19 @@ static int run_pserver_mode(pdt_ctx *ctx)
         n_out += rc ? 1 : 2;
         written[e] = !rc;
     }
+    /* The trainer goes last: it takes ctx->main and ctx->startup over. */
+    if (!rc && trainer) {
+        rc = tp_build_trainer(&st, &progs[0], &progs[1]);
+        stems[0] = ir_internf("trainer_%d", ctx->trainer_id);
+        stems[1] = ir_internf("trainer_%d.startup", ctx->trainer_id);
+    }
     if (rc) {
         for (size_t i = 0; i < n_out; i++)
             ir_program_free(progs[i]);
     } else {
         for (size_t i = 0; i < n_out; i++)
-            pdt_ctx_add_output(ctx, stems[i], progs[i]);
+            if (progs[i])
+                pdt_ctx_add_output(ctx, stems[i], progs[i]);
         free(ctx->manifest_json);
         ctx->manifest_json = tp_manifest(&st, written, trainer);
     }

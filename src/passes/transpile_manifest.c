@@ -1,6 +1,7 @@
 /* transpile_manifest.c - manifest.json: what was written, where every slice
  * lives, and the flags used.  Keys come in a fixed order and nothing in it
  * depends on the clock, so two identical runs write identical manifests. */
+#include <glib.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +85,14 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
     return f;
 }
 
-static json_t *file_entry(const char *role, const char *key, json_t *id, const char *stem_fmt_main,
-                          const char *stem_fmt_startup)
+static json_t *file_entry(const char *role, const char *key, json_t *id, const char *endpoint,
+                          const char *stem_fmt_main, const char *stem_fmt_startup)
 {
     json_t *o = json_object();
     json_object_set_new(o, "role", json_string(role));
     json_object_set_new(o, key, id);
+    if (endpoint)
+        json_object_set_new(o, "endpoint", json_string(endpoint));
     json_object_set_new(o, "main", json_string(tp_file_name(stem_fmt_main)));
     json_object_set_new(o, "startup", json_string(tp_file_name(stem_fmt_startup)));
     return o;
@@ -112,64 +115,97 @@ static json_t *slices(const tp_state *st, const tp_pair *p, bool grad)
     return a;
 }
 
-static char *dump(json_t *root)
+/* A small fixed-layout writer: top-level keys one per line, each list item
+ * (file, pserver, param) one jansson-encoded line.  A launcher reads it as
+ * JSON; a person reads it line by line; 10000 params stay a few MB. */
+typedef struct {
+    GString *out;
+    bool first_key;
+} mf;
+
+static void mf_key(mf *m, const char *key)
 {
-    char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(root);
-    /* json_dumps allocates with jansson's malloc; hand back a plain string
-     * with a trailing newline that pdt_ctx_free can free(). */
-    size_t n = strlen(s);
-    char *out = malloc(n + 2);
-    memcpy(out, s, n);
-    out[n] = '\n';
-    out[n + 1] = '\0';
+    g_string_append_printf(m->out, "%s\n  \"%s\": ", m->first_key ? "" : ",", key);
+    m->first_key = false;
+}
+
+static void mf_value(mf *m, json_t *v)
+{
+    char *s = json_dumps(v, JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    g_string_append(m->out, s);
     free(s);
+    json_decref(v);
+}
+
+static void mf_list(mf *m, const char *key, json_t *items)
+{
+    mf_key(m, key);
+    size_t n = json_array_size(items);
+    g_string_append(m->out, n ? "[" : "[]");
+    for (size_t i = 0; i < n; i++) {
+        g_string_append(m->out, i ? ",\n    " : "\n    ");
+        mf_value(m, json_incref(json_array_get(items, i)));
+    }
+    if (n)
+        g_string_append(m->out, "\n  ]");
+    json_decref(items);
+}
+
+static char *mf_end(mf *m)
+{
+    g_string_append(m->out, "\n}\n");
+    /* pdt_ctx_free releases the manifest with free(). */
+    char *out = strdup(m->out->str);
+    g_string_free(m->out, TRUE);
     return out;
+}
+
+static void mf_begin(mf *m, const char *mode, const char *role)
+{
+    m->out = g_string_new("{");
+    m->first_key = true;
+    mf_key(m, "manifest_version");
+    mf_value(m, json_integer(1));
+    mf_key(m, "mode");
+    mf_value(m, json_string(mode));
+    mf_key(m, "role");
+    mf_value(m, json_string(role));
 }
 
 char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written)
 {
     const pdt_ctx *ctx = st->ctx;
-    json_t *root = json_object();
-    json_object_set_new(root, "manifest_version", json_integer(1));
-    json_object_set_new(root, "mode", json_string("pserver"));
-    json_object_set_new(root, "role", json_string(role_name(ctx->role)));
-    json_object_set_new(root, "distributed_mode", json_integer(st->dist_mode));
-    json_object_set_new(root, "flags", flags(ctx, false));
+    mf m;
+    mf_begin(&m, "pserver", role_name(ctx->role));
+    mf_key(&m, "distributed_mode");
+    mf_value(&m, json_integer(st->dist_mode));
+    mf_key(&m, "flags");
+    mf_value(&m, flags(ctx, false));
 
     json_t *files = json_array();
     if (trainer_written)
         json_array_append_new(files, file_entry("trainer", "trainer_id",
-                                                json_integer(ctx->trainer_id),
+                                                json_integer(ctx->trainer_id), NULL,
                                                 ir_internf("trainer_%d", ctx->trainer_id),
                                                 ir_internf("trainer_%d.startup", ctx->trainer_id)));
-    for (size_t e = 0; e < st->n_eps; e++) {
-        if (!pserver_written[e])
-            continue;
-        json_t *o = file_entry("pserver", "pserver", json_integer((json_int_t)e),
-                               ir_internf("pserver_%zu", e), ir_internf("pserver_%zu.startup", e));
-        json_object_set_new(o, "endpoint", json_string(st->eps[e]));
-        json_array_append_new(files, o);
-    }
-    json_object_set_new(root, "files", files);
+    for (size_t e = 0; e < st->n_eps; e++)
+        if (pserver_written[e])
+            json_array_append_new(files, file_entry("pserver", "pserver",
+                                                    json_integer((json_int_t)e), st->eps[e],
+                                                    ir_internf("pserver_%zu", e),
+                                                    ir_internf("pserver_%zu.startup", e)));
+    mf_list(&m, "files", files);
 
     json_t *eps = json_array();
     for (size_t e = 0; e < st->n_eps; e++) {
-        const tp_endpoint *ep = &st->epl[e];
-        json_t *o = json_object(), *ps = json_array(), *gs = json_array();
-        for (size_t i = 0; i < ep->n; i++) {
-            const tp_pair *p = &st->pairs[ep->refs[i].pair];
-            json_array_append_new(ps, json_string(p->param.slices[ep->refs[i].slice].name));
-            json_array_append_new(gs, json_string(p->grad.slices[ep->refs[i].slice].merged));
-        }
+        json_t *o = json_object();
         json_object_set_new(o, "pserver", json_integer((json_int_t)e));
         json_object_set_new(o, "endpoint", json_string(st->eps[e]));
-        json_object_set_new(o, "param_bytes", json_integer(ep->bytes));
-        json_object_set_new(o, "params", ps);
-        json_object_set_new(o, "grads", gs);
+        json_object_set_new(o, "slices", json_integer((json_int_t)st->epl[e].n));
+        json_object_set_new(o, "param_bytes", json_integer(st->epl[e].bytes));
         json_array_append_new(eps, o);
     }
-    json_object_set_new(root, "pservers", eps);
+    mf_list(&m, "pservers", eps);
 
     json_t *params = json_array();
     for (size_t i = 0; i < st->n_pairs; i++) {
@@ -185,21 +221,20 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
         json_object_set_new(o, "grad_slices", slices(st, p, true));
         json_array_append_new(params, o);
     }
-    json_object_set_new(root, "params", params);
-    return dump(root);
+    mf_list(&m, "params", params);
+    return mf_end(&m);
 }
 
 char *tp_manifest_nccl2(pdt_ctx *ctx)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "manifest_version", json_integer(1));
-    json_object_set_new(root, "mode", json_string("nccl2"));
-    json_object_set_new(root, "role", json_string("trainer"));
-    json_object_set_new(root, "flags", flags(ctx, true));
+    mf m;
+    mf_begin(&m, "nccl2", "trainer");
+    mf_key(&m, "flags");
+    mf_value(&m, flags(ctx, true));
     json_t *files = json_array();
     json_array_append_new(files, file_entry("trainer", "trainer_id", json_integer(ctx->trainer_id),
-                                            ir_internf("trainer_%d", ctx->trainer_id),
+                                            NULL, ir_internf("trainer_%d", ctx->trainer_id),
                                             ir_internf("trainer_%d.startup", ctx->trainer_id)));
-    json_object_set_new(root, "files", files);
-    return dump(root);
+    mf_list(&m, "files", files);
+    return mf_end(&m);
 }

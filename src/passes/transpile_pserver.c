@@ -82,18 +82,25 @@ static const char **map_args(pserver *ps, const ir_slot *sl)
     return args;
 }
 
+/* Appends a detached op to a (small) optimize block. */
+static void push(ir_block *blk, ir_op *op)
+{
+    ir_block_splice(blk, blk->n_ops, 0, &op, 1);
+}
+
 /* _append_pserver_non_opt_ops: an op copied with param/grad args mapped to
- * the slices here and every other var cloned into block 0. */
+ * the slices here and every other var cloned into block 0.  Every slot is
+ * rewritten, so the copy is written in canonical order like a fresh op. */
 static ir_op *append_non_opt(pserver *ps, ir_block *blk, const ir_op *src)
 {
-    ir_op *op = ir_block_append_op(blk, src->type);
-    ir_op_copy_attrs(op, src);
+    ir_op *op = ir_op_clone(ps->p, src);
     for (size_t s = 0; s < src->n_inputs; s++)
         ir_op_set_input(op, src->inputs[s].name, map_args(ps, &src->inputs[s]),
                         src->inputs[s].n_args);
     for (size_t s = 0; s < src->n_outputs; s++)
         ir_op_set_output(op, src->outputs[s].name, map_args(ps, &src->outputs[s]),
                          src->outputs[s].n_args);
+    push(blk, op);
     return op;
 }
 
@@ -150,8 +157,10 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                   st->ctx->main_path, pos, src->type);
         return PDT_EBADINPUT;
     }
-    ir_op *op = ir_block_append_op(blk, src->type);
-    ir_op_copy_attrs(op, src);
+    /* The seed builds the op from new_inputs, which holds Param, Grad,
+     * LearningRate and the accumulators; Beta1Tensor/Beta2Tensor (and, in
+     * pdtrans, empty slots) are left out. */
+    ir_op *op = ir_op_clone(ps->p, src);
     for (size_t s = 0; s < src->n_inputs; s++) {
         const ir_slot *sl = &src->inputs[s];
         const char *key = sl->name;
@@ -170,7 +179,8 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                 const ir_var *ov = origin_var(ps, NULL, lr);
                 declare_plain(ps, ov, ov->dims, ov->n_dims);
             }
-            ir_op_set_input1(op, key, lr);
+        } else if (skip_key(key) || sl->n_args == 0) {
+            ir_op_remove_input(op, key);
         }
     }
     for (size_t s = 0; s < src->n_inputs; s++) {
@@ -182,7 +192,8 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
             declare_plain(ps, ov, ps_slice->dims, ps_slice->n_dims);
         else
             declare_plain(ps, ov, ov->dims, ov->n_dims);
-        ir_op_set_input1(op, sl->name, ov->name);
+        if (sl->n_args > 1)
+            ir_op_set_input1(op, sl->name, ov->name);   /* the seed keeps the first */
     }
     for (size_t s = 0; s < src->n_outputs; s++) {
         const ir_slot *sl = &src->outputs[s];
@@ -197,8 +208,8 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                 const ir_var *ov = origin_var(ps, NULL, sl->args[a]);
                 declare_plain(ps, ov, ov->dims, ov->n_dims);
             }
-        ir_op_set_output(op, sl->name, sl->args, sl->n_args);
     }
+    push(blk, op);
     const ir_var *gv = ir_block_find_var(ps->g, ir_op_input1(op, "Grad"));
     if (gv && gv->type == IR_SELECTED_ROWS)
         g_ptr_array_add(ps->sparse_g2p, (void *)ir_internf("%s:%s", gv->name, ps_slice->name));

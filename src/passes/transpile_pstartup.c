@@ -56,6 +56,7 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
     for (size_t i = 0; i < nv; i++)
         tp_clone_variable(sb, vars[i], NULL);
 
+    GPtrArray *ops = g_ptr_array_new();
     for (size_t k = 0; k < ob->n_ops; k++) {
         const ir_op *src = ob->ops[k];
         if (!strcmp(src->type, "recv") || !strcmp(src->type, "fetch_barrier") ||
@@ -75,17 +76,19 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
         }
         if (!held)
             continue;
-        ir_op *op = ir_block_append_op(sb, src->type);
+        ir_op *op = ir_op_clone(s, src);
         const ir_var *out_var = NULL;
         for (size_t o = 0; o < src->n_outputs; o++) {
-            if (!names[o])
+            const char *slot = src->outputs[o].name;
+            if (!names[o]) {
+                ir_op_remove_output(op, slot);
                 continue;
+            }
             /* Only the slot's first var is carried over, as in the seed. */
-            ir_op_set_output1(op, src->outputs[o].name, names[o]);
-            if (src->outputs[o].name == ir_intern("Out"))
+            ir_op_set_output1(op, slot, names[o]);
+            if (slot == ir_intern("Out"))
                 out_var = ir_block_find_var(sb, names[o]);
         }
-        ir_op_copy_attrs(op, src);
         for (size_t i = 0; i < src->n_inputs; i++) {
             const ir_slot *sl = &src->inputs[i];
             for (size_t a = 0; a < sl->n_args; a++) {
@@ -95,11 +98,13 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
                 if (!ir_block_find_var(sb, sl->args[a]) && v)
                     tp_clone_variable(sb, v, NULL);
             }
-            ir_op_set_input(op, sl->name, sl->args, sl->n_args);
         }
         if (is_init_op(src->type) && out_var)
             set_shape(op, out_var);
+        g_ptr_array_add(ops, op);
     }
+    ir_block_set_ops(sb, (ir_op *const *)ops->pdata, ops->len);
+    g_ptr_array_free(ops, TRUE);
     *out = s;
     return PDT_OK;
 }

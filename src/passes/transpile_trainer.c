@@ -117,18 +117,29 @@ static void add_group(trainer *t, long anchor, ir_op *a, ir_op *b)
     g_ptr_array_add(*slot, g);
 }
 
-/* Last op of the input's block 0 that writes `name` (find_op_by_output_arg
- * with reverse=True), or -1. */
-static long last_writer(const ir_defuse *du, const char *name)
+/* For each pair, the last op of the input's block 0 that writes its grad
+ * (find_op_by_output_arg with reverse=True), or -1: one scan over the ops
+ * instead of a search per grad. */
+static long *last_writers(tp_state *st)
 {
-    size_t n = 0;
-    const size_t *w = ir_defuse_writers(du, name, &n);
-    return n ? (long)w[n - 1] : -1;
+    long *at = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *at);
+    for (size_t i = 0; i < st->n_pairs; i++)
+        at[i] = -1;
+    for (size_t k = 0; k < st->b0->n_ops; k++) {
+        const ir_op *op = st->b0->ops[k];
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
+                void *pk = g_hash_table_lookup(st->pair_of_grad, op->outputs[s].args[a]);
+                if (pk)
+                    at[GPOINTER_TO_SIZE(pk) - 1] = (long)k;
+            }
+    }
+    return at;
 }
 
 /* Step 2 of transpile(): split and send each grad right after its last
  * writer.  Returns the send ops' dummy outputs, per pair. */
-static const char **insert_sends(trainer *t, const ir_defuse *du)
+static const char **insert_sends(trainer *t, const long *anchors)
 {
     tp_state *st = t->st;
     const char **dummy = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *dummy);
@@ -137,7 +148,7 @@ static const char **insert_sends(trainer *t, const ir_defuse *du)
         tp_pair *p = &st->pairs[pi];
         const tp_dvar *g = &p->grad;
         const char *sent = g->n_slices == 1 ? g->slices[0].name : g->name;
-        long anchor = last_writer(du, g->name);
+        long anchor = anchors[pi];
         ir_op *split = NULL;
         if (g->n_slices > 1 && !st->runtime_split) {
             bool rows = g->var->type == IR_SELECTED_ROWS;
@@ -286,26 +297,12 @@ static void build_startup(trainer *t)
 
 /* ---- get_trainer_program's deletions ---- */
 
-static void mark_used(GHashTable *used, const ir_op *op)
-{
-    for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t i = 0; i < op->inputs[s].n_args; i++)
-            g_hash_table_add(used, (void *)op->inputs[s].args[i]);
-    for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t i = 0; i < op->outputs[s].n_args; i++)
-            g_hash_table_add(used, (void *)op->outputs[s].args[i]);
-}
-
 /* _delete_trainer_optimizer: the vars only optimize ops read.  Seed defect
  * 2: a var some remaining op still reads or writes is not optimizer-only,
  * whatever op_role_var says. */
 static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
 {
     tp_state *st = t->st;
-    GHashTable *used = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t bi = 0; bi < t->p->n_blocks; bi++)
-        for (size_t k = 0; k < t->p->blocks[bi]->n_ops; k++)
-            mark_used(used, t->p->blocks[bi]->ops[k]);
     GHashTable *role_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (size_t i = 0; i < st->n_opt; i++) {
         size_t n = 0;
@@ -313,23 +310,40 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
         for (size_t k = 0; k < n; k++)
             g_hash_table_add(role_vars, (void *)rv[k]);
     }
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GPtrArray *out = g_ptr_array_new();
+    /* Candidates: what optimize ops read, minus op_role_var, in order. */
+    GHashTable *cand = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GPtrArray *order = g_ptr_array_new();
     for (size_t i = 0; i < st->n_opt; i++) {
         const ir_op *op = opt_ops[i];
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
                 const char *v = op->inputs[s].args[a];
-                if (g_hash_table_contains(seen, v) || g_hash_table_contains(role_vars, v) ||
-                    g_hash_table_contains(used, v))
+                if (g_hash_table_contains(role_vars, v) || !g_hash_table_add(cand, (void *)v))
                     continue;
-                g_hash_table_add(seen, (void *)v);
-                g_ptr_array_add(out, (void *)v);
+                g_ptr_array_add(order, (void *)v);
             }
     }
-    g_hash_table_destroy(seen);
+    /* Drop those any remaining op (any block) still reads or writes. */
+    for (size_t bi = 0; bi < t->p->n_blocks && g_hash_table_size(cand); bi++) {
+        const ir_block *b = t->p->blocks[bi];
+        for (size_t k = 0; k < b->n_ops; k++) {
+            const ir_op *op = b->ops[k];
+            for (int io = 0; io < 2; io++) {
+                const ir_slot *sl = io ? op->outputs : op->inputs;
+                size_t n = io ? op->n_outputs : op->n_inputs;
+                for (size_t s = 0; s < n; s++)
+                    for (size_t a = 0; a < sl[s].n_args; a++)
+                        g_hash_table_remove(cand, sl[s].args[a]);
+            }
+        }
+    }
+    GPtrArray *out = g_ptr_array_new();
+    for (guint i = 0; i < order->len; i++)
+        if (g_hash_table_contains(cand, order->pdata[i]))
+            g_ptr_array_add(out, order->pdata[i]);
+    g_ptr_array_free(order, TRUE);
+    g_hash_table_destroy(cand);
     g_hash_table_destroy(role_vars);
-    g_hash_table_destroy(used);
     return out;
 }
 
@@ -425,8 +439,15 @@ int tp_build_trainer(tp_state *st, ir_program **main_out, ir_program **startup_o
     trainer t;
     memset(&t, 0, sizeof t);
     t.st = st;
-    t.p = ir_program_clone(st->main);
-    t.s = ir_program_clone(st->startup);
+    /* The trainer is built last, so it may take the inputs over instead of
+     * copying them (a copy of a 100000-op program costs as much as the
+     * rest of the trainer).  The analysis tables stay valid: removed and
+     * renamed vars keep their descs in the arena. */
+    pdt_ctx *ctx = st->ctx;
+    t.p = ctx->main;
+    t.s = ctx->startup;
+    ctx->main = tp_new_program(t.p);
+    ctx->startup = tp_new_program(t.s);
     t.b = t.p->blocks[0];
     t.sb = t.s->blocks[0];
     size_t n0 = st->b0->n_ops;
@@ -454,12 +475,11 @@ int tp_build_trainer(tp_state *st, ir_program **main_out, ir_program **startup_o
                               d->slices[k].dims, d->slices[k].n_dims, -1, 0);
         }
     }
+    const long *anchors = last_writers(st);     /* before any renaming */
     rename_many(t.p, renames, st->arena);
     g_hash_table_destroy(renames);
 
-    ir_defuse *du = ir_defuse_build(st->b0);
-    const char **dummy = insert_sends(&t, du);
-    ir_defuse_free(du);
+    const char **dummy = insert_sends(&t, anchors);
     append_recvs(&t, dummy);
     build_startup(&t);
 
