@@ -5,6 +5,7 @@
  * update op per parameter under name scope "/optimizer[_k]/", role Optimize,
  * op_role_var [param, grad]; Adamax then appends its beta1-power scale ops
  * (_finish_update).  One table row per optimizer class. */
+#include <glib.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,30 @@ static void set_key_attrs(ir_op *op, const opt_cfg *cfg)
     }
 }
 
+/* _update_param_device_map: a parameter's device is the op_device of the
+ * first op of the block that reads it; its accumulators are initialised
+ * and its update op runs under that device_guard.  NULL when no op reads
+ * it or the op has no op_device, which device_guard(None) leaves as "". */
+static GHashTable *param_devices(const ir_block *b, const pdt_ctx *ctx)
+{
+    GHashTable *params = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < ctx->bw_params.n; i++)
+        g_hash_table_add(params, (gpointer)ctx->bw_params.items[i]);
+    GHashTable *dev = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t k = 0; k < b->n_ops; k++) {
+        const ir_op *op = b->ops[k];
+        const char *d = ir_op_get_string(op, "op_device");
+        for (size_t s = 0; s < op->n_inputs; s++)
+            for (size_t a = 0; a < op->inputs[s].n_args; a++) {
+                const char *arg = op->inputs[s].args[a];
+                if (g_hash_table_contains(params, arg) && !g_hash_table_contains(dev, arg))
+                    g_hash_table_insert(dev, (gpointer)arg, (gpointer)(d && *d ? d : NULL));
+            }
+    }
+    g_hash_table_destroy(params);
+    return dev;
+}
+
 static size_t n_accs(const opt_def *d)
 {
     size_t n = 0;
@@ -192,10 +217,12 @@ int pass_optimizer(pdt_ctx *ctx)
     size_t na = n_accs(d), np = ctx->bw_params.n;
     opt_ops ops = {0};
     const char **acc = np && na ? xcalloc(np * na, sizeof *acc) : NULL;
+    GHashTable *devices = param_devices(b, ctx);
 
     /* _create_accumulators: every parameter, accumulators in class order. */
     for (size_t i = 0; i < np; i++) {
         const ir_var *param = ir_block_find_var(b, ctx->bw_params.items[i]);
+        const char *pdev = g_hash_table_lookup(devices, param->name);
         for (size_t a = 0; a < na; a++) {
             const acc_def *ad = &d->accs[a];
             const char *key = cfg.name ? ir_internf("%s_%s_%s", param->name, cfg.name, ad->name)
@@ -205,7 +232,8 @@ int pass_optimizer(pdt_ctx *ctx)
             double fill = ad->fill_key >= 0 ? cfg.v[ad->fill_key] : 0.0;
             ir_var *v = opt_global_var(ctx, &inits, name, param->dtype,
                                        ad->scalar ? &one : param->dims,
-                                       ad->scalar ? 1 : param->n_dims, fill, false, ad->device);
+                                       ad->scalar ? 1 : param->n_dims, fill, false,
+                                       ad->device ? ad->device : pdev);
             if (!ad->scalar) {
                 /* _add_accumulator: type=param.type, in both programs. */
                 ir_var *sv = ir_block_find_var(ir_program_block(ctx->startup, 0), name);
@@ -225,7 +253,8 @@ int pass_optimizer(pdt_ctx *ctx)
     for (size_t i = 0; i < np; i++) {
         const char *p = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
         const char *scope = opt_namer_scope(names, "optimizer");
-        ir_op *op = opt_op_new(ctx->main, d->op, IR_ROLE_OPTIMIZE, scope, p, g, NULL);
+        ir_op *op = opt_op_new(ctx->main, d->op, IR_ROLE_OPTIMIZE, scope, p, g,
+                               g_hash_table_lookup(devices, p));
         ir_op_set_input1(op, "Param", p);
         ir_op_set_input1(op, "Grad", g);
         ir_op_set_input1(op, "LearningRate", lr);
@@ -256,6 +285,7 @@ int pass_optimizer(pdt_ctx *ctx)
     opt_ops_free(&ops);
     opt_inits_flush(&inits);
     free(acc);
+    g_hash_table_destroy(devices);
     opt_namer_free(names);
     return rc;
 }

@@ -44,6 +44,12 @@ int opt_parse_regularization(const char *cmd, const char *text, opt_reg_kind *ki
     return rc;
 }
 
+static void set_param_lod_level(ir_var *v, const ir_var *param)
+{
+    v->has_lod_level = true;
+    v->lod_level = param->has_lod_level ? param->lod_level : 0;
+}
+
 int pass_regularization(pdt_ctx *ctx)
 {
     if (!ctx->regularization)
@@ -66,11 +72,13 @@ int pass_regularization(pdt_ctx *ctx)
         const char *p = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
         const ir_var *param = ir_block_find_var(b, p);
         const ir_var *grad = ir_block_find_var(b, g);
-        /* block.create_var(dtype, shape, lod_level): neither flag written. */
+        /* block.create_var(dtype, shape, lod_level=param.lod_level):
+         * persistable unset; lod_level written even when 0, since
+         * param.lod_level reads the desc's value (0 when never set) and
+         * Variable passes any non-None lod_level to set_lod_level. */
         const char *decay = opt_namer_gen(names, "_generated_var");
         ir_var *dv = opt_var_like(b, decay, param, false, false);
-        dv->has_lod_level = param->has_lod_level;
-        dv->lod_level = param->lod_level;
+        set_param_lod_level(dv, param);
         if (kind == OPT_REG_L1) {
             ir_op *sign = opt_op_new(ctx->main, "sign", IR_ROLE_OPTIMIZE, scope, p, g, NULL);
             ir_op_set_input1(sign, "X", p);
@@ -86,8 +94,7 @@ int pass_regularization(pdt_ctx *ctx)
         if (grad->type == IR_SELECTED_ROWS) {
             new_grad = ir_internf("%s@NEWGRAD@", g);
             ir_var *nv = opt_var_like(b, new_grad, param, false, false);
-            nv->has_lod_level = param->has_lod_level;
-            nv->lod_level = param->lod_level;
+            set_param_lod_level(nv, param);
         }
         ir_op *sum = opt_op_new(ctx->main, "sum", IR_ROLE_OPTIMIZE, scope, p, g, NULL);
         const char *xs[2] = {g, decay};

@@ -371,6 +371,10 @@ START_TEST(norm_clip_and_l1)
     ck_assert_str_eq(in1(scale, "X"), "_generated_var_0");
     ck_assert_str_eq(ir_op_output1(scale, "Out"), "_generated_var_0");
     ck_assert(ir_op_get_float(scale, "scale", 0) == 0.5f);
+    /* create_var(lod_level=param.lod_level): 0 is written explicitly. */
+    const ir_var *dv = ir_block_find_var(ir_program_block(ctx.main, 0),
+                                         ir_intern("_generated_var_0"));
+    ck_assert(dv && dv->has_lod_level && dv->lod_level == 0 && !dv->has_persistable);
     pdt_ctx_free(&ctx);
 }
 END_TEST
@@ -393,6 +397,42 @@ START_TEST(selected_rows_grad_gets_newgrad)
     const ir_var *nv = ir_block_find_var(ir_program_block(ctx.main, 0),
                                          ir_intern("w@GRAD@NEWGRAD@"));
     ck_assert(nv && nv->type == IR_LOD_TENSOR && nv->n_dims == 2);
+    ck_assert(nv->has_lod_level && nv->lod_level == 0);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+/* _update_param_device_map: accumulators and update op follow the
+ * op_device of the first op reading the param; Adam's beta powers stay
+ * on the cpu. */
+START_TEST(param_device_follows_first_reader)
+{
+    pdt_ctx ctx;
+    ctx_with_net(&ctx);
+    ir_op_set_string(ir_program_block(ctx.main, 0)->ops[0], "op_device", "gpu:1");
+    ctx.optimizer = "adam";
+    ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
+    const ir_op *adam_b = op_at(&ctx, 6), *adam_w = op_at(&ctx, 7);
+    ck_assert_str_eq(in1(adam_w, "Param"), "w");
+    ck_assert_str_eq(ir_op_get_string(adam_w, "op_device"), "gpu:1");
+    ck_assert_str_eq(ir_op_get_string(adam_b, "op_device"), "");
+    const ir_block *sb = ir_program_block(ctx.startup, 0);
+    size_t seen = 0;
+    for (size_t k = 0; k < sb->n_ops; k++) {
+        const char *out = ir_op_output1(sb->ops[k], "Out");
+        const char *dev = ir_op_get_string(sb->ops[k], "op_device");
+        if (!strcmp(out, "w_moment1_0") || !strcmp(out, "w_moment2_0")) {
+            ck_assert_str_eq(dev, "gpu:1");
+            seen++;
+        } else if (!strcmp(out, "w_beta1_pow_acc_0") || !strcmp(out, "b_beta1_pow_acc_0")) {
+            ck_assert_str_eq(dev, "cpu");
+            seen++;
+        } else if (!strcmp(out, "b_moment1_0") || !strcmp(out, "learning_rate_0")) {
+            ck_assert_str_eq(dev, "");
+            seen++;
+        }
+    }
+    ck_assert_uint_eq(seen, 6);
     pdt_ctx_free(&ctx);
 }
 END_TEST
@@ -511,6 +551,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, norm_clip_and_l1);
     tcase_add_test(tc, selected_rows_grad_gets_newgrad);
     tcase_add_test(tc, params_filter_and_optimizer_name);
+    tcase_add_test(tc, param_device_follows_first_reader);
     tcase_add_test(tc, exponential_schedule_feeds_optimizer);
     tcase_add_test(tc, piecewise_schedule_builds_sub_blocks);
     suite_add_tcase(s, tc);
