@@ -32,14 +32,6 @@ static const char *dtype_name(int t)
     }
 }
 
-static json_t *shape(const int64_t *dims, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_integer(dims[i]));
-    return a;
-}
-
 static json_t *strings(const char *const *s, size_t n)
 {
     json_t *a = json_array();
@@ -98,21 +90,47 @@ static json_t *file_entry(const char *role, const char *key, json_t *id, const c
     return o;
 }
 
-static json_t *slices(const tp_state *st, const tp_pair *p, bool grad)
+/* JSON string text, escaped as jansson would.  The params list can hold
+ * tens of thousands of slices; building a jansson object per slice costs
+ * more than the rest of the transpile, so those lines are written here. */
+static void js(GString *g, const char *s)
+{
+    g_string_append_c(g, '"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            g_string_append_c(g, '\\'), g_string_append_c(g, (char)*c);
+        else if (*c < 0x20)
+            g_string_append_printf(g, "\\u%04x", *c);
+        else
+            g_string_append_c(g, (char)*c);
+    }
+    g_string_append_c(g, '"');
+}
+
+static void shape_text(GString *g, const int64_t *dims, size_t n)
+{
+    g_string_append_c(g, '[');
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(g, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    g_string_append_c(g, ']');
+}
+
+static void slices_text(GString *g, const tp_state *st, const tp_pair *p, bool grad)
 {
     const tp_dvar *d = grad ? &p->grad : &p->param;
-    json_t *a = json_array();
+    g_string_append_c(g, '[');
     for (size_t k = 0; k < d->n_slices; k++) {
         const tp_slice *s = &d->slices[k];
-        json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(grad ? s->merged : s->name));
-        json_object_set_new(o, "shape", shape(s->dims, s->n_dims));
-        json_object_set_new(o, "offset", json_integer(s->offset));
-        json_object_set_new(o, "pserver", json_integer(p->ep[k]));
-        json_object_set_new(o, "endpoint", json_string(st->eps[p->ep[k]]));
-        json_array_append_new(a, o);
+        g_string_append(g, k ? ", {\"name\": " : "{\"name\": ");
+        js(g, grad ? s->merged : s->name);
+        g_string_append(g, ", \"shape\": ");
+        shape_text(g, s->dims, s->n_dims);
+        g_string_append_printf(g, ", \"offset\": %lld, \"pserver\": %d, \"endpoint\": ",
+                               (long long)s->offset, p->ep[k]);
+        js(g, st->eps[p->ep[k]]);
+        g_string_append_c(g, '}');
     }
-    return a;
+    g_string_append_c(g, ']');
 }
 
 /* A small fixed-layout writer: top-level keys one per line, each list item
@@ -207,21 +225,27 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
     }
     mf_list(&m, "pservers", eps);
 
-    json_t *params = json_array();
+    mf_key(&m, "params");
+    g_string_append(m.out, st->n_pairs ? "[" : "[]");
     for (size_t i = 0; i < st->n_pairs; i++) {
         const tp_pair *p = &st->pairs[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(p->param.name));
-        json_object_set_new(o, "dtype", json_string(dtype_name(p->param.var->dtype)));
-        json_object_set_new(o, "shape", shape(p->param.var->dims, p->param.var->n_dims));
-        json_object_set_new(o, "slices", slices(st, p, false));
-        json_object_set_new(o, "grad", json_string(p->grad.name));
+        GString *g = m.out;
+        g_string_append(g, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        js(g, p->param.name);
+        g_string_append_printf(g, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(p->param.var->dtype));
+        shape_text(g, p->param.var->dims, p->param.var->n_dims);
+        g_string_append(g, ", \"slices\": ");
+        slices_text(g, st, p, false);
+        g_string_append(g, ", \"grad\": ");
+        js(g, p->grad.name);
         /* A trainer sends grad slice NAME as NAME.trainer_<id> when true. */
-        json_object_set_new(o, "grad_trainer_suffix", json_boolean(st->trainer_suffix));
-        json_object_set_new(o, "grad_slices", slices(st, p, true));
-        json_array_append_new(params, o);
+        g_string_append_printf(g, ", \"grad_trainer_suffix\": %s, \"grad_slices\": ",
+                               st->trainer_suffix ? "true" : "false");
+        slices_text(g, st, p, true);
+        g_string_append_c(g, '}');
     }
-    mf_list(&m, "params", params);
+    if (st->n_pairs)
+        g_string_append(m.out, "\n  ]");
     return mf_end(&m);
 }
 

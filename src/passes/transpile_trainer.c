@@ -59,6 +59,7 @@ static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
         ir_block *b = p->blocks[bi];
         for (size_t k = 0; k < b->n_ops; k++) {
             ir_op *op = b->ops[k];
+            bool touched = false;
             for (int io = 0; io < 2; io++) {
                 size_t n = io ? op->n_outputs : op->n_inputs;
                 for (size_t s = 0; s < n; s++) {
@@ -68,6 +69,7 @@ static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
                         hit = g_hash_table_contains(map, sl->args[i]);
                     if (!hit)
                         continue;
+                    touched = true;
                     const char **args = ir_arena_alloc(a, sl->n_args * sizeof *args);
                     for (size_t i = 0; i < sl->n_args; i++) {
                         const char *r = g_hash_table_lookup(map, sl->args[i]);
@@ -79,6 +81,11 @@ static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
                         ir_op_set_input(op, sl->name, args, sl->n_args);
                 }
             }
+            /* op_role_var names a grad only on ops that read or write it
+             * (its producer, clip and optimize ops), so only those are
+             * looked at; Paddle renames the entry on every op. */
+            if (!touched)
+                continue;
             size_t n_rv = 0;
             const char **rv = tp_get_strings(op, "op_role_var", &n_rv, a);
             bool hit = false;
