@@ -379,34 +379,67 @@ static void delete_startup_inits(trainer *t, GPtrArray *vars)
     g_hash_table_destroy(del);
 }
 
-/* _fake_init_sparsetable: a sparse table's init op becomes fake_init. */
+/* _fake_init_sparsetable: a sparse table's init op becomes a fake_init
+ * appended at the end (tables in param order; the seed's set order is
+ * arbitrary).  One scan over the startup ops for all tables. */
 static int fake_init_tables(trainer *t)
 {
     tp_state *st = t->st;
-    for (size_t pi = 0; pi < st->n_pairs; pi++) {
+    GHashTable *init_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t pi = 0; pi < st->n_pairs; pi++)
+        if (st->pairs[pi].sparse_table)
+            g_hash_table_insert(init_of, (void *)st->pairs[pi].param.name, NULL);
+    if (g_hash_table_size(init_of) == 0) {
+        g_hash_table_destroy(init_of);
+        return PDT_OK;
+    }
+    GHashTable *count = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *drop = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t k = 0; k < t->sb->n_ops; k++) {
+        ir_op *op = t->sb->ops[k];
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
+                const char *v = op->outputs[s].args[a];
+                if (!g_hash_table_contains(init_of, v))
+                    continue;
+                g_hash_table_insert(init_of, (void *)v, op);
+                g_hash_table_insert(count, (void *)v,
+                                    GSIZE_TO_POINTER(GPOINTER_TO_SIZE(g_hash_table_lookup(count, v)) + 1));
+                g_hash_table_add(drop, op);
+            }
+    }
+    int rc = PDT_OK;
+    GPtrArray *ops = g_ptr_array_new();
+    for (size_t k = 0; k < t->sb->n_ops; k++)
+        if (!g_hash_table_contains(drop, t->sb->ops[k]))
+            g_ptr_array_add(ops, t->sb->ops[k]);
+    for (size_t pi = 0; pi < st->n_pairs && rc == PDT_OK; pi++) {
         const tp_pair *p = &st->pairs[pi];
         if (!p->sparse_table)
             continue;
-        size_t n_init = 0, at = 0;
-        for (size_t k = 0; k < t->sb->n_ops; k++)
-            if (ir_op_writes(t->sb->ops[k], p->param.name)) {
-                n_init++;
-                at = k;
-            }
-        if (n_init != 1) {
+        size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(count, p->param.name));
+        if (n != 1) {
             pdt_error("startup program: sparse table '%s' needs exactly one init op, found %zu",
-                      p->param.name, n_init);
-            return PDT_EBADINPUT;
+                      p->param.name, n);
+            rc = PDT_EBADINPUT;
+            break;
         }
-        const ir_attr *shape = ir_op_attr(t->sb->ops[at], "shape");
-        ir_op *op = ir_block_append_op(t->sb, "fake_init");
+        const ir_op *init = g_hash_table_lookup(init_of, p->param.name);
+        ir_op *op = ir_op_new(t->s, "fake_init");
         ir_op_set_output1(op, "Out", p->param.name);
+        const ir_attr *shape = ir_op_attr(init, "shape");
         if (shape)
             ir_op_copy_attr(op, shape);
         ir_op_set_role(op, IR_ROLE_FORWARD);
-        ir_block_remove_op(t->sb, at);
+        g_ptr_array_add(ops, op);
     }
-    return PDT_OK;
+    if (rc == PDT_OK)
+        ir_block_set_ops(t->sb, (ir_op *const *)ops->pdata, ops->len);
+    g_ptr_array_free(ops, TRUE);
+    g_hash_table_destroy(drop);
+    g_hash_table_destroy(count);
+    g_hash_table_destroy(init_of);
+    return rc;
 }
 
 /* Builds the final op list of block 0: kept original ops with the

@@ -2,6 +2,7 @@
  * the stable hash, and the pass on the TestBasicModel programs (one test per
  * seed defect the pass must not copy, plus the error paths). */
 #include <glib.h>
+#include <jansson.h>
 
 #include "io/pdio.h"
 #include "passes/pass.h"
@@ -389,6 +390,75 @@ START_TEST(balanced_never_doubles_a_var)
 }
 END_TEST
 
+START_TEST(sparse_table_uses_selected_rows_ops)
+{
+    /* An is_sparse lookup_table weight: its SELECTED_ROWS grad is cut with
+     * split_selected_rows (_insert_split_op), the trainer startup replaces
+     * its init op with fake_init and skips its recv/concat
+     * (_fake_init_sparsetable), and the pserver records it in
+     * sparse_grad_to_param. */
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ir_op *op = ctx.main->blocks[0]->ops[0];   /* mul(X=x, Y=fc_w) */
+    op->type = ir_intern("lookup_table");
+    const char *w = "fc_w";
+    ir_op_set_input(op, "W", &w, 1);
+    ir_op_set_bool(op, "is_sparse", true);
+    ir_var *g = ir_block_find_var(ctx.main->blocks[0], "fc_w@GRAD");
+    g->type = IR_SELECTED_ROWS;
+    g->tensor_slot = IR_TD_SELECTED_ROWS;
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
+    ir_op *split = find_op(t, "split_selected_rows", 0);
+    ck_assert_ptr_nonnull(split);
+    const ir_attr *h = ir_op_attr(split, "height_sections");
+    ck_assert_uint_eq(h->n_longs, 2);
+    ck_assert_int_eq(h->longs[0], 500);
+    const ir_block *ts = output(&ctx, "trainer_0.startup")->blocks[0];
+    ck_assert_ptr_null(find_op(ts, "uniform_random", 0));
+    ck_assert_ptr_nonnull(find_op(ts, "fake_init", 0));
+    ck_assert_ptr_null(find_op(ts, "concat", 0));
+    ck_assert_ptr_nonnull(find_op(ts, "recv", 0));     /* fc_b's */
+    ck_assert_ptr_null(find_op(ts, "recv", 1));
+    ir_op *ls = find_op(output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
+    const ir_attr *sp = ir_op_attr(ls, "sparse_grad_to_param");
+    ck_assert_uint_eq(sp->n_strings, 1);
+    ck_assert_int_eq(memcmp(sp->strings[0].data, "fc_w@GRAD.block1:fc_w.block1",
+                            sp->strings[0].len), 0);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+START_TEST(manifest_is_valid_json_with_odd_names)
+{
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ir_block_rename_var(ctx.main->blocks[0], "fc_b", "b\"q\\s\x01");
+    ir_block_rename_var(ctx.startup->blocks[0], "fc_b", "b\"q\\s\x01");
+    /* op_role_var entries are plain strings: rename them too. */
+    for (size_t k = 0; k < ctx.main->blocks[0]->n_ops; k++) {
+        ir_op *op = ctx.main->blocks[0]->ops[k];
+        const ir_attr *rv = ir_op_attr(op, "op_role_var");
+        if (rv && rv->n_strings && rv->strings[0].len == 4 &&
+            !memcmp(rv->strings[0].data, "fc_b", 4)) {
+            const char *v[] = {"b\"q\\s\x01", "fc_b@GRAD"};
+            ir_op_set_strings(op, "op_role_var", v, 2);
+        }
+    }
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    json_error_t err;
+    json_t *m = json_loads(ctx.manifest_json, 0, &err);
+    ck_assert_ptr_nonnull(m);
+    json_t *p0 = json_array_get(json_object_get(m, "params"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(p0, "name")), "b\"q\\s\x01");
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(m, "pservers"), 0), "param_bytes")),
+                     2004000);
+    json_decref(m);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("transpile");
@@ -407,6 +477,8 @@ Suite *make_suite(void)
     tcase_add_test(t, distributed_table_is_refused_cleanly);
     tcase_add_test(t, errors_leave_no_outputs);
     tcase_add_test(t, balanced_never_doubles_a_var);
+    tcase_add_test(t, sparse_table_uses_selected_rows_ops);
+    tcase_add_test(t, manifest_is_valid_json_with_odd_names);
     suite_add_tcase(s, t);
     return s;
 }
