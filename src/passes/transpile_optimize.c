@@ -116,7 +116,8 @@ int tp_find_optimize(tp_state *st)
         const ir_op *op = b->ops[i];
         int role = ir_op_role(op);
         if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
-            st->op_kind[i] = TP_OP_LR;
+            st->op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
+            rc = check_declared(st, op, i);
             continue;
         }
         if (role != IR_ROLE_OPTIMIZE)
@@ -130,6 +131,13 @@ int tp_find_optimize(tp_state *st)
         rc = check_declared(st, op, i);
         if (rc)
             break;
+        const ir_slot *lr = ir_op_input(op, "LearningRate");
+        if (lr && lr->n_args == 0 && ir_op_input(op, "Param")) {
+            pdt_error("%s: block 0, op %zu '%s': input 'LearningRate' is empty",
+                      st->ctx->main_path, i, op->type);
+            rc = PDT_EBADINPUT;
+            break;
+        }
         size_t n_rv = 0;
         const char **rv = tp_get_strings(op, "op_role_var", &n_rv, st->arena);
         if (n_rv == 0)
