@@ -20,7 +20,7 @@ static void help(void)
            "  --params=P,...       parameter_list (default: every parameter of block 0\n"
            "                       that is not stop_gradient, by name)\n"
            "  --no-grad=V,...      no_grad_set: vars whose gradients are not wanted\n"
-           "  --checkpoints=V,...  recompute checkpoints (not supported yet)\n"
+           "  --checkpoints=V,...  recompute checkpoints (forward recomputation)\n"
            "  -o, --output=OUT     output file ('-' is stdout)\n"
            "  --text               write text form whatever OUT's extension\n"
            "  -f, --force          write binary output even to a terminal\n"

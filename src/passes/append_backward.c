@@ -206,6 +206,7 @@ int pass_append_backward(pdt_ctx *ctx)
         goto out;
     bw_rename_grad(&r, b0, fwd_op_num, NULL, NULL);
     bw_append_backward_vars(&r, b0, fwd_op_num);
+    bw_recompute_prune_scratch(&r);
 
     pdt_list params = param_names(ctx, b0);
     pdt_list_free(&ctx->bw_params);

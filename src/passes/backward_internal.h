@@ -29,6 +29,9 @@ typedef struct bw_run {
     /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
     const char *const *targets;
     size_t n_targets;
+    /* Recompute's local_block and buffer_block (see backward_recompute.c). */
+    int32_t scratch[2];
+    size_t n_scratch;
 } bw_run;
 
 void bw_init(bw_run *r, ir_program *p, const char *path);
