@@ -85,9 +85,14 @@ bool grad_fn_while(grad_ctx *c)
         for (size_t s = 0; s < o->n_inputs; s++)
             for (size_t k = 0; k < o->inputs[s].n_args; k++) {
                 const char *n = o->inputs[s].args[k];
+                /* Out@GRAD are the names the grad block reads that nothing
+                 * provides: not a while input/output, not written earlier
+                 * in the grad block, not declared where the forward block
+                 * or the grad block can see (grad vars are only created
+                 * after every grad op is built). */
                 if (g_hash_table_contains(block_ins, n) ||
                     (fwd_block && ir_block_find_var_recursive(fwd_block, n)) ||
-                    !parent || !ir_block_find_var_recursive(parent, n))
+                    (parent && ir_block_find_var_recursive(parent, n)))
                     continue;
                 add_set(og_set, og, n);
             }
