@@ -23,15 +23,33 @@ static const ir_slot empty_slot = {0};
  * that is not interned still gets the right (interned) answer; its entry is
  * merely never hit again. */
 static GHashTable *grad_names;
+/* grad name -> forward name, for the grads whose _strip_grad_suffix_ is
+ * known to give back their forward name (see grad_name). */
+static GHashTable *stripped;
 
 const char *grad_name(const char *fwd)
 {
-    if (!grad_names)
-        grad_names = g_hash_table_new(g_direct_hash, g_direct_equal);
+    if (!grad_names) {
+        grad_names = g_hash_table_new(g_direct_hash, NULL);
+        stripped = g_hash_table_new(g_direct_hash, NULL);
+    }
     const char *g = g_hash_table_lookup(grad_names, fwd);
     if (!g) {
-        g = ir_internf("%s" GRAD_SUFFIX, fwd);
+        fwd = ir_intern(fwd);
+        size_t n = strlen(fwd);
+        char stackbuf[256];
+        char *buf = n + sizeof GRAD_SUFFIX <= sizeof stackbuf ? stackbuf
+                                                              : g_malloc(n + sizeof GRAD_SUFFIX);
+        memcpy(buf, fwd, n);
+        memcpy(buf + n, GRAD_SUFFIX, sizeof GRAD_SUFFIX);
+        g = ir_intern_n(buf, n + sizeof GRAD_SUFFIX - 1);
+        if (buf != stackbuf)
+            g_free(buf);
         g_hash_table_insert(grad_names, (void *)fwd, (void *)g);
+        /* Without "@GRAD" or "grad/" in fwd, the only match in fwd@GRAD is
+         * the trailing suffix, so stripping it gives fwd back. */
+        if (!strstr(fwd, GRAD_SUFFIX) && !strstr(fwd, "grad/"))
+            g_hash_table_insert(stripped, (void *)g, (void *)fwd);
     }
     return g;
 }
@@ -47,6 +65,9 @@ bool grad_is_grad_name(const char *name)
  * repeats the final 'D'), else a trailing "@GRAD". */
 const char *grad_strip_suffix(const char *name)
 {
+    const char *known = stripped ? g_hash_table_lookup(stripped, name) : NULL;
+    if (known)
+        return known;
     size_t len = strlen(name);
     size_t cut = len;
     bool found = false;
@@ -224,7 +245,7 @@ static const spec *row_spec(const char *text, bool outs)
     if (!text)
         return NULL;
     if (!parsed_specs)
-        parsed_specs = g_hash_table_new(g_direct_hash, g_direct_equal);
+        parsed_specs = g_hash_table_new(g_direct_hash, NULL);
     /* The ins and outs strings of the table are distinct literals, and a
      * literal is only ever used as one of the two. */
     spec *sp = g_hash_table_lookup(parsed_specs, text);

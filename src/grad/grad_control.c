@@ -52,7 +52,7 @@ bool grad_fn_while(grad_ctx *c)
     grad_set_out_as_in(c, op, "Out", "Out");
     grad_set_out_as_in(c, op, "StepScopes", "StepScopes");
 
-    GHashTable *inner_out = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *inner_out = g_hash_table_new(g_direct_hash, NULL);
     for (size_t i = 0; i < gb->n_ops; i++) {
         const ir_op *o = gb->ops[i];
         for (size_t s = 0; s < o->n_outputs; s++)
@@ -72,13 +72,13 @@ bool grad_fn_while(grad_ctx *c)
     ir_op_set_output(op, "X" GRAD_SUFFIX, ig, igs->n_args);
     g_hash_table_destroy(inner_out);
 
-    GHashTable *block_ins = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *block_ins = g_hash_table_new(g_direct_hash, NULL);
     const ir_slot *x = grad_fwd_in(c, "X"), *out = grad_fwd_out(c, "Out");
     for (size_t i = 0; i < x->n_args; i++)
         add_set(block_ins, NULL, x->args[i]);
     for (size_t i = 0; i < out->n_args; i++)
         add_set(block_ins, NULL, out->args[i]);
-    GHashTable *og_set = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *og_set = g_hash_table_new(g_direct_hash, NULL);
     GPtrArray *og = g_ptr_array_new();
     for (size_t i = 0; i < gb->n_ops; i++) {
         const ir_op *o = gb->ops[i];

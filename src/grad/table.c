@@ -295,7 +295,7 @@ const grad_maker *grad_maker_find(const char *type)
     /* The table is static and small; the index is built once per process
      * and never freed (like the interned names it is keyed by). */
     if (!index_by_type) {
-        index_by_type = g_hash_table_new(g_direct_hash, g_direct_equal);
+        index_by_type = g_hash_table_new(g_direct_hash, NULL);
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
             g_hash_table_insert(index_by_type, (void *)ir_intern(table[i].type),
                                 (void *)&table[i]);

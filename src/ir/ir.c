@@ -56,7 +56,7 @@ ir_block *ir_program_add_block(ir_program *p, int32_t parent_idx)
     b->idx = (int32_t)p->n_blocks;
     b->parent_idx = parent_idx;
     b->forward_block_idx = -1;
-    b->var_map = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b->var_map = g_hash_table_new(g_direct_hash, NULL);
     p->blocks[p->n_blocks++] = b;
     return b;
 }
@@ -271,7 +271,7 @@ static void defuse_add(GHashTable *map, const char *name, size_t pos, bool write
 ir_defuse *ir_defuse_build(const ir_block *b)
 {
     ir_defuse *d = g_new(ir_defuse, 1);
-    d->map = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, entry_free);
+    d->map = g_hash_table_new_full(g_direct_hash, NULL, NULL, entry_free);
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
         for (size_t s = 0; s < op->n_inputs; s++)

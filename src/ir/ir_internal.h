@@ -12,5 +12,7 @@ ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
 ir_var *ir_block_add_var_raw(ir_block *b, const char *name);
 void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src);
 void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src);
+/* true if s is the canonical copy of its name (no hashing; see intern.c). */
+bool ir_is_interned(const char *s);
 
 #endif

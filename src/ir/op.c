@@ -213,11 +213,18 @@ void ir_block_remove_op(ir_block *b, size_t pos)
 
 /* ---- slots ---- */
 
+/* Slot and attr names are looked up by pointer first; a name that is not
+ * interned (usually a string literal) is compared by content instead of
+ * being interned, which would hash it on every call. */
 static ir_slot *find_slot(ir_slot *slots, size_t n, const char *name)
 {
-    name = ir_intern(name);
     for (size_t i = 0; i < n; i++)
         if (slots[i].name == name)
+            return &slots[i];
+    if (!n || ir_is_interned(name))
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(slots[i].name, name) == 0)
             return &slots[i];
     return NULL;
 }
@@ -407,9 +414,13 @@ bool ir_op_writes(const ir_op *op, const char *name)
 
 ir_attr *ir_op_attr(const ir_op *op, const char *name)
 {
-    name = ir_intern(name);
     for (size_t i = 0; i < op->n_attrs; i++)
         if (op->attrs[i].name == name)
+            return &op->attrs[i];
+    if (!op->n_attrs || ir_is_interned(name))
+        return NULL;
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (strcmp(op->attrs[i].name, name) == 0)
             return &op->attrs[i];
     return NULL;
 }

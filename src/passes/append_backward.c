@@ -89,7 +89,7 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
  * its previous value.  One backward scan finds every last writer. */
 static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
 {
-    GHashTable *want = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *want = g_hash_table_new(g_direct_hash, NULL);
     for (size_t i = 0; i < grads->n; i++)
         g_hash_table_insert(want, (void *)grads->items[i], GSIZE_TO_POINTER(i + 1));
     ir_op **writer = xcalloc(grads->n + 1, sizeof *writer);
@@ -171,9 +171,9 @@ int pass_append_backward(pdt_ctx *ctx)
     r.n_targets = 1;
 
     size_t fwd_op_num = b0->n_ops;
-    GHashTable *targets = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *targets = g_hash_table_new(g_direct_hash, NULL);
     g_hash_table_add(targets, (void *)loss);
-    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, NULL);
     GHashTableIter it;
     void *key;
     g_hash_table_iter_init(&it, r.no_grad[0]);
@@ -186,7 +186,7 @@ int pass_append_backward(pdt_ctx *ctx)
         goto out;
     ir_op *fill = loss_grad_op(p, lv, lop);
     ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
-    GHashTable *extra = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *extra = g_hash_table_new(g_direct_hash, NULL);
     bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
     g_hash_table_iter_init(&it, extra);
     while (g_hash_table_iter_next(&it, &key, NULL))

@@ -26,6 +26,7 @@ typedef struct {
     GHashTable *pend_occ;       /* name -> GPtrArray of pending sum ops */
     GArray *pend_idx;           /* pending sums: insertion positions ... */
     GPtrArray *pend_ops;        /* ... and the ops, in creation order */
+    GHashTable *multi;          /* names written more than once, and fresh ones */
 } addup;
 
 static void free_ptr_array(void *p)
@@ -71,17 +72,50 @@ static void pend_occ_add(addup *a, const char *name, ir_op *op)
     g_ptr_array_add(l, op);
 }
 
+/* Only names written more than once are ever renamed, and only renamed
+ * names (and the fresh names they get) are looked up here. */
+static bool tracked(addup *a, const char *name)
+{
+    return g_hash_table_contains(a->multi, name);
+}
+
 static void register_op(addup *a, size_t pos)
 {
     const ir_op *op = a->ops->pdata[pos];
     for (size_t s = 0; s < op->n_inputs; s++)
         for (size_t k = 0; k < op->inputs[s].n_args; k++)
-            if (grad_is_grad_name(op->inputs[s].args[k]))
+            if (tracked(a, op->inputs[s].args[k]))
                 occ_add(a, op->inputs[s].args[k], pos);
     for (size_t s = 0; s < op->n_outputs; s++)
         for (size_t k = 0; k < op->outputs[s].n_args; k++)
-            if (grad_is_grad_name(op->outputs[s].args[k]))
+            if (tracked(a, op->outputs[s].args[k]))
                 occ_add(a, op->outputs[s].args[k], pos);
+}
+
+/* The seed's write test: a grad name, not @EMPTY@, not read by the same
+ * op (in-place).  Renames never change its outcome for an op not yet
+ * processed, so counting up front is exact. */
+static bool counts_as_write(const ir_op *op, const char *v, const char *empty)
+{
+    return v != empty && grad_is_grad_name(v) && !bw_reads(op, v);
+}
+
+static void count_writes(addup *a)
+{
+    const char *empty = ir_intern(EMPTY_VAR);
+    GHashTable *once = g_hash_table_new(g_direct_hash, NULL);
+    for (size_t i = 0; i < a->ops->len; i++) {
+        const ir_op *op = a->ops->pdata[i];
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t k = 0; k < op->outputs[s].n_args; k++) {
+                const char *v = op->outputs[s].args[k];
+                if (!counts_as_write(op, v, empty))
+                    continue;
+                if (!g_hash_table_add(once, (void *)v))
+                    g_hash_table_add(a->multi, (void *)v);
+            }
+    }
+    g_hash_table_destroy(once);
 }
 
 /* _rename_arg_(op_descs, var, new, start, idx) and over the pending sums. */
@@ -142,7 +176,9 @@ static const char *next_name(addup *a, const char *var)
 {
     size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(a->count, var));
     g_hash_table_insert(a->count, (void *)var, GSIZE_TO_POINTER(n + 1));
-    return ir_internf("%s@RENAME@block%d@%zu", var, a->block_idx, n);
+    const char *fresh = ir_internf("%s@RENAME@block%d@%zu", var, a->block_idx, n);
+    g_hash_table_add(a->multi, (void *)fresh);
+    return fresh;
 }
 
 static void rename_in_slot(ir_op *op, ir_slot *s, const char *from, const char *to)
@@ -173,7 +209,7 @@ static void process_outputs(addup *a, size_t idx)
             orig[k] = cur[k] = op->outputs[sidx[pi]].args[k];
         for (size_t ai = 0; ai < n; ai++) {
             const char *v = orig[ai];
-            if (!grad_is_grad_name(v) || v == empty || bw_reads(op, v))
+            if (!tracked(a, v) || !counts_as_write(op, v, empty))
                 continue;
             GPtrArray *l = renamed_list(a, v);
             if (l->len == 0) {
@@ -207,21 +243,23 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
     a.prog = r->prog;
     a.block_idx = block_idx;
     a.ops = ops;
-    a.renamed = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_ptr_array);
+    a.renamed = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_ptr_array);
     a.order = g_ptr_array_new();
-    a.start = g_hash_table_new(g_direct_hash, g_direct_equal);
-    a.count = g_hash_table_new(g_direct_hash, g_direct_equal);
-    a.device = g_hash_table_new(g_direct_hash, g_direct_equal);
-    a.occ = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_array);
-    a.pend_occ = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_ptr_array);
+    a.start = g_hash_table_new(g_direct_hash, NULL);
+    a.count = g_hash_table_new(g_direct_hash, NULL);
+    a.device = g_hash_table_new(g_direct_hash, NULL);
+    a.occ = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_array);
+    a.pend_occ = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_ptr_array);
     a.pend_idx = g_array_new(FALSE, FALSE, sizeof(size_t));
     a.pend_ops = g_ptr_array_new();
+    a.multi = g_hash_table_new(g_direct_hash, NULL);
+    count_writes(&a);
     GPtrArray *buf = g_ptr_array_new();
     for (size_t idx = 0; idx < ops->len; idx++) {
         bw_arg_names(ops->pdata[idx], false, buf);
         for (size_t k = 0; k < buf->len; k++) {
             const char *v = buf->pdata[k];
-            if (!grad_is_grad_name(v))
+            if (!tracked(&a, v) || !grad_is_grad_name(v))
                 continue;
             if (renamed_list(&a, v)->len > 1)
                 accumulate(&a, v, idx);
@@ -252,6 +290,7 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
     g_hash_table_destroy(a.pend_occ);
     g_array_free(a.pend_idx, TRUE);
     g_ptr_array_free(a.pend_ops, TRUE);
+    g_hash_table_destroy(a.multi);
     return res;
 }
 
@@ -269,7 +308,7 @@ static bool all_in(GPtrArray *names, GHashTable *set)
 
 GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_grad)
 {
-    GHashTable *targets = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *targets = g_hash_table_new(g_direct_hash, NULL);
     for (size_t i = 0; i < r->n_targets; i++)
         g_hash_table_add(targets, (void *)grad_name(r->targets[i]));
     GPtrArray *kept = g_ptr_array_new();
@@ -340,11 +379,49 @@ static void zpush(zvec *z, size_t x)
  * live in flat arrays: op i reads nodes in_ids[in_at[i] .. in_at[i+1]) and
  * writes out_ids[out_at[i] .. out_at[i+1]); a node's readers form a linked
  * list (first_reader / next_reader over edge ids) in creation order. */
+/* A candidate head reads only names that are neither forward vars nor
+ * written by an earlier grad op.  Most grad ops read a forward var, so the
+ * cheap test is first: an op with one is no head. */
+static bool has_head(GPtrArray *grad_ops, GHashTable *fwd_vars)
+{
+    GHashTable *bwd_vars = NULL;
+    bool found = false;
+    for (size_t i = 0; i < grad_ops->len && !found; i++) {
+        const ir_op *op = grad_ops->pdata[i];
+        bool head = true;
+        for (size_t s = 0; s < op->n_inputs && head; s++)
+            for (size_t k = 0; k < op->inputs[s].n_args && head; k++)
+                head = !g_hash_table_contains(fwd_vars, op->inputs[s].args[k]);
+        if (head) {
+            if (!bwd_vars) {
+                bwd_vars = g_hash_table_new(g_direct_hash, NULL);
+                for (size_t j = 0; j < i; j++) {
+                    const ir_op *w = grad_ops->pdata[j];
+                    for (size_t s = 0; s < w->n_outputs; s++)
+                        for (size_t k = 0; k < w->outputs[s].n_args; k++)
+                            g_hash_table_add(bwd_vars, (void *)w->outputs[s].args[k]);
+                }
+            }
+            for (size_t s = 0; s < op->n_inputs && head; s++)
+                for (size_t k = 0; k < op->inputs[s].n_args && head; k++)
+                    head = !g_hash_table_contains(bwd_vars, op->inputs[s].args[k]);
+            found = head;
+        }
+        if (bwd_vars)
+            for (size_t s = 0; s < op->n_outputs; s++)
+                for (size_t k = 0; k < op->outputs[s].n_args; k++)
+                    g_hash_table_add(bwd_vars, (void *)op->outputs[s].args[k]);
+    }
+    if (bwd_vars)
+        g_hash_table_destroy(bwd_vars);
+    return found;
+}
+
 GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops)
 {
     (void)r;
     size_t n = grad_ops->len;
-    GHashTable *fwd_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *fwd_vars = g_hash_table_new(g_direct_hash, NULL);
     for (size_t i = 0; i < fwd_ops->len; i++) {
         const ir_op *op = fwd_ops->pdata[i];
         for (size_t s = 0; s < op->n_inputs; s++)
@@ -354,8 +431,15 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
             for (size_t k = 0; k < op->outputs[s].n_args; k++)
                 g_hash_table_add(fwd_vars, (void *)op->outputs[s].args[k]);
     }
-    GHashTable *bwd_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GHashTable *latest = g_hash_table_new(g_direct_hash, g_direct_equal);
+    if (!has_head(grad_ops, fwd_vars)) {
+        g_hash_table_destroy(fwd_vars);
+        GPtrArray *res = g_ptr_array_sized_new((guint)n);
+        for (size_t i = 0; i < n; i++)
+            g_ptr_array_add(res, grad_ops->pdata[i]);
+        return res;
+    }
+    GHashTable *bwd_vars = g_hash_table_new(g_direct_hash, NULL);
+    GHashTable *latest = g_hash_table_new(g_direct_hash, NULL);
     size_t *in_at = xcalloc(n + 1, sizeof *in_at), *out_at = xcalloc(n + 1, sizeof *out_at);
     zvec in_ids = {0}, out_ids = {0};
     zvec first_reader = {0}, last_reader = {0}; /* per node: edge id + 1, 0 = none */

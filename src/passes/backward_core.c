@@ -11,7 +11,7 @@
 
 static GHashTable *name_set(void)
 {
-    return g_hash_table_new(g_direct_hash, g_direct_equal);
+    return g_hash_table_new(g_direct_hash, NULL);
 }
 
 void bw_sync_blocks(bw_run *r)
@@ -508,17 +508,10 @@ static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv)
     }
 }
 
-/* The names visible from b (its vars and its ancestors'), keyed by the
- * interned pointer: the existence checks below then need no string hash. */
-static GHashTable *visible_names(const ir_block *b)
+/* has_var_recursive: the block's own var map and its ancestors'. */
+static bool visible(const ir_block *b, const char *name)
 {
-    GHashTable *set = g_hash_table_new(g_direct_hash, g_direct_equal);
-    size_t hops = 0;
-    for (const ir_block *x = b; x && hops <= b->program->n_blocks; x = ir_block_parent(x), hops++)
-        for (size_t i = 0; i < x->n_vars; i++)
-            if (!x->vars[i]->removed)
-                g_hash_table_add(set, (void *)x->vars[i]->name);
-    return set;
+    return ir_block_find_var_recursive(b, name) != NULL;
 }
 
 void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
@@ -532,7 +525,6 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                     g_hash_table_add(parent_vars, (void *)parent_op->inputs[s].args[k]);
     const char *empty = ir_intern(EMPTY_VAR);
     bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
-    GHashTable *vis = visible_names(b);
     GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {
         ir_op *op = b->ops[i];
@@ -553,7 +545,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             if (!grad_is_grad_name(n))
                 continue;
             n_grad_in++;
-            if (g_hash_table_contains(vis, n) || g_hash_table_contains(parent_vars, n))
+            if (visible(b, n) || g_hash_table_contains(parent_vars, n))
                 n_exist++;
         }
         if (n_grad_in && !n_exist) {
@@ -565,7 +557,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             const char **keep = g_newa(const char *, (x ? x->n_args : 0) + 1);
             size_t nk = 0;
             for (size_t k = 0; x && k < x->n_args; k++)
-                if (g_hash_table_contains(vis, x->args[k]))
+                if (visible(b, x->args[k]))
                     keep[nk++] = x->args[k];
             if (nk && (!x || nk != x->n_args))
                 ir_op_set_input(op, "X", keep, nk);
@@ -573,10 +565,9 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
         GPtrArray *fresh = g_ptr_array_new();
         for (size_t k = 0; k < outs->len; k++) {
             const char *n = outs->pdata[k];
-            if (n == empty || g_hash_table_contains(vis, n))
+            if (n == empty || visible(b, n))
                 continue;
             ir_var *v = ir_block_var(b, n);
-            g_hash_table_add(vis, (void *)n);
             v->has_persistable = false;
             g_ptr_array_add(fresh, v);
             const char *fwd = g_hash_table_lookup(r->grad_to_var, n);
@@ -612,5 +603,4 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
     g_ptr_array_free(ins, TRUE);
     g_ptr_array_free(outs, TRUE);
     g_hash_table_destroy(parent_vars);
-    g_hash_table_destroy(vis);
 }

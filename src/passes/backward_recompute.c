@@ -82,7 +82,7 @@ static void add_dropout_seeds(prog_stats *s)
 {
     const char *dropout = ir_intern("dropout");
     ir_block *b = s->block;
-    GHashTable *seed_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *seed_of = g_hash_table_new(g_direct_hash, NULL);
     GPtrArray *ops = g_ptr_array_sized_new(s->ops->len);
     for (size_t i = 0; i < s->ops->len; i++) {
         ir_op *op = s->ops->pdata[i];
@@ -156,7 +156,7 @@ static GPtrArray *sort_checkpoints(prog_stats *s, const pdt_list *names)
 {
     GPtrArray *res = g_ptr_array_new();
     GArray *keys = g_array_new(FALSE, FALSE, sizeof(long));
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *seen = g_hash_table_new(g_direct_hash, NULL);
     for (size_t i = 0; i < names->n; i++) {
         const char *n = ir_intern(names->items[i]);
         if (!g_hash_table_add(seen, (void *)n))
@@ -543,23 +543,23 @@ bool bw_append_backward_ops_with_checkpoints(bw_run *r, ir_block *b, GPtrArray *
     rc.stats.r = r;
     rc.stats.block = b;
     rc.stats.ops = path;
-    rc.stats.deps = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    rc.stats.deps = g_hash_table_new_full(g_direct_hash, NULL, NULL, g_free);
     rc.stats.order = g_ptr_array_new();
     add_dropout_seeds(&rc.stats);
     build_stats(&rc.stats);
 
     GPtrArray *ckpts = sort_checkpoints(&rc.stats, checkpoints);
-    rc.ckpt = g_hash_table_new(g_direct_hash, g_direct_equal);
+    rc.ckpt = g_hash_table_new(g_direct_hash, NULL);
     for (size_t i = 0; i < ckpts->len; i++)
         g_hash_table_add(rc.ckpt, ckpts->pdata[i]);
     GArray *segs = find_segments(&rc, ckpts);
-    rc.hold = g_hash_table_new(g_direct_hash, g_direct_equal);
+    rc.hold = g_hash_table_new(g_direct_hash, NULL);
     find_held_vars(&rc, segs);
     for (size_t i = 0; i < segs->len; i++)
         pdt_note("recompute: segment %zu: ops [%zu, %zu) of the op path", i,
                  g_array_index(segs, segment, i).begin, g_array_index(segs, segment, i).end);
 
-    rc.renames = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    rc.renames = g_hash_table_new_full(g_direct_hash, NULL, NULL, g_free);
     rc.grad_ops = g_ptr_array_new();
     rc.local_ops = g_ptr_array_new();
     rc.buffer_ops = g_ptr_array_new();

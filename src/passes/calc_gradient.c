@@ -70,9 +70,9 @@ int pass_calc_gradient(pdt_ctx *ctx)
     r.n_targets = ctx->targets.n;
 
     size_t fwd_op_num = b0->n_ops;
-    GHashTable *target_grad_map = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GHashTable *skip = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GHashTable *targets = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *target_grad_map = g_hash_table_new(g_direct_hash, NULL);
+    GHashTable *skip = g_hash_table_new(g_direct_hash, NULL);
+    GHashTable *targets = g_hash_table_new(g_direct_hash, NULL);
     for (size_t i = 0; i < ctx->targets.n; i++) {
         const char *t = ctx->targets.items[i];
         const char *g = grad_name(t);
@@ -90,7 +90,7 @@ int pass_calc_gradient(pdt_ctx *ctx)
             g_hash_table_insert(target_grad_map, (void *)g, (void *)ctx->target_grads.items[i]);
         }
     }
-    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, NULL);
     GHashTableIter it;
     void *key;
     g_hash_table_iter_init(&it, r.no_grad[0]);
@@ -102,7 +102,7 @@ int pass_calc_gradient(pdt_ctx *ctx)
                                       block_no_grad, false);
     if (!path)
         goto out;
-    GHashTable *extra = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *extra = g_hash_table_new(g_direct_hash, NULL);
     bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
     g_hash_table_iter_init(&it, extra);
     while (g_hash_table_iter_next(&it, &key, NULL))

@@ -45,11 +45,12 @@ static size_t check_args(const ir_program *p, const ir_block *b, size_t k,
                          const char *dir, const char *name, FILE *out)
 {
     size_t errs = 0;
+    /* Paddle's placeholder for "no var here" in grad ops. */
+    const char *empty = ir_intern("@EMPTY@");
     for (size_t s = 0; s < n; s++)
         for (size_t a = 0; a < slots[s].n_args; a++) {
             const char *arg = slots[s].args[a];
-            /* Paddle's placeholder for "no var here" in grad ops. */
-            if (arg == ir_intern("@EMPTY@"))
+            if (arg == empty)
                 continue;
             if (!ir_block_find_var_recursive(b, arg)) {
                 report(out, name, "error",

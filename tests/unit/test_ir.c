@@ -26,6 +26,41 @@ START_TEST(intern_is_pointer_equal)
 }
 END_TEST
 
+/* Interned pointers are recognised without hashing; pointers into the
+ * middle of an interned name, prefixes and names with embedded NULs must
+ * still map to their own canonical copies. */
+START_TEST(intern_fast_path_is_exact)
+{
+    const char *whole = ir_intern("prefix_tail");
+    ck_assert_ptr_eq(ir_intern(whole), whole);
+    ck_assert_ptr_eq(ir_intern_n(whole, strlen(whole)), whole);
+    const char *tail = ir_intern(whole + 7);
+    ck_assert_str_eq(tail, "tail");
+    ck_assert_ptr_ne(tail, whole + 7);
+    ck_assert_ptr_eq(ir_intern("tail"), tail);
+    const char *pre = ir_intern_n(whole, 6);
+    ck_assert_str_eq(pre, "prefix");
+    ck_assert_ptr_eq(ir_intern("prefix"), pre);
+    ck_assert_ptr_eq(ir_intern_n("ab\0cd", 5), ir_intern("ab"));
+    const char *empty = ir_intern("");
+    ck_assert_ptr_eq(ir_intern(empty), empty);
+    ck_assert_ptr_eq(ir_intern_n(whole, 0), empty);
+    /* Many names (past the first storage chunk) stay pointer-equal. */
+    for (int i = 0; i < 70000; i++) {
+        const char *n = ir_internf("name_%d_with_some_length", i);
+        ck_assert_ptr_eq(ir_intern(n), n);
+    }
+    ck_assert_ptr_eq(ir_internf("name_%d_with_some_length", 17),
+                     ir_intern("name_17_with_some_length"));
+    char big[600];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    const char *b = ir_intern(big);
+    ck_assert_ptr_eq(ir_intern_n(big, sizeof big - 1), b);
+    ck_assert_ptr_eq(ir_internf("%s", big), b);
+}
+END_TEST
+
 START_TEST(var_lookup_and_scope)
 {
     ir_program *p = two_block_program();
@@ -190,6 +225,7 @@ Suite *make_suite(void)
     Suite *s = suite_create("ir");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_is_pointer_equal);
+    tcase_add_test(tc, intern_fast_path_is_exact);
     tcase_add_test(tc, var_lookup_and_scope);
     tcase_add_test(tc, parent_cycle_terminates);
     tcase_add_test(tc, attrs_replace_in_place);
