@@ -22,18 +22,14 @@ static const ir_slot empty_slot = {0};
  * as the interned names do (the whole process).  A caller passing a name
  * that is not interned still gets the right (interned) answer; its entry is
  * merely never hit again. */
-static GHashTable *grad_names;
+static pmap grad_names = PMAP_INIT;
 /* grad name -> forward name, for the grads whose _strip_grad_suffix_ is
  * known to give back their forward name (see grad_name). */
-static GHashTable *stripped;
+static pmap stripped = PMAP_INIT;
 
 const char *grad_name(const char *fwd)
 {
-    if (!grad_names) {
-        grad_names = g_hash_table_new(g_direct_hash, NULL);
-        stripped = g_hash_table_new(g_direct_hash, NULL);
-    }
-    const char *g = g_hash_table_lookup(grad_names, fwd);
+    const char *g = pmap_get(&grad_names, fwd);
     if (!g) {
         fwd = ir_intern(fwd);
         size_t n = strlen(fwd);
@@ -45,11 +41,11 @@ const char *grad_name(const char *fwd)
         g = ir_intern_n(buf, n + sizeof GRAD_SUFFIX - 1);
         if (buf != stackbuf)
             g_free(buf);
-        g_hash_table_insert(grad_names, (void *)fwd, (void *)g);
+        pmap_put(&grad_names, fwd, (void *)g);
         /* Without "@GRAD" or "grad/" in fwd, the only match in fwd@GRAD is
          * the trailing suffix, so stripping it gives fwd back. */
         if (!strstr(fwd, GRAD_SUFFIX) && !strstr(fwd, "grad/"))
-            g_hash_table_insert(stripped, (void *)g, (void *)fwd);
+            pmap_put(&stripped, g, (void *)fwd);
     }
     return g;
 }
@@ -65,7 +61,7 @@ bool grad_is_grad_name(const char *name)
  * repeats the final 'D'), else a trailing "@GRAD". */
 const char *grad_strip_suffix(const char *name)
 {
-    const char *known = stripped ? g_hash_table_lookup(stripped, name) : NULL;
+    const char *known = pmap_get(&stripped, name);
     if (known)
         return known;
     size_t len = strlen(name);
@@ -151,7 +147,7 @@ void grad_set_og(grad_ctx *c, ir_op *op, bool as_output, const char *dst, const 
     const char **names = g_newa(const char *, s->n_args + 1);
     for (size_t i = 0; i < s->n_args; i++) {
         names[i] = grad_name(s->args[i]);
-        g_hash_table_insert(c->grad_to_var, (void *)names[i], (void *)s->args[i]);
+        pmap_put(c->grad_to_var, names[i], (void *)s->args[i]);
     }
     if (as_output)
         ir_op_set_output(op, dst, names, s->n_args);
@@ -174,12 +170,12 @@ bool grad_set_ig(grad_ctx *c, ir_op *op, bool as_input, const char *dst, const c
     const char *empty = ir_intern(EMPTY_VAR);
     for (size_t i = 0; i < s->n_args; i++) {
         const char *g = grad_name(s->args[i]);
-        if (c->no_grad && g_hash_table_contains(c->no_grad, g)) {
+        if (c->no_grad && pmap_has(c->no_grad, g)) {
             if (!drop)
                 names[n++] = empty;
             continue;
         }
-        g_hash_table_insert(c->grad_to_var, (void *)g, (void *)s->args[i]);
+        pmap_put(c->grad_to_var, g, (void *)s->args[i]);
         names[n++] = g;
     }
     if (as_input)

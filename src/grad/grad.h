@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "../ir/ir.h"
+#include "../ir/pmap.h"
 
 #define GRAD_SUFFIX "@GRAD"
 #define EMPTY_VAR "@EMPTY@"
@@ -27,10 +28,10 @@ typedef struct grad_ctx {
     ir_program *prog;
     const ir_op *fwd;
     /* Grad names (interned "x@GRAD") that must not be produced. */
-    GHashTable *no_grad;
+    const pmap *no_grad;
     /* Output: grad name -> forward name for every grad the maker names
      * (Paddle's grad_to_var). */
-    GHashTable *grad_to_var;
+    pmap *grad_to_var;
     /* Grad sub-blocks already built for an op with a sub_block attr. */
     const ir_block *const *sub_blocks;
     size_t n_sub_blocks;

@@ -64,8 +64,9 @@ void *ir_arena_alloc_raw(ir_arena *a, size_t size)
 
 void *ir_arena_dup(ir_arena *a, const void *p, size_t size)
 {
-    void *q = ir_arena_alloc(a, size + 1);
+    unsigned char *q = ir_arena_alloc_raw(a, size + 1);
     if (size)
         memcpy(q, p, size);
+    q[size] = 0;    /* duplicated strings stay NUL-terminated */
     return q;
 }

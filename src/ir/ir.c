@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "ir_internal.h"
+#include "pmap.h"
+#include "util.h"
 
 void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
               size_t need)
@@ -14,7 +16,10 @@ void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
     size_t ncap = *cap ? *cap * 2 : 4;
     while (ncap < need)
         ncap *= 2;
-    void *fresh = ir_arena_alloc(a, ncap * elem);
+    /* Not zeroed: only the first n elements are ever read until the
+     * caller fills more, and zeroing the spare capacity (ops' attr arrays
+     * are large) costs time and touches memory. */
+    void *fresh = ir_arena_alloc_raw(a, ncap * elem);
     if (n)
         memcpy(fresh, arr, n * elem);
     *cap = ncap;
@@ -42,8 +47,10 @@ void ir_program_free(ir_program *p)
     if (!p)
         return;
     for (size_t i = 0; i < p->n_blocks; i++)
-        if (p->blocks[i]->var_map)
-            g_hash_table_destroy(p->blocks[i]->var_map);
+        if (p->blocks[i]->var_map) {
+            pmap_free(p->blocks[i]->var_map);
+            free(p->blocks[i]->var_map);
+        }
     ir_arena_free(p->arena);
 }
 
@@ -56,7 +63,7 @@ ir_block *ir_program_add_block(ir_program *p, int32_t parent_idx)
     b->idx = (int32_t)p->n_blocks;
     b->parent_idx = parent_idx;
     b->forward_block_idx = -1;
-    b->var_map = g_hash_table_new(g_direct_hash, NULL);
+    b->var_map = xcalloc(1, sizeof(pmap));
     p->blocks[p->n_blocks++] = b;
     return b;
 }
@@ -79,7 +86,7 @@ ir_block *ir_block_parent(const ir_block *b)
 
 ir_var *ir_block_find_var(const ir_block *b, const char *name)
 {
-    return g_hash_table_lookup(b->var_map, ir_intern(name));
+    return pmap_get(b->var_map, ir_intern(name));
 }
 
 ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)
@@ -87,7 +94,7 @@ ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)
     name = ir_intern(name);
     size_t hops = 0;
     for (; b && hops <= b->program->n_blocks; b = ir_block_parent(b), hops++) {
-        ir_var *v = g_hash_table_lookup(b->var_map, name);
+        ir_var *v = pmap_get(b->var_map, name);
         if (v)
             return v;
     }
@@ -103,7 +110,7 @@ ir_var *ir_block_add_var_raw(ir_block *b, const char *name)
     b->vars = ir_grow(p->arena, b->vars, sizeof *b->vars, b->n_vars,
                       &b->cap_vars, b->n_vars + 1);
     b->vars[b->n_vars++] = v;
-    g_hash_table_insert(b->var_map, (void *)v->name, v);
+    pmap_put(b->var_map, v->name, v);
     return v;
 }
 
@@ -159,7 +166,7 @@ void ir_block_remove_var(ir_block *b, const char *name)
     if (!v)
         return;
     v->removed = true;
-    g_hash_table_remove(b->var_map, v->name);
+    pmap_remove(b->var_map, v->name);
 }
 
 size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch)
@@ -213,7 +220,7 @@ void ir_block_rename_var(ir_block *b, const char *from, const char *to)
     ir_program *p = b->program;
     ir_var *v = ir_block_find_var(b, from);
     if (v) {
-        g_hash_table_remove(b->var_map, from);
+        pmap_remove(b->var_map, from);
         ir_var *clash = ir_block_find_var(b, to);
         if (clash)
             ir_block_remove_var(b, to);

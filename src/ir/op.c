@@ -541,6 +541,16 @@ void ir_op_copy_attr(ir_op *op, const ir_attr *src)
 
 void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 {
+    /* Room for all of them (and op_role_var, which the backward pass often
+     * adds) at once: attrs are large, and growing by doubling wastes. */
+    size_t need = op->n_attrs + src->n_attrs + 1;
+    if (need > op->cap_attrs) {
+        ir_attr *attrs = ir_arena_alloc_raw(arena_of(op), need * sizeof *attrs);
+        if (op->n_attrs)
+            memcpy(attrs, op->attrs, op->n_attrs * sizeof *attrs);
+        op->attrs = attrs;
+        op->cap_attrs = need;
+    }
     for (size_t i = 0; i < src->n_attrs; i++)
         ir_op_copy_attr(op, &src->attrs[i]);
 }

@@ -89,16 +89,16 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
  * its previous value.  One backward scan finds every last writer. */
 static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
 {
-    GHashTable *want = g_hash_table_new(g_direct_hash, NULL);
+    pmap *want = pmap_new();
     for (size_t i = 0; i < grads->n; i++)
-        g_hash_table_insert(want, (void *)grads->items[i], GSIZE_TO_POINTER(i + 1));
+        pmap_put(want, grads->items[i], GSIZE_TO_POINTER(i + 1));
     ir_op **writer = xcalloc(grads->n + 1, sizeof *writer);
-    size_t left = g_hash_table_size(want);
+    size_t left = want->n;
     for (size_t k = b->n_ops; k-- > 0 && left;) {
         ir_op *op = b->ops[k];
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                size_t i = GPOINTER_TO_SIZE(g_hash_table_lookup(want, op->outputs[s].args[a]));
+                size_t i = GPOINTER_TO_SIZE(pmap_get(want, op->outputs[s].args[a]));
                 if (i && !writer[i - 1]) {
                     writer[i - 1] = op;
                     left--;
@@ -120,7 +120,7 @@ static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
         free(val);
     }
     free(writer);
-    g_hash_table_destroy(want);
+    pmap_destroy(want);
 }
 
 static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **lv,
@@ -166,19 +166,16 @@ int pass_append_backward(pdt_ctx *ctx)
     bw_init(&r, p, ctx->main_path);
     bw_stop_gradients(&r);
     for (size_t i = 0; i < ctx->no_grad.n; i++)
-        g_hash_table_add(r.no_grad[0], (void *)grad_name(ctx->no_grad.items[i]));
+        pmap_add(r.no_grad[0], grad_name(ctx->no_grad.items[i]));
     r.targets = &loss;
     r.n_targets = 1;
 
     size_t fwd_op_num = b0->n_ops;
-    GHashTable *targets = g_hash_table_new(g_direct_hash, NULL);
-    g_hash_table_add(targets, (void *)loss);
-    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, NULL);
-    GHashTableIter it;
-    void *key;
-    g_hash_table_iter_init(&it, r.no_grad[0]);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(block_no_grad, (void *)grad_strip_suffix(key));
+    pmap *targets = pmap_new();
+    pmap_add(targets, loss);
+    pmap *block_no_grad = pmap_new();
+    PMAP_FOR(r.no_grad[0], it_s)
+        pmap_add(block_no_grad, grad_strip_suffix(it_s->key));
 
     int rc = PDT_EBADINPUT;
     GPtrArray *path = bw_find_op_path(&r, b0, targets, NULL, 0, block_no_grad, false);
@@ -186,15 +183,13 @@ int pass_append_backward(pdt_ctx *ctx)
         goto out;
     ir_op *fill = loss_grad_op(p, lv, lop);
     ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
-    GHashTable *extra = g_hash_table_new(g_direct_hash, NULL);
+    pmap *extra = pmap_new();
     bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
-    g_hash_table_iter_init(&it, extra);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(block_no_grad, key);
-    g_hash_table_destroy(extra);
-    g_hash_table_iter_init(&it, block_no_grad);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(r.no_grad[0], (void *)grad_name(key));
+    PMAP_FOR(extra, it_s)
+        pmap_add(block_no_grad, it_s->key);
+    pmap_destroy(extra);
+    PMAP_FOR(block_no_grad, it_s)
+        pmap_add(r.no_grad[0], grad_name(it_s->key));
 
     bool ok;
     if (ctx->checkpoints.n)
@@ -214,7 +209,7 @@ int pass_append_backward(pdt_ctx *ctx)
     ctx->bw_params.items = xcalloc(params.n + 1, sizeof(char *));
     ctx->bw_grads.items = xcalloc(params.n + 1, sizeof(char *));
     for (size_t i = 0; i < params.n; i++) {
-        const char *g = g_hash_table_lookup(r.grad_info, params.items[i]);
+        const char *g = pmap_get(r.grad_info, params.items[i]);
         if (!g || !ir_block_find_var(b0, g))
             continue;
         ctx->bw_params.items[ctx->bw_params.n++] = params.items[i];
@@ -224,8 +219,8 @@ int pass_append_backward(pdt_ctx *ctx)
     tag_role_var(b0, &ctx->bw_params, &ctx->bw_grads);
     rc = PDT_OK;
 out:
-    g_hash_table_destroy(targets);
-    g_hash_table_destroy(block_no_grad);
+    pmap_destroy(targets);
+    pmap_destroy(block_no_grad);
     bw_free(&r);
     return rc;
 }

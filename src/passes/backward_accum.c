@@ -17,16 +17,16 @@ typedef struct {
     ir_program *prog;
     int block_idx;
     GPtrArray *ops;
-    GHashTable *renamed;        /* name -> GPtrArray (renamed_vars) */
+    pmap *renamed;        /* name -> GPtrArray (renamed_vars) */
     GPtrArray *order;           /* renamed_vars key order */
-    GHashTable *start;          /* name -> first writer idx + 1 */
-    GHashTable *count;          /* name -> var_rename_count */
-    GHashTable *device;         /* name -> device of the latest writer */
-    GHashTable *occ;            /* name -> GArray of op positions */
-    GHashTable *pend_occ;       /* name -> GPtrArray of pending sum ops */
+    pmap *start;          /* name -> first writer idx + 1 */
+    pmap *count;          /* name -> var_rename_count */
+    pmap *device;         /* name -> device of the latest writer */
+    pmap *occ;            /* name -> GArray of op positions */
+    pmap *pend_occ;       /* name -> GPtrArray of pending sum ops */
     GArray *pend_idx;           /* pending sums: insertion positions ... */
     GPtrArray *pend_ops;        /* ... and the ops, in creation order */
-    GHashTable *multi;          /* names written more than once, and fresh ones */
+    pmap *multi;          /* names written more than once, and fresh ones */
 } addup;
 
 static void free_ptr_array(void *p)
@@ -39,12 +39,20 @@ static void free_array(void *p)
     g_array_free(p, TRUE);
 }
 
+/* Destroys a map whose values are owned. */
+static void destroy_owning(pmap *m, void (*free_val)(void *))
+{
+    PMAP_FOR(m, s)
+        free_val(s->val);
+    pmap_destroy(m);
+}
+
 static GPtrArray *renamed_list(addup *a, const char *name)
 {
-    GPtrArray *l = g_hash_table_lookup(a->renamed, name);
+    GPtrArray *l = pmap_get(a->renamed, name);
     if (!l) {
         l = g_ptr_array_new();
-        g_hash_table_insert(a->renamed, (void *)name, l);
+        pmap_put(a->renamed, name, l);
         g_ptr_array_add(a->order, (void *)name);
     }
     return l;
@@ -52,10 +60,10 @@ static GPtrArray *renamed_list(addup *a, const char *name)
 
 static void occ_add(addup *a, const char *name, size_t pos)
 {
-    GArray *l = g_hash_table_lookup(a->occ, name);
+    GArray *l = pmap_get(a->occ, name);
     if (!l) {
         l = g_array_new(FALSE, FALSE, sizeof(size_t));
-        g_hash_table_insert(a->occ, (void *)name, l);
+        pmap_put(a->occ, name, l);
     }
     if (l->len && g_array_index(l, size_t, l->len - 1) == pos)
         return;
@@ -64,10 +72,10 @@ static void occ_add(addup *a, const char *name, size_t pos)
 
 static void pend_occ_add(addup *a, const char *name, ir_op *op)
 {
-    GPtrArray *l = g_hash_table_lookup(a->pend_occ, name);
+    GPtrArray *l = pmap_get(a->pend_occ, name);
     if (!l) {
         l = g_ptr_array_new();
-        g_hash_table_insert(a->pend_occ, (void *)name, l);
+        pmap_put(a->pend_occ, name, l);
     }
     g_ptr_array_add(l, op);
 }
@@ -76,7 +84,7 @@ static void pend_occ_add(addup *a, const char *name, ir_op *op)
  * names (and the fresh names they get) are looked up here. */
 static bool tracked(addup *a, const char *name)
 {
-    return g_hash_table_contains(a->multi, name);
+    return pmap_has(a->multi, name);
 }
 
 static void register_op(addup *a, size_t pos)
@@ -103,7 +111,7 @@ static bool counts_as_write(const ir_op *op, const char *v, const char *empty)
 static void count_writes(addup *a)
 {
     const char *empty = ir_intern(EMPTY_VAR);
-    GHashTable *once = g_hash_table_new(g_direct_hash, NULL);
+    pmap *once = pmap_new();
     for (size_t i = 0; i < a->ops->len; i++) {
         const ir_op *op = a->ops->pdata[i];
         for (size_t s = 0; s < op->n_outputs; s++)
@@ -111,17 +119,17 @@ static void count_writes(addup *a)
                 const char *v = op->outputs[s].args[k];
                 if (!counts_as_write(op, v, empty))
                     continue;
-                if (!g_hash_table_add(once, (void *)v))
-                    g_hash_table_add(a->multi, (void *)v);
+                if (!pmap_add(once, v))
+                    pmap_add(a->multi, v);
             }
     }
-    g_hash_table_destroy(once);
+    pmap_destroy(once);
 }
 
 /* _rename_arg_(op_descs, var, new, start, idx) and over the pending sums. */
 static void rename_range(addup *a, const char *var, const char *fresh, size_t start)
 {
-    GArray *l = g_hash_table_lookup(a->occ, var);
+    GArray *l = pmap_get(a->occ, var);
     if (l) {
         size_t keep = l->len;
         while (keep > 0 && g_array_index(l, size_t, keep - 1) >= start)
@@ -134,7 +142,7 @@ static void rename_range(addup *a, const char *var, const char *fresh, size_t st
         }
         g_array_set_size(l, (guint)keep);
     }
-    GPtrArray *p = g_hash_table_lookup(a->pend_occ, var);
+    GPtrArray *p = pmap_get(a->pend_occ, var);
     if (p) {
         for (size_t i = 0; i < p->len; i++) {
             ir_op_rename_input(p->pdata[i], var, fresh);
@@ -149,11 +157,11 @@ static void rename_range(addup *a, const char *var, const char *fresh, size_t st
  * the grad_add chain is never chosen). */
 static void accumulate(addup *a, const char *var, size_t pos)
 {
-    GPtrArray *l = g_hash_table_lookup(a->renamed, var);
+    GPtrArray *l = pmap_get(a->renamed, var);
     ir_op *sum = bw_new_op(a->prog, "sum");
     ir_op_set_input(sum, "X", (const char *const *)l->pdata, l->len);
     ir_op_set_output1(sum, "Out", var);
-    const char *dev = g_hash_table_lookup(a->device, var);
+    const char *dev = pmap_get(a->device, var);
     ir_op_set_string(sum, "op_device", dev ? dev : "");
     for (size_t i = 0; i < l->len; i++)
         pend_occ_add(a, l->pdata[i], sum);
@@ -174,10 +182,10 @@ static const char *op_device(const ir_op *op)
 
 static const char *next_name(addup *a, const char *var)
 {
-    size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(a->count, var));
-    g_hash_table_insert(a->count, (void *)var, GSIZE_TO_POINTER(n + 1));
+    size_t n = GPOINTER_TO_SIZE(pmap_get(a->count, var));
+    pmap_put(a->count, var, GSIZE_TO_POINTER(n + 1));
     const char *fresh = ir_internf("%s@RENAME@block%d@%zu", var, a->block_idx, n);
-    g_hash_table_add(a->multi, (void *)fresh);
+    pmap_add(a->multi, fresh);
     return fresh;
 }
 
@@ -214,13 +222,13 @@ static void process_outputs(addup *a, size_t idx)
             GPtrArray *l = renamed_list(a, v);
             if (l->len == 0) {
                 g_ptr_array_add(l, (void *)v);
-                g_hash_table_insert(a->start, (void *)v, GSIZE_TO_POINTER(idx + 1));
+                pmap_put(a->start, v, GSIZE_TO_POINTER(idx + 1));
                 continue;
             }
             if (l->len == 1) {
                 const char *fresh = next_name(a, v);
                 l->pdata[0] = (void *)fresh;
-                size_t start = GPOINTER_TO_SIZE(g_hash_table_lookup(a->start, v)) - 1;
+                size_t start = GPOINTER_TO_SIZE(pmap_get(a->start, v)) - 1;
                 rename_range(a, v, fresh, start);
                 for (size_t pj = 0; pj < pi; pj++)
                     rename_in_slot(op, &op->outputs[sidx[pj]], v, fresh);
@@ -232,7 +240,7 @@ static void process_outputs(addup *a, size_t idx)
             cur[ai] = fresh;
             ir_op_set_output(op, slot_name, cur, n);
             g_ptr_array_add(l, (void *)fresh);
-            g_hash_table_insert(a->device, (void *)v, (void *)op_device(op));
+            pmap_put(a->device, v, (void *)op_device(op));
         }
     }
 }
@@ -243,16 +251,16 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
     a.prog = r->prog;
     a.block_idx = block_idx;
     a.ops = ops;
-    a.renamed = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_ptr_array);
+    a.renamed = pmap_new();
     a.order = g_ptr_array_new();
-    a.start = g_hash_table_new(g_direct_hash, NULL);
-    a.count = g_hash_table_new(g_direct_hash, NULL);
-    a.device = g_hash_table_new(g_direct_hash, NULL);
-    a.occ = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_array);
-    a.pend_occ = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_ptr_array);
+    a.start = pmap_new();
+    a.count = pmap_new();
+    a.device = pmap_new();
+    a.occ = pmap_new();
+    a.pend_occ = pmap_new();
     a.pend_idx = g_array_new(FALSE, FALSE, sizeof(size_t));
     a.pend_ops = g_ptr_array_new();
-    a.multi = g_hash_table_new(g_direct_hash, NULL);
+    a.multi = pmap_new();
     count_writes(&a);
     GPtrArray *buf = g_ptr_array_new();
     for (size_t idx = 0; idx < ops->len; idx++) {
@@ -269,7 +277,7 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
     }
     for (size_t i = 0; i < a.order->len; i++) {
         const char *v = a.order->pdata[i];
-        if (((GPtrArray *)g_hash_table_lookup(a.renamed, v))->len > 1)
+        if (((GPtrArray *)pmap_get(a.renamed, v))->len > 1)
             accumulate(&a, v, ops->len);
     }
     GPtrArray *res = g_ptr_array_sized_new(ops->len + a.pend_ops->len);
@@ -281,36 +289,36 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
             g_ptr_array_add(res, ops->pdata[idx]);
     }
     g_ptr_array_free(buf, TRUE);
-    g_hash_table_destroy(a.renamed);
+    destroy_owning(a.renamed, free_ptr_array);
     g_ptr_array_free(a.order, TRUE);
-    g_hash_table_destroy(a.start);
-    g_hash_table_destroy(a.count);
-    g_hash_table_destroy(a.device);
-    g_hash_table_destroy(a.occ);
-    g_hash_table_destroy(a.pend_occ);
+    pmap_destroy(a.start);
+    pmap_destroy(a.count);
+    pmap_destroy(a.device);
+    destroy_owning(a.occ, free_array);
+    destroy_owning(a.pend_occ, free_ptr_array);
     g_array_free(a.pend_idx, TRUE);
     g_ptr_array_free(a.pend_ops, TRUE);
-    g_hash_table_destroy(a.multi);
+    pmap_destroy(a.multi);
     return res;
 }
 
 /* ---- _remove_no_grad_branch_ ------------------------------------------ */
 
-static bool all_in(GPtrArray *names, GHashTable *set)
+static bool all_in(GPtrArray *names, pmap *set)
 {
     if (names->len == 0)
         return false;
     for (size_t i = 0; i < names->len; i++)
-        if (!g_hash_table_contains(set, names->pdata[i]))
+        if (!pmap_has(set, names->pdata[i]))
             return false;
     return true;
 }
 
-GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_grad)
+GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad)
 {
-    GHashTable *targets = g_hash_table_new(g_direct_hash, NULL);
+    pmap *targets = pmap_new();
     for (size_t i = 0; i < r->n_targets; i++)
-        g_hash_table_add(targets, (void *)grad_name(r->targets[i]));
+        pmap_add(targets, grad_name(r->targets[i]));
     GPtrArray *kept = g_ptr_array_new();
     GPtrArray *outs = g_ptr_array_new(), *ins = g_ptr_array_new(), *gins = g_ptr_array_new();
     for (size_t i = 0; i < ops->len; i++) {
@@ -325,8 +333,8 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_gr
                 g_ptr_array_add(gins, ins->pdata[k]);
         if (all_in(gins, no_grad)) {
             for (size_t k = 0; k < outs->len; k++)
-                if (!g_hash_table_contains(targets, outs->pdata[k]))
-                    g_hash_table_add(no_grad, outs->pdata[k]);
+                if (!pmap_has(targets, outs->pdata[k]))
+                    pmap_add(no_grad, outs->pdata[k]);
             continue;
         }
         g_ptr_array_add(kept, op);
@@ -338,7 +346,7 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_gr
         bw_arg_names(op, false, ins);
         for (size_t k = 0; k < ins->len; k++) {
             const char *arg = ins->pdata[k];
-            if (!grad_is_grad_name(arg) || !g_hash_table_contains(no_grad, arg))
+            if (!grad_is_grad_name(arg) || !pmap_has(no_grad, arg))
                 continue;
             ir_op *fill = bw_new_op(prog, "fill_any_like");
             ir_op_set_input1(fill, "X", grad_strip_suffix(arg));
@@ -353,7 +361,7 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_gr
     g_ptr_array_free(outs, TRUE);
     g_ptr_array_free(ins, TRUE);
     g_ptr_array_free(gins, TRUE);
-    g_hash_table_destroy(targets);
+    pmap_destroy(targets);
     return res;
 }
 
@@ -382,38 +390,38 @@ static void zpush(zvec *z, size_t x)
 /* A candidate head reads only names that are neither forward vars nor
  * written by an earlier grad op.  Most grad ops read a forward var, so the
  * cheap test is first: an op with one is no head. */
-static bool has_head(GPtrArray *grad_ops, GHashTable *fwd_vars)
+static bool has_head(GPtrArray *grad_ops, pmap *fwd_vars)
 {
-    GHashTable *bwd_vars = NULL;
+    pmap *bwd_vars = NULL;
     bool found = false;
     for (size_t i = 0; i < grad_ops->len && !found; i++) {
         const ir_op *op = grad_ops->pdata[i];
         bool head = true;
         for (size_t s = 0; s < op->n_inputs && head; s++)
             for (size_t k = 0; k < op->inputs[s].n_args && head; k++)
-                head = !g_hash_table_contains(fwd_vars, op->inputs[s].args[k]);
+                head = !pmap_has(fwd_vars, op->inputs[s].args[k]);
         if (head) {
             if (!bwd_vars) {
-                bwd_vars = g_hash_table_new(g_direct_hash, NULL);
+                bwd_vars = pmap_new();
                 for (size_t j = 0; j < i; j++) {
                     const ir_op *w = grad_ops->pdata[j];
                     for (size_t s = 0; s < w->n_outputs; s++)
                         for (size_t k = 0; k < w->outputs[s].n_args; k++)
-                            g_hash_table_add(bwd_vars, (void *)w->outputs[s].args[k]);
+                            pmap_add(bwd_vars, w->outputs[s].args[k]);
                 }
             }
             for (size_t s = 0; s < op->n_inputs && head; s++)
                 for (size_t k = 0; k < op->inputs[s].n_args && head; k++)
-                    head = !g_hash_table_contains(bwd_vars, op->inputs[s].args[k]);
+                    head = !pmap_has(bwd_vars, op->inputs[s].args[k]);
             found = head;
         }
         if (bwd_vars)
             for (size_t s = 0; s < op->n_outputs; s++)
                 for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                    g_hash_table_add(bwd_vars, (void *)op->outputs[s].args[k]);
+                    pmap_add(bwd_vars, op->outputs[s].args[k]);
     }
     if (bwd_vars)
-        g_hash_table_destroy(bwd_vars);
+        pmap_destroy(bwd_vars);
     return found;
 }
 
@@ -421,25 +429,25 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
 {
     (void)r;
     size_t n = grad_ops->len;
-    GHashTable *fwd_vars = g_hash_table_new(g_direct_hash, NULL);
+    pmap *fwd_vars = pmap_new();
     for (size_t i = 0; i < fwd_ops->len; i++) {
         const ir_op *op = fwd_ops->pdata[i];
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t k = 0; k < op->inputs[s].n_args; k++)
-                g_hash_table_add(fwd_vars, (void *)op->inputs[s].args[k]);
+                pmap_add(fwd_vars, op->inputs[s].args[k]);
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                g_hash_table_add(fwd_vars, (void *)op->outputs[s].args[k]);
+                pmap_add(fwd_vars, op->outputs[s].args[k]);
     }
     if (!has_head(grad_ops, fwd_vars)) {
-        g_hash_table_destroy(fwd_vars);
+        pmap_destroy(fwd_vars);
         GPtrArray *res = g_ptr_array_sized_new((guint)n);
         for (size_t i = 0; i < n; i++)
             g_ptr_array_add(res, grad_ops->pdata[i]);
         return res;
     }
-    GHashTable *bwd_vars = g_hash_table_new(g_direct_hash, NULL);
-    GHashTable *latest = g_hash_table_new(g_direct_hash, NULL);
+    pmap *bwd_vars = pmap_new();
+    pmap *latest = pmap_new();
     size_t *in_at = xcalloc(n + 1, sizeof *in_at), *out_at = xcalloc(n + 1, sizeof *out_at);
     zvec in_ids = {0}, out_ids = {0};
     zvec first_reader = {0}, last_reader = {0}; /* per node: edge id + 1, 0 = none */
@@ -457,19 +465,19 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
             if (dup)
                 continue;
             n_uniq++;
-            if (!g_hash_table_contains(fwd_vars, buf->pdata[k]) &&
-                !g_hash_table_contains(bwd_vars, buf->pdata[k]))
+            if (!pmap_has(fwd_vars, buf->pdata[k]) &&
+                !pmap_has(bwd_vars, buf->pdata[k]))
                 n_new++;
         }
         head[i] = n_new == n_uniq;
         in_at[i] = in_ids.n;
         for (size_t k = 0; k < buf->len; k++) {
-            size_t id = GPOINTER_TO_SIZE(g_hash_table_lookup(latest, buf->pdata[k]));
+            size_t id = GPOINTER_TO_SIZE(pmap_get(latest, buf->pdata[k]));
             if (!id) {
                 zpush(&first_reader, 0);
                 zpush(&last_reader, 0);
                 id = first_reader.n;
-                g_hash_table_insert(latest, buf->pdata[k], GSIZE_TO_POINTER(id));
+                pmap_put(latest, buf->pdata[k], GSIZE_TO_POINTER(id));
             }
             size_t node = id - 1, edge = edge_op.n;
             zpush(&edge_op, i);
@@ -484,10 +492,10 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
         bw_arg_names(op, true, buf);
         out_at[i] = out_ids.n;
         for (size_t k = 0; k < buf->len; k++) {
-            g_hash_table_add(bwd_vars, buf->pdata[k]);
+            pmap_add(bwd_vars, buf->pdata[k]);
             zpush(&first_reader, 0);
             zpush(&last_reader, 0);
-            g_hash_table_insert(latest, buf->pdata[k], GSIZE_TO_POINTER(first_reader.n));
+            pmap_put(latest, buf->pdata[k], GSIZE_TO_POINTER(first_reader.n));
             zpush(&out_ids, first_reader.n - 1);
         }
     }
@@ -555,8 +563,8 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
     free(passed);
     free(drop);
     g_ptr_array_free(buf, TRUE);
-    g_hash_table_destroy(fwd_vars);
-    g_hash_table_destroy(bwd_vars);
-    g_hash_table_destroy(latest);
+    pmap_destroy(fwd_vars);
+    pmap_destroy(bwd_vars);
+    pmap_destroy(latest);
     return res;
 }

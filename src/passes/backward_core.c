@@ -9,9 +9,9 @@
 #include "../ir/util.h"
 #include "backward_internal.h"
 
-static GHashTable *name_set(void)
+static pmap *name_set(void)
 {
-    return g_hash_table_new(g_direct_hash, NULL);
+    return pmap_new();
 }
 
 void bw_sync_blocks(bw_run *r)
@@ -72,16 +72,16 @@ void bw_init(bw_run *r, ir_program *p, const char *path)
 void bw_free(bw_run *r)
 {
     for (size_t i = 0; i < r->n_no_grad; i++)
-        g_hash_table_destroy(r->no_grad[i]);
+        pmap_destroy(r->no_grad[i]);
     for (size_t i = 0; i < r->n_op_path; i++)
         if (r->op_path[i])
             g_ptr_array_free(r->op_path[i], TRUE);
     free(r->no_grad);
     free(r->op_path);
-    g_hash_table_destroy(r->grad_to_var);
-    g_hash_table_destroy(r->grad_info);
-    g_hash_table_destroy(r->grad_info_block);
-    g_hash_table_destroy(r->unique);
+    pmap_destroy(r->grad_to_var);
+    pmap_destroy(r->grad_info);
+    pmap_destroy(r->grad_info_block);
+    pmap_destroy(r->unique);
     memset(r, 0, sizeof *r);
 }
 
@@ -91,7 +91,7 @@ void bw_stop_gradients(bw_run *r)
         const ir_block *b = r->prog->blocks[i];
         for (size_t k = 0; k < b->n_vars; k++)
             if (!b->vars[k]->removed && b->vars[k]->stop_gradient)
-                g_hash_table_add(r->no_grad[i], (void *)grad_name(b->vars[k]->name));
+                pmap_add(r->no_grad[i], grad_name(b->vars[k]->name));
     }
 }
 
@@ -140,21 +140,21 @@ int bw_op_index(const ir_block *b, const ir_op *op)
 
 /* ---- _find_op_path_ --------------------------------------------------- */
 
-static bool some_in(const ir_slot *slots, size_t n, GHashTable *set)
+static bool some_in(const ir_slot *slots, size_t n, pmap *set)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < slots[i].n_args; k++)
-            if (g_hash_table_contains(set, slots[i].args[k]))
+            if (pmap_has(set, slots[i].args[k]))
                 return true;
     return false;
 }
 
-static void add_args(const ir_slot *slots, size_t n, GHashTable *set, GHashTable *except)
+static void add_args(const ir_slot *slots, size_t n, pmap *set, pmap *except)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < slots[i].n_args; k++)
-            if (!except || !g_hash_table_contains(except, slots[i].args[k]))
-                g_hash_table_add(set, (void *)slots[i].args[k]);
+            if (!except || !pmap_has(except, slots[i].args[k]))
+                pmap_add(set, slots[i].args[k]);
 }
 
 static const grad_maker *maker_or_error(bw_run *r, const ir_block *b, size_t i)
@@ -174,21 +174,18 @@ static int32_t sub_block_id(const ir_op *op)
     return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
 }
 
-static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, GHashTable *targets);
+static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, pmap *targets);
 
-GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, GHashTable *targets,
+GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, pmap *targets,
                            const char *const *inputs, size_t n_inputs,
-                           GHashTable *no_grad, bool is_while)
+                           pmap *no_grad, bool is_while)
 {
-    GHashTable *input_names = name_set();
+    pmap *input_names = name_set();
     for (size_t i = 0; i < n_inputs; i++)
-        g_hash_table_add(input_names, (void *)inputs[i]);
-    GHashTable *output_names = name_set();
-    GHashTableIter it;
-    void *key;
-    g_hash_table_iter_init(&it, targets);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(output_names, key);
+        pmap_add(input_names, inputs[i]);
+    pmap *output_names = name_set();
+    PMAP_FOR(targets, it_s)
+        pmap_add(output_names, it_s->key);
     bool *relevant = xmalloc((b->n_ops + 1) * sizeof *relevant);
     for (size_t i = 0; i < b->n_ops; i++)
         relevant[i] = true;
@@ -215,13 +212,13 @@ GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, GHashTable *targets,
         if (sid >= 0) {
             ir_block *sub = ir_program_block(r->prog, sid);
             if (sub) {
-                GHashTable *st = name_set();
+                pmap *st = name_set();
                 for (size_t s = 0; s < op->n_outputs; s++)
                     for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                        if (g_hash_table_contains(output_names, op->outputs[s].args[k]))
-                            g_hash_table_add(st, (void *)op->outputs[s].args[k]);
+                        if (pmap_has(output_names, op->outputs[s].args[k]))
+                            pmap_add(st, op->outputs[s].args[k]);
                 bool ok = sub_block_path(r, sub, op, st);
-                g_hash_table_destroy(st);
+                pmap_destroy(st);
                 if (!ok)
                     goto out;
             }
@@ -262,44 +259,41 @@ GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, GHashTable *targets,
             for (size_t s = 0; s < op->n_inputs; s++)
                 for (size_t k = 0; k < op->inputs[s].n_args; k++) {
                     const char *n = op->inputs[s].args[k];
-                    if (g_hash_table_contains(input_names, n))
+                    if (pmap_has(input_names, n))
                         continue;
                     const ir_var *v = ir_block_find_var(b, n);
                     if (v && v->stop_gradient)
-                        g_hash_table_add(no_grad, (void *)n);
+                        pmap_add(no_grad, n);
                 }
         }
     }
 out:
     free(relevant);
-    g_hash_table_destroy(input_names);
-    g_hash_table_destroy(output_names);
+    pmap_destroy(input_names);
+    pmap_destroy(output_names);
     return path;
 }
 
 /* _get_sub_block_path: for conditional_block / while, the path inside the
  * sub-block towards the op's needed outputs (with an empty no-grad set, as
  * in the seed); for any other op with a sub-block, all of its ops. */
-static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, GHashTable *targets)
+static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, pmap *targets)
 {
     GPtrArray *path;
     bw_sync_blocks(r);
     if (op->type == bw_n_conditional_block || op->type == bw_n_while) {
-        GHashTable *outs = name_set();
-        GHashTableIter it;
-        void *key;
-        g_hash_table_iter_init(&it, targets);
-        while (g_hash_table_iter_next(&it, &key, NULL))
-            g_hash_table_add(outs, key);
+        pmap *outs = name_set();
+        PMAP_FOR(targets, it_s)
+            pmap_add(outs, it_s->key);
         for (size_t i = 0; i < sub->n_ops; i++) {
             const ir_op *o = sub->ops[i];
             if (some_in(o->outputs, o->n_outputs, targets))
                 add_args(o->inputs, o->n_inputs, outs, NULL);
         }
-        GHashTable *no_grad = name_set();
+        pmap *no_grad = name_set();
         path = bw_find_op_path(r, sub, outs, NULL, 0, no_grad, op->type == bw_n_while);
-        g_hash_table_destroy(no_grad);
-        g_hash_table_destroy(outs);
+        pmap_destroy(no_grad);
+        pmap_destroy(outs);
         if (!path)
             return false;
     } else {
@@ -315,43 +309,37 @@ static bool sub_block_path(bw_run *r, ir_block *sub, const ir_op *op, GHashTable
 
 /* ---- _find_no_grad_vars ----------------------------------------------- */
 
-void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, GHashTable *targets,
-                          GHashTable *no_grad, GHashTable *out)
+void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets,
+                          pmap *no_grad, pmap *out)
 {
     (void)r;
-    GHashTable *output_names = name_set();
-    GHashTableIter it;
-    void *key;
-    g_hash_table_iter_init(&it, targets);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(output_names, key);
+    pmap *output_names = name_set();
+    PMAP_FOR(targets, it_s)
+        pmap_add(output_names, it_s->key);
     for (size_t p = path->len; p-- > 0;) {
         const ir_op *op = path->pdata[p];
         if (sub_block_id(op) < 0) {
             for (size_t s = 0; s < op->n_outputs; s++)
                 for (size_t k = 0; k < op->outputs[s].n_args; k++) {
                     const char *n = op->outputs[s].args[k];
-                    if (g_hash_table_contains(output_names, n) || bw_reads(op, n))
+                    if (pmap_has(output_names, n) || bw_reads(op, n))
                         continue;
                     const ir_var *v = ir_block_find_var_recursive(b, n);
                     if (!v || !v->stop_gradient)
-                        g_hash_table_add(out, (void *)n);
+                        pmap_add(out, n);
                 }
         }
         add_args(op->inputs, op->n_inputs, output_names, no_grad);
     }
-    g_hash_table_destroy(output_names);
+    pmap_destroy(output_names);
 }
 
 /* ---- _append_backward_ops_ -------------------------------------------- */
 
-static void merge_into(GHashTable *dst, GHashTable *src)
+static void merge_into(pmap *dst, pmap *src)
 {
-    GHashTableIter it;
-    void *k, *v;
-    g_hash_table_iter_init(&it, src);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        g_hash_table_insert(dst, k, v);
+    PMAP_FOR(src, e)
+        pmap_put(dst, e->key, e->val);
 }
 
 bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *target)
@@ -432,10 +420,10 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
 
 /* ---- _rename_grad_ ---------------------------------------------------- */
 
-void bw_rename_grad(bw_run *r, ir_block *b, size_t start, GHashTable *target_grad_map,
-                    GHashTable *skip)
+void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
+                    pmap *skip)
 {
-    GHashTable *var_map = name_set();
+    pmap *var_map = name_set();
     if (target_grad_map)
         merge_into(var_map, target_grad_map);
     GPtrArray *buf = g_ptr_array_new();
@@ -443,7 +431,7 @@ void bw_rename_grad(bw_run *r, ir_block *b, size_t start, GHashTable *target_gra
         ir_op *op = b->ops[i];
         bw_arg_names(op, false, buf);
         for (size_t k = 0; k < buf->len; k++) {
-            const char *to = g_hash_table_lookup(var_map, buf->pdata[k]);
+            const char *to = pmap_get(var_map, buf->pdata[k]);
             if (to)
                 ir_op_rename_input(op, buf->pdata[k], to);
         }
@@ -452,28 +440,25 @@ void bw_rename_grad(bw_run *r, ir_block *b, size_t start, GHashTable *target_gra
             const char *n = buf->pdata[k];
             if (!grad_is_grad_name(n) || !ir_block_find_var(b, n))
                 continue;
-            if (skip && g_hash_table_contains(skip, n))
+            if (skip && pmap_has(skip, n))
                 continue;
             /* unique_name.generate(name): name + "_" + per-key counter. */
-            size_t cnt = GPOINTER_TO_SIZE(g_hash_table_lookup(r->unique, n));
-            g_hash_table_insert(r->unique, (void *)n, GSIZE_TO_POINTER(cnt + 1));
+            size_t cnt = GPOINTER_TO_SIZE(pmap_get(r->unique, n));
+            pmap_put(r->unique, n, GSIZE_TO_POINTER(cnt + 1));
             const char *fresh = ir_internf("%s_%zu", n, cnt);
             ir_op_rename_output(op, n, fresh);
-            g_hash_table_insert(var_map, (void *)n, (void *)fresh);
+            pmap_put(var_map, n, (void *)fresh);
         }
     }
     g_ptr_array_free(buf, TRUE);
-    GHashTableIter it;
-    void *g, *ng;
-    g_hash_table_iter_init(&it, var_map);
-    while (g_hash_table_iter_next(&it, &g, &ng)) {
-        void *fwd = g_hash_table_lookup(r->grad_to_var, g);
+    PMAP_FOR(var_map, e) {
+        void *fwd = pmap_get(r->grad_to_var, e->key);
         if (fwd) {
-            g_hash_table_insert(r->grad_to_var, ng, fwd);
-            g_hash_table_remove(r->grad_to_var, g);
+            pmap_put(r->grad_to_var, e->val, fwd);
+            pmap_remove(r->grad_to_var, e->key);
         }
     }
-    g_hash_table_destroy(var_map);
+    pmap_destroy(var_map);
 }
 
 /* ---- _append_backward_vars_ ------------------------------------------- */
@@ -517,12 +502,12 @@ static bool visible(const ir_block *b, const char *name)
 void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
 {
     const ir_op *parent_op = find_parent_op(r->prog, b->idx);
-    GHashTable *parent_vars = name_set();
+    pmap *parent_vars = name_set();
     if (parent_op)
         for (size_t s = 0; s < parent_op->n_inputs; s++)
             for (size_t k = 0; k < parent_op->inputs[s].n_args; k++)
                 if (ir_op_writes(parent_op, parent_op->inputs[s].args[k]))
-                    g_hash_table_add(parent_vars, (void *)parent_op->inputs[s].args[k]);
+                    pmap_add(parent_vars, parent_op->inputs[s].args[k]);
     const char *empty = ir_intern(EMPTY_VAR);
     bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
     GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
@@ -545,7 +530,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             if (!grad_is_grad_name(n))
                 continue;
             n_grad_in++;
-            if (visible(b, n) || g_hash_table_contains(parent_vars, n))
+            if (visible(b, n) || pmap_has(parent_vars, n))
                 n_exist++;
         }
         if (n_grad_in && !n_exist) {
@@ -570,10 +555,10 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             ir_var *v = ir_block_var(b, n);
             v->has_persistable = false;
             g_ptr_array_add(fresh, v);
-            const char *fwd = g_hash_table_lookup(r->grad_to_var, n);
+            const char *fwd = pmap_get(r->grad_to_var, n);
             if (fwd) {
-                g_hash_table_insert(r->grad_info, (void *)fwd, (void *)n);
-                g_hash_table_insert(r->grad_info_block, (void *)fwd, b);
+                pmap_put(r->grad_info, fwd, (void *)n);
+                pmap_put(r->grad_info_block, fwd, b);
             }
         }
         for (size_t k = 0; k < fresh->len; k++) {
@@ -602,5 +587,5 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
     free(remove);
     g_ptr_array_free(ins, TRUE);
     g_ptr_array_free(outs, TRUE);
-    g_hash_table_destroy(parent_vars);
+    pmap_destroy(parent_vars);
 }

@@ -16,16 +16,16 @@ typedef struct bw_run {
     ir_program *prog;
     const char *path;           /* for messages */
     /* no_grad_dict: per block index, a set of interned grad names. */
-    GHashTable **no_grad;
+    pmap **no_grad;
     size_t n_no_grad;
     /* op_path_dict: per block index, the forward op path (GPtrArray of
      * ir_op*), or NULL. */
     GPtrArray **op_path;
     size_t n_op_path;
-    GHashTable *grad_to_var;    /* grad name -> forward name */
-    GHashTable *grad_info;      /* forward name -> grad name */
-    GHashTable *grad_info_block;/* forward name -> ir_block* of the grad */
-    GHashTable *unique;         /* unique_name.generate counters */
+    pmap *grad_to_var;    /* grad name -> forward name */
+    pmap *grad_info;      /* forward name -> grad name */
+    pmap *grad_info_block;/* forward name -> ir_block* of the grad */
+    pmap *unique;         /* unique_name.generate counters */
     /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
     const char *const *targets;
     size_t n_targets;
@@ -46,13 +46,13 @@ void bw_stop_gradients(bw_run *r);
  * forward-name set (added to when inputs are given).  Returns the path (a
  * new GPtrArray) or NULL after printing an error for an op type with no
  * known maker. */
-GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, GHashTable *targets,
+GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, pmap *targets,
                            const char *const *inputs, size_t n_inputs,
-                           GHashTable *no_grad, bool is_while);
+                           pmap *no_grad, bool is_while);
 
 /* _find_no_grad_vars: adds to `out` (forward names). */
-void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, GHashTable *targets,
-                          GHashTable *no_grad, GHashTable *out);
+void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets,
+                          pmap *no_grad, pmap *out);
 
 /* _append_backward_ops_: builds, accumulates, prunes and appends the grad
  * ops of `path` (forward ops of block `b`) to `target`.  Returns false after
@@ -62,13 +62,13 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
 /* _addup_repetitive_outputs_, _remove_no_grad_branch_, _find_not_need_ops:
  * each takes a GPtrArray of detached grad ops and returns a new one. */
 GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx);
-GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, GHashTable *no_grad);
+GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad);
 GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops);
 
 /* _rename_grad_ (target_grad_map: grad name -> given grad name, may be
  * NULL; skip: names never renamed, may be NULL). */
-void bw_rename_grad(bw_run *r, ir_block *b, size_t start, GHashTable *target_grad_map,
-                    GHashTable *skip);
+void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
+                    pmap *skip);
 /* _append_backward_vars_. */
 void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start);
 

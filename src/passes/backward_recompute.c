@@ -24,17 +24,17 @@ typedef struct {
     bw_run *r;
     ir_block *block;
     GPtrArray *ops;         /* the op path; seed ops get inserted into it */
-    GHashTable *deps;       /* name -> var_deps* */
+    pmap *deps;       /* name -> var_deps* */
     GPtrArray *order;       /* var_deps* in first-seen order */
 } prog_stats;
 
 static var_deps *deps_of(prog_stats *s, const char *name)
 {
-    var_deps *d = g_hash_table_lookup(s->deps, name);
+    var_deps *d = pmap_get(s->deps, name);
     if (!d) {
         d = g_new0(var_deps, 1);
         d->name = name;
-        g_hash_table_insert(s->deps, (void *)name, d);
+        pmap_put(s->deps, name, d);
         g_ptr_array_add(s->order, d);
     }
     return d;
@@ -82,7 +82,7 @@ static void add_dropout_seeds(prog_stats *s)
 {
     const char *dropout = ir_intern("dropout");
     ir_block *b = s->block;
-    GHashTable *seed_of = g_hash_table_new(g_direct_hash, NULL);
+    pmap *seed_of = pmap_new();
     GPtrArray *ops = g_ptr_array_sized_new(s->ops->len);
     for (size_t i = 0; i < s->ops->len; i++) {
         ir_op *op = s->ops->pdata[i];
@@ -93,11 +93,11 @@ static void add_dropout_seeds(prog_stats *s)
         }
         /* unique_name.generate("seed"), then
          * generate_with_ignorable_key("seed_<n>.tmp"). */
-        size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(s->r->unique, ir_intern("seed")));
-        g_hash_table_insert(s->r->unique, (void *)ir_intern("seed"), GSIZE_TO_POINTER(n + 1));
+        size_t n = GPOINTER_TO_SIZE(pmap_get(s->r->unique, ir_intern("seed")));
+        pmap_put(s->r->unique, ir_intern("seed"), GSIZE_TO_POINTER(n + 1));
         const char *key = ir_internf("seed_%zu.tmp", n);
-        size_t m = GPOINTER_TO_SIZE(g_hash_table_lookup(s->r->unique, key));
-        g_hash_table_insert(s->r->unique, (void *)key, GSIZE_TO_POINTER(m + 1));
+        size_t m = GPOINTER_TO_SIZE(pmap_get(s->r->unique, key));
+        pmap_put(s->r->unique, key, GSIZE_TO_POINTER(m + 1));
         const char *var = ir_internf("%s_%zu", key, m);
 
         ir_var *v = ir_block_var(b, var);
@@ -123,17 +123,17 @@ static void add_dropout_seeds(prog_stats *s)
         ir_op_set_strings(seed, "op_callstack", NULL, 0);
         g_ptr_array_add(ops, seed);
         g_ptr_array_add(ops, op);
-        g_hash_table_insert(seed_of, op, seed);
+        pmap_put(seed_of, op, seed);
 
         ir_op_set_input1(op, "Seed", var);
         ir_op_remove_attr(op, "fix_seed");
         ir_op_remove_attr(op, "seed");
     }
-    if (g_hash_table_size(seed_of)) {
+    if (seed_of->n) {
         /* block._insert_op(op.idx, ...) for each, as one rebuild. */
-        GPtrArray *all = g_ptr_array_sized_new((guint)(b->n_ops + g_hash_table_size(seed_of)));
+        GPtrArray *all = g_ptr_array_sized_new((guint)(b->n_ops + seed_of->n));
         for (size_t i = 0; i < b->n_ops; i++) {
-            ir_op *seed = g_hash_table_lookup(seed_of, b->ops[i]);
+            ir_op *seed = pmap_get(seed_of, b->ops[i]);
             if (seed)
                 g_ptr_array_add(all, seed);
             g_ptr_array_add(all, b->ops[i]);
@@ -145,7 +145,7 @@ static void add_dropout_seeds(prog_stats *s)
             g_ptr_array_add(s->ops, ops->pdata[i]);
     }
     g_ptr_array_free(ops, TRUE);
-    g_hash_table_destroy(seed_of);
+    pmap_destroy(seed_of);
 }
 
 /* sort_checkpoints.  The seed first dedups through list(set(...)), whose
@@ -156,12 +156,12 @@ static GPtrArray *sort_checkpoints(prog_stats *s, const pdt_list *names)
 {
     GPtrArray *res = g_ptr_array_new();
     GArray *keys = g_array_new(FALSE, FALSE, sizeof(long));
-    GHashTable *seen = g_hash_table_new(g_direct_hash, NULL);
+    pmap *seen = pmap_new();
     for (size_t i = 0; i < names->n; i++) {
         const char *n = ir_intern(names->items[i]);
-        if (!g_hash_table_add(seen, (void *)n))
+        if (!pmap_add(seen, n))
             continue;
-        var_deps *d = g_hash_table_lookup(s->deps, n);
+        var_deps *d = pmap_get(s->deps, n);
         if (!d) {
             pdt_note("recompute: deleted '%s' from checkpoints, because it is not used in "
                      "the program", n);
@@ -174,7 +174,7 @@ static GPtrArray *sort_checkpoints(prog_stats *s, const pdt_list *names)
         g_ptr_array_insert(res, (gint)at, (void *)n);
         g_array_insert_val(keys, at, key);
     }
-    g_hash_table_destroy(seen);
+    pmap_destroy(seen);
     g_array_free(keys, TRUE);
     return res;
 }
@@ -183,7 +183,7 @@ static GPtrArray *sort_checkpoints(prog_stats *s, const pdt_list *names)
 static bool is_subgraph(prog_stats *s, const char *a, const char *b, size_t *min_idx,
                         size_t *max_idx)
 {
-    var_deps *da = g_hash_table_lookup(s->deps, a), *db = g_hash_table_lookup(s->deps, b);
+    var_deps *da = pmap_get(s->deps, a), *db = pmap_get(s->deps, b);
     if (!da || !db)
         return false;
     long lo = da->n_readers ? (long)da->min_reader : (long)s->ops->len;
@@ -228,9 +228,9 @@ typedef struct {
     bw_run *r;
     ir_block *block;
     prog_stats stats;
-    GHashTable *ckpt;       /* checkpoint names */
-    GHashTable *hold;       /* vars_should_be_hold */
-    GHashTable *renames;    /* var_name_dict: name -> rename_entry* */
+    pmap *ckpt;       /* checkpoint names */
+    pmap *hold;       /* vars_should_be_hold */
+    pmap *renames;    /* var_name_dict: name -> rename_entry* */
     size_t n_renames;
     GPtrArray *grad_ops;    /* grad_op_descs */
     GPtrArray *local_ops;   /* what Paddle leaves in local_block */
@@ -250,7 +250,7 @@ static void rename_args(recompute *rc, ir_op *op)
                 const char *cur = slots[s].args[k];
                 long last = -1;
                 for (;;) {
-                    const rename_entry *e = g_hash_table_lookup(rc->renames, cur);
+                    const rename_entry *e = pmap_get(rc->renames, cur);
                     if (!e || (long)e->order <= last)
                         break;
                     cur = e->to;
@@ -381,14 +381,14 @@ static bool run_segment(recompute *rc, const segment *seg, size_t i, GPtrArray *
             bw_arg_names(op, out, names);
             for (size_t k = 0; k < names->len; k++) {
                 const char *n = names->pdata[k];
-                if (persistable(rc->block, n) || g_hash_table_contains(rc->ckpt, n) ||
-                    g_hash_table_contains(rc->hold, n) ||
-                    g_hash_table_contains(rc->renames, n))
+                if (persistable(rc->block, n) || pmap_has(rc->ckpt, n) ||
+                    pmap_has(rc->hold, n) ||
+                    pmap_has(rc->renames, n))
                     continue;
                 rename_entry *e = g_new(rename_entry, 1);
                 e->to = ir_internf("%s%s", n, suffix);
                 e->order = rc->n_renames++;
-                g_hash_table_insert(rc->renames, (void *)n, e);
+                pmap_put(rc->renames, n, e);
                 create_renamed_var(rc, n, e->to);
             }
         }
@@ -406,7 +406,7 @@ static bool run_segment(recompute *rc, const segment *seg, size_t i, GPtrArray *
             const char *n = outs->pdata[k];
             if (persistable(rc->block, n))
                 continue;
-            needed = !g_hash_table_contains(rc->hold, n) && !g_hash_table_contains(rc->ckpt, n);
+            needed = !pmap_has(rc->hold, n) && !pmap_has(rc->ckpt, n);
         }
         if (needed) {
             ir_op *c = backward_copy(rc->r->prog, op);
@@ -446,7 +446,7 @@ static GArray *find_segments(recompute *rc, GPtrArray *ckpts)
     prog_stats *s = &rc->stats;
     GArray *segs = g_array_new(FALSE, FALSE, sizeof(segment));
     if (ckpts->len == 1) {
-        var_deps *d = g_hash_table_lookup(s->deps, ckpts->pdata[0]);
+        var_deps *d = pmap_get(s->deps, ckpts->pdata[0]);
         if (d && d->n_writers && d->max_writer > 0) {
             segment seg = {0, d->max_writer + 1};
             g_array_append_val(segs, seg);
@@ -482,15 +482,15 @@ static void find_held_vars(recompute *rc, GArray *segs)
             const ir_op *op = s->ops->pdata[o];
             bw_arg_names(op, true, buf);
             for (size_t k = 0; k < buf->len; k++) {
-                var_deps *d = g_hash_table_lookup(s->deps, buf->pdata[k]);
+                var_deps *d = pmap_get(s->deps, buf->pdata[k]);
                 if (d->n_readers && d->max_reader >= seg.end)
-                    g_hash_table_add(rc->hold, buf->pdata[k]);
+                    pmap_add(rc->hold, buf->pdata[k]);
             }
             bw_arg_names(op, false, buf);
             for (size_t k = 0; k < buf->len; k++) {
-                var_deps *d = g_hash_table_lookup(s->deps, buf->pdata[k]);
+                var_deps *d = pmap_get(s->deps, buf->pdata[k]);
                 if (d->n_writers && d->min_writer < seg.begin)
-                    g_hash_table_add(rc->hold, buf->pdata[k]);
+                    pmap_add(rc->hold, buf->pdata[k]);
             }
         }
     }
@@ -502,19 +502,21 @@ static void find_held_vars(recompute *rc, GArray *segs)
             continue;
         bw_arg_names(op, true, buf);
         for (size_t k = 0; k < buf->len; k++)
-            g_hash_table_add(rc->hold, buf->pdata[k]);
+            pmap_add(rc->hold, buf->pdata[k]);
     }
     for (size_t i = 0; i < s->order->len; i++) {
         const var_deps *d = s->order->pdata[i];
         if (!d->n_writers && d->n_readers && !persistable(rc->block, d->name))
-            g_hash_table_add(rc->hold, (void *)d->name);
+            pmap_add(rc->hold, d->name);
     }
     g_ptr_array_free(buf, TRUE);
 }
 
 static void free_stats(prog_stats *s)
 {
-    g_hash_table_destroy(s->deps);
+    PMAP_FOR(s->deps, e)
+        g_free(e->val);
+    pmap_destroy(s->deps);
     g_ptr_array_free(s->order, TRUE);
 }
 
@@ -543,23 +545,23 @@ bool bw_append_backward_ops_with_checkpoints(bw_run *r, ir_block *b, GPtrArray *
     rc.stats.r = r;
     rc.stats.block = b;
     rc.stats.ops = path;
-    rc.stats.deps = g_hash_table_new_full(g_direct_hash, NULL, NULL, g_free);
+    rc.stats.deps = pmap_new();
     rc.stats.order = g_ptr_array_new();
     add_dropout_seeds(&rc.stats);
     build_stats(&rc.stats);
 
     GPtrArray *ckpts = sort_checkpoints(&rc.stats, checkpoints);
-    rc.ckpt = g_hash_table_new(g_direct_hash, NULL);
+    rc.ckpt = pmap_new();
     for (size_t i = 0; i < ckpts->len; i++)
-        g_hash_table_add(rc.ckpt, ckpts->pdata[i]);
+        pmap_add(rc.ckpt, ckpts->pdata[i]);
     GArray *segs = find_segments(&rc, ckpts);
-    rc.hold = g_hash_table_new(g_direct_hash, NULL);
+    rc.hold = pmap_new();
     find_held_vars(&rc, segs);
     for (size_t i = 0; i < segs->len; i++)
         pdt_note("recompute: segment %zu: ops [%zu, %zu) of the op path", i,
                  g_array_index(segs, segment, i).begin, g_array_index(segs, segment, i).end);
 
-    rc.renames = g_hash_table_new_full(g_direct_hash, NULL, NULL, g_free);
+    rc.renames = pmap_new();
     rc.grad_ops = g_ptr_array_new();
     rc.local_ops = g_ptr_array_new();
     rc.buffer_ops = g_ptr_array_new();
@@ -595,9 +597,11 @@ bool bw_append_backward_ops_with_checkpoints(bw_run *r, ir_block *b, GPtrArray *
     g_ptr_array_free(rc.grad_ops, TRUE);
     g_ptr_array_free(rc.local_ops, TRUE);
     g_ptr_array_free(rc.buffer_ops, TRUE);
-    g_hash_table_destroy(rc.renames);
-    g_hash_table_destroy(rc.hold);
-    g_hash_table_destroy(rc.ckpt);
+    PMAP_FOR(rc.renames, e)
+        g_free(e->val);
+    pmap_destroy(rc.renames);
+    pmap_destroy(rc.hold);
+    pmap_destroy(rc.ckpt);
     g_array_free(segs, TRUE);
     g_ptr_array_free(ckpts, TRUE);
     free_stats(&rc.stats);

@@ -65,18 +65,18 @@ int pass_calc_gradient(pdt_ctx *ctx)
     bw_init(&r, p, ctx->main_path);
     bw_stop_gradients(&r);
     for (size_t i = 0; i < ctx->no_grad.n; i++)
-        g_hash_table_add(r.no_grad[0], (void *)grad_name(ctx->no_grad.items[i]));
+        pmap_add(r.no_grad[0], grad_name(ctx->no_grad.items[i]));
     r.targets = ctx->targets.items;
     r.n_targets = ctx->targets.n;
 
     size_t fwd_op_num = b0->n_ops;
-    GHashTable *target_grad_map = g_hash_table_new(g_direct_hash, NULL);
-    GHashTable *skip = g_hash_table_new(g_direct_hash, NULL);
-    GHashTable *targets = g_hash_table_new(g_direct_hash, NULL);
+    pmap *target_grad_map = pmap_new();
+    pmap *skip = pmap_new();
+    pmap *targets = pmap_new();
     for (size_t i = 0; i < ctx->targets.n; i++) {
         const char *t = ctx->targets.items[i];
         const char *g = grad_name(t);
-        g_hash_table_add(targets, (void *)t);
+        pmap_add(targets, t);
         if (!ctx->target_grads.n) {
             /* ones of the target's shape and dtype */
             ir_op *fill = bw_new_op(p, "fill_any_like");
@@ -85,32 +85,27 @@ int pass_calc_gradient(pdt_ctx *ctx)
             ir_op_set_float(fill, "value", 1.0f);
             ir_op_set_int(fill, "dtype", ir_block_find_var(b0, t)->dtype);
             ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
-            g_hash_table_add(skip, (void *)g);
+            pmap_add(skip, g);
         } else {
-            g_hash_table_insert(target_grad_map, (void *)g, (void *)ctx->target_grads.items[i]);
+            pmap_put(target_grad_map, g, (void *)ctx->target_grads.items[i]);
         }
     }
-    GHashTable *block_no_grad = g_hash_table_new(g_direct_hash, NULL);
-    GHashTableIter it;
-    void *key;
-    g_hash_table_iter_init(&it, r.no_grad[0]);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(block_no_grad, (void *)grad_strip_suffix(key));
+    pmap *block_no_grad = pmap_new();
+    PMAP_FOR(r.no_grad[0], it_s)
+        pmap_add(block_no_grad, grad_strip_suffix(it_s->key));
 
     int rc = PDT_EBADINPUT;
     GPtrArray *path = bw_find_op_path(&r, b0, targets, ctx->inputs.items, ctx->inputs.n,
                                       block_no_grad, false);
     if (!path)
         goto out;
-    GHashTable *extra = g_hash_table_new(g_direct_hash, NULL);
+    pmap *extra = pmap_new();
     bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
-    g_hash_table_iter_init(&it, extra);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(block_no_grad, key);
-    g_hash_table_destroy(extra);
-    g_hash_table_iter_init(&it, block_no_grad);
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        g_hash_table_add(r.no_grad[0], (void *)grad_name(key));
+    PMAP_FOR(extra, it_s)
+        pmap_add(block_no_grad, it_s->key);
+    pmap_destroy(extra);
+    PMAP_FOR(block_no_grad, it_s)
+        pmap_add(r.no_grad[0], grad_name(it_s->key));
     bool ok = bw_append_backward_ops(&r, b0, path, b0);
     g_ptr_array_free(path, TRUE);
     if (!ok)
@@ -125,14 +120,14 @@ int pass_calc_gradient(pdt_ctx *ctx)
     for (size_t i = 0; i < ctx->inputs.n; i++) {
         const char *in = ctx->inputs.items[i];
         ctx->bw_params.items[ctx->bw_params.n++] = in;
-        ctx->bw_grads.items[ctx->bw_grads.n++] = g_hash_table_lookup(r.grad_info, in);
+        ctx->bw_grads.items[ctx->bw_grads.n++] = pmap_get(r.grad_info, in);
     }
     rc = PDT_OK;
 out:
-    g_hash_table_destroy(target_grad_map);
-    g_hash_table_destroy(skip);
-    g_hash_table_destroy(targets);
-    g_hash_table_destroy(block_no_grad);
+    pmap_destroy(target_grad_map);
+    pmap_destroy(skip);
+    pmap_destroy(targets);
+    pmap_destroy(block_no_grad);
     bw_free(&r);
     return rc;
 }

@@ -2,6 +2,8 @@
  * def-use. */
 #include "unit.h"
 
+#include "ir/pmap.h"
+
 static ir_program *two_block_program(void)
 {
     ir_program *p = ir_program_new();
@@ -58,6 +60,50 @@ START_TEST(intern_fast_path_is_exact)
     const char *b = ir_intern(big);
     ck_assert_ptr_eq(ir_intern_n(big, sizeof big - 1), b);
     ck_assert_ptr_eq(ir_internf("%s", big), b);
+}
+END_TEST
+
+/* pmap against a plain array model: puts, replaces, removals (which
+ * shift probe chains back) and growth. */
+START_TEST(pmap_matches_model)
+{
+    enum { N = 5000 };
+    static char keys[N];
+    static int model[N];
+    pmap m = PMAP_INIT;
+    ck_assert_ptr_null(pmap_get(&m, &keys[0]));
+    unsigned x = 12345;
+    for (int step = 0; step < 60000; step++) {
+        x = x * 1103515245u + 12345u;
+        int k = (int)((x >> 8) % N);
+        int op = (int)((x >> 4) % 3);
+        if (op < 2) {
+            pmap_put(&m, &keys[k], &model[k]);
+            model[k] = 1;
+        } else {
+            ck_assert(pmap_remove(&m, &keys[k]) == (model[k] == 1));
+            model[k] = 0;
+        }
+        if (step % 997 == 0) {
+            size_t n = 0;
+            for (int i = 0; i < N; i++) {
+                ck_assert(pmap_has(&m, &keys[i]) == (model[i] == 1));
+                n += model[i] == 1;
+            }
+            ck_assert_uint_eq(m.n, n);
+            size_t seen = 0;
+            PMAP_FOR(&m, s) {
+                ck_assert_ptr_eq(s->val, &model[(const char *)s->key - keys]);
+                seen++;
+            }
+            ck_assert_uint_eq(seen, n);
+        }
+    }
+    pmap_clear(&m);
+    ck_assert_uint_eq(m.n, 0);
+    ck_assert(pmap_add(&m, &keys[1]));
+    ck_assert(!pmap_add(&m, &keys[1]));
+    pmap_free(&m);
 }
 END_TEST
 
@@ -226,6 +272,7 @@ Suite *make_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_is_pointer_equal);
     tcase_add_test(tc, intern_fast_path_is_exact);
+    tcase_add_test(tc, pmap_matches_model);
     tcase_add_test(tc, var_lookup_and_scope);
     tcase_add_test(tc, parent_cycle_terminates);
     tcase_add_test(tc, attrs_replace_in_place);

@@ -1,0 +1,83 @@
+/* pmap.h - a hash map keyed by pointer (interned names, ops), for the hot
+ * paths of the IR and the passes.
+ *
+ * Why not GHashTable: GLib keeps hashes, keys and values in three arrays
+ * and calls the hash function through a pointer, so a lookup in a large
+ * table costs up to three cache misses and an indirect call.  Here a key
+ * and its value share one slot of an open-addressing table (linear
+ * probing, at most half full), and the hash is inlined.
+ *
+ * Keys are non-NULL pointers.  Values are any pointer; pmap_get returns
+ * NULL for an absent key, so maps whose values may be NULL use pmap_has.
+ * Slot order is not insertion order: never let it reach the output. */
+#ifndef PDT_PMAP_H
+#define PDT_PMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const void *key;
+    void *val;
+} pmap_slot;
+
+typedef struct {
+    pmap_slot *slots;
+    size_t cap;     /* 0 or a power of two */
+    size_t n;
+} pmap;
+
+#define PMAP_INIT {NULL, 0, 0}
+
+/* Visits every entry (slot order): PMAP_FOR(m, s) { use s->key, s->val }.
+ * The map must not change during the walk. */
+#define PMAP_FOR(m, s)                                                   \
+    for (pmap_slot *s = (m)->slots; s && s < (m)->slots + (m)->cap; s++) \
+        if (s->key)
+
+void pmap_free(pmap *m);            /* frees the slots; m stays usable */
+pmap *pmap_new(void);                /* heap-allocated, empty */
+void pmap_destroy(pmap *m);          /* pmap_free + free(m); NULL is fine */
+/* Inserts or replaces. */
+void pmap_put(pmap *m, const void *key, void *val);
+/* Set use: adds key (value = key); true if it was not there. */
+bool pmap_add(pmap *m, const void *key);
+bool pmap_remove(pmap *m, const void *key);
+void pmap_clear(pmap *m);
+
+static inline size_t pmap_hash_(const void *key, size_t mask)
+{
+    uint64_t x = (uint64_t)(uintptr_t)key;
+    x ^= x >> 29;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 32;
+    return (size_t)x & mask;
+}
+
+static inline pmap_slot *pmap_find_(const pmap *m, const void *key)
+{
+    if (!m->n)
+        return NULL;
+    size_t mask = m->cap - 1;
+    for (size_t i = pmap_hash_(key, mask);; i = (i + 1) & mask) {
+        pmap_slot *s = &m->slots[i];
+        if (s->key == key)
+            return s;
+        if (!s->key)
+            return NULL;
+    }
+}
+
+static inline void *pmap_get(const pmap *m, const void *key)
+{
+    pmap_slot *s = pmap_find_(m, key);
+    return s ? s->val : NULL;
+}
+
+static inline bool pmap_has(const pmap *m, const void *key)
+{
+    return pmap_find_(m, key) != NULL;
+}
+
+#endif
