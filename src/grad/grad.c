@@ -167,7 +167,7 @@ bool grad_set_ig(grad_ctx *c, ir_op *op, bool as_input, const char *dst, const c
     }
     const char **names = g_newa(const char *, s->n_args + 1);
     size_t n = 0;
-    const char *empty = ir_intern(EMPTY_VAR);
+    const char *empty = IR_NAME(EMPTY_VAR);
     for (size_t i = 0; i < s->n_args; i++) {
         const char *g = grad_name(s->args[i]);
         if (c->no_grad && pmap_has(c->no_grad, g)) {
@@ -344,19 +344,14 @@ bool grad_make(const grad_maker *m, grad_ctx *c)
 
 int grad_var_type(const ir_block *b, const ir_op *op, const char *grad)
 {
-    static const char *lt, *lt2, *sum, *slice;
-    if (!lt) {
-        lt = ir_intern("lookup_table_grad");
-        lt2 = ir_intern("lookup_table_v2_grad");
-        sum = ir_intern("sum");
-        slice = ir_intern("slice_grad");
-    }
+    const char *lt = IR_NAME("lookup_table_grad"), *lt2 = IR_NAME("lookup_table_v2_grad"),
+               *sum = IR_NAME("sum"), *slice = IR_NAME("slice_grad");
     const char *t = op->type;
     if (t != lt && t != lt2 && t != sum && t != slice)
         return -1;
     if (t == lt || t == lt2)
         return ir_op_get_bool(op, "is_sparse", false) ? IR_SELECTED_ROWS : IR_LOD_TENSOR;
-    if (t == ir_intern("sum")) {
+    if (t == sum) {
         /* SumOpVarTypeInference: SELECTED_ROWS only when every input is. */
         const ir_slot *x = ir_op_input(op, "X");
         bool all_sr = x && x->n_args > 0;
@@ -375,7 +370,7 @@ int grad_var_type(const ir_block *b, const ir_op *op, const char *grad)
             return IR_LOD_TENSOR_ARRAY;
         return all_sr ? IR_SELECTED_ROWS : IR_LOD_TENSOR;
     }
-    if (t == ir_intern("slice_grad")) {
+    if (t == slice) {
         const ir_var *v = ir_block_find_var_recursive(b, grad_strip_suffix(grad));
         return v ? v->type : -1;
     }

@@ -26,6 +26,8 @@ typedef struct ichunk {
 } ichunk;
 
 static GHashTable *table;
+/* Bumped by ir_intern_shutdown, so IR_NAME caches notice. */
+static unsigned generation = 1;
 static ichunk *chunks;      /* newest first */
 
 enum { FIRST_CHUNK = 1 << 20 };
@@ -122,8 +124,18 @@ const char *ir_internf(const char *fmt, ...)
     return r;
 }
 
+const char *ir_intern_cached(const char *lit, const char **cache, unsigned *gen)
+{
+    if (*gen != generation) {
+        *cache = ir_intern(lit);
+        *gen = generation;
+    }
+    return *cache;
+}
+
 void ir_intern_shutdown(void)
 {
+    generation++;
     if (table)
         g_hash_table_destroy(table);
     table = NULL;

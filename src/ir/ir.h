@@ -36,6 +36,16 @@ const char *ir_intern_n(const char *s, size_t n);
 /* printf-style, result interned. */
 const char *ir_internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ir_intern_shutdown(void);
+/* IR_NAME("op_role"): a string literal interned once per call site (and
+ * again after ir_intern_shutdown), so that hot code comparing against a
+ * fixed name does not hash it on every call. */
+const char *ir_intern_cached(const char *lit, const char **cache, unsigned *gen);
+#define IR_NAME(lit)                                       \
+    __extension__({                                        \
+        static const char *ir_name_cache_;                 \
+        static unsigned ir_name_gen_;                      \
+        ir_intern_cached((lit), &ir_name_cache_, &ir_name_gen_); \
+    })
 
 /* ---- arena ------------------------------------------------------------ */
 

@@ -605,10 +605,10 @@ const char *ir_op_get_string(const ir_op *op, const char *name)
 
 int ir_op_role(const ir_op *op)
 {
-    return (int)ir_op_get_int(op, "op_role", -1);
+    return (int)ir_op_get_int(op, IR_NAME("op_role"), -1);
 }
 
 void ir_op_set_role(ir_op *op, int role)
 {
-    ir_op_set_int(op, "op_role", role);
+    ir_op_set_int(op, IR_NAME("op_role"), role);
 }

@@ -110,7 +110,7 @@ static bool counts_as_write(const ir_op *op, const char *v, const char *empty)
 
 static void count_writes(addup *a)
 {
-    const char *empty = ir_intern(EMPTY_VAR);
+    const char *empty = IR_NAME(EMPTY_VAR);
     pmap *once = pmap_new();
     for (size_t i = 0; i < a->ops->len; i++) {
         const ir_op *op = a->ops->pdata[i];
@@ -204,7 +204,7 @@ static void rename_in_slot(ir_op *op, ir_slot *s, const char *from, const char *
 static void process_outputs(addup *a, size_t idx)
 {
     ir_op *op = a->ops->pdata[idx];
-    const char *empty = ir_intern(EMPTY_VAR);
+    const char *empty = IR_NAME(EMPTY_VAR);
     size_t n_slots = op->n_outputs;
     size_t *sidx = g_newa(size_t, n_slots + 1);
     bw_sorted_slots(op, true, sidx);

@@ -64,7 +64,6 @@ void bw_init(bw_run *r, ir_program *p, const char *path)
     r->path = path ? path : "main program";
     r->grad_to_var = name_set();
     r->grad_info = name_set();
-    r->grad_info_block = name_set();
     r->unique = name_set();
     bw_sync_blocks(r);
 }
@@ -80,7 +79,6 @@ void bw_free(bw_run *r)
     free(r->op_path);
     pmap_destroy(r->grad_to_var);
     pmap_destroy(r->grad_info);
-    pmap_destroy(r->grad_info_block);
     pmap_destroy(r->unique);
     memset(r, 0, sizeof *r);
 }
@@ -99,7 +97,7 @@ ir_op *bw_new_op(ir_program *p, const char *type)
 {
     ir_op *op = ir_op_new(p, type);
     ir_op_set_role(op, IR_ROLE_BACKWARD);
-    ir_op_set_string(op, "op_device", "");
+    ir_op_set_string(op, IR_NAME("op_device"), "");
     return op;
 }
 
@@ -121,13 +119,21 @@ size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf)
 {
     const ir_slot *s = outputs ? op->outputs : op->inputs;
     size_t n = outputs ? op->n_outputs : op->n_inputs;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += s[i].n_args;
+    g_ptr_array_set_size(buf, (guint)total);
+    if (!total)
+        return 0;
     size_t *idx = g_newa(size_t, n + 1);
     bw_sorted_slots(op, outputs, idx);
-    g_ptr_array_set_size(buf, 0);
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < s[idx[i]].n_args; k++)
-            g_ptr_array_add(buf, (void *)s[idx[i]].args[k]);
-    return buf->len;
+    void **out = buf->pdata;
+    for (size_t i = 0; i < n; i++) {
+        const ir_slot *sl = &s[idx[i]];
+        for (size_t k = 0; k < sl->n_args; k++)
+            *out++ = (void *)sl->args[k];
+    }
+    return total;
 }
 
 int bw_op_index(const ir_block *b, const ir_op *op)
@@ -558,7 +564,6 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             const char *fwd = pmap_get(r->grad_to_var, n);
             if (fwd) {
                 pmap_put(r->grad_info, fwd, (void *)n);
-                pmap_put(r->grad_info_block, fwd, b);
             }
         }
         for (size_t k = 0; k < fresh->len; k++) {

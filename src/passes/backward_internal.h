@@ -23,8 +23,7 @@ typedef struct bw_run {
     GPtrArray **op_path;
     size_t n_op_path;
     pmap *grad_to_var;    /* grad name -> forward name */
-    pmap *grad_info;      /* forward name -> grad name */
-    pmap *grad_info_block;/* forward name -> ir_block* of the grad */
+    pmap *grad_info;      /* forward name -> the grad name last created */
     pmap *unique;         /* unique_name.generate counters */
     /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
     const char *const *targets;

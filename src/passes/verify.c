@@ -46,7 +46,7 @@ static size_t check_args(const ir_program *p, const ir_block *b, size_t k,
 {
     size_t errs = 0;
     /* Paddle's placeholder for "no var here" in grad ops. */
-    const char *empty = ir_intern("@EMPTY@");
+    const char *empty = IR_NAME("@EMPTY@");
     for (size_t s = 0; s < n; s++)
         for (size_t a = 0; a < slots[s].n_args; a++) {
             const char *arg = slots[s].args[a];
