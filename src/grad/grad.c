@@ -26,9 +26,26 @@ static pmap grad_names = PMAP_INIT;
 /* grad name -> forward name, for the grads whose _strip_grad_suffix_ is
  * known to give back their forward name (see grad_name). */
 static pmap stripped = PMAP_INIT;
+/* grad_maker* -> its default grad type (type + "_grad"). */
+static pmap grad_types = PMAP_INIT;
+static unsigned caches_gen;
+
+/* The caches hold interned pointers: after ir_intern_shutdown they are
+ * dropped. */
+static void check_caches(void)
+{
+    unsigned gen = ir_intern_generation();
+    if (gen == caches_gen)
+        return;
+    pmap_clear(&grad_names);
+    pmap_clear(&stripped);
+    pmap_clear(&grad_types);
+    caches_gen = gen;
+}
 
 const char *grad_name(const char *fwd)
 {
+    check_caches();
     const char *g = pmap_get(&grad_names, fwd);
     if (!g) {
         fwd = ir_intern(fwd);
@@ -61,6 +78,7 @@ bool grad_is_grad_name(const char *name)
  * repeats the final 'D'), else a trailing "@GRAD". */
 const char *grad_strip_suffix(const char *name)
 {
+    check_caches();
     const char *known = pmap_get(&stripped, name);
     if (known)
         return known;
@@ -233,15 +251,30 @@ static spec *parse_spec(const char *text, bool outs)
     return sp;
 }
 
-/* Parsed specs by row; built on first use, kept for the process. */
+/* Parsed specs by row; built on first use, kept until the interned names
+ * they hold go away (ir_intern_shutdown). */
 static GHashTable *parsed_specs;
+static unsigned specs_gen;
+
+static void free_spec(void *p)
+{
+    spec *sp = p;
+    g_free(sp->t);
+    g_free(sp);
+}
 
 static const spec *row_spec(const char *text, bool outs)
 {
     if (!text)
         return NULL;
-    if (!parsed_specs)
-        parsed_specs = g_hash_table_new(g_direct_hash, NULL);
+    if (parsed_specs && specs_gen != ir_intern_generation()) {
+        g_hash_table_destroy(parsed_specs);
+        parsed_specs = NULL;
+    }
+    if (!parsed_specs) {
+        parsed_specs = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_spec);
+        specs_gen = ir_intern_generation();
+    }
     /* The ins and outs strings of the table are distinct literals, and a
      * literal is only ever used as one of the two. */
     spec *sp = g_hash_table_lookup(parsed_specs, text);
@@ -326,7 +359,15 @@ bool grad_make(const grad_maker *m, grad_ctx *c)
     case GM_SPEC:
         break;
     }
-    const char *type = m->grad_type ? m->grad_type : ir_internf("%s_grad", m->type);
+    const char *type = m->grad_type;
+    if (!type) {
+        check_caches();
+        type = pmap_get(&grad_types, m);
+        if (!type) {
+            type = ir_internf("%s_grad", m->type);
+            pmap_put(&grad_types, m, (void *)type);
+        }
+    }
     ir_op *op = grad_new_op(c, type);
     if (!apply_spec(c, op, m->ins, false))
         return false;

@@ -288,19 +288,20 @@ static const grad_maker table[] = {
 #undef SPEC
 #undef FN
 
-static GHashTable *index_by_type;
+static pmap index_by_type = PMAP_INIT;
+static unsigned index_gen;
 
 const grad_maker *grad_maker_find(const char *type)
 {
-    /* The table is static and small; the index is built once per process
-     * and never freed (like the interned names it is keyed by). */
-    if (!index_by_type) {
-        index_by_type = g_hash_table_new(g_direct_hash, NULL);
+    /* The table is static and small; the index is keyed by interned names,
+     * so it is rebuilt when those are (after ir_intern_shutdown). */
+    if (index_gen != ir_intern_generation()) {
+        pmap_clear(&index_by_type);
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-            g_hash_table_insert(index_by_type, (void *)ir_intern(table[i].type),
-                                (void *)&table[i]);
+            pmap_put(&index_by_type, ir_intern(table[i].type), (void *)&table[i]);
+        index_gen = ir_intern_generation();
     }
-    return g_hash_table_lookup(index_by_type, ir_intern(type));
+    return pmap_get(&index_by_type, ir_intern(type));
 }
 
 const grad_maker *grad_makers(size_t *n)

@@ -124,6 +124,11 @@ const char *ir_internf(const char *fmt, ...)
     return r;
 }
 
+unsigned ir_intern_generation(void)
+{
+    return generation;
+}
+
 const char *ir_intern_cached(const char *lit, const char **cache, unsigned *gen)
 {
     if (*gen != generation) {

@@ -40,6 +40,9 @@ void ir_intern_shutdown(void);
  * again after ir_intern_shutdown), so that hot code comparing against a
  * fixed name does not hash it on every call. */
 const char *ir_intern_cached(const char *lit, const char **cache, unsigned *gen);
+/* Changes at every ir_intern_shutdown: caches of interned pointers kept
+ * across calls compare it to know they must start over. */
+unsigned ir_intern_generation(void);
 #define IR_NAME(lit)                                       \
     __extension__({                                        \
         static const char *ir_name_cache_;                 \

@@ -262,8 +262,10 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
     a.pend_ops = g_ptr_array_new();
     a.multi = pmap_new();
     count_writes(&a);
+    /* Nothing is written twice: no renames, no sums, the list as it is. */
+    bool quiet = a.multi->n == 0;
     GPtrArray *buf = g_ptr_array_new();
-    for (size_t idx = 0; idx < ops->len; idx++) {
+    for (size_t idx = 0; idx < ops->len && !quiet; idx++) {
         bw_arg_names(ops->pdata[idx], false, buf);
         for (size_t k = 0; k < buf->len; k++) {
             const char *v = buf->pdata[k];
@@ -304,37 +306,36 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
 
 /* ---- _remove_no_grad_branch_ ------------------------------------------ */
 
-static bool all_in(GPtrArray *names, pmap *set)
-{
-    if (names->len == 0)
-        return false;
-    for (size_t i = 0; i < names->len; i++)
-        if (!pmap_has(set, names->pdata[i]))
-            return false;
-    return true;
-}
-
 GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad)
 {
     pmap *targets = pmap_new();
     for (size_t i = 0; i < r->n_targets; i++)
         pmap_add(targets, grad_name(r->targets[i]));
     GPtrArray *kept = g_ptr_array_new();
-    GPtrArray *outs = g_ptr_array_new(), *ins = g_ptr_array_new(), *gins = g_ptr_array_new();
+    GPtrArray *ins = g_ptr_array_new();
+    /* The tests below are about sets of names, so they walk the slots as
+     * they are; only the zero-fill order needs Paddle's sorted order. */
     for (size_t i = 0; i < ops->len; i++) {
         ir_op *op = ops->pdata[i];
-        bw_arg_names(op, true, outs);
-        if (outs->len == 0 || all_in(outs, no_grad))
+        size_t n_out = 0, n_out_no = 0, n_gin = 0, n_gin_no = 0;
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t k = 0; k < op->outputs[s].n_args; k++) {
+                n_out++;
+                n_out_no += pmap_has(no_grad, op->outputs[s].args[k]);
+            }
+        if (n_out == 0 || n_out_no == n_out)
             continue;
-        bw_arg_names(op, false, ins);
-        g_ptr_array_set_size(gins, 0);
-        for (size_t k = 0; k < ins->len; k++)
-            if (grad_is_grad_name(ins->pdata[k]))
-                g_ptr_array_add(gins, ins->pdata[k]);
-        if (all_in(gins, no_grad)) {
-            for (size_t k = 0; k < outs->len; k++)
-                if (!pmap_has(targets, outs->pdata[k]))
-                    pmap_add(no_grad, outs->pdata[k]);
+        for (size_t s = 0; s < op->n_inputs; s++)
+            for (size_t k = 0; k < op->inputs[s].n_args; k++)
+                if (grad_is_grad_name(op->inputs[s].args[k])) {
+                    n_gin++;
+                    n_gin_no += pmap_has(no_grad, op->inputs[s].args[k]);
+                }
+        if (n_gin && n_gin_no == n_gin) {
+            for (size_t s = 0; s < op->n_outputs; s++)
+                for (size_t k = 0; k < op->outputs[s].n_args; k++)
+                    if (!pmap_has(targets, op->outputs[s].args[k]))
+                        pmap_add(no_grad, op->outputs[s].args[k]);
             continue;
         }
         g_ptr_array_add(kept, op);
@@ -343,6 +344,14 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad)
     ir_program *prog = r->prog;
     for (size_t i = 0; i < kept->len; i++) {
         ir_op *op = kept->pdata[i];
+        bool any = false;
+        for (size_t s = 0; s < op->n_inputs && !any; s++)
+            for (size_t k = 0; k < op->inputs[s].n_args && !any; k++)
+                any = pmap_has(no_grad, op->inputs[s].args[k]);
+        if (!any) {
+            g_ptr_array_add(res, op);
+            continue;
+        }
         bw_arg_names(op, false, ins);
         for (size_t k = 0; k < ins->len; k++) {
             const char *arg = ins->pdata[k];
@@ -358,9 +367,7 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad)
         g_ptr_array_add(res, op);
     }
     g_ptr_array_free(kept, TRUE);
-    g_ptr_array_free(outs, TRUE);
     g_ptr_array_free(ins, TRUE);
-    g_ptr_array_free(gins, TRUE);
     pmap_destroy(targets);
     return res;
 }

@@ -426,6 +426,17 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
 
 /* ---- _rename_grad_ ---------------------------------------------------- */
 
+/* Does any output of op name an existing grad var (a rename to do)? */
+static bool renames_output(const ir_op *op, const ir_block *b)
+{
+    for (size_t s = 0; s < op->n_outputs; s++)
+        for (size_t k = 0; k < op->outputs[s].n_args; k++)
+            if (grad_is_grad_name(op->outputs[s].args[k]) &&
+                ir_block_find_var(b, op->outputs[s].args[k]))
+                return true;
+    return false;
+}
+
 void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
                     pmap *skip)
 {
@@ -435,6 +446,8 @@ void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
     GPtrArray *buf = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {
         ir_op *op = b->ops[i];
+        if (!var_map->n && !renames_output(op, b))
+            continue;
         bw_arg_names(op, false, buf);
         for (size_t k = 0; k < buf->len; k++) {
             const char *to = pmap_get(var_map, buf->pdata[k]);

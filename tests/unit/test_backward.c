@@ -304,6 +304,29 @@ START_TEST(test_reproduces_paddle_fl_trainer)
 }
 END_TEST
 
+/* The grad makers cache interned names (grad names, stripped names, grad
+ * types, parsed rows, the type index).  After ir_intern_shutdown every
+ * name is new, so the same run must give the same result, not stale
+ * pointers.  (Runs last: it drops every interned name.) */
+START_TEST(test_caches_survive_intern_shutdown)
+{
+    char before[512], after[512];
+    for (int round = 0; round < 2; round++) {
+        int rc;
+        pdt_ctx ctx = run(two_consumers(), "loss", NULL, &rc);
+        ck_assert_int_eq(rc, PDT_OK);
+        ir_block *b = ctx.main->blocks[0];
+        types(b, 5, round ? after : before, sizeof before);
+        ck_assert_str_eq(ir_op_output1(b->ops[b->n_ops - 1], "Y@GRAD"), "w@GRAD");
+        ck_assert_str_eq(grad_strip_suffix(grad_name("w")), "w");
+        ck_assert_ptr_eq(grad_maker_find("relu"), grad_maker_find(ir_intern("relu")));
+        pdt_ctx_free(&ctx);
+        ir_intern_shutdown();
+    }
+    ck_assert_str_eq(before, after);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("backward");
@@ -315,6 +338,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, test_registry_coverage);
     tcase_add_test(tc, test_calc_gradient);
     tcase_add_test(tc, test_reproduces_paddle_fl_trainer);
+    tcase_add_test(tc, test_caches_survive_intern_shutdown);
     suite_add_tcase(s, tc);
     return s;
 }
