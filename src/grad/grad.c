@@ -23,9 +23,6 @@ static const ir_slot empty_slot = {0};
  * that is not interned still gets the right (interned) answer; its entry is
  * merely never hit again. */
 static pmap grad_names = PMAP_INIT;
-/* grad name -> forward name, for the grads whose _strip_grad_suffix_ is
- * known to give back their forward name (see grad_name). */
-static pmap stripped = PMAP_INIT;
 /* grad_maker* -> its default grad type (type + "_grad"). */
 static pmap grad_types = PMAP_INIT;
 static unsigned caches_gen;
@@ -38,7 +35,6 @@ static void check_caches(void)
     if (gen == caches_gen)
         return;
     pmap_clear(&grad_names);
-    pmap_clear(&stripped);
     pmap_clear(&grad_types);
     caches_gen = gen;
 }
@@ -59,10 +55,6 @@ const char *grad_name(const char *fwd)
         if (buf != stackbuf)
             g_free(buf);
         pmap_put(&grad_names, fwd, (void *)g);
-        /* Without "@GRAD" or "grad/" in fwd, the only match in fwd@GRAD is
-         * the trailing suffix, so stripping it gives fwd back. */
-        if (!strstr(fwd, GRAD_SUFFIX) && !strstr(fwd, "grad/"))
-            pmap_put(&stripped, g, (void *)fwd);
     }
     return g;
 }
@@ -78,10 +70,6 @@ bool grad_is_grad_name(const char *name)
  * repeats the final 'D'), else a trailing "@GRAD". */
 const char *grad_strip_suffix(const char *name)
 {
-    check_caches();
-    const char *known = pmap_get(&stripped, name);
-    if (known)
-        return known;
     size_t len = strlen(name);
     size_t cut = len;
     bool found = false;

@@ -58,7 +58,7 @@ static void grow(pmap *m)
  * room for one more). */
 static pmap_slot *slot_for(pmap *m, const void *key)
 {
-    if ((m->n + 1) * 2 > m->cap)
+    if ((m->n + 1) * 4 > m->cap * 3)
         grow(m);
     size_t mask = m->cap - 1;
     size_t i = pmap_hash_(key, mask);

@@ -191,19 +191,27 @@ int pass_append_backward(pdt_ctx *ctx)
     PMAP_FOR(block_no_grad, it_s)
         pmap_add(r.no_grad[0], grad_name(it_s->key));
 
+    /* Only the parameters' grad_info entries are ever read. */
+    pdt_list params = param_names(ctx, b0);
+    pmap *wanted = pmap_new();
+    for (size_t i = 0; i < params.n; i++)
+        pmap_add(wanted, params.items[i]);
+    r.wanted = wanted;
     bool ok;
     if (ctx->checkpoints.n)
         ok = bw_append_backward_ops_with_checkpoints(&r, b0, path, b0, &ctx->checkpoints);
     else
         ok = bw_append_backward_ops(&r, b0, path, b0);
     g_ptr_array_free(path, TRUE);
-    if (!ok)
+    if (!ok) {
+        pdt_list_free(&params);
+        pmap_destroy(wanted);
         goto out;
+    }
     bw_rename_grad(&r, b0, fwd_op_num, NULL, NULL);
     bw_append_backward_vars(&r, b0, fwd_op_num);
     bw_recompute_prune_scratch(&r);
 
-    pdt_list params = param_names(ctx, b0);
     pdt_list_free(&ctx->bw_params);
     pdt_list_free(&ctx->bw_grads);
     ctx->bw_params.items = xcalloc(params.n + 1, sizeof(char *));
@@ -216,6 +224,7 @@ int pass_append_backward(pdt_ctx *ctx)
         ctx->bw_grads.items[ctx->bw_grads.n++] = g;
     }
     pdt_list_free(&params);
+    pmap_destroy(wanted);
     tag_role_var(b0, &ctx->bw_params, &ctx->bw_grads);
     rc = PDT_OK;
 out:

@@ -494,9 +494,20 @@ static const ir_op *find_parent_op(const ir_program *p, int32_t idx)
 }
 
 /* _infer_var_data_type_shape_: dtype and shape of the forward var. */
+/* _strip_grad_suffix_(g).  A grad the makers named gives its forward name
+ * back when that name holds neither "@GRAD" nor "grad/" (then the only
+ * match is the trailing suffix), which spares the string work. */
+static const char *strip_grad(bw_run *r, const char *g)
+{
+    const char *fwd = pmap_get(r->grad_to_var, g);
+    if (fwd && grad_name(fwd) == g && !strstr(fwd, GRAD_SUFFIX) && !strstr(fwd, "grad/"))
+        return fwd;
+    return grad_strip_suffix(g);
+}
+
 static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv)
 {
-    const char *fwd = grad_strip_suffix(gv->name);
+    const char *fwd = strip_grad(r, gv->name);
     const ir_var *fv = ir_block_find_var_recursive(b, fwd);
     if (!fv) {
         pdt_warning("%s: set grad var '%s' dtype to default FP32, since its forward var "
@@ -529,7 +540,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                     pmap_add(parent_vars, parent_op->inputs[s].args[k]);
     const char *empty = ir_intern(EMPTY_VAR);
     bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
-    GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
+    GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new(), *fresh = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {
         ir_op *op = b->ops[i];
         int32_t sid = sub_block_id(op);
@@ -566,7 +577,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             if (nk && (!x || nk != x->n_args))
                 ir_op_set_input(op, "X", keep, nk);
         }
-        GPtrArray *fresh = g_ptr_array_new();
+        g_ptr_array_set_size(fresh, 0);
         for (size_t k = 0; k < outs->len; k++) {
             const char *n = outs->pdata[k];
             if (n == empty || visible(b, n))
@@ -575,9 +586,8 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             v->has_persistable = false;
             g_ptr_array_add(fresh, v);
             const char *fwd = pmap_get(r->grad_to_var, n);
-            if (fwd) {
+            if (fwd && (!r->wanted || pmap_has(r->wanted, fwd)))
                 pmap_put(r->grad_info, fwd, (void *)n);
-            }
         }
         for (size_t k = 0; k < fresh->len; k++) {
             ir_var *v = fresh->pdata[k];
@@ -590,7 +600,6 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             }
             infer_dtype_shape(r, b, v);
         }
-        g_ptr_array_free(fresh, TRUE);
     }
     GPtrArray *kept = g_ptr_array_sized_new((guint)b->n_ops);
     for (size_t i = 0; i < b->n_ops; i++) {
@@ -605,5 +614,6 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
     free(remove);
     g_ptr_array_free(ins, TRUE);
     g_ptr_array_free(outs, TRUE);
+    g_ptr_array_free(fresh, TRUE);
     pmap_destroy(parent_vars);
 }

@@ -24,6 +24,7 @@ typedef struct bw_run {
     size_t n_op_path;
     pmap *grad_to_var;    /* grad name -> forward name */
     pmap *grad_info;      /* forward name -> the grad name last created */
+    const pmap *wanted;   /* the names grad_info is kept for (NULL: all) */
     pmap *unique;         /* unique_name.generate counters */
     /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
     const char *const *targets;

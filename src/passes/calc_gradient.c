@@ -91,6 +91,7 @@ int pass_calc_gradient(pdt_ctx *ctx)
         }
     }
     pmap *block_no_grad = pmap_new();
+    pmap *wanted = pmap_new();
     PMAP_FOR(r.no_grad[0], it_s)
         pmap_add(block_no_grad, grad_strip_suffix(it_s->key));
 
@@ -106,6 +107,9 @@ int pass_calc_gradient(pdt_ctx *ctx)
     pmap_destroy(extra);
     PMAP_FOR(block_no_grad, it_s)
         pmap_add(r.no_grad[0], grad_name(it_s->key));
+    for (size_t i = 0; i < ctx->inputs.n; i++)
+        pmap_add(wanted, ctx->inputs.items[i]);
+    r.wanted = wanted;
     bool ok = bw_append_backward_ops(&r, b0, path, b0);
     g_ptr_array_free(path, TRUE);
     if (!ok)
@@ -128,6 +132,7 @@ out:
     pmap_destroy(skip);
     pmap_destroy(targets);
     pmap_destroy(block_no_grad);
+    pmap_destroy(wanted);
     bw_free(&r);
     return rc;
 }
