@@ -18,11 +18,14 @@
 
 static const ir_slot empty_slot = {0};
 
-/* Names are interned, so the cache is keyed by pointer and lives as long
- * as the interned names do (the whole process).  A caller passing a name
- * that is not interned still gets the right (interned) answer; its entry is
- * merely never hit again. */
-static pmap grad_names = PMAP_INIT;
+/* grad_name's cache: small and direct-mapped.  A name's grad is asked for
+ * by neighbouring ops (the writer's OutputGrad, the reader's InputGrad), so
+ * recent names hit; a miss costs one intern lookup, and a big table (one
+ * cache miss per lookup) would cost about as much. */
+enum { RECENT = 1024 };
+static struct {
+    const char *fwd, *grad;
+} recent[RECENT];
 /* grad_maker* -> its default grad type (type + "_grad"). */
 static pmap grad_types = PMAP_INIT;
 static unsigned caches_gen;
@@ -34,7 +37,7 @@ static void check_caches(void)
     unsigned gen = ir_intern_generation();
     if (gen == caches_gen)
         return;
-    pmap_clear(&grad_names);
+    memset(recent, 0, sizeof recent);
     pmap_clear(&grad_types);
     caches_gen = gen;
 }
@@ -42,19 +45,24 @@ static void check_caches(void)
 const char *grad_name(const char *fwd)
 {
     check_caches();
-    const char *g = pmap_get(&grad_names, fwd);
-    if (!g) {
-        fwd = ir_intern(fwd);
-        size_t n = strlen(fwd);
-        char stackbuf[256];
-        char *buf = n + sizeof GRAD_SUFFIX <= sizeof stackbuf ? stackbuf
-                                                              : g_malloc(n + sizeof GRAD_SUFFIX);
-        memcpy(buf, fwd, n);
-        memcpy(buf + n, GRAD_SUFFIX, sizeof GRAD_SUFFIX);
-        g = ir_intern_n(buf, n + sizeof GRAD_SUFFIX - 1);
-        if (buf != stackbuf)
-            g_free(buf);
-        pmap_put(&grad_names, fwd, (void *)g);
+    size_t slot = pmap_hash_(fwd, RECENT - 1);
+    if (recent[slot].fwd == fwd)
+        return recent[slot].grad;
+    const char *key = fwd;
+    fwd = ir_intern(fwd);
+    size_t n = strlen(fwd);
+    char stackbuf[256];
+    char *buf = n + sizeof GRAD_SUFFIX <= sizeof stackbuf ? stackbuf
+                                                          : g_malloc(n + sizeof GRAD_SUFFIX);
+    memcpy(buf, fwd, n);
+    memcpy(buf + n, GRAD_SUFFIX, sizeof GRAD_SUFFIX);
+    const char *g = ir_intern_n(buf, n + sizeof GRAD_SUFFIX - 1);
+    if (buf != stackbuf)
+        g_free(buf);
+    /* Only interned keys are cached: a caller's buffer may change. */
+    if (key == fwd) {
+        recent[slot].fwd = fwd;
+        recent[slot].grad = g;
     }
     return g;
 }

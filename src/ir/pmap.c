@@ -42,9 +42,8 @@ static void place(pmap_slot *slots, size_t mask, const void *key, void *val)
     slots[i].val = val;
 }
 
-static void grow(pmap *m)
+static void rehash(pmap *m, size_t cap)
 {
-    size_t cap = m->cap ? m->cap * 2 : 16;
     pmap_slot *slots = xcalloc(cap, sizeof *slots);
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].key)
@@ -52,6 +51,20 @@ static void grow(pmap *m)
     free(m->slots);
     m->slots = slots;
     m->cap = cap;
+}
+
+static void grow(pmap *m)
+{
+    rehash(m, m->cap ? m->cap * 2 : 16);
+}
+
+void pmap_reserve(pmap *m, size_t n)
+{
+    size_t cap = m->cap ? m->cap : 16;
+    while ((m->n + n) * 4 > cap * 3)
+        cap *= 2;
+    if (cap != m->cap)
+        rehash(m, cap);
 }
 
 /* The slot holding key, or the empty slot where it would go (after making

@@ -44,6 +44,8 @@ void pmap_put(pmap *m, const void *key, void *val);
 /* Set use: adds key (value = key); true if it was not there. */
 bool pmap_add(pmap *m, const void *key);
 bool pmap_remove(pmap *m, const void *key);
+/* Makes room for n more entries without growing step by step. */
+void pmap_reserve(pmap *m, size_t n);
 void pmap_clear(pmap *m);
 
 static inline size_t pmap_hash_(const void *key, size_t mask)

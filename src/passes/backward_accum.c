@@ -112,6 +112,7 @@ static void count_writes(addup *a)
 {
     const char *empty = IR_NAME(EMPTY_VAR);
     pmap *once = pmap_new();
+    pmap_reserve(once, a->ops->len * 2);
     for (size_t i = 0; i < a->ops->len; i++) {
         const ir_op *op = a->ops->pdata[i];
         for (size_t s = 0; s < op->n_outputs; s++)
@@ -437,6 +438,7 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
     (void)r;
     size_t n = grad_ops->len;
     pmap *fwd_vars = pmap_new();
+    pmap_reserve(fwd_vars, fwd_ops->len * 2);
     for (size_t i = 0; i < fwd_ops->len; i++) {
         const ir_op *op = fwd_ops->pdata[i];
         for (size_t s = 0; s < op->n_inputs; s++)

@@ -190,6 +190,7 @@ GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, pmap *targets,
     for (size_t i = 0; i < n_inputs; i++)
         pmap_add(input_names, inputs[i]);
     pmap *output_names = name_set();
+    pmap_reserve(output_names, b->n_ops);
     PMAP_FOR(targets, it_s)
         pmap_add(output_names, it_s->key);
     bool *relevant = xmalloc((b->n_ops + 1) * sizeof *relevant);
@@ -320,6 +321,7 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets
 {
     (void)r;
     pmap *output_names = name_set();
+    pmap_reserve(output_names, path->len * 2);
     PMAP_FOR(targets, it_s)
         pmap_add(output_names, it_s->key);
     for (size_t p = path->len; p-- > 0;) {
@@ -350,9 +352,11 @@ static void merge_into(pmap *dst, pmap *src)
 
 bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *target)
 {
+    /* About two grad names per op: room for them at once. */
+    size_t n_path = path ? path->len : 0;
+    pmap_reserve(r->grad_to_var, n_path * 2);
     GPtrArray *grad_ops = g_ptr_array_new();
     GPtrArray *out = g_ptr_array_new();
-    size_t n_path = path ? path->len : 0;
     bool ok = true;
     for (size_t p = n_path; p-- > 0 && ok;) {
         const ir_op *op = path->pdata[p];
@@ -497,17 +501,17 @@ static const ir_op *find_parent_op(const ir_program *p, int32_t idx)
 /* _strip_grad_suffix_(g).  A grad the makers named gives its forward name
  * back when that name holds neither "@GRAD" nor "grad/" (then the only
  * match is the trailing suffix), which spares the string work. */
-static const char *strip_grad(bw_run *r, const char *g)
+static const char *strip_grad(const char *g, const char *fwd)
 {
-    const char *fwd = pmap_get(r->grad_to_var, g);
     if (fwd && grad_name(fwd) == g && !strstr(fwd, GRAD_SUFFIX) && !strstr(fwd, "grad/"))
         return fwd;
     return grad_strip_suffix(g);
 }
 
-static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv)
+/* to_var: grad_to_var[gv->name], or NULL. */
+static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const char *to_var)
 {
-    const char *fwd = strip_grad(r, gv->name);
+    const char *fwd = strip_grad(gv->name, to_var);
     const ir_var *fv = ir_block_find_var_recursive(b, fwd);
     if (!fv) {
         pdt_warning("%s: set grad var '%s' dtype to default FP32, since its forward var "
@@ -584,12 +588,13 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                 continue;
             ir_var *v = ir_block_var(b, n);
             v->has_persistable = false;
-            g_ptr_array_add(fresh, v);
             const char *fwd = pmap_get(r->grad_to_var, n);
+            g_ptr_array_add(fresh, v);
+            g_ptr_array_add(fresh, (void *)fwd);
             if (fwd && (!r->wanted || pmap_has(r->wanted, fwd)))
                 pmap_put(r->grad_info, fwd, (void *)n);
         }
-        for (size_t k = 0; k < fresh->len; k++) {
+        for (size_t k = 0; k < fresh->len; k += 2) {
             ir_var *v = fresh->pdata[k];
             int t = grad_var_type(b, op, v->name);
             if (t >= 0) {
@@ -598,7 +603,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                                  : t == IR_LOD_TENSOR_ARRAY ? IR_TD_TENSOR_ARRAY
                                                             : IR_TD_LOD_TENSOR;
             }
-            infer_dtype_shape(r, b, v);
+            infer_dtype_shape(r, b, v, fresh->pdata[k + 1]);
         }
     }
     GPtrArray *kept = g_ptr_array_sized_new((guint)b->n_ops);

@@ -99,6 +99,11 @@ START_TEST(pmap_matches_model)
             ck_assert_uint_eq(seen, n);
         }
     }
+    size_t before = m.n;
+    pmap_reserve(&m, 100000);
+    ck_assert_uint_eq(m.n, before);
+    for (int i = 0; i < N; i++)
+        ck_assert(pmap_has(&m, &keys[i]) == (model[i] == 1));
     pmap_clear(&m);
     ck_assert_uint_eq(m.n, 0);
     ck_assert(pmap_add(&m, &keys[1]));
