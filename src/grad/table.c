@@ -126,7 +126,10 @@ static const grad_maker table[] = {
          "IG:X ?IG:Scale ?IG:Bias", 0),
     SPEC("instance_norm", NULL, "X Scale O:SavedMean O:SavedVariance OG:Y",
          "IG:X IG:Scale IG:Bias", 0),
-    SPEC("group_norm", NULL, "Scale Bias O:Y O:Variance OG:Y", "IG:X IG:Scale IG:Bias", 0),
+    /* 2.x GroupNormGradMaker and 3.x group_norm_grad(x, scale, bias, y,
+     * mean, variance, y_grad); fluid 1.x read neither X nor Mean. */
+    SPEC("group_norm", NULL, "X Scale Bias O:Y O:Mean O:Variance OG:Y",
+         "IG:X IG:Scale IG:Bias", 0),
     SPEC("dropout", NULL, "O:Mask OG:Out", "IG:X", 0),
     FN("data_norm", grad_fn_data_norm),
     SPEC("affine_channel", NULL, "X Scale OG:Out", "IG:X IG:Scale IG:Bias", 0),
