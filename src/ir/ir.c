@@ -160,6 +160,11 @@ ir_var *ir_block_clone_var(ir_block *b, const ir_var *src, const char *name)
     return v;
 }
 
+size_t ir_block_n_var_names(const ir_block *b)
+{
+    return ((const pmap *)b->var_map)->n;
+}
+
 void ir_block_remove_var(ir_block *b, const char *name)
 {
     ir_var *v = ir_block_find_var(b, name);

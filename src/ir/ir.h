@@ -248,6 +248,9 @@ ir_var *ir_block_var(ir_block *b, const char *name);
 /* Copies type, dtype, dims, lod_level and the flags of src under a new name. */
 ir_var *ir_block_clone_var(ir_block *b, const ir_var *src, const char *name);
 void ir_block_remove_var(ir_block *b, const char *name);
+/* Number of names the block's var map holds.  Equal to the number of live
+ * vars unless two live vars share a name (what the verifier looks for). */
+size_t ir_block_n_var_names(const ir_block *b);
 /* Live vars in insertion order (skips removed ones). Returns count. */
 size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch);
 void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n);

@@ -113,11 +113,18 @@ size_t pdt_verify(const ir_program *p, const char *name, FILE *out)
     }
     for (size_t i = 0; i < p->n_blocks; i++) {
         const ir_block *b = p->blocks[i];
+        /* Each live var owns its name in the var map unless a name is
+         * declared twice; the counts tell which case this is, so the
+         * per-var lookups run only when there is something to report. */
+        size_t n_live = 0;
+        for (size_t v = 0; v < b->n_vars; v++)
+            n_live += !b->vars[v]->removed;
+        bool dup = n_live != ir_block_n_var_names(b);
         for (size_t v = 0; v < b->n_vars; v++) {
             const ir_var *var = b->vars[v];
             if (var->removed)
                 continue;
-            if (ir_block_find_var(b, var->name) != var) {
+            if (dup && ir_block_find_var(b, var->name) != var) {
                 report(out, name, "error", "block %zu: var '%s' is declared twice", i, var->name);
                 errs++;
             }

@@ -121,8 +121,11 @@ START_TEST(var_lookup_and_scope)
     ir_var *v = ir_block_var(b1, "local");
     ck_assert_ptr_eq(ir_block_var(b1, "local"), v);
     ck_assert_int_eq(v->type, IR_LOD_TENSOR);
+    ck_assert_uint_eq(ir_block_n_var_names(b1), 1);
+    ck_assert_uint_eq(ir_block_n_var_names(p->blocks[0]), 2);
     ir_block_remove_var(b1, "local");
     ck_assert_ptr_null(ir_block_find_var(b1, "local"));
+    ck_assert_uint_eq(ir_block_n_var_names(b1), 0);
     ir_program_free(p);
 }
 END_TEST
