@@ -109,14 +109,14 @@ static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
         ir_op *op = writer[i];
         if (!op)
             continue;
-        const ir_attr *old = ir_op_attr(op, "op_role_var");
+        const ir_attr *old = ir_op_attr(op, IR_NAME("op_role_var"));
         size_t n_old = old && old->type == IR_ATTR_STRINGS ? old->n_strings : 0;
         const char **val = xcalloc(n_old + 2, sizeof *val);
         val[0] = params->items[i];
         val[1] = grads->items[i];
         for (size_t k = 0; k < n_old; k++)
             val[2 + k] = ir_intern_n((const char *)old->strings[k].data, old->strings[k].len);
-        ir_op_set_strings(op, "op_role_var", val, n_old + 2);
+        ir_op_set_strings(op, IR_NAME("op_role_var"), val, n_old + 2);
         free(val);
     }
     free(writer);
