@@ -226,6 +226,7 @@ int pass_append_backward(pdt_ctx *ctx)
     pdt_list_free(&params);
     pmap_destroy(wanted);
     tag_role_var(b0, &ctx->bw_params, &ctx->bw_grads);
+    bw_settle_ops(b0, fwd_op_num);
     rc = PDT_OK;
 out:
     pmap_destroy(targets);

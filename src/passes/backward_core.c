@@ -503,8 +503,11 @@ static const ir_op *find_parent_op(const ir_program *p, int32_t idx)
  * match is the trailing suffix), which spares the string work. */
 static const char *strip_grad(const char *g, const char *fwd)
 {
-    if (fwd && grad_name(fwd) == g && !strstr(fwd, GRAD_SUFFIX) && !strstr(fwd, "grad/"))
-        return fwd;
+    if (fwd && !strstr(fwd, GRAD_SUFFIX) && !strstr(fwd, "grad/")) {
+        size_t n = strlen(fwd);
+        if (strncmp(g, fwd, n) == 0 && strcmp(g + n, GRAD_SUFFIX) == 0)
+            return fwd;
+    }
     return grad_strip_suffix(g);
 }
 
@@ -622,3 +625,38 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
     g_ptr_array_free(fresh, TRUE);
     pmap_destroy(parent_vars);
 }
+
+/* ---- canonical order ------------------------------------------------------ */
+
+static void sort_slots(ir_slot *s, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        ir_slot t = s[i];
+        size_t k = i;
+        for (; k > 0 && strcmp(s[k - 1].name, t.name) > 0; k--)
+            s[k] = s[k - 1];
+        s[k] = t;
+    }
+}
+
+void bw_settle_ops(ir_block *b, size_t start)
+{
+    for (size_t i = start; i < b->n_ops; i++) {
+        ir_op *op = b->ops[i];
+        if (!op->dirty)
+            continue;
+        sort_slots(op->inputs, op->n_inputs);
+        sort_slots(op->outputs, op->n_outputs);
+        for (size_t a = 1; a < op->n_attrs; a++) {
+            if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
+                continue;
+            ir_attr t = op->attrs[a];
+            size_t k = a;
+            for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
+                op->attrs[k] = op->attrs[k - 1];
+            op->attrs[k] = t;
+        }
+        op->dirty = false;
+    }
+}
+
