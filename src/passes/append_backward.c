@@ -85,28 +85,14 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
     return l;
 }
 
-/* The last op writing each parameter grad gets op_role_var = [p, g] +
- * its previous value.  One backward scan finds every last writer. */
-static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
+/* The last op writing each parameter grad gets op_role_var = [p, g] + its
+ * previous value (the seed's loop over reversed(block.ops)).
+ * _append_backward_vars_ recorded those writers while it walked the new
+ * ops; no other op of block 0 writes a grad var created by this pass. */
+static void tag_role_var(const pmap *last_writer, pdt_list *params, pdt_list *grads)
 {
-    pmap *want = pmap_new();
-    for (size_t i = 0; i < grads->n; i++)
-        pmap_put(want, grads->items[i], GSIZE_TO_POINTER(i + 1));
-    ir_op **writer = xcalloc(grads->n + 1, sizeof *writer);
-    size_t left = want->n;
-    for (size_t k = b->n_ops; k-- > 0 && left;) {
-        ir_op *op = b->ops[k];
-        for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                size_t i = GPOINTER_TO_SIZE(pmap_get(want, op->outputs[s].args[a]));
-                if (i && !writer[i - 1]) {
-                    writer[i - 1] = op;
-                    left--;
-                }
-            }
-    }
     for (size_t i = 0; i < params->n; i++) {
-        ir_op *op = writer[i];
+        ir_op *op = pmap_get(last_writer, grads->items[i]);
         if (!op)
             continue;
         const ir_attr *old = ir_op_attr(op, IR_NAME("op_role_var"));
@@ -119,8 +105,6 @@ static void tag_role_var(ir_block *b, pdt_list *params, pdt_list *grads)
         ir_op_set_strings(op, IR_NAME("op_role_var"), val, n_old + 2);
         free(val);
     }
-    free(writer);
-    pmap_destroy(want);
 }
 
 static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **lv,
@@ -197,6 +181,8 @@ int pass_append_backward(pdt_ctx *ctx)
     for (size_t i = 0; i < params.n; i++)
         pmap_add(wanted, params.items[i]);
     r.wanted = wanted;
+    r.last_writer = pmap_new();
+    r.role_block = b0;
     bool ok;
     if (ctx->checkpoints.n)
         ok = bw_append_backward_ops_with_checkpoints(&r, b0, path, b0, &ctx->checkpoints);
@@ -225,7 +211,7 @@ int pass_append_backward(pdt_ctx *ctx)
     }
     pdt_list_free(&params);
     pmap_destroy(wanted);
-    tag_role_var(b0, &ctx->bw_params, &ctx->bw_grads);
+    tag_role_var(r.last_writer, &ctx->bw_params, &ctx->bw_grads);
     bw_settle_ops(b0, fwd_op_num);
     rc = PDT_OK;
 out:

@@ -80,6 +80,7 @@ void bw_free(bw_run *r)
     pmap_destroy(r->grad_to_var);
     pmap_destroy(r->grad_info);
     pmap_destroy(r->unique);
+    pmap_destroy(r->last_writer);
     memset(r, 0, sizeof *r);
 }
 
@@ -447,6 +448,14 @@ void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
     pmap *var_map = name_set();
     if (target_grad_map)
         merge_into(var_map, target_grad_map);
+    /* Renames happen only for grads that already have a var, i.e. from an
+     * earlier backward pass; a block without any "@GRAD" var (the usual
+     * case) has nothing to rename. */
+    bool any_grad_var = false;
+    for (size_t i = 0; i < b->n_vars && !any_grad_var; i++)
+        any_grad_var = !b->vars[i]->removed && grad_is_grad_name(b->vars[i]->name);
+    if (!any_grad_var && !var_map->n)
+        start = b->n_ops;
     GPtrArray *buf = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {
         ir_op *op = b->ops[i];
@@ -546,6 +555,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                 if (ir_op_writes(parent_op, parent_op->inputs[s].args[k]))
                     pmap_add(parent_vars, parent_op->inputs[s].args[k]);
     const char *empty = ir_intern(EMPTY_VAR);
+    bool track = r->last_writer && b == r->role_block;
     bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
     GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new(), *fresh = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {
@@ -587,15 +597,26 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
         g_ptr_array_set_size(fresh, 0);
         for (size_t k = 0; k < outs->len; k++) {
             const char *n = outs->pdata[k];
-            if (n == empty || visible(b, n))
+            if (n == empty)
                 continue;
+            if (visible(b, n)) {
+                if (track) {
+                    const char *fwd = pmap_get(r->grad_to_var, n);
+                    if (fwd && (!r->wanted || pmap_has(r->wanted, fwd)))
+                        pmap_put(r->last_writer, n, op);
+                }
+                continue;
+            }
             ir_var *v = ir_block_var(b, n);
             v->has_persistable = false;
             const char *fwd = pmap_get(r->grad_to_var, n);
             g_ptr_array_add(fresh, v);
             g_ptr_array_add(fresh, (void *)fwd);
-            if (fwd && (!r->wanted || pmap_has(r->wanted, fwd)))
+            if (fwd && (!r->wanted || pmap_has(r->wanted, fwd))) {
                 pmap_put(r->grad_info, fwd, (void *)n);
+                if (track)
+                    pmap_put(r->last_writer, n, op);
+            }
         }
         for (size_t k = 0; k < fresh->len; k += 2) {
             ir_var *v = fresh->pdata[k];

@@ -25,6 +25,10 @@ typedef struct bw_run {
     pmap *grad_to_var;    /* grad name -> forward name */
     pmap *grad_info;      /* forward name -> the grad name last created */
     const pmap *wanted;   /* the names grad_info is kept for (NULL: all) */
+    /* When set, _append_backward_vars_ on role_block records here the last
+     * op writing each grad of a wanted name (for op_role_var). */
+    pmap *last_writer;
+    const ir_block *role_block;
     pmap *unique;         /* unique_name.generate counters */
     /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
     const char *const *targets;
