@@ -15,8 +15,14 @@
 #                 seeds are truncated by libFuzzer)
 #   FUZZ_JOBS     >1: libFuzzer -fork=N worker processes (default 1)
 #   FUZZ_FLAGS    extra libFuzzer flags
-#   PDT_FUZZ_CROSS=1  also check that the text form packs to the binary form
-#                 (see tests/fuzz/fuzz_common.h)
+#   FUZZ_CFLAGS   extra compiler flags (e.g. -fno-sanitize=nonnull-attribute
+#                 to look past a known finding)
+#   PDT_FUZZ_STRICT=1  also check the promises with documented exceptions
+#                 (text form packs to the binary form; binary form equals
+#                 protobuf-c's own repacking): see tests/fuzz/fuzz_common.h
+#   FUZZ_ARENA=malloc  link tests/fuzz/arena_malloc.c instead of
+#                 src/ir/arena.c: one malloc per arena allocation, so ASan
+#                 also catches overflows inside the IR's arenas (slower)
 #   CLANG         the compiler (default clang)
 #
 # Installs clang (and the libFuzzer runtime, libclang-rt-N-dev) from Debian
@@ -50,7 +56,7 @@ if ! command -v "$CLANG" >/dev/null 2>&1; then
     apt_install clang || die "cannot install clang"
     command -v "$CLANG" >/dev/null 2>&1 || die "'$CLANG' still not found"
 fi
-mkdir -p "$OUT/obj" || exit 2
+mkdir -p "$OUT" || exit 2
 probe() {
     printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
         'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
@@ -74,14 +80,20 @@ ${MAKE:-make} --no-print-directory BUILD=build build/gen/framework.pb-c.c >/dev/
 PKG_CFLAGS=$(pkg-config --cflags libprotobuf-c glib-2.0 jansson) || die "pkg-config failed (run 'make deps')"
 PKG_LIBS=$(pkg-config --libs libprotobuf-c glib-2.0 jansson)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra $SAN -Ibuild/gen -Isrc $PKG_CFLAGS"
+CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra $SAN -Ibuild/gen -Isrc $PKG_CFLAGS ${FUZZ_CFLAGS:-}"
 say "building with $("$CLANG" --version | head -1)"
 srcs="$(ls src/*.c src/*/*.c | grep -v '^src/main\.c$') build/gen/framework.pb-c.c"
-obj_of() { echo "$OUT/obj/$(echo "$1" | sed 's|^src/||; s|^build/gen/||; s|/|_|g; s|\.c$|.o|')"; }
+BIN=$OUT/bin
+if [ "${FUZZ_ARENA:-}" = malloc ]; then
+    srcs="$(echo "$srcs" | grep -v '^src/ir/arena\.c$') tests/fuzz/arena_malloc.c"
+    BIN=$OUT/bin-malloc-arena
+fi
+mkdir -p "$BIN/obj" || exit 2
+obj_of() { echo "$BIN/obj/$(echo "$1" | sed 's|^src/||; s|^build/gen/||; s|^tests/fuzz/||; s|/|_|g; s|\.c$|.o|')"; }
 objs=
 for s in $srcs; do objs="$objs $(obj_of "$s")"; done
 # Library objects get coverage instrumentation only (fuzzer-no-link), in
-# parallel; -w because clang's warnings are not this build's business.
+# parallel.
 for s in $srcs; do echo "$s $(obj_of "$s")"; done |
     xargs -P "$(nproc 2>/dev/null || echo 2)" -n 2 sh -c \
         "exec $CLANG $CFLAGS -fsanitize=fuzzer-no-link -c -o \"\$2\" \"\$1\"" sh ||
@@ -89,7 +101,7 @@ for s in $srcs; do echo "$s $(obj_of "$s")"; done |
 for t in $TARGETS; do
     [ -f "tests/fuzz/fuzz_$t.c" ] || die "no target tests/fuzz/fuzz_$t.c"
     # shellcheck disable=SC2086
-    "$CLANG" $CFLAGS -Werror -fsanitize=fuzzer -o "$OUT/fuzz_$t" "tests/fuzz/fuzz_$t.c" \
+    "$CLANG" $CFLAGS -Werror -fsanitize=fuzzer -o "$BIN/fuzz_$t" "tests/fuzz/fuzz_$t.c" \
         $objs $PKG_LIBS -lm || die "building fuzz_$t failed"
 done
 
@@ -99,9 +111,17 @@ if [ "${1:-}" = --repro ]; then
     shift
     [ $# -gt 0 ] || die "--repro needs files"
     status=0
-    for t in $TARGETS; do
-        say "fuzz_$t on $*"
-        "$OUT/fuzz_$t" -runs=1 "$@" || status=1
+    for f in "$@"; do
+        for t in $TARGETS; do
+            if "$BIN/fuzz_$t" -runs=1 "$f" >"$OUT/repro.log" 2>&1; then
+                say "ok   fuzz_$t $f"
+            else
+                status=1
+                say "FAIL fuzz_$t $f"
+                grep -E '^(fuzz: |pdtrans: |  (first|second) |.*runtime error|==[0-9]+==ERROR)' \
+                    "$OUT/repro.log" | sed 's/^/    /'
+            fi
+        done
     done
     exit $status
 fi
@@ -189,7 +209,7 @@ for t in $TARGETS; do
     [ "$JOBS" -gt 1 ] 2>/dev/null && fork=-fork=$JOBS
     say "fuzz_$t: ${SECONDS_PER}s, corpus $OUT/corpus/$t, log $log"
     # shellcheck disable=SC2086
-    "$OUT/fuzz_$t" -max_total_time="$SECONDS_PER" -max_len="$MAX_LEN" -timeout=25 \
+    "$BIN/fuzz_$t" -max_total_time="$SECONDS_PER" -max_len="$MAX_LEN" -timeout=25 \
         -rss_limit_mb=2048 -print_final_stats=1 $dict $fork ${FUZZ_FLAGS:-} \
         -artifact_prefix="$OUT/artifacts/$t/" "$OUT/corpus/$t" "$OUT/seeds/$t" >"$log" 2>&1
     rc=$?
@@ -201,7 +221,7 @@ for t in $TARGETS; do
         echo "fuzz: FAIL fuzz_$t exited with status $rc (log: $log)"
         if [ -n "$repro" ]; then
             echo "fuzz: reproducer: $repro"
-            echo "fuzz: rerun: $OUT/fuzz_$t $repro    (minimise: add -minimize_crash=1 -runs=100000)"
+            echo "fuzz: rerun: $BIN/fuzz_$t $repro    (minimise: add -minimize_crash=1 -runs=100000)"
         fi
     else
         say "fuzz_$t: ok"
