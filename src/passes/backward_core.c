@@ -557,13 +557,12 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
     const char *empty = ir_intern(EMPTY_VAR);
     bool track = r->last_writer && b == r->role_block;
     bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
-    GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new(), *fresh = g_ptr_array_new();
+    GPtrArray *outs = g_ptr_array_new(), *fresh = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {
         ir_op *op = b->ops[i];
         int32_t sid = sub_block_id(op);
         if (sid >= 0 && ir_program_block(r->prog, sid))
             bw_append_backward_vars(r, ir_program_block(r->prog, sid), 0);
-        bw_arg_names(op, false, ins);
         bw_arg_names(op, true, outs);
         size_t n_out = 0, n_grad_in = 0, n_exist = 0;
         for (size_t k = 0; k < outs->len; k++)
@@ -572,14 +571,15 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             remove[i] = true;
             continue;
         }
-        for (size_t k = 0; k < ins->len; k++) {
-            const char *n = ins->pdata[k];
-            if (!grad_is_grad_name(n))
-                continue;
-            n_grad_in++;
-            if (visible(b, n) || pmap_has(parent_vars, n))
-                n_exist++;
-        }
+        /* Only "is there a grad input, and does one exist" matters. */
+        for (size_t s = 0; s < op->n_inputs && !n_exist; s++)
+            for (size_t k = 0; k < op->inputs[s].n_args && !n_exist; k++) {
+                const char *n = op->inputs[s].args[k];
+                if (!grad_is_grad_name(n))
+                    continue;
+                n_grad_in++;
+                n_exist += visible(b, n) || pmap_has(parent_vars, n);
+            }
         if (n_grad_in && !n_exist) {
             remove[i] = true;
             continue;
@@ -641,7 +641,6 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
         ir_block_set_ops(b, (ir_op *const *)kept->pdata, kept->len);
     g_ptr_array_free(kept, TRUE);
     free(remove);
-    g_ptr_array_free(ins, TRUE);
     g_ptr_array_free(outs, TRUE);
     g_ptr_array_free(fresh, TRUE);
     pmap_destroy(parent_vars);
