@@ -114,6 +114,13 @@ ir_var *ir_block_add_var_raw(ir_block *b, const char *name)
     return v;
 }
 
+void ir_block_reserve_vars(ir_block *b, size_t n)
+{
+    b->vars = ir_grow(b->program->arena, b->vars, sizeof *b->vars, b->n_vars, &b->cap_vars,
+                      b->n_vars + n);
+    pmap_reserve(b->var_map, n);
+}
+
 ir_var *ir_block_var(ir_block *b, const char *name)
 {
     ir_var *v = ir_block_find_var(b, name);

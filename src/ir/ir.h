@@ -245,6 +245,8 @@ ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name);
 /* Creates (or returns the existing) var `name` in b.  New vars are
  * LOD_TENSOR, FP32, no dims, has_persistable=true persistable=false. */
 ir_var *ir_block_var(ir_block *b, const char *name);
+/* Makes room for n more vars in b at once (passes that add many vars). */
+void ir_block_reserve_vars(ir_block *b, size_t n);
 /* Copies type, dtype, dims, lod_level and the flags of src under a new name. */
 ir_var *ir_block_clone_var(ir_block *b, const ir_var *src, const char *name);
 void ir_block_remove_var(ir_block *b, const char *name);

@@ -556,6 +556,13 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                     pmap_add(parent_vars, parent_op->inputs[s].args[k]);
     const char *empty = ir_intern(EMPTY_VAR);
     bool track = r->last_writer && b == r->role_block;
+    /* About two new grad vars per new op: room for them in one step. */
+    ir_block_reserve_vars(b, (b->n_ops - start) * 2);
+    if (r->wanted) {
+        pmap_reserve(r->grad_info, r->wanted->n);
+        if (track)
+            pmap_reserve(r->last_writer, r->wanted->n);
+    }
     bool *remove = xcalloc(b->n_ops + 1, sizeof *remove);
     GPtrArray *outs = g_ptr_array_new(), *fresh = g_ptr_array_new();
     for (size_t i = start; i < b->n_ops; i++) {

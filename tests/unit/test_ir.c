@@ -126,6 +126,12 @@ START_TEST(var_lookup_and_scope)
     ir_block_remove_var(b1, "local");
     ck_assert_ptr_null(ir_block_find_var(b1, "local"));
     ck_assert_uint_eq(ir_block_n_var_names(b1), 0);
+    ir_block_reserve_vars(b1, 1000);
+    ck_assert_uint_ge(b1->cap_vars, b1->n_vars + 1000);
+    for (int i = 0; i < 1000; i++)
+        ir_block_var(b1, ir_internf("r%d", i));
+    ck_assert_ptr_nonnull(ir_block_find_var(b1, "r999"));
+    ck_assert_ptr_nonnull(ir_block_find_var_recursive(b1, "x"));
     ir_program_free(p);
 }
 END_TEST
