@@ -1,8 +1,11 @@
 /* pmap.c - see pmap.h. */
+/* madvise(MADV_HUGEPAGE) is a Linux extension. */
+#define _DEFAULT_SOURCE
 #include "pmap.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -42,9 +45,28 @@ static void place(pmap_slot *slots, size_t mask, const void *key, void *val)
     slots[i].val = val;
 }
 
+enum { HUGE_PAGE = 2 << 20 };
+
+/* Big tables are probed at random: on 2 MB pages (where the kernel offers
+ * them on request) they cost far fewer TLB misses and page faults. */
+static pmap_slot *alloc_slots(size_t cap)
+{
+    size_t bytes = cap * sizeof(pmap_slot);
+    if (bytes < HUGE_PAGE)
+        return xcalloc(cap, sizeof(pmap_slot));
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+        return xcalloc(cap, sizeof(pmap_slot));
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    memset(p, 0, bytes);
+    return p;
+}
+
 static void rehash(pmap *m, size_t cap)
 {
-    pmap_slot *slots = xcalloc(cap, sizeof *slots);
+    pmap_slot *slots = alloc_slots(cap);
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].key)
             place(slots, cap - 1, m->slots[i].key, m->slots[i].val);
