@@ -103,6 +103,7 @@ static void tag_role_var(const pmap *last_writer, pdt_list *params, pdt_list *gr
         for (size_t k = 0; k < n_old; k++)
             val[2 + k] = ir_intern_n((const char *)old->strings[k].data, old->strings[k].len);
         ir_op_set_strings(op, IR_NAME("op_role_var"), val, n_old + 2);
+        bw_settle_op(op);
         free(val);
     }
 }
@@ -212,7 +213,6 @@ int pass_append_backward(pdt_ctx *ctx)
     pdt_list_free(&params);
     pmap_destroy(wanted);
     tag_role_var(r.last_writer, &ctx->bw_params, &ctx->bw_grads);
-    bw_settle_ops(b0, fwd_op_num);
     rc = PDT_OK;
 out:
     pmap_destroy(targets);

@@ -636,6 +636,8 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             }
             infer_dtype_shape(r, b, v, fresh->pdata[k + 1]);
         }
+        /* Done with this op while it is in cache (see bw_settle_op). */
+        bw_settle_op(op);
     }
     GPtrArray *kept = g_ptr_array_sized_new((guint)b->n_ops);
     for (size_t i = 0; i < b->n_ops; i++) {
@@ -666,24 +668,21 @@ static void sort_slots(ir_slot *s, size_t n)
     }
 }
 
-void bw_settle_ops(ir_block *b, size_t start)
+void bw_settle_op(ir_op *op)
 {
-    for (size_t i = start; i < b->n_ops; i++) {
-        ir_op *op = b->ops[i];
-        if (!op->dirty)
+    if (!op->dirty)
+        return;
+    sort_slots(op->inputs, op->n_inputs);
+    sort_slots(op->outputs, op->n_outputs);
+    for (size_t a = 1; a < op->n_attrs; a++) {
+        if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
             continue;
-        sort_slots(op->inputs, op->n_inputs);
-        sort_slots(op->outputs, op->n_outputs);
-        for (size_t a = 1; a < op->n_attrs; a++) {
-            if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
-                continue;
-            ir_attr t = op->attrs[a];
-            size_t k = a;
-            for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
-                op->attrs[k] = op->attrs[k - 1];
-            op->attrs[k] = t;
-        }
-        op->dirty = false;
+        ir_attr t = op->attrs[a];
+        size_t k = a;
+        for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
+            op->attrs[k] = op->attrs[k - 1];
+        op->attrs[k] = t;
     }
+    op->dirty = false;
 }
 

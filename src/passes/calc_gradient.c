@@ -116,7 +116,6 @@ int pass_calc_gradient(pdt_ctx *ctx)
         goto out;
     bw_rename_grad(&r, b0, fwd_op_num, target_grad_map, skip);
     bw_append_backward_vars(&r, b0, fwd_op_num);
-    bw_settle_ops(b0, fwd_op_num);
 
     pdt_list_free(&ctx->bw_params);
     pdt_list_free(&ctx->bw_grads);
