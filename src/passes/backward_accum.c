@@ -246,7 +246,20 @@ static void process_outputs(addup *a, size_t idx)
     }
 }
 
+static GPtrArray *addup_run(bw_run *r, GPtrArray *ops, int block_idx, const pmap *multi);
+
 GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
+{
+    return addup_run(r, ops, block_idx, NULL);
+}
+
+GPtrArray *bw_addup_scanned(bw_run *r, GPtrArray *ops, int block_idx, const bw_scan *s)
+{
+    return addup_run(r, ops, block_idx, &s->multi);
+}
+
+/* multi: the names written more than once, when already counted. */
+static GPtrArray *addup_run(bw_run *r, GPtrArray *ops, int block_idx, const pmap *multi)
 {
     addup a = {0};
     a.prog = r->prog;
@@ -262,7 +275,13 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
     a.pend_idx = g_array_new(FALSE, FALSE, sizeof(size_t));
     a.pend_ops = g_ptr_array_new();
     a.multi = pmap_new();
-    count_writes(&a);
+    if (multi) {
+        pmap_reserve(a.multi, multi->n);
+        PMAP_FOR(multi, e)
+            pmap_add(a.multi, e->key);
+    } else {
+        count_writes(&a);
+    }
     /* Nothing is written twice: no renames, no sums, the list as it is. */
     bool quiet = a.multi->n == 0;
     GPtrArray *buf = g_ptr_array_new();
@@ -398,7 +417,7 @@ static void zpush(zvec *z, size_t x)
 /* A candidate head reads only names that are neither forward vars nor
  * written by an earlier grad op.  Most grad ops read a forward var, so the
  * cheap test is first: an op with one is no head. */
-static bool has_head(GPtrArray *grad_ops, pmap *fwd_vars)
+static bool has_head(GPtrArray *grad_ops, const pmap *fwd_vars)
 {
     pmap *bwd_vars = NULL;
     bool found = false;
@@ -433,23 +452,41 @@ static bool has_head(GPtrArray *grad_ops, pmap *fwd_vars)
     return found;
 }
 
+static GPtrArray *prune(GPtrArray *grad_ops, const pmap *fwd_vars, bool any_head);
+
 GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops)
 {
     (void)r;
-    size_t n = grad_ops->len;
-    pmap *fwd_vars = pmap_new();
-    pmap_reserve(fwd_vars, fwd_ops->len * 2);
+    pmap fwd_vars = PMAP_INIT;
+    pmap_reserve(&fwd_vars, fwd_ops->len * 2);
     for (size_t i = 0; i < fwd_ops->len; i++) {
         const ir_op *op = fwd_ops->pdata[i];
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t k = 0; k < op->inputs[s].n_args; k++)
-                pmap_add(fwd_vars, op->inputs[s].args[k]);
+                pmap_add(&fwd_vars, op->inputs[s].args[k]);
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                pmap_add(fwd_vars, op->outputs[s].args[k]);
+                pmap_add(&fwd_vars, op->outputs[s].args[k]);
     }
-    if (!has_head(grad_ops, fwd_vars)) {
-        pmap_destroy(fwd_vars);
+    GPtrArray *res = prune(grad_ops, &fwd_vars, has_head(grad_ops, &fwd_vars));
+    pmap_free(&fwd_vars);
+    return res;
+}
+
+/* scanned: grad_ops is exactly the list s was gathered on. */
+GPtrArray *bw_prune_scanned(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops,
+                            const bw_scan *s, bool scanned)
+{
+    (void)r;
+    (void)fwd_ops;
+    bool any = scanned ? bw_scan_has_head(s, grad_ops) : has_head(grad_ops, &s->fwd_vars);
+    return prune(grad_ops, &s->fwd_vars, any);
+}
+
+static GPtrArray *prune(GPtrArray *grad_ops, const pmap *fwd_vars, bool any_head)
+{
+    size_t n = grad_ops->len;
+    if (!any_head) {
         GPtrArray *res = g_ptr_array_sized_new((guint)n);
         for (size_t i = 0; i < n; i++)
             g_ptr_array_add(res, grad_ops->pdata[i]);
@@ -572,8 +609,101 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
     free(passed);
     free(drop);
     g_ptr_array_free(buf, TRUE);
-    pmap_destroy(fwd_vars);
     pmap_destroy(bwd_vars);
     pmap_destroy(latest);
     return res;
 }
+
+/* ---- scanning while the ops are made ------------------------------------ */
+
+void bw_scan_init(bw_scan *s)
+{
+    memset(s, 0, sizeof *s);
+    s->head_cands = g_array_new(FALSE, FALSE, sizeof(size_t));
+}
+
+void bw_scan_free(bw_scan *s)
+{
+    pmap_free(&s->once);
+    pmap_free(&s->multi);
+    pmap_free(&s->fwd_vars);
+    g_array_free(s->head_cands, TRUE);
+}
+
+void bw_scan_fwd(bw_scan *s, const ir_op *fwd)
+{
+    for (size_t i = 0; i < fwd->n_inputs; i++)
+        for (size_t k = 0; k < fwd->inputs[i].n_args; k++)
+            pmap_add(&s->fwd_vars, fwd->inputs[i].args[k]);
+    for (size_t i = 0; i < fwd->n_outputs; i++)
+        for (size_t k = 0; k < fwd->outputs[i].n_args; k++)
+            pmap_add(&s->fwd_vars, fwd->outputs[i].args[k]);
+}
+
+void bw_scan_grad(bw_scan *s, const ir_op *op, size_t idx, const pmap *no_grad)
+{
+    const char *empty = IR_NAME(EMPTY_VAR);
+    /* count_writes */
+    size_t n_out = 0, n_out_no = 0;
+    for (size_t i = 0; i < op->n_outputs; i++)
+        for (size_t k = 0; k < op->outputs[i].n_args; k++) {
+            const char *v = op->outputs[i].args[k];
+            n_out++;
+            n_out_no += pmap_has(no_grad, v);
+            if (counts_as_write(op, v, empty) && !pmap_add(&s->once, v))
+                pmap_add(&s->multi, v);
+        }
+    /* The tests of bw_remove_no_grad_branch: an op without outputs or with
+     * all of them no-grad, grad inputs all no-grad, or any no-grad input
+     * (a zero fill).  None met by any op: the step changes nothing. */
+    size_t n_gin = 0, n_gin_no = 0;
+    bool reads_fwd = false, reads_no_grad = false;
+    for (size_t i = 0; i < op->n_inputs; i++)
+        for (size_t k = 0; k < op->inputs[i].n_args; k++) {
+            const char *v = op->inputs[i].args[k];
+            bool ng = pmap_has(no_grad, v);
+            reads_no_grad |= ng;
+            if (grad_is_grad_name(v)) {
+                n_gin++;
+                n_gin_no += ng;
+            }
+            if (!reads_fwd)
+                reads_fwd = pmap_has(&s->fwd_vars, v);
+        }
+    if (n_out == 0 || n_out_no == n_out || (n_gin && n_gin_no == n_gin) || reads_no_grad)
+        s->remove_may_act = true;
+    /* _find_not_need_ops heads read no forward var at all; fwd_vars is
+     * still partial here, so this only narrows the candidates. */
+    if (!reads_fwd)
+        g_array_append_val(s->head_cands, idx);
+}
+
+bool bw_scan_has_head(const bw_scan *s, GPtrArray *ops)
+{
+    pmap bwd_vars = PMAP_INIT;
+    size_t filled = 0;
+    bool found = false;
+    for (size_t c = 0; c < s->head_cands->len && !found; c++) {
+        size_t i = g_array_index(s->head_cands, size_t, c);
+        const ir_op *op = ops->pdata[i];
+        bool head = true;
+        for (size_t a = 0; a < op->n_inputs && head; a++)
+            for (size_t k = 0; k < op->inputs[a].n_args && head; k++)
+                head = !pmap_has(&s->fwd_vars, op->inputs[a].args[k]);
+        if (!head)
+            continue;
+        for (; filled < i; filled++) {
+            const ir_op *w = ops->pdata[filled];
+            for (size_t a = 0; a < w->n_outputs; a++)
+                for (size_t k = 0; k < w->outputs[a].n_args; k++)
+                    pmap_add(&bwd_vars, w->outputs[a].args[k]);
+        }
+        for (size_t a = 0; a < op->n_inputs && head; a++)
+            for (size_t k = 0; k < op->inputs[a].n_args && head; k++)
+                head = !pmap_has(&bwd_vars, op->inputs[a].args[k]);
+        found = head;
+    }
+    pmap_free(&bwd_vars);
+    return found;
+}
+

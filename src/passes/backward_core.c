@@ -358,9 +358,17 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
     pmap_reserve(r->grad_to_var, n_path * 2);
     GPtrArray *grad_ops = g_ptr_array_new();
     GPtrArray *out = g_ptr_array_new();
+    /* The later steps' facts are gathered while each grad op is fresh in
+     * cache: a sweep over tens of thousands of cold ops costs more than
+     * the tests themselves. */
+    bw_scan scan;
+    bw_scan_init(&scan);
+    pmap_reserve(&scan.fwd_vars, n_path * 2);
+    pmap_reserve(&scan.once, n_path * 2);
     bool ok = true;
     for (size_t p = n_path; p-- > 0 && ok;) {
         const ir_op *op = path->pdata[p];
+        bw_scan_fwd(&scan, op);
         const ir_block *subs[1];
         size_t n_subs = 0;
         int32_t sid = sub_block_id(op);
@@ -402,30 +410,44 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
         } else {
             const ir_attr *dev = bw_attr(op, bw_n_op_device);
             for (size_t i = 0; i < c.out->len; i++) {
+                ir_op *g = c.out->pdata[i];
                 if (dev)
-                    ir_op_copy_attr(c.out->pdata[i], dev);
-                g_ptr_array_add(grad_ops, c.out->pdata[i]);
+                    ir_op_copy_attr(g, dev);
+                /* Every grad op ends with op_role Backward (the seed sets
+                 * it when appending); set now, while g is in cache. */
+                ir_op_set_role(g, IR_ROLE_BACKWARD);
+                bw_scan_grad(&scan, g, grad_ops->len, c.no_grad);
+                g_ptr_array_add(grad_ops, g);
             }
         }
     }
     g_ptr_array_free(out, TRUE);
     if (!ok) {
         g_ptr_array_free(grad_ops, TRUE);
+        bw_scan_free(&scan);
         return false;
     }
-    GPtrArray *a = bw_addup_repetitive_outputs(r, grad_ops, b->idx);
+    /* Nothing written twice: the addup step leaves the list as it is; no
+     * op meeting a removal or zero-fill test: so does the next step. */
+    bool same = scan.multi.n == 0;
+    GPtrArray *a = bw_addup_scanned(r, grad_ops, b->idx, &scan);
     g_ptr_array_free(grad_ops, TRUE);
-    GPtrArray *c2 = bw_remove_no_grad_branch(r, a, r->no_grad[b->idx]);
-    g_ptr_array_free(a, TRUE);
+    GPtrArray *c2;
+    if (same && !scan.remove_may_act) {
+        c2 = a;
+    } else {
+        c2 = bw_remove_no_grad_branch(r, a, r->no_grad[b->idx]);
+        g_ptr_array_free(a, TRUE);
+        same = false;
+    }
     GPtrArray *fwd = path ? path : g_ptr_array_new();
-    GPtrArray *d = bw_prune_not_needed(r, c2, fwd);
+    GPtrArray *d = bw_prune_scanned(r, c2, fwd, &scan, same);
     if (!path)
         g_ptr_array_free(fwd, TRUE);
     g_ptr_array_free(c2, TRUE);
-    for (size_t i = 0; i < d->len; i++)
-        ir_op_set_role(d->pdata[i], IR_ROLE_BACKWARD);
     ir_block_splice(target, target->n_ops, 0, (ir_op *const *)d->pdata, d->len);
     g_ptr_array_free(d, TRUE);
+    bw_scan_free(&scan);
     return true;
 }
 

@@ -69,6 +69,27 @@ GPtrArray *bw_addup_repetitive_outputs(bw_run *r, GPtrArray *ops, int block_idx)
 GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad);
 GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops);
 
+/* What the three steps above need to know about a grad op list, gathered
+ * while the ops are made (and still in cache), so that each step can tell
+ * up front when it has nothing to do.  See bw_append_backward_ops. */
+typedef struct bw_scan {
+    pmap once, multi;       /* names written once / more than once */
+    bool remove_may_act;    /* some op meets a _remove_no_grad_branch_ test */
+    pmap fwd_vars;          /* arguments of the forward ops seen so far */
+    GArray *head_cands;     /* ops reading no forward var seen when made */
+} bw_scan;
+void bw_scan_init(bw_scan *s);
+void bw_scan_free(bw_scan *s);
+/* Adds the forward op's args (before its grad ops are scanned). */
+void bw_scan_fwd(bw_scan *s, const ir_op *fwd);
+/* Scans grad op number idx of the list. */
+void bw_scan_grad(bw_scan *s, const ir_op *op, size_t idx, const pmap *no_grad);
+/* The same steps, using a scan of exactly `ops`. */
+GPtrArray *bw_addup_scanned(bw_run *r, GPtrArray *ops, int block_idx, const bw_scan *s);
+bool bw_scan_has_head(const bw_scan *s, GPtrArray *ops);
+GPtrArray *bw_prune_scanned(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops,
+                            const bw_scan *s, bool scanned);
+
 /* _rename_grad_ (target_grad_map: grad name -> given grad name, may be
  * NULL; skip: names never renamed, may be NULL). */
 void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
