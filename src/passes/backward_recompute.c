@@ -2,6 +2,7 @@
  * _append_backward_ops_with_checkpoints_ and the ProgramStats class it uses
  * (../shared/seeds/backward.py.txt).  Function and step names follow the
  * seed; comments say where pdtrans must differ and why. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../diag.h"
@@ -152,30 +153,46 @@ static void add_dropout_seeds(prog_stats *s)
  * order depends on Python's salted string hash; the sort is stable, so that
  * order survives among checkpoints with the same key.  pdtrans dedups in
  * first-occurrence order instead, which is deterministic. */
+typedef struct {
+    long key;       /* last writer, -1 for an input var */
+    size_t pos;     /* first-occurrence position: keeps the sort stable */
+    const char *name;
+} ckpt_key;
+
+static int cmp_ckpt(const void *a, const void *b)
+{
+    const ckpt_key *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
 static GPtrArray *sort_checkpoints(prog_stats *s, const pdt_list *names)
 {
-    GPtrArray *res = g_ptr_array_new();
-    GArray *keys = g_array_new(FALSE, FALSE, sizeof(long));
+    ckpt_key *keys = xcalloc(names->n + 1, sizeof *keys);
+    size_t n = 0;
     pmap *seen = pmap_new();
     for (size_t i = 0; i < names->n; i++) {
-        const char *n = ir_intern(names->items[i]);
-        if (!pmap_add(seen, n))
+        const char *name = ir_intern(names->items[i]);
+        if (!pmap_add(seen, name))
             continue;
-        var_deps *d = pmap_get(s->deps, n);
+        var_deps *d = pmap_get(s->deps, name);
         if (!d) {
             pdt_note("recompute: deleted '%s' from checkpoints, because it is not used in "
-                     "the program", n);
+                     "the program", name);
             continue;
         }
-        long key = d->n_writers ? (long)d->max_writer : -1;
-        size_t at = res->len;
-        while (at > 0 && g_array_index(keys, long, at - 1) > key)
-            at--;
-        g_ptr_array_insert(res, (gint)at, (void *)n);
-        g_array_insert_val(keys, at, key);
+        keys[n].key = d->n_writers ? (long)d->max_writer : -1;
+        keys[n].pos = n;
+        keys[n].name = name;
+        n++;
     }
+    qsort(keys, n, sizeof *keys, cmp_ckpt);
+    GPtrArray *res = g_ptr_array_sized_new((guint)n);
+    for (size_t i = 0; i < n; i++)
+        g_ptr_array_add(res, (void *)keys[i].name);
     pmap_destroy(seen);
-    g_array_free(keys, TRUE);
+    free(keys);
     return res;
 }
 
