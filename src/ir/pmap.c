@@ -104,6 +104,8 @@ static pmap_slot *slot_for(pmap *m, const void *key)
 
 void pmap_put(pmap *m, const void *key, void *val)
 {
+    if (!key)   /* NULL marks empty slots; a NULL key is never stored */
+        return;
     pmap_slot *s = slot_for(m, key);
     if (!s->key) {
         s->key = key;
@@ -114,6 +116,8 @@ void pmap_put(pmap *m, const void *key, void *val)
 
 bool pmap_add(pmap *m, const void *key)
 {
+    if (!key)
+        return false;
     pmap_slot *s = slot_for(m, key);
     if (s->key)
         return false;

@@ -7,7 +7,7 @@
  * and its value share one slot of an open-addressing table (linear
  * probing, at most half full), and the hash is inlined.
  *
- * Keys are non-NULL pointers.  Values are any pointer; pmap_get returns
+ * Keys are non-NULL pointers (a NULL key is never stored or found).  Values are any pointer; pmap_get returns
  * NULL for an absent key, so maps whose values may be NULL use pmap_has.
  * Slot order is not insertion order: never let it reach the output. */
 #ifndef PDT_PMAP_H
@@ -59,7 +59,7 @@ static inline size_t pmap_hash_(const void *key, size_t mask)
 
 static inline pmap_slot *pmap_find_(const pmap *m, const void *key)
 {
-    if (!m->n)
+    if (!m->n || !key)
         return NULL;
     size_t mask = m->cap - 1;
     for (size_t i = pmap_hash_(key, mask);; i = (i + 1) & mask) {
