@@ -182,6 +182,8 @@ int pass_append_backward(pdt_ctx *ctx)
     for (size_t i = 0; i < params.n; i++)
         pmap_add(wanted, params.items[i]);
     r.wanted = wanted;
+    /* Without --params the wanted names are parameters by construction. */
+    r.wanted_are_params = !ctx->params.n;
     r.last_writer = pmap_new();
     r.role_block = b0;
     bool ok;

@@ -543,7 +543,8 @@ static const char *strip_grad(const char *g, const char *fwd)
 }
 
 /* to_var: grad_to_var[gv->name], or NULL. */
-static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const char *to_var)
+/* Returns the forward var (NULL when missing). */
+static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const char *to_var)
 {
     const char *fwd = strip_grad(gv->name, to_var);
     const ir_var *fv = ir_block_find_var_recursive(b, fwd);
@@ -551,7 +552,7 @@ static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const char *to
         pdt_warning("%s: set grad var '%s' dtype to default FP32, since its forward var "
                     "'%s' is not found", r->path, gv->name, fwd);
         gv->dtype = IR_FP32;
-        return;
+        return NULL;
     }
     gv->dtype = fv->dtype;
     ir_var_set_dims(r->prog, gv, fv->dims, fv->n_dims);
@@ -559,6 +560,20 @@ static void infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const char *to
         gv->has_lod_level = true;
         gv->lod_level = fv->lod_level;
     }
+    return fv;
+}
+
+/* Is fwd (the forward name of a new grad var, whose var is fv when it
+ * is the grad's stripped name) one of r->wanted?  When the wanted names
+ * are the trainable parameters, a var that is no parameter answers
+ * without a lookup. */
+static bool wanted(const bw_run *r, const char *fwd, const ir_var *fv)
+{
+    if (!r->wanted)
+        return true;
+    if (r->wanted_are_params && fv && fv->name == fwd && !fv->is_parameter)
+        return false;
+    return pmap_has(r->wanted, fwd);
 }
 
 /* has_var_recursive: the block's own var map and its ancestors'. */
@@ -631,24 +646,20 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
             if (visible(b, n)) {
                 if (track) {
                     const char *fwd = pmap_get(r->grad_to_var, n);
-                    if (fwd && (!r->wanted || pmap_has(r->wanted, fwd)))
+                    if (fwd && wanted(r, fwd, NULL))
                         pmap_put(r->last_writer, n, op);
                 }
                 continue;
             }
             ir_var *v = ir_block_var(b, n);
             v->has_persistable = false;
-            const char *fwd = pmap_get(r->grad_to_var, n);
             g_ptr_array_add(fresh, v);
-            g_ptr_array_add(fresh, (void *)fwd);
-            if (fwd && (!r->wanted || pmap_has(r->wanted, fwd))) {
-                pmap_put(r->grad_info, fwd, (void *)n);
-                if (track)
-                    pmap_put(r->last_writer, n, op);
-            }
         }
-        for (size_t k = 0; k < fresh->len; k += 2) {
+        /* Then types and shapes (infer_var_type, _infer_var_data_type_shape_)
+         * and grad_info, in the order the vars were made. */
+        for (size_t k = 0; k < fresh->len; k++) {
             ir_var *v = fresh->pdata[k];
+            const char *fwd = pmap_get(r->grad_to_var, v->name);
             int t = grad_var_type(b, op, v->name);
             if (t >= 0) {
                 v->type = t;
@@ -656,7 +667,13 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                                  : t == IR_LOD_TENSOR_ARRAY ? IR_TD_TENSOR_ARRAY
                                                             : IR_TD_LOD_TENSOR;
             }
-            infer_dtype_shape(r, b, v, fresh->pdata[k + 1]);
+            const ir_var *fv = infer_dtype_shape(r, b, v, fwd);
+            /* Parameters live in block 0; elsewhere fv could shadow one. */
+            if (fwd && wanted(r, fwd, b->idx == 0 ? fv : NULL)) {
+                pmap_put(r->grad_info, fwd, (void *)v->name);
+                if (track)
+                    pmap_put(r->last_writer, v->name, op);
+            }
         }
         /* Done with this op while it is in cache (see bw_settle_op). */
         bw_settle_op(op);

@@ -25,6 +25,7 @@ typedef struct bw_run {
     pmap *grad_to_var;    /* grad name -> forward name */
     pmap *grad_info;      /* forward name -> the grad name last created */
     const pmap *wanted;   /* the names grad_info is kept for (NULL: all) */
+    bool wanted_are_params; /* wanted holds only vars with is_parameter */
     /* When set, _append_backward_vars_ on role_block records here the last
      * op writing each grad of a wanted name (for op_role_var). */
     pmap *last_writer;
