@@ -473,14 +473,36 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
     return res;
 }
 
-/* scanned: grad_ops is exactly the list s was gathered on. */
+static void add_fwd_vars(pmap *fwd_vars, GPtrArray *fwd_ops)
+{
+    pmap_reserve(fwd_vars, fwd_ops->len * 2);
+    for (size_t i = 0; i < fwd_ops->len; i++) {
+        const ir_op *op = fwd_ops->pdata[i];
+        for (size_t s = 0; s < op->n_inputs; s++)
+            for (size_t k = 0; k < op->inputs[s].n_args; k++)
+                pmap_add(fwd_vars, op->inputs[s].args[k]);
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t k = 0; k < op->outputs[s].n_args; k++)
+                pmap_add(fwd_vars, op->outputs[s].args[k]);
+    }
+}
+
+static bool scan_has_head(const bw_scan *s, GPtrArray *ops, const pmap *fwd_vars);
+
+/* scanned: grad_ops is exactly the list s was gathered on; then, with no
+ * candidate head, the forward vars are not even collected. */
 GPtrArray *bw_prune_scanned(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops,
                             const bw_scan *s, bool scanned)
 {
-    (void)r;
-    (void)fwd_ops;
-    bool any = scanned ? bw_scan_has_head(s, grad_ops) : has_head(grad_ops, &s->fwd_vars);
-    return prune(grad_ops, &s->fwd_vars, any);
+    if (!scanned)
+        return bw_prune_not_needed(r, grad_ops, fwd_ops);
+    pmap fwd_vars = PMAP_INIT;
+    if (s->head_cands->len)
+        add_fwd_vars(&fwd_vars, fwd_ops);
+    GPtrArray *res = prune(grad_ops, &fwd_vars,
+                           s->head_cands->len && scan_has_head(s, grad_ops, &fwd_vars));
+    pmap_free(&fwd_vars);
+    return res;
 }
 
 static GPtrArray *prune(GPtrArray *grad_ops, const pmap *fwd_vars, bool any_head)
@@ -626,21 +648,16 @@ void bw_scan_free(bw_scan *s)
 {
     pmap_free(&s->once);
     pmap_free(&s->multi);
-    pmap_free(&s->fwd_vars);
     g_array_free(s->head_cands, TRUE);
 }
 
-void bw_scan_fwd(bw_scan *s, const ir_op *fwd)
+static bool is_arg_of(const ir_op *fwd, const char *name)
 {
-    for (size_t i = 0; i < fwd->n_inputs; i++)
-        for (size_t k = 0; k < fwd->inputs[i].n_args; k++)
-            pmap_add(&s->fwd_vars, fwd->inputs[i].args[k]);
-    for (size_t i = 0; i < fwd->n_outputs; i++)
-        for (size_t k = 0; k < fwd->outputs[i].n_args; k++)
-            pmap_add(&s->fwd_vars, fwd->outputs[i].args[k]);
+    return bw_reads(fwd, name) || ir_op_writes(fwd, name);
 }
 
-void bw_scan_grad(bw_scan *s, const ir_op *op, size_t idx, const pmap *no_grad)
+void bw_scan_grad(bw_scan *s, const ir_op *op, const ir_op *fwd, size_t idx,
+                  const pmap *no_grad)
 {
     const char *empty = IR_NAME(EMPTY_VAR);
     /* count_writes */
@@ -668,17 +685,19 @@ void bw_scan_grad(bw_scan *s, const ir_op *op, size_t idx, const pmap *no_grad)
                 n_gin_no += ng;
             }
             if (!reads_fwd)
-                reads_fwd = pmap_has(&s->fwd_vars, v);
+                reads_fwd = is_arg_of(fwd, v);
         }
     if (n_out == 0 || n_out_no == n_out || (n_gin && n_gin_no == n_gin) || reads_no_grad)
         s->remove_may_act = true;
-    /* _find_not_need_ops heads read no forward var at all; fwd_vars is
-     * still partial here, so this only narrows the candidates. */
+    /* A _find_not_need_ops head reads no forward var at all: a grad op
+     * reading an argument of its own forward op is none (the usual case);
+     * the others are checked against every forward var later. */
     if (!reads_fwd)
         g_array_append_val(s->head_cands, idx);
 }
 
-bool bw_scan_has_head(const bw_scan *s, GPtrArray *ops)
+/* has_head, looking only at the candidates of a scan of exactly ops. */
+static bool scan_has_head(const bw_scan *s, GPtrArray *ops, const pmap *fwd_vars)
 {
     pmap bwd_vars = PMAP_INIT;
     size_t filled = 0;
@@ -689,7 +708,7 @@ bool bw_scan_has_head(const bw_scan *s, GPtrArray *ops)
         bool head = true;
         for (size_t a = 0; a < op->n_inputs && head; a++)
             for (size_t k = 0; k < op->inputs[a].n_args && head; k++)
-                head = !pmap_has(&s->fwd_vars, op->inputs[a].args[k]);
+                head = !pmap_has(fwd_vars, op->inputs[a].args[k]);
         if (!head)
             continue;
         for (; filled < i; filled++) {
@@ -706,4 +725,3 @@ bool bw_scan_has_head(const bw_scan *s, GPtrArray *ops)
     pmap_free(&bwd_vars);
     return found;
 }
-

@@ -363,12 +363,10 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
      * the tests themselves. */
     bw_scan scan;
     bw_scan_init(&scan);
-    pmap_reserve(&scan.fwd_vars, n_path * 2);
     pmap_reserve(&scan.once, n_path * 2);
     bool ok = true;
     for (size_t p = n_path; p-- > 0 && ok;) {
         const ir_op *op = path->pdata[p];
-        bw_scan_fwd(&scan, op);
         const ir_block *subs[1];
         size_t n_subs = 0;
         int32_t sid = sub_block_id(op);
@@ -416,7 +414,7 @@ bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *t
                 /* Every grad op ends with op_role Backward (the seed sets
                  * it when appending); set now, while g is in cache. */
                 ir_op_set_role(g, IR_ROLE_BACKWARD);
-                bw_scan_grad(&scan, g, grad_ops->len, c.no_grad);
+                bw_scan_grad(&scan, g, op, grad_ops->len, c.no_grad);
                 g_ptr_array_add(grad_ops, g);
             }
         }

@@ -76,18 +76,16 @@ GPtrArray *bw_prune_not_needed(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_op
 typedef struct bw_scan {
     pmap once, multi;       /* names written once / more than once */
     bool remove_may_act;    /* some op meets a _remove_no_grad_branch_ test */
-    pmap fwd_vars;          /* arguments of the forward ops seen so far */
-    GArray *head_cands;     /* ops reading no forward var seen when made */
+    GArray *head_cands;     /* ops reading no arg of their own forward op */
 } bw_scan;
 void bw_scan_init(bw_scan *s);
 void bw_scan_free(bw_scan *s);
-/* Adds the forward op's args (before its grad ops are scanned). */
-void bw_scan_fwd(bw_scan *s, const ir_op *fwd);
-/* Scans grad op number idx of the list. */
-void bw_scan_grad(bw_scan *s, const ir_op *op, size_t idx, const pmap *no_grad);
-/* The same steps, using a scan of exactly `ops`. */
+/* Scans grad op number idx of the list, made from forward op fwd. */
+void bw_scan_grad(bw_scan *s, const ir_op *op, const ir_op *fwd, size_t idx,
+                  const pmap *no_grad);
+/* The same steps, using a scan of exactly `ops` (scanned: the list is
+ * still the one scanned). */
 GPtrArray *bw_addup_scanned(bw_run *r, GPtrArray *ops, int block_idx, const bw_scan *s);
-bool bw_scan_has_head(const bw_scan *s, GPtrArray *ops);
 GPtrArray *bw_prune_scanned(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops,
                             const bw_scan *s, bool scanned);
 
