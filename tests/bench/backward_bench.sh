@@ -39,19 +39,19 @@ BEGIN {
     printf "}\n"
 }' >"$TMP/mlp.pbtxt"
 "$PDTRANS" convert "$TMP/mlp.pbtxt" "$TMP/mlp.pb"
-best() {
-    b=""
-    for _ in 1 2 3; do
-        s=$(date +%s.%N)
-        "$@" >/dev/null
-        e=$(date +%s.%N)
-        t=$(echo "$e - $s" | bc -l)
-        if [ -z "$b" ] || [ "$(echo "$t < $b" | bc -l)" = 1 ]; then b=$t; fi
-    done
-    echo "$b"
-}
-t_conv=$(best "$PDTRANS" convert "$TMP/mlp.pb" "$TMP/conv.pb")
-t_bw=$(best "$PDTRANS" backward --loss=loss "$TMP/mlp.pb" -o "$TMP/bw.pb")
+# Best of 5 wall-clock runs of each command, interleaved so that both see
+# the same machine load (on a shared machine single runs vary by 20%).
+now() { date +%s.%N; }
+t_conv=""
+t_bw=""
+for _ in 1 2 3 4 5; do
+    s=$(now); "$PDTRANS" convert "$TMP/mlp.pb" "$TMP/conv.pb" >/dev/null; e=$(now)
+    t=$(echo "$e - $s" | bc -l)
+    if [ -z "$t_conv" ] || [ "$(echo "$t < $t_conv" | bc -l)" = 1 ]; then t_conv=$t; fi
+    s=$(now); "$PDTRANS" backward --loss=loss "$TMP/mlp.pb" -o "$TMP/bw.pb" >/dev/null; e=$(now)
+    t=$(echo "$e - $s" | bc -l)
+    if [ -z "$t_bw" ] || [ "$(echo "$t < $t_bw" | bc -l)" = 1 ]; then t_bw=$t; fi
+done
 ops=$((LAYERS * 3 + 1))
 echo "bench: MLP of $LAYERS layers ($ops forward ops), $(wc -c <"$TMP/mlp.pb") bytes"
 echo "bench: pdtrans convert:  ${t_conv}s"
