@@ -582,7 +582,7 @@ static bool parse_scalar(P *ps, const ProtobufCFieldDescriptor *f, void *dst)
     case PROTOBUF_C_TYPE_STRING: {
         if (!parse_string(ps, f->name))
             return false;
-        if (memchr(ps->str.p, 0, ps->str.len))
+        if (ps->str.len && memchr(ps->str.p, 0, ps->str.len))
             return fail_at(ps, line, col,
                            "string field '%s' cannot hold a NUL byte", f->name);
         char *s = malloc(ps->str.len + 1);
@@ -835,6 +835,10 @@ static bool parse_field(P *ps, ProtobufCMessage *m, frame *fr, int depth)
                 fr->seen[i] = true;
             }
             ok = slot != NULL;
+        } else if (ok && f) {
+            /* A known field under its number would bypass the type and
+             * repetition checks and pack a field twice or mistyped. */
+            ok = fail_at(ps, line, col, "field %u is '%s': write it by name", num, f->name);
         } else if (ok) {
             ok = add_unknown(ps, m, fr, num, &u);
         }
