@@ -370,6 +370,10 @@ ir_op *opt_fill_constant_op(ir_program *p, const char *out, int dtype, double va
         ir_op_set_string(op, "str_value", text);
         ir_op_set_input(op, "ShapeTensor", NULL, 0);
         ir_op_set_input(op, "ShapeTensorList", NULL, 0);
+    } else {
+        /* Initializers do not pass it, but Operator.__init__ runs
+         * check_attrs, which adds the proto default. */
+        ir_op_set_string(op, "str_value", "");
     }
     return op;
 }
