@@ -5,7 +5,7 @@
  * The passes reproduce Paddle 1.8's fluid `Optimizer.minimize` (the era of
  * the transpiler tests: initializers prepend their startup ops, optimizer
  * ops live in name scopes "/optimizer/", "/optimizer_1/", ..., clip ops in
- * "/gradient_clip/").  docs/minimize.md lists what differs and why. */
+ * "/gradient_clip/").  README.md (minimize section) lists what differs and why. */
 #ifndef PDT_OPTIMIZER_UTIL_H
 #define PDT_OPTIMIZER_UTIL_H
 
