@@ -73,15 +73,9 @@ int cmd_backward(int argc, char **argv)
         return PDT_EUSAGE;
     }
     const char *in = argv[optind];
-    ir_program *p = pdio_read(in);
-    if (!p)
-        return PDT_EBADINPUT;
     pdt_ctx ctx;
-    pdt_ctx_init(&ctx);
-    ctx.main = p;
-    ctx.main_path = in;
-    ctx.startup = ir_program_new();
-    ir_program_add_block(ctx.startup, -1);
+    if (!cli_load_main(&ctx, in))
+        return PDT_EBADINPUT;
     ctx.loss = loss;
     ctx.params = pdt_list_split(params);
     ctx.no_grad = pdt_list_split(no_grad);

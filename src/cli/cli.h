@@ -31,6 +31,11 @@ bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
  * error; returns PDT_EUSAGE.  Callers set `opterr = 0` and start their
  * optstring with ':' so that a missing argument is told apart. */
 int cli_bad_option(const char *cmd, int c, char **argv);
+/* Initialises ctx and loads PATH as its main program, with an empty
+ * startup program.  Returns false (message printed) if PATH is unreadable;
+ * ctx is then initialised and empty, safe to pdt_ctx_free. */
+struct pdt_ctx;
+bool cli_load_main(struct pdt_ctx *ctx, const char *path);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
 

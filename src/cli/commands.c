@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include "../diag.h"
+#include "../io/pdio.h"
+#include "../passes/pass.h"
 
 const pdt_command pdt_commands[] = {
 #define CMD(name, summary) {#name, summary, cmd_##name},
@@ -45,4 +47,17 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     else
         pdt_usage_error(cmd, "unknown option '%s'", arg);
     return PDT_EUSAGE;
+}
+
+bool cli_load_main(pdt_ctx *ctx, const char *path)
+{
+    pdt_ctx_init(ctx);
+    ir_program *p = pdio_read(path);
+    if (!p)
+        return false;
+    ctx->main = p;
+    ctx->main_path = path;
+    ctx->startup = ir_program_new();
+    ir_program_add_block(ctx->startup, -1);
+    return true;
 }

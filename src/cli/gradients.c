@@ -128,15 +128,10 @@ int cmd_gradients(int argc, char **argv)
         return PDT_EUSAGE;
     }
     const char *in = argv[optind];
-    ir_program *p = pdio_read(in);
-    if (!p)
-        return PDT_EBADINPUT;
     pdt_ctx ctx;
-    pdt_ctx_init(&ctx);
-    ctx.main = p;
-    ctx.main_path = in;
-    ctx.startup = ir_program_new();
-    ir_program_add_block(ctx.startup, -1);
+    if (!cli_load_main(&ctx, in))
+        return PDT_EBADINPUT;
+    ir_program *p = ctx.main;
     ctx.targets = fetch ? fetch_targets(p->blocks[0]) : pdt_list_split(targets);
     ctx.inputs = params ? all_params(p->blocks[0]) : pdt_list_split(inputs);
     ctx.target_grads = pdt_list_split(tgrads);
