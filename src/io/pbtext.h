@@ -16,7 +16,8 @@
  * - Strings stop at an embedded NUL, as protobuf-c stores them.
  * - An unknown length-delimited field printed as `N { ... }` is re-encoded
  *   from the text, so it comes back byte-identical only if it was encoded
- *   canonically (shortest varints, no groups).  In a numbered field, `0x`
+ *   canonically (shortest varints; a non-empty group comes back as a
+ *   length-delimited field, an empty one as a group).  In a numbered field, `0x`
  *   with exactly 8 hex digits is a fixed32, with exactly 16 a fixed64.
  */
 #ifndef PDT_PBTEXT_H

@@ -620,6 +620,7 @@ typedef struct {
     ProtobufCWireType wt;
     uint64_t v;          /* the value of a varint */
     bytes raw;           /* bytes after the tag, as protobuf-c keeps them */
+    bool empty_braces;   /* `N { }` */
 } uvalue;
 
 static bool parse_uset(P *ps, bytes *out, char close, int depth);
@@ -637,6 +638,7 @@ static bool parse_uvalue(P *ps, uvalue *u, int depth)
         bool ok = depth < MAX_DEPTH ? next(ps) && parse_uset(ps, &inner, close, depth + 1)
                                     : FAIL(ps, "nesting deeper than %d", MAX_DEPTH);
         u->wt = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+        u->empty_braces = ok && inner.len == 0;
         if (ok && !(b_varint(&u->raw, inner.len) && b_put(&u->raw, inner.p, inner.len)))
             ok = oom(ps);
         free(inner.p);
@@ -707,8 +709,17 @@ static bool parse_uset(P *ps, bytes *out, char close, int depth)
             return false;
         uvalue u = { 0 };
         bool ok = parse_uvalue(ps, &u, depth);
-        if (ok && !(b_varint(out, (uint64_t)num << 3 | u.wt) && b_put(out, u.raw.p, u.raw.len)))
+        /* Wire types 3 and 4 start and end a group (protobuf-c names
+         * neither).  The printer writes an empty length-delimited field as `N: ""`,
+         * so an empty `N { }` inside an unknown field was an empty group. */
+        if (ok && u.empty_braces) {
+            if (!(b_varint(out, (uint64_t)num << 3 | 3u) &&
+                  b_varint(out, (uint64_t)num << 3 | 4u)))
+                ok = oom(ps);
+        } else if (ok && !(b_varint(out, (uint64_t)num << 3 | u.wt) &&
+                           b_put(out, u.raw.p, u.raw.len))) {
             ok = oom(ps);
+        }
         free(u.raw.p);
         if (!ok)
             return false;
