@@ -128,8 +128,14 @@ static int run_pserver_mode(pdt_ctx *ctx)
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;
     }
+    const char *lr_counter = NULL;
+    if (ctx->sync_mode != PDT_SYNC)
+        rc = tp_async_lr_counters(ctx, &lr_counter);
+    if (rc)
+        return rc;
     tp_state st;
     rc = analyze(&st, ctx);
+    st.lr_counter = lr_counter;
     bool *written = g_new0(bool, st.n_eps ? st.n_eps : 1);
     bool trainer = !rc && ctx->role != PDT_ROLE_PSERVER;
     /* Every output is built before any is handed over, so a failure leaves

@@ -91,6 +91,10 @@ typedef struct tp_state {
     GHashTable *pair_of_param;  /* name -> pair index + 1 */
     GHashTable *pair_of_grad;
 
+    /* _get_lr_ops, sync_mode=False: this trainer's step counter
+     * (COUNTER.trainer_<id>), sent by the trainer; NULL when none. */
+    const char *lr_counter;
+
     /* Dispatch. */
     size_t *send_order;     /* pair indices in the order grads are sent */
     tp_endpoint *epl;       /* n_eps of them */
@@ -105,6 +109,11 @@ int pass_transpile(pdt_ctx *ctx);
 int tp_find_optimize(tp_state *st);
 /* The position of op `op` among the LR ops etc. is in st->op_kind. */
 bool tp_is_optimizer_op(const ir_op *op);   /* has Param and LearningRate */
+
+/* ---- transpile_lr.c ---- */
+/* Async-mode LR counter rewrite on ctx->main/startup; *mine gets this
+ * trainer's counter var (NULL when there is no LRSched increment). */
+int tp_async_lr_counters(pdt_ctx *ctx, const char **mine);
 
 /* ---- transpile_split.c ---- */
 /* slice_variable for one var: the blocks' element counts.  Returns the

@@ -1,0 +1,85 @@
+/* transpile_lr.c - _get_lr_ops with sync_mode=False: each LRSched `increment`
+ * of a step counter becomes a `sum` over per-trainer counters
+ * `COUNTER.trainer_<i>` (created in main and startup, initialised to 1), and
+ * the startup fill_constant of COUNTER gets value -trainers.  The seed does
+ * this to the origin programs inside transpile(), before any role is
+ * derived, so it runs here once before the analysis; every role then sees
+ * the rewritten programs, as in the seed.  The trainer later sends its own
+ * counter (transpile_trainer.c). */
+#include "../diag.h"
+#include "transpile.h"
+
+/* The Constant(1) initializer Block.create_var(initializer=...) runs. */
+static void init_one(ir_block *sb, const ir_var *v)
+{
+    ir_op *op = ir_block_append_op(sb, "fill_constant");
+    ir_op_set_output1(op, "Out", v->name);
+    ir_op_set_longs(op, "shape", v->dims, v->n_dims);
+    ir_op_set_int(op, "dtype", v->dtype);
+    ir_op_set_float(op, "value", 1.0f);
+    ir_op_set_bool(op, "force_cpu", false);
+    ir_op_set_role(op, IR_ROLE_FORWARD);
+}
+
+static void reset_counter_init(ir_block *sb, const char *counter, int trainers)
+{
+    const char *fc = ir_intern("fill_constant");
+    for (size_t i = 0; i < sb->n_ops; i++) {
+        ir_op *op = sb->ops[i];
+        if (op->type != fc)
+            continue;
+        for (size_t s = 0; s < op->n_outputs; s++)
+            if (op->outputs[s].n_args == 1 && op->outputs[s].args[0] == counter)
+                ir_op_set_float(op, "value", (float)(0.0 - trainers));
+    }
+}
+
+int tp_async_lr_counters(pdt_ctx *ctx, const char **mine)
+{
+    *mine = NULL;
+    ir_block *b = ctx->main->blocks[0];
+    if (ctx->startup->n_blocks == 0)
+        ir_program_add_block(ctx->startup, -1);
+    ir_block *sb = ctx->startup->blocks[0];
+    const char *inc = ir_intern("increment");
+    int n = ctx->trainers;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        ir_op *op = b->ops[i];
+        int role = ir_op_role(op);
+        if (op->type != inc ||
+            (role != IR_ROLE_LRSCHED && role != (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)))
+            continue;
+        const ir_slot *out = ir_op_output(op, "Out");
+        const ir_var *cv = out && out->n_args == 1 ? ir_block_find_var(b, out->args[0]) : NULL;
+        if (!cv) {
+            pdt_error("%s: block 0, op %zu 'increment': output 'Out' must name one declared var",
+                      ctx->main_path, i);
+            return PDT_EBADINPUT;
+        }
+        const char *counter = cv->name;
+        const char **names = g_new(const char *, (size_t)n);
+        for (int t = 0; t < n; t++) {
+            names[t] = ir_internf("%s.trainer_%d", counter, t);
+            tp_create_var(b, names[t], cv->type, cv->dtype, cv->dims, cv->n_dims, -1,
+                          cv->persistable);
+        }
+        reset_counter_init(sb, counter, n);
+        for (int t = 0; t < n; t++) {
+            ir_var *sv = tp_create_var(sb, names[t], cv->type, cv->dtype, cv->dims, cv->n_dims,
+                                       -1, cv->persistable);
+            init_one(sb, sv);
+        }
+        *mine = names[ctx->trainer_id];
+        /* _remove_op + _insert_op: a new sum with the increment's outputs
+         * and only op_role. */
+        ir_op *sum = ir_block_insert_op(b, i + 1, "sum");
+        ir_op_set_input(sum, "X", names, (size_t)n);
+        for (size_t s = 0; s < op->n_outputs; s++)
+            ir_op_set_output(sum, op->outputs[s].name, (const char *const *)op->outputs[s].args,
+                             op->outputs[s].n_args);
+        ir_op_set_role(sum, IR_ROLE_LRSCHED);
+        ir_block_remove_op(b, i);
+        g_free(names);
+    }
+    return PDT_OK;
+}
