@@ -57,4 +57,8 @@ ProtobufCMessage *pbtext_parse(const ProtobufCMessageDescriptor *desc,
 int pbwire_diagnose(const ProtobufCMessageDescriptor *desc,
                     const uint8_t *data, size_t len, char *err, size_t errlen);
 
+/* Size of one element of a repeated field of type t in a protobuf-c
+ * struct (shared by the printer and the parser). */
+size_t pbtext_elt_size(ProtobufCType t);
+
 #endif

@@ -394,21 +394,6 @@ typedef struct {
     size_t small_cap[SMALL];
 } frame;
 
-static size_t elt_size(ProtobufCType t)
-{
-    switch (t) {
-    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING: return sizeof(char *);
-    case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
-    case PROTOBUF_C_TYPE_MESSAGE: return sizeof(ProtobufCMessage *);
-    default: return 4;
-    }
-}
-
 /* Where the next value of f goes: a new slot of a repeated array (the count
  * is bumped by commit_slot once the value is complete) or the field. */
 static void *value_slot(P *ps, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
@@ -418,7 +403,7 @@ static void *value_slot(P *ps, ProtobufCMessage *m, const ProtobufCFieldDescript
     if (f->label != PROTOBUF_C_LABEL_REPEATED)
         return base + f->offset;
     size_t i = (size_t)(f - m->descriptor->fields);
-    size_t n = *(size_t *)(base + f->quantifier_offset), sz = elt_size(f->type);
+    size_t n = *(size_t *)(base + f->quantifier_offset), sz = pbtext_elt_size(f->type);
     void **arr = (void **)(base + f->offset);
     if (n == fr->cap[i]) {
         size_t cap = n ? n * 2 : 4;
@@ -450,7 +435,7 @@ static bool store_integer(P *ps, const ProtobufCFieldDescriptor *f, void *dst,
                           uint64_t mag, bool neg, int line, int col)
 {
     uint64_t max_pos, max_neg;
-    bool wide = elt_size(f->type) == 8;
+    bool wide = pbtext_elt_size(f->type) == 8;
     bool is_unsigned = f->type == PROTOBUF_C_TYPE_UINT32 || f->type == PROTOBUF_C_TYPE_FIXED32 ||
                        f->type == PROTOBUF_C_TYPE_UINT64 || f->type == PROTOBUF_C_TYPE_FIXED64;
     if (is_unsigned) {
@@ -944,7 +929,7 @@ static void trim_arrays(ProtobufCMessage *m, frame *fr)
         size_t n = *(size_t *)((char *)m + f->quantifier_offset);
         void **arr = (void **)((char *)m + f->offset);
         if (n && n < fr->cap[i]) {
-            void *q = realloc(*arr, n * elt_size(f->type));
+            void *q = realloc(*arr, n * pbtext_elt_size(f->type));
             if (q)
                 *arr = q;
         }

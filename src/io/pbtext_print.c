@@ -352,7 +352,7 @@ static void print_unknown(obuf *b, const ProtobufCMessageUnknownField *u,
 
 /* ---- known fields -------------------------------------------------- */
 
-static size_t elt_size(ProtobufCType t)
+size_t pbtext_elt_size(ProtobufCType t)
 {
     switch (t) {
     case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64:
@@ -381,7 +381,7 @@ static bool is_zeroish(const ProtobufCFieldDescriptor *f, const void *p)
     case PROTOBUF_C_TYPE_BYTES: return ((const ProtobufCBinaryData *)p)->len == 0;
     case PROTOBUF_C_TYPE_MESSAGE: return *(ProtobufCMessage *const *)p == NULL;
     default:
-        return elt_size(f->type) == 8 ? *(const uint64_t *)p == 0
+        return pbtext_elt_size(f->type) == 8 ? *(const uint64_t *)p == 0
                                       : *(const uint32_t *)p == 0;
     }
 }
@@ -505,7 +505,7 @@ static void for_each_value(obuf *b, const ProtobufCMessage *m,
     } else if (!is_present(m, f)) {
         return;
     }
-    size_t sz = elt_size(f->type);
+    size_t sz = pbtext_elt_size(f->type);
     for (size_t i = 0; i < n; i++) {
         const void *p = arr + i * sz;
         bool unnamed = enum_unnamed(f, p);

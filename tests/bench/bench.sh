@@ -6,19 +6,8 @@ PDTRANS=${PDTRANS:-./pdtrans}
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Best of 3 wall-clock seconds of a command.
-best() {
-    b=""
-    for _ in 1 2 3; do
-        s=$(date +%s.%N)
-        "$@" >/dev/null
-        e=$(date +%s.%N)
-        t=$(echo "$e - $s" | bc -l)
-        if [ -z "$b" ] || [ "$(echo "$t < $b" | bc -l)" = 1 ]; then b=$t; fi
-    done
-    echo "$b"
-}
-ratio() { echo "scale=2; $1 / $2" | bc -l; }
+. "$(dirname "$0")/lib.sh"
+best() { best_of 3 "$@"; }
 
 "$BUILD/bench/gen" wide 100000 "$tmp/wide.pb"
 echo "bench: synthetic program: $(wc -c <"$tmp/wide.pb") bytes, 100000 ops, 51001 vars"

@@ -12,17 +12,8 @@ TMP=${TMP:-$(mktemp -d)}
 PARAMS=${PARAMS:-10000}
 ${MAKE:-make} --no-print-directory "$BUILD/bench/transpile_gen" >/dev/null
 "$BUILD/bench/transpile_gen" "$PARAMS" "$TMP/tp_main.pb" "$TMP/tp_startup.pb" >"$TMP/tp_gen.txt"
-best() {
-    b=""
-    for _ in 1 2 3; do
-        s=$(date +%s.%N)
-        "$@" >/dev/null
-        e=$(date +%s.%N)
-        t=$(echo "$e - $s" | bc -l)
-        if [ -z "$b" ] || [ "$(echo "$t < $b" | bc -l)" = 1 ]; then b=$t; fi
-    done
-    echo "$b"
-}
+. "$(dirname "$0")/lib.sh"
+best() { best_of 3 "$@"; }
 t_conv=$(best "$PDTRANS" convert "$TMP/tp_main.pb" "$TMP/tp_conv.pb")
 t_tp=$(best "$PDTRANS" --pservers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170,10.0.0.4:6170 \
     --trainers=2 -s "$TMP/tp_startup.pb" "$TMP/tp_main.pb" -o "$TMP/tp_out")
