@@ -34,6 +34,9 @@ static void help(void)
         "      --endpoint=EP         with --role=pserver: the one pserver to write;\n"
         "                            nccl2: this trainer's endpoint\n"
         "      --mode=MODE           pserver (default) or nccl2\n"
+        "      --nccl-comm-num=N     nccl2: NCCL communicators (default 1)\n"
+        "      --hierarchical-allreduce   nccl2: hierarchical allreduce; needs\n"
+        "      --hierarchical-inter-nranks=N   ranks per node (> 1, divides the trainers)\n"
         "      --sync | --async | --half-async   (default --sync)\n"
         "      --no-slice            one slice per var (slice_var_up = False)\n"
         "      --min-block-size=N    smallest slice, in elements (default 8192)\n"
@@ -57,7 +60,8 @@ static void help(void)
 enum {
     O_PSERVERS = 256, O_TRAINERS, O_TRAINER_ID, O_ROLE, O_ENDPOINT, O_MODE, O_SYNC, O_ASYNC,
     O_HALF_ASYNC, O_NO_SLICE, O_MIN_BLOCK, O_SPLIT, O_SEED, O_FROM_ENV, O_LOSS, O_OPTIMIZER,
-    O_REG, O_CLIP, O_LR, O_PARAMS, O_NO_GRAD, O_PASSES, O_NO_VERIFY, O_TEXT
+    O_REG, O_CLIP, O_LR, O_PARAMS, O_NO_GRAD, O_PASSES, O_NO_VERIFY, O_TEXT,
+    O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS
 };
 
 typedef struct {
@@ -66,6 +70,7 @@ typedef struct {
     bool text, from_env;
     /* Which settings came from flags (they win over --from-env). */
     bool has_role, has_pservers, has_trainers, has_trainer_id, has_endpoint;
+    bool has_nccl_flags;    /* any nccl2-only flag */
 } opts;
 
 static bool parse_choice(const char *flag, const char *v, const char *const *names, int n,
@@ -90,6 +95,9 @@ static int parse_args(int argc, char **argv, opts *o)
         {"role", required_argument, NULL, O_ROLE},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
         {"mode", required_argument, NULL, O_MODE},
+        {"nccl-comm-num", required_argument, NULL, O_NCCL_COMM_NUM},
+        {"hierarchical-allreduce", no_argument, NULL, O_HIERARCHICAL},
+        {"hierarchical-inter-nranks", required_argument, NULL, O_INTER_NRANKS},
         {"sync", no_argument, NULL, O_SYNC},
         {"async", no_argument, NULL, O_ASYNC},
         {"half-async", no_argument, NULL, O_HALF_ASYNC},
@@ -149,6 +157,19 @@ static int parse_args(int argc, char **argv, opts *o)
             if (!parse_choice("--mode", optarg, modes, 3, &v))
                 return PDT_EUSAGE;
             ctx->mode = (pdt_dist_mode)v;
+            break;
+        case O_NCCL_COMM_NUM:
+            if (!cli_parse_long(CMD, "--nccl-comm-num", optarg, 1, 1024, &n))
+                return PDT_EUSAGE;
+            ctx->nccl_comm_num = (int)n;
+            o->has_nccl_flags = true;
+            break;
+        case O_HIERARCHICAL: ctx->hierarchical_allreduce = true; o->has_nccl_flags = true; break;
+        case O_INTER_NRANKS:
+            if (!cli_parse_long(CMD, "--hierarchical-inter-nranks", optarg, 2, 1L << 20, &n))
+                return PDT_EUSAGE;
+            ctx->hierarchical_inter_nranks = (int)n;
+            o->has_nccl_flags = true;
             break;
         case O_SYNC: ctx->sync_mode = PDT_SYNC; break;
         case O_ASYNC: ctx->sync_mode = PDT_ASYNC; break;
@@ -299,6 +320,32 @@ static int from_env(opts *o)
 
 /* ---- checks that are usage errors, before anything is read ---- */
 
+/* The seed asks the local CUDA runtime for the ranks per node when
+ * hierarchical_allreduce_inter_nranks <= 1; pdtrans runs off the GPU
+ * machine, so the count must be given. */
+static int check_hierarchical(const pdt_ctx *ctx)
+{
+    if (!ctx->hierarchical_allreduce) {
+        if (ctx->hierarchical_inter_nranks) {
+            pdt_usage_error(CMD, "--hierarchical-inter-nranks needs --hierarchical-allreduce");
+            return PDT_EUSAGE;
+        }
+        return PDT_OK;
+    }
+    int n = ctx->hierarchical_inter_nranks, trainers = ctx->trainers;
+    if (n == 0) {
+        pdt_usage_error(CMD, "--hierarchical-allreduce needs --hierarchical-inter-nranks=N "
+                             "(the GPUs per node; Paddle would ask the local CUDA runtime)");
+        return PDT_EUSAGE;
+    }
+    if (trainers <= n || trainers % n != 0) {
+        pdt_usage_error(CMD, "--hierarchical-inter-nranks=%d must be smaller than the %d trainers "
+                             "and divide them", n, trainers);
+        return PDT_EUSAGE;
+    }
+    return PDT_OK;
+}
+
 static int check_usage(opts *o)
 {
     pdt_ctx *ctx = o->ctx;
@@ -333,7 +380,11 @@ static int check_usage(opts *o)
                             ctx->trainer_endpoints.n);
             return PDT_EUSAGE;
         }
-        return PDT_OK;
+        return check_hierarchical(ctx);
+    }
+    if (o->has_nccl_flags) {
+        pdt_usage_error(CMD, "--nccl-comm-num and --hierarchical-* need --mode=nccl2");
+        return PDT_EUSAGE;
     }
     if (o->trainers_arg) {
         long n;

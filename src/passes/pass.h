@@ -53,6 +53,9 @@ typedef struct pdt_ctx {
     pdt_list pservers;          /* endpoints, in --pservers order */
     int trainers;               /* count (pserver mode) */
     pdt_list trainer_endpoints; /* nccl2: --trainers as an endpoint list */
+    int nccl_comm_num;          /* nccl2: DistributeTranspilerConfig.nccl_comm_num */
+    bool hierarchical_allreduce;
+    int hierarchical_inter_nranks;
     int trainer_id;
     pdt_role role;
     const char *endpoint;       /* --endpoint */

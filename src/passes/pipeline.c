@@ -49,6 +49,7 @@ void pdt_ctx_init(pdt_ctx *ctx)
     ctx->trainers = 1;
     ctx->slice_var_up = true;
     ctx->min_block_size = 8192;
+    ctx->nccl_comm_num = 1;
     ctx->main_path = "main program";
 }
 

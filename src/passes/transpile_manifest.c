@@ -63,6 +63,11 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
                                                    ctx->trainer_endpoints.n));
         json_object_set_new(f, "trainer_id", json_integer(ctx->trainer_id));
         json_object_set_new(f, "endpoint", ctx->endpoint ? json_string(ctx->endpoint) : json_null());
+        json_object_set_new(f, "nccl_comm_num", json_integer(ctx->nccl_comm_num));
+        json_object_set_new(f, "use_hierarchical_allreduce",
+                            json_boolean(ctx->hierarchical_allreduce));
+        json_object_set_new(f, "hierarchical_allreduce_inter_nranks",
+                            json_integer(ctx->hierarchical_inter_nranks));
         return f;
     }
     json_object_set_new(f, "pservers", strings(ctx->pservers.items, ctx->pservers.n));

@@ -7,6 +7,12 @@
 #include "../diag.h"
 #include "transpile.h"
 
+static void raw_var(ir_block *b, const char *name)
+{
+    ir_var *v = tp_create_var(b, name, IR_RAW, 0, NULL, 0, -1, 1);
+    v->tensor_slot = IR_TD_NONE;
+}
+
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out)
 {
     const pdt_list *eps = &ctx->trainer_endpoints;
@@ -35,18 +41,29 @@ int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out
                   ctx->trainer_id, eps->n);
         return PDT_EUSAGE;
     }
+    if (ctx->nccl_comm_num < 1) {
+        pdt_error("transpile: nccl_comm_num must be at least 1, not %d", ctx->nccl_comm_num);
+        return PDT_EUSAGE;
+    }
     ir_program *m = ir_program_clone(ctx->main);
     ir_program *s = ir_program_clone(ctx->startup);
     ir_block *b = s->blocks[0];
-    ir_var *v = tp_create_var(b, "NCCLID", IR_RAW, 0, NULL, 0, -1, 1);
-    v->tensor_slot = IR_TD_NONE;
+    raw_var(b, "NCCLID");
+    for (int i = 1; i < ctx->nccl_comm_num; i++)
+        raw_var(b, ir_internf("NCCLID_%d", i));
+    for (int i = 0; ctx->hierarchical_allreduce && i < ctx->nccl_comm_num; i++) {
+        raw_var(b, ir_internf("Hierarchical_inter_NCCLID_%d", i));
+        raw_var(b, ir_internf("Hierarchical_exter_NCCLID_%d", i));
+    }
+    /* Only the first id var is the op's output, as in the seed; gen_nccl_id
+     * fills the others by name from nccl_comm_num. */
     ir_op *op = ir_block_append_op(b, "gen_nccl_id");
     ir_op_set_output1(op, "NCCLID", "NCCLID");
     ir_op_set_strings(op, "trainers", eps->items, eps->n);
     ir_op_set_int(op, "trainer_id", ctx->trainer_id);
-    ir_op_set_int(op, "nccl_comm_num", 1);
-    ir_op_set_bool(op, "use_hierarchical_allreduce", false);
-    ir_op_set_int(op, "hierarchical_allreduce_inter_nranks", 0);
+    ir_op_set_int(op, "nccl_comm_num", ctx->nccl_comm_num);
+    ir_op_set_bool(op, "use_hierarchical_allreduce", ctx->hierarchical_allreduce);
+    ir_op_set_int(op, "hierarchical_allreduce_inter_nranks", ctx->hierarchical_inter_nranks);
     ir_op_set_role(op, IR_ROLE_FORWARD);
     *main_out = m;
     *startup_out = s;
