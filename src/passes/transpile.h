@@ -52,6 +52,10 @@ typedef struct {
     tp_dvar param, grad;
     int *ep;                /* endpoint index of slice i (param and grad alike) */
     bool sparse_table;      /* is_sparse lookup_table / nce weight */
+    /* From an op's distribute_update_vars attr: a param updated by backward
+     * ops, not by an optimizer.  It is its own grad: sent and received
+     * under its own (slice) names, with no optimize block on the pserver. */
+    bool update_var;
 } tp_pair;
 
 /* One slice placed on an endpoint: pairs[pair].param.slices[slice]. */

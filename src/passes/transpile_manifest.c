@@ -245,8 +245,10 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
         js(g, p->grad.name);
         /* A trainer sends grad slice NAME as NAME.trainer_<id> when true. */
         g_string_append_printf(g, ", \"grad_trainer_suffix\": %s, \"grad_slices\": ",
-                               st->trainer_suffix ? "true" : "false");
+                               st->trainer_suffix && !p->update_var ? "true" : "false");
         slices_text(g, st, p, true);
+        if (p->update_var)
+            g_string_append(g, ", \"distribute_update_var\": true");
         g_string_append_c(g, '}');
     }
     if (st->n_pairs)

@@ -88,15 +88,49 @@ static int check_unsupported(tp_state *st)
             what = "is_distributed";
         else if ((table || op->type == nce) && ir_op_get_bool(op, "remote_prefetch", false))
             what = "remote_prefetch";
-        else if (ir_op_has_attr(op, "distribute_update_vars") &&
-                 ir_op_get_string(op, "distribute_update_vars") &&
-                 *ir_op_get_string(op, "distribute_update_vars"))
-            what = "distribute_update_vars";
         if (what) {
             pdt_error("%s: block 0, op %zu '%s': attr '%s' (distributed tables) is not "
                       "supported by pdtrans yet", st->ctx->main_path, i, op->type, what);
             return PDT_EBADINPUT;
         }
+    }
+    return PDT_OK;
+}
+
+/* _get_distribute_update_vars: the comma-separated names in any op's
+ * distribute_update_vars attr become (var, var) pairs after the optimizer
+ * pairs, in first-occurrence order (the seed's list(set(...)) order is
+ * arbitrary).  A var that already is an optimizer's param stays that: the
+ * seed's _init_splited_vars drops the duplicate. */
+static int add_update_vars(tp_state *st, GArray *pairs, GHashTable *seen)
+{
+    for (size_t i = 0; i < st->b0->n_ops; i++) {
+        const ir_op *op = st->b0->ops[i];
+        const char *list = ir_op_has_attr(op, "distribute_update_vars")
+                               ? ir_op_get_string(op, "distribute_update_vars")
+                               : NULL;
+        if (!list || !*list)
+            continue;
+        pdt_list names = pdt_list_split(list);
+        int rc = PDT_OK;
+        for (size_t k = 0; k < names.n && rc == PDT_OK; k++) {
+            const char *n = names.items[k];
+            if (g_hash_table_contains(seen, n))
+                continue;
+            if (!ir_block_find_var(st->b0, n)) {
+                pdt_error("%s: block 0, op %zu '%s': attr 'distribute_update_vars' names "
+                          "unknown var '%s'", st->ctx->main_path, i, op->type, n);
+                rc = PDT_EBADINPUT;
+                break;
+            }
+            g_hash_table_add(seen, (void *)n);
+            rc = add_pair(st, pairs, n, n, op, i);
+            if (rc == PDT_OK)
+                g_array_index(pairs, tp_pair, pairs->len - 1).update_var = true;
+        }
+        pdt_list_free(&names);
+        if (rc)
+            return rc;
     }
     return PDT_OK;
 }
@@ -153,6 +187,8 @@ int tp_find_optimize(tp_state *st)
         g_hash_table_add(seen, (void *)rv[0]);
         rc = add_pair(st, pairs, rv[0], rv[1], op, i);
     }
+    if (rc == PDT_OK && st->n_opt > 0)
+        rc = add_update_vars(st, pairs, seen);
     g_hash_table_destroy(seen);
     if (rc == PDT_OK && st->n_opt == 0) {
         pdt_error("%s: no optimize ops (op_role 2) in block 0: nothing to distribute "
@@ -179,7 +215,12 @@ int tp_find_optimize(tp_state *st)
         if (g_hash_table_contains(st->pair_of_grad, p->grad.name) ||
             g_hash_table_contains(st->pair_of_grad, p->param.name) ||
             g_hash_table_contains(st->pair_of_param, p->grad.name) ||
-            p->grad.name == p->param.name) {
+            (p->grad.name == p->param.name && !p->update_var)) {
+            if (p->update_var) {
+                pdt_error("%s: var '%s' in attr 'distribute_update_vars' is also the grad of "
+                          "an optimized param", st->ctx->main_path, p->param.name);
+                return PDT_EBADINPUT;
+            }
             pdt_error("%s: param '%s' and its grad '%s' clash with another (param, grad) pair",
                       st->ctx->main_path, p->param.name, p->grad.name);
             return PDT_EBADINPUT;

@@ -266,6 +266,11 @@ static GPtrArray *declare_held(pserver *ps)
         const tp_pair *p = &st->pairs[e->refs[i].pair];
         const tp_slice *s = &p->grad.slices[e->refs[i].slice];
         const ir_var *gv = p->grad.var;
+        if (p->update_var) {
+            /* Received as itself: there is no optimizer to merge copies for. */
+            g_ptr_array_add(recv_inputs, (void *)s->name);
+            continue;
+        }
         tp_create_var(ps->g, s->merged, gv->type, gv->dtype, s->dims, s->n_dims, -1, 1);
         /* The seed tests `sync_mode or completely_not_async and trainers > 1`,
          * so one sync trainer would get .trainer_0 vars its trainer never

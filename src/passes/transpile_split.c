@@ -109,7 +109,7 @@ int tp_split_vars(tp_state *st)
         bool same = np == ng && memcmp(ps, gs, np * sizeof *ps) == 0;
         if (same) {
             make_slices(st, &p->param, ps, np, false);
-            make_slices(st, &p->grad, gs, ng, true);
+            make_slices(st, &p->grad, gs, ng, !p->update_var);
         }
         g_free(ps);
         g_free(gs);
