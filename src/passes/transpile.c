@@ -128,14 +128,17 @@ static int run_pserver_mode(pdt_ctx *ctx)
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;
     }
-    const char *lr_counter = NULL;
+    GPtrArray *lr_counters = g_ptr_array_new();
     if (ctx->sync_mode != PDT_SYNC)
-        rc = tp_async_lr_counters(ctx, &lr_counter);
-    if (rc)
+        rc = tp_async_lr_counters(ctx, lr_counters);
+    if (rc) {
+        g_ptr_array_free(lr_counters, TRUE);
         return rc;
+    }
     tp_state st;
     rc = analyze(&st, ctx);
-    st.lr_counter = lr_counter;
+    st.lr_counters = (const char *const *)lr_counters->pdata;
+    st.n_lr_counters = lr_counters->len;
     bool *written = g_new0(bool, st.n_eps ? st.n_eps : 1);
     bool trainer = !rc && ctx->role != PDT_ROLE_PSERVER;
     /* Every output is built before any is handed over, so a failure leaves
@@ -174,6 +177,7 @@ static int run_pserver_mode(pdt_ctx *ctx)
     g_free(progs);
     g_free(stems);
     g_free(written);
+    g_ptr_array_free(lr_counters, TRUE);
     state_free(&st);
     return rc;
 }

@@ -95,9 +95,11 @@ typedef struct tp_state {
     GHashTable *pair_of_param;  /* name -> pair index + 1 */
     GHashTable *pair_of_grad;
 
-    /* _get_lr_ops, sync_mode=False: this trainer's step counter
-     * (COUNTER.trainer_<id>), sent by the trainer; NULL when none. */
-    const char *lr_counter;
+    /* _get_lr_ops, sync_mode=False: this trainer's step counters
+     * (COUNTER.trainer_<id>, one per LRSched increment), which the trainer
+     * sends; none without increments. */
+    const char *const *lr_counters;
+    size_t n_lr_counters;
 
     /* Dispatch. */
     size_t *send_order;     /* pair indices in the order grads are sent */
@@ -115,9 +117,9 @@ int tp_find_optimize(tp_state *st);
 bool tp_is_optimizer_op(const ir_op *op);   /* has Param and LearningRate */
 
 /* ---- transpile_lr.c ---- */
-/* Async-mode LR counter rewrite on ctx->main/startup; *mine gets this
- * trainer's counter var (NULL when there is no LRSched increment). */
-int tp_async_lr_counters(pdt_ctx *ctx, const char **mine);
+/* Async-mode LR counter rewrite on ctx->main/startup; `mine` gets this
+ * trainer's counter var of each LRSched increment, in op order. */
+int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine);
 
 /* ---- transpile_split.c ---- */
 /* slice_variable for one var: the blocks' element counts.  Returns the

@@ -5,7 +5,8 @@
  * this to the origin programs inside transpile(), before any role is
  * derived, so it runs here once before the analysis; every role then sees
  * the rewritten programs, as in the seed.  The trainer later sends its own
- * counter (transpile_trainer.c). */
+ * counters (transpile_trainer.c): all of them, where the seed keeps only
+ * the last in self.counter_var and so never advances the other decays. */
 #include "../diag.h"
 #include "transpile.h"
 
@@ -34,9 +35,8 @@ static void reset_counter_init(ir_block *sb, const char *counter, int trainers)
     }
 }
 
-int tp_async_lr_counters(pdt_ctx *ctx, const char **mine)
+int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
 {
-    *mine = NULL;
     ir_block *b = ctx->main->blocks[0];
     if (ctx->startup->n_blocks == 0)
         ir_program_add_block(ctx->startup, -1);
@@ -69,7 +69,7 @@ int tp_async_lr_counters(pdt_ctx *ctx, const char **mine)
                                        -1, cv->persistable);
             init_one(sb, sv);
         }
-        *mine = names[ctx->trainer_id];
+        g_ptr_array_add(mine, (void *)names[ctx->trainer_id]);
         /* _remove_op + _insert_op: a new sum with the increment's outputs
          * and only op_role. */
         ir_op *sum = ir_block_insert_op(b, i + 1, "sum");

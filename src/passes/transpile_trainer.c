@@ -203,15 +203,15 @@ static void append_recvs(trainer *t, const char **dummy)
     tp_state *st = t->st;
     int tid = st->ctx->trainer_id;
     const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
-    /* transpile(), sync_mode=False: the step counter goes to every pserver,
-     * which sums the trainers' counters in its LR block. */
-    const char *decay_out = NULL;
-    if (!st->sync && st->lr_counter) {
-        const char *c = st->lr_counter;
-        decay_out = tp_control_var(st, t->b, &t->ctl);
+    /* transpile(), sync_mode=False: each step counter goes to every
+     * pserver, which sums the trainers' counters in its LR block. */
+    const char **decay_out = ir_arena_alloc(st->arena, (st->n_lr_counters + 1) * sizeof *decay_out);
+    for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++) {
+        const char *c = st->lr_counters[i];
+        decay_out[i] = tp_control_var(st, t->b, &t->ctl);
         ir_op *op = new_op(t, "send", IR_ROLE_RPC);
         ir_op_set_input1(op, "X", c);
-        ir_op_set_output1(op, "Out", decay_out);
+        ir_op_set_output1(op, "Out", decay_out[i]);
         ir_op_set_strings(op, "epmap", st->eps, st->n_eps);
         ir_op_set_longs(op, "sections", NULL, 0);
         ir_op_set_strings(op, "send_varnames", &c, st->runtime_split ? 1 : 0);
@@ -223,12 +223,13 @@ static void append_recvs(trainer *t, const char **dummy)
     }
     if (st->sync || (st->runtime_split && st->half_async)) {
         ir_op *op = new_op(t, "send_barrier", IR_ROLE_RPC);
-        const char **deps = ir_arena_alloc(st->arena, (st->n_pairs + 2) * sizeof *deps);
+        const char **deps = ir_arena_alloc(
+            st->arena, (st->n_pairs + st->n_lr_counters + 1) * sizeof *deps);
         size_t nd = 0;
         for (size_t q = 0; q < st->n_pairs; q++)
             deps[nd++] = dummy[st->send_order[q]];
-        if (decay_out)
-            deps[nd++] = decay_out;
+        for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++)
+            deps[nd++] = decay_out[i];
         ir_op_set_input(op, "X", deps, nd);
         ir_op_set_output1(op, "Out", barrier_out);
         ir_op_set_strings(op, "endpoints", st->eps, st->n_eps);
