@@ -38,6 +38,8 @@ static void help(void)
         "      --hierarchical-allreduce   nccl2: hierarchical allreduce; needs\n"
         "      --hierarchical-inter-nranks=N   ranks per node (> 1, divides the trainers)\n"
         "      --sync | --async | --half-async   (default --sync)\n"
+        "      --dc-asgd             delay-compensated async SGD on the pservers\n"
+        "                            (not with --sync)\n"
         "      --no-slice            one slice per var (slice_var_up = False)\n"
         "      --min-block-size=N    smallest slice, in elements (default 8192)\n"
         "      --split-method=M      round-robin (default), hash or balanced\n"
@@ -61,7 +63,7 @@ enum {
     O_PSERVERS = 256, O_TRAINERS, O_TRAINER_ID, O_ROLE, O_ENDPOINT, O_MODE, O_SYNC, O_ASYNC,
     O_HALF_ASYNC, O_NO_SLICE, O_MIN_BLOCK, O_SPLIT, O_SEED, O_FROM_ENV, O_LOSS, O_OPTIMIZER,
     O_REG, O_CLIP, O_LR, O_PARAMS, O_NO_GRAD, O_PASSES, O_NO_VERIFY, O_TEXT,
-    O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS
+    O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS, O_DC_ASGD
 };
 
 typedef struct {
@@ -99,6 +101,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"hierarchical-allreduce", no_argument, NULL, O_HIERARCHICAL},
         {"hierarchical-inter-nranks", required_argument, NULL, O_INTER_NRANKS},
         {"sync", no_argument, NULL, O_SYNC},
+        {"dc-asgd", no_argument, NULL, O_DC_ASGD},
         {"async", no_argument, NULL, O_ASYNC},
         {"half-async", no_argument, NULL, O_HALF_ASYNC},
         {"no-slice", no_argument, NULL, O_NO_SLICE},
@@ -172,6 +175,7 @@ static int parse_args(int argc, char **argv, opts *o)
             o->has_nccl_flags = true;
             break;
         case O_SYNC: ctx->sync_mode = PDT_SYNC; break;
+        case O_DC_ASGD: ctx->dc_asgd = true; break;
         case O_ASYNC: ctx->sync_mode = PDT_ASYNC; break;
         case O_HALF_ASYNC: ctx->sync_mode = PDT_HALF_ASYNC; break;
         case O_NO_SLICE: ctx->slice_var_up = false; break;
@@ -353,6 +357,10 @@ static int check_usage(opts *o)
         pdt_usage_error(CMD, "--mode=collective is not built yet");
         return PDT_EUSAGE;
     }
+    if (ctx->dc_asgd && ctx->mode != PDT_MODE_PSERVER) {
+        pdt_usage_error(CMD, "--dc-asgd needs --mode=pserver");
+        return PDT_EUSAGE;
+    }
     if (ctx->mode == PDT_MODE_NCCL2) {
         if (!o->trainers_arg) {
             pdt_usage_error(CMD, "--mode=nccl2 needs --trainers=EP[,EP...]");
@@ -384,6 +392,11 @@ static int check_usage(opts *o)
     }
     if (o->has_nccl_flags) {
         pdt_usage_error(CMD, "--nccl-comm-num and --hierarchical-* need --mode=nccl2");
+        return PDT_EUSAGE;
+    }
+    if (ctx->dc_asgd && ctx->sync_mode == PDT_SYNC) {
+        /* The seed asserts sync_mode is False. */
+        pdt_usage_error(CMD, "--dc-asgd needs --async or --half-async");
         return PDT_EUSAGE;
     }
     if (o->trainers_arg) {

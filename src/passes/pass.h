@@ -62,6 +62,7 @@ typedef struct pdt_ctx {
     pdt_dist_mode mode;
     pdt_sync_mode sync_mode;
     bool slice_var_up;          /* false with --no-slice */
+    bool dc_asgd;               /* --dc-asgd: enable_dc_asgd (not sync) */
     long min_block_size;
     pdt_split_method split_method;
     unsigned long random_seed;

@@ -60,6 +60,10 @@ static int check_options(pdt_ctx *ctx)
                           ctx->pservers.items[i]);
                 return PDT_EUSAGE;
             }
+    if (ctx->dc_asgd && ctx->sync_mode == PDT_SYNC) {
+        pdt_error("transpile: DC-ASGD needs async or half-async mode");
+        return PDT_EUSAGE;
+    }
     if (ctx->min_block_size < 1) {
         pdt_error("transpile: min block size must be positive");
         return PDT_EUSAGE;

@@ -159,6 +159,16 @@ ir_program *tp_new_program(const ir_program *like);
 extern bool tp_text_output;
 const char *tp_file_name(const char *stem);
 
+/* ---- transpile_dcasgd.c (--dc-asgd) ---- */
+/* The per-trainer backups `SLICE.trainer_<i>_bak` of the params on ep. */
+void tp_dc_declare_baks(tp_state *st, ir_block *g, size_t ep);
+/* _append_dc_asgd_ops into blk for param slice s of p; returns the
+ * corrected grad the optimizer op reads instead of `grad`. */
+const char *tp_dc_append(tp_state *st, ir_block *blk, const tp_pair *p, const tp_slice *s,
+                         const char *grad, unsigned *tmp_counter);
+/* get_startup_program's `assign` of each slice to its backups, into ops. */
+void tp_dc_startup_assigns(tp_state *st, size_t ep, GPtrArray *ops, ir_program *s);
+
 /* ---- builders ---- */
 int tp_build_trainer(tp_state *st, ir_program **main, ir_program **startup);
 int tp_build_pserver(tp_state *st, size_t ep, ir_program **main);

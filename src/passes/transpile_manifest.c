@@ -79,6 +79,8 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
     json_object_set_new(f, "min_block_size", json_integer(ctx->min_block_size));
     json_object_set_new(f, "split_method", json_string(split_name(ctx->split_method)));
     json_object_set_new(f, "random_seed", json_integer((json_int_t)ctx->random_seed));
+    if (ctx->dc_asgd)   /* only when set, so older manifests stay as they were */
+        json_object_set_new(f, "dc_asgd", json_true());
     return f;
 }
 

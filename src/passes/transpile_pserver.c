@@ -22,6 +22,7 @@ typedef struct {
     GPtrArray *sparse_g2p;
     /* The pair and slice the current optimize block serves. */
     size_t cur_pair, cur_slice;
+    unsigned dc_tmp;            /* tmp_dc_output_<n> counter */
 } pserver;
 
 /* The slice of pair pi on this endpoint, preferring the current block's. */
@@ -157,6 +158,9 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                   st->ctx->main_path, pos, src->type);
         return PDT_EBADINPUT;
     }
+    if (st->ctx->dc_asgd)
+        merged = tp_dc_append(st, blk, &st->pairs[GPOINTER_TO_SIZE(pk) - 1], ps_slice, merged,
+                              &ps->dc_tmp);
     /* The seed builds the op from new_inputs, which holds Param, Grad,
      * LearningRate and the accumulators; Beta1Tensor/Beta2Tensor (and, in
      * pdtrans, empty slots) are left out. */
@@ -166,8 +170,9 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
         const char *key = sl->name;
         if (!strcmp(key, "Grad")) {
             const char *g = sl->n_args ? sl->args[0] : NULL;
-            /* Sparse L2 decay writes a fresh "@NEWGRAD" var: use it if here. */
-            if (g && strstr(g, "@NEWGRAD") && ir_block_find_var(ps->g, g))
+            /* Sparse L2 decay writes a fresh "@NEWGRAD" var: use it if here
+             * (the DC-ASGD grad wins over it, as in the seed). */
+            if (g && !st->ctx->dc_asgd && strstr(g, "@NEWGRAD") && ir_block_find_var(ps->g, g))
                 ir_op_set_input1(op, key, g);
             else
                 ir_op_set_input1(op, key, merged);
@@ -370,6 +375,8 @@ static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_bloc
     ir_op_set_strings(op, "sparse_grad_to_param", (const char *const *)ps->sparse_g2p->pdata,
                       ps->sparse_g2p->len);
     ir_op_set_int(op, "lr_decay_block_id", lr_block);
+    if (st->ctx->dc_asgd)
+        ir_op_set_bool(op, "dc_asgd", true);
     ir_op_set_int(op, "rpc_get_thread_num", get_n);
     ir_op_set_int(op, "rpc_send_thread_num", send_n);
     ir_op_set_int(op, "rpc_prefetch_thread_num", prefetch_n);
@@ -444,6 +451,8 @@ int tp_build_pserver(tp_state *st, size_t ep, ir_program **out)
     ps.g2b_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     ps.sparse_g2p = g_ptr_array_new();
     GPtrArray *recv_inputs = declare_held(&ps);
+    if (st->ctx->dc_asgd)
+        tp_dc_declare_baks(st, ps.g, ep);
     GArray *blocks = g_array_new(FALSE, FALSE, sizeof(int32_t));
 
     int32_t lr_block = -1;

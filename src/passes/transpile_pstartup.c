@@ -103,6 +103,8 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
             set_shape(op, out_var);
         g_ptr_array_add(ops, op);
     }
+    if (st->ctx->dc_asgd)
+        tp_dc_startup_assigns(st, ep, ops, s);
     ir_block_set_ops(sb, (ir_op *const *)ops->pdata, ops->len);
     g_ptr_array_free(ops, TRUE);
     *out = s;
