@@ -69,6 +69,8 @@ typedef struct {
     int64_t bytes;          /* param bytes placed here */
 } tp_endpoint;
 
+typedef struct tp_table tp_table;     /* transpile_table.c */
+
 typedef struct tp_state {
     pdt_ctx *ctx;
     const ir_program *main, *startup;   /* the unmodified inputs */
@@ -100,6 +102,9 @@ typedef struct tp_state {
      * sends; none without increments. */
     const char *const *lr_counters;
     size_t n_lr_counters;
+
+    /* The distributed lookup table, NULL when none; it is not in pairs. */
+    tp_table *table;
 
     /* Dispatch. */
     size_t *send_order;     /* pair indices in the order grads are sent */
@@ -168,6 +173,28 @@ const char *tp_dc_append(tp_state *st, ir_block *blk, const tp_pair *p, const tp
                          const char *grad, unsigned *tmp_counter);
 /* get_startup_program's `assign` of each slice to its backups, into ops. */
 void tp_dc_startup_assigns(tp_state *st, size_t ep, GPtrArray *ops, ir_program *s);
+
+/* ---- transpile_table.c: the distributed lookup table ---- */
+/* find_distributed_lookup_table and _update_dist_lookup_table_vars: sets
+ * st->table and takes the table's pair out of st->pairs. */
+int tp_table_find(tp_state *st);
+/* The table's send dummy, made right after send_barrier's output; NULL
+ * when there is no table. */
+const char *tp_table_send_dummy(tp_state *st, ir_block *b, unsigned *ctl);
+/* The prefetch ops and the table grad's split_ids + send in the trainer's
+ * block 0 (after the other sends are in place). */
+void tp_table_trainer(tp_state *st, ir_block *b);
+/* _get_sparse_table_names in param order (caller frees the array). */
+GPtrArray *tp_sparse_table_names(tp_state *st);
+typedef struct {
+    int32_t checkpoint_block;
+    const char *prefetch;       /* prefetch_var_name_to_block_id entry */
+} tp_table_ps;
+/* The table, prefetch and checkpoint blocks of one pserver; `pre` is the
+ * parent of its optimize blocks. */
+int tp_table_pserver(tp_state *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
+                     GPtrArray *grad_to_block, tp_table_ps *out);
+void tp_table_serv_attrs(tp_state *st, ir_op *serv, const tp_table_ps *tps);
 
 /* ---- builders ---- */
 int tp_build_trainer(tp_state *st, ir_program **main, ir_program **startup);

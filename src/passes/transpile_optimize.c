@@ -84,9 +84,7 @@ static int check_unsupported(tp_state *st)
         const ir_op *op = st->b0->ops[i];
         bool table = op->type == lt || op->type == lt2;
         const char *what = NULL;
-        if (table && ir_op_get_bool(op, "is_distributed", false))
-            what = "is_distributed";
-        else if ((table || op->type == nce) && ir_op_get_bool(op, "remote_prefetch", false))
+        if ((table || op->type == nce) && ir_op_get_bool(op, "remote_prefetch", false))
             what = "remote_prefetch";
         if (what) {
             pdt_error("%s: block 0, op %zu '%s': attr '%s' (distributed tables) is not "
@@ -205,7 +203,7 @@ int tp_find_optimize(tp_state *st)
     if (pairs->len)
         memcpy(st->pairs, pairs->data, pairs->len * sizeof(tp_pair));
     g_array_free(pairs, TRUE);
-    if (rc)
+    if (rc || (rc = tp_table_find(st)))
         return rc;
     /* The seed dedups params and grads through one name set; a grad shared
      * by two params (or a param that is another's grad) would break its

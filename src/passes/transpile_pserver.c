@@ -468,7 +468,11 @@ int tp_build_pserver(tp_state *st, size_t ep, ir_program **out)
         ir_op *c = append_non_opt(&ps, lb, st->b0->ops[i]);
         clone_sub_block(&ps, c, lr_block);
     }
+    int32_t pre = (int32_t)ps.p->n_blocks - 1;
+    tp_table_ps tps = {-1, NULL};
     int rc = optimize_blocks(&ps, blocks);
+    if (!rc)
+        rc = tp_table_pserver(st, ep, ps.p, pre, blocks, ps.grad_to_block, &tps);
     if (!rc && blocks->len == 0) {
         pdt_warning("pserver '%s' has no optimize block (more pservers than param slices?); "
                     "it gets an empty one", st->eps[ep]);
@@ -477,6 +481,8 @@ int tp_build_pserver(tp_state *st, size_t ep, ir_program **out)
     }
     if (!rc)
         rc = listen_and_serv(&ps, recv_inputs, blocks, lr_block);
+    if (!rc)
+        tp_table_serv_attrs(st, ps.g->ops[ps.g->n_ops - 1], &tps);
     g_array_free(blocks, TRUE);
     g_ptr_array_free(recv_inputs, TRUE);
     g_ptr_array_free(ps.grad_to_block, TRUE);

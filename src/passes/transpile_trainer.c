@@ -203,6 +203,7 @@ static void append_recvs(trainer *t, const char **dummy)
     tp_state *st = t->st;
     int tid = st->ctx->trainer_id;
     const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
+    const char *table_dummy = tp_table_send_dummy(st, t->b, &t->ctl);
     /* transpile(), sync_mode=False: each step counter goes to every
      * pserver, which sums the trainers' counters in its LR block. */
     const char **decay_out = ir_arena_alloc(st->arena, (st->n_lr_counters + 1) * sizeof *decay_out);
@@ -224,10 +225,12 @@ static void append_recvs(trainer *t, const char **dummy)
     if (st->sync || (st->runtime_split && st->half_async)) {
         ir_op *op = new_op(t, "send_barrier", IR_ROLE_RPC);
         const char **deps = ir_arena_alloc(
-            st->arena, (st->n_pairs + st->n_lr_counters + 1) * sizeof *deps);
+            st->arena, (st->n_pairs + st->n_lr_counters + 2) * sizeof *deps);
         size_t nd = 0;
         for (size_t q = 0; q < st->n_pairs; q++)
             deps[nd++] = dummy[st->send_order[q]];
+        if (table_dummy)
+            deps[nd++] = table_dummy;
         for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++)
             deps[nd++] = decay_out[i];
         ir_op_set_input(op, "X", deps, nd);
@@ -407,11 +410,12 @@ static void delete_startup_inits(trainer *t, GPtrArray *vars)
 static int fake_init_tables(trainer *t)
 {
     tp_state *st = t->st;
+    GPtrArray *tables = tp_sparse_table_names(st);
     GHashTable *init_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t pi = 0; pi < st->n_pairs; pi++)
-        if (st->pairs[pi].sparse_table)
-            g_hash_table_insert(init_of, (void *)st->pairs[pi].param.name, NULL);
+    for (guint i = 0; i < tables->len; i++)
+        g_hash_table_insert(init_of, tables->pdata[i], NULL);
     if (g_hash_table_size(init_of) == 0) {
+        g_ptr_array_free(tables, TRUE);
         g_hash_table_destroy(init_of);
         return PDT_OK;
     }
@@ -435,20 +439,18 @@ static int fake_init_tables(trainer *t)
     for (size_t k = 0; k < t->sb->n_ops; k++)
         if (!g_hash_table_contains(drop, t->sb->ops[k]))
             g_ptr_array_add(ops, t->sb->ops[k]);
-    for (size_t pi = 0; pi < st->n_pairs && rc == PDT_OK; pi++) {
-        const tp_pair *p = &st->pairs[pi];
-        if (!p->sparse_table)
-            continue;
-        size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(count, p->param.name));
+    for (guint i = 0; i < tables->len && rc == PDT_OK; i++) {
+        const char *name = tables->pdata[i];
+        size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(count, name));
         if (n != 1) {
             pdt_error("startup program: sparse table '%s' needs exactly one init op, found %zu",
-                      p->param.name, n);
+                      name, n);
             rc = PDT_EBADINPUT;
             break;
         }
-        const ir_op *init = g_hash_table_lookup(init_of, p->param.name);
+        const ir_op *init = g_hash_table_lookup(init_of, name);
         ir_op *op = ir_op_new(t->s, "fake_init");
-        ir_op_set_output1(op, "Out", p->param.name);
+        ir_op_set_output1(op, "Out", name);
         const ir_attr *shape = ir_op_attr(init, "shape");
         if (shape)
             ir_op_copy_attr(op, shape);
@@ -458,6 +460,7 @@ static int fake_init_tables(trainer *t)
     if (rc == PDT_OK)
         ir_block_set_ops(t->sb, (ir_op *const *)ops->pdata, ops->len);
     g_ptr_array_free(ops, TRUE);
+    g_ptr_array_free(tables, TRUE);
     g_hash_table_destroy(drop);
     g_hash_table_destroy(count);
     g_hash_table_destroy(init_of);
@@ -551,6 +554,7 @@ int tp_build_trainer(tp_state *st, ir_program **main_out, ir_program **startup_o
     for (size_t i = 0; i < st->n_opt; i++)
         opt_ops[i] = t.b->ops[st->opt_pos[i]];
     assemble(&t);
+    tp_table_trainer(st, t.b);
     GPtrArray *dead = optimizer_only_vars(&t, opt_ops);
     g_free(opt_ops);
     delete_startup_inits(&t, dead);

@@ -325,21 +325,6 @@ START_TEST(clip_ops_stay_on_trainer_both_spellings)
 }
 END_TEST
 
-START_TEST(distributed_table_is_refused_cleanly)
-{
-    /* Seed defect 1 crashes every distributed-lookup-table transpile; the
-     * prefetch machinery is not built in pdtrans, which says so. */
-    pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
-    ir_op *op = ctx.main->blocks[0]->ops[0];
-    op->type = ir_intern("lookup_table");
-    ir_op_set_bool(op, "is_distributed", true);
-    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
-    ck_assert_uint_eq(ctx.n_outputs, 0);
-    pdt_ctx_free(&ctx);
-}
-END_TEST
-
 START_TEST(errors_leave_no_outputs)
 {
     pdt_ctx ctx;
@@ -474,7 +459,6 @@ Suite *make_suite(void)
     tcase_add_test(t, hash_placement_agrees_everywhere);
     tcase_add_test(t, rmsprop_mean_grad_is_sliced);
     tcase_add_test(t, clip_ops_stay_on_trainer_both_spellings);
-    tcase_add_test(t, distributed_table_is_refused_cleanly);
     tcase_add_test(t, errors_leave_no_outputs);
     tcase_add_test(t, balanced_never_doubles_a_var);
     tcase_add_test(t, sparse_table_uses_selected_rows_ops);

@@ -1,0 +1,393 @@
+/* transpile_table.c - the distributed lookup table (lookup ops with
+ * is_distributed): find_distributed_lookup_table,
+ * _update_dist_lookup_table_vars, _replace_lookup_table_op_with_prefetch,
+ * _split_table_grad_and_add_send_vars, and the pserver's
+ * _create_table_optimize_block, _create_prefetch_block and
+ * _create_checkpoint_save_block.
+ *
+ * The table is neither sliced nor dispatched: every pserver holds
+ * ceil(rows / pservers) rows of it as SELECTED_ROWS, the trainer fetches
+ * rows with prefetch and sends its grad cut by split_ids (row id modulo the
+ * pserver count).  Seed defect 1 (`op.type == LOOKUP_TABLE_TYPE`, a string
+ * against a list) is fixed: every lookup op of the table is replaced. */
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile.h"
+
+struct tp_table {
+    const char *name;           /* the table W */
+    const char *grad;           /* grad_var_name(table) */
+    const ir_var *var, *grad_var;
+    const ir_var *ids, *out;    /* Ids / Out of its first lookup op */
+    size_t opt_pos;             /* its optimizer op (Param == table) in b0 */
+    size_t pair_pos;            /* its index in params_grads */
+    const char **trainer_grads; /* trainer_side_table_grad_list, n_eps */
+    const char *dummy;          /* the trainer's send dummy output */
+};
+
+static bool is_lookup(const ir_op *op)
+{
+    return op->type == IR_NAME("lookup_table") || op->type == IR_NAME("lookup_table_v2");
+}
+
+/* The var an Ids/Out slot names first, which must be in block 0 (the seed
+ * reads program.global_block().vars[...]). */
+static const ir_var *slot_var(tp_state *st, const ir_op *op, size_t pos, bool out)
+{
+    const char *slot = out ? "Out" : "Ids";
+    const char *n = out ? ir_op_output1(op, slot) : ir_op_input1(op, slot);
+    const ir_var *v = n ? ir_block_find_var(st->b0, n) : NULL;
+    if (!v)
+        pdt_error("%s: block 0, op %zu '%s': %s '%s' of the distributed table lookup %s%s%s",
+                  st->ctx->main_path, pos, op->type, out ? "output" : "input", slot,
+                  n ? "names unknown var '" : "is empty", n ? n : "", n ? "'" : "");
+    return v;
+}
+
+/* find_distributed_lookup_table: the one table W of the is_distributed
+ * lookup ops (lookup_table_v2 too, as the transpiler's LOOKUP_TABLE_TYPE
+ * says), or NULL. */
+static int find_table(tp_state *st, const char **table)
+{
+    const ir_block *b = st->b0;
+    GArray *plain = g_array_new(FALSE, FALSE, sizeof(size_t));
+    int rc = PDT_OK;
+    *table = NULL;
+    for (size_t i = 0; i < b->n_ops && !rc; i++) {
+        const ir_op *op = b->ops[i];
+        if (!is_lookup(op))
+            continue;
+        const char *w = ir_op_input1(op, "W");
+        if (!ir_op_get_bool(op, "is_distributed", false)) {
+            g_array_append_val(plain, i);
+            continue;
+        }
+        if (!w) {
+            pdt_error("%s: block 0, op %zu '%s': input 'W' is empty", st->ctx->main_path, i,
+                      op->type);
+            rc = PDT_EBADINPUT;
+        } else if (!*table) {
+            *table = w;
+        } else if (w != *table) {
+            pdt_error("%s: block 0, op %zu '%s': distributed lookup table '%s' differs from "
+                      "'%s' (all distributed lookup ops must share one table)",
+                      st->ctx->main_path, i, op->type, w, *table);
+            rc = PDT_EBADINPUT;
+        }
+    }
+    /* The seed asserts on a plain lookup of the table after the first
+     * distributed one and raises in _replace_lookup_table_op_with_prefetch
+     * for one before it: either way an error. */
+    for (guint k = 0; k < plain->len && !rc && *table; k++) {
+        size_t i = g_array_index(plain, size_t, k);
+        const ir_op *op = b->ops[i];
+        if (ir_op_input1(op, "W") == *table) {
+            pdt_error("%s: block 0, op %zu '%s': looks up the distributed table '%s' "
+                      "without attr 'is_distributed'", st->ctx->main_path, i, op->type,
+                      *table);
+            rc = PDT_EBADINPUT;
+        }
+    }
+    g_array_free(plain, TRUE);
+    return rc;
+}
+
+/* Every lookup of the table needs an Ids and an Out in block 0. */
+static int check_lookups(tp_state *st, tp_table *t)
+{
+    for (size_t i = 0; i < st->b0->n_ops; i++) {
+        const ir_op *op = st->b0->ops[i];
+        if (!is_lookup(op) || ir_op_input1(op, "W") != t->name)
+            continue;
+        const ir_var *ids = slot_var(st, op, i, false);
+        const ir_var *out = ids ? slot_var(st, op, i, true) : NULL;
+        if (!out)
+            return PDT_EBADINPUT;
+        if (!t->ids) {
+            t->ids = ids;
+            t->out = out;
+        }
+    }
+    return PDT_OK;
+}
+
+int tp_table_find(tp_state *st)
+{
+    const char *name = NULL;
+    int rc = find_table(st, &name);
+    if (rc || !name)
+        return rc;
+    const char *path = st->ctx->main_path;
+    tp_table *t = ir_arena_alloc(st->arena, sizeof *t);
+    t->name = name;
+    t->grad = ir_internf("%s@GRAD", name);
+    size_t pi = 0;
+    while (pi < st->n_pairs && st->pairs[pi].param.name != name)
+        pi++;
+    bool have_opt = false;
+    for (size_t i = 0; i < st->n_opt && !have_opt; i++) {
+        const ir_op *op = st->b0->ops[st->opt_pos[i]];
+        if (ir_op_input(op, "Param") && ir_op_input1(op, "Param") == name) {
+            t->opt_pos = st->opt_pos[i];
+            have_opt = true;
+        }
+    }
+    if (pi == st->n_pairs || !have_opt) {
+        pdt_error("%s: distributed lookup table '%s' has no optimizer op (an op with input "
+                  "'Param' and op_role_var naming it)", path, name);
+        return PDT_EBADINPUT;
+    }
+    const tp_pair *p = &st->pairs[pi];
+    if (p->grad.name != t->grad) {
+        pdt_error("%s: distributed lookup table '%s': its grad is '%s', not '%s'", path, name,
+                  p->grad.name, t->grad);
+        return PDT_EBADINPUT;
+    }
+    t->var = p->param.var;
+    t->grad_var = p->grad.var;
+    if (t->var->n_dims == 0 || t->var->dims[0] <= 0) {
+        pdt_error("%s: distributed lookup table '%s' needs a known row count (dim 0)", path,
+                  name);
+        return PDT_EBADINPUT;
+    }
+    rc = check_lookups(st, t);
+    if (rc)
+        return rc;
+    /* _update_dist_lookup_table_vars: the table and its grad are neither
+     * sliced nor dispatched, so they leave the pairs. */
+    t->pair_pos = pi;
+    memmove(&st->pairs[pi], &st->pairs[pi + 1], (st->n_pairs - pi - 1) * sizeof *st->pairs);
+    st->n_pairs--;
+    t->trainer_grads = ir_arena_alloc(st->arena, st->n_eps * sizeof *t->trainer_grads);
+    for (size_t k = 0; k < st->n_eps; k++)
+        t->trainer_grads[k] =
+            st->sync ? ir_internf("%s.trainer_%d.pserver_%zu", t->grad, st->ctx->trainer_id, k)
+                     : ir_internf("%s.pserver_%zu", t->grad, k);
+    const ir_op *opt = st->b0->ops[t->opt_pos];
+    if (st->ctx->role != PDT_ROLE_TRAINER && opt->type != IR_NAME("sgd"))
+        pdt_warning("distributed lookup table '%s' is updated with sgd on the pservers, "
+                    "not with its optimizer '%s'", name, opt->type);
+    st->table = t;
+    return PDT_OK;
+}
+
+/* ---- trainer ---- */
+
+const char *tp_table_send_dummy(tp_state *st, ir_block *b, unsigned *ctl)
+{
+    if (!st->table)
+        return NULL;
+    st->table->dummy = tp_control_var(st, b, ctl);
+    return st->table->dummy;
+}
+
+GPtrArray *tp_sparse_table_names(tp_state *st)
+{
+    GPtrArray *names = g_ptr_array_new();
+    for (size_t pi = 0; pi <= st->n_pairs; pi++) {
+        if (st->table && st->table->pair_pos == pi)
+            g_ptr_array_add(names, (void *)st->table->name);
+        if (pi < st->n_pairs && st->pairs[pi].sparse_table)
+            g_ptr_array_add(names, (void *)st->pairs[pi].param.name);
+    }
+    return names;
+}
+
+static ir_op *new_op(ir_program *p, const char *type, int role)
+{
+    ir_op *op = ir_op_new(p, type);
+    ir_op_set_role(op, role);
+    return op;
+}
+
+/* create_var(name, type, shape, dtype) of the seed: no lod_level, no
+ * persistable. */
+static const char *like_var(ir_block *b, const char *name, const ir_var *like)
+{
+    tp_create_var(b, name, like->type, like->dtype, like->dims, like->n_dims, -1, -1);
+    return ir_intern(name);
+}
+
+static const char *in_tmp(size_t k)
+{
+    return ir_internf("prefetch_compress_in_tmp_%zu", k);
+}
+
+static const char *out_tmp(size_t k)
+{
+    return ir_internf("prefetch_compress_out_tmp_%zu", k);
+}
+
+/* _replace_lookup_table_op_with_prefetch: every lookup of the table goes;
+ * one split_ids -> prefetch -> merge_ids for all of them stands where the
+ * first was.  Returns the new op list. */
+static GPtrArray *replace_lookups(tp_state *st, ir_block *b)
+{
+    tp_table *t = st->table;
+    ir_program *p = b->program;
+    GPtrArray *ops = g_ptr_array_sized_new((guint)b->n_ops + 8);
+    GPtrArray *ids = g_ptr_array_new(), *outs = g_ptr_array_new();
+    guint first = G_MAXUINT;
+    for (size_t k = 0; k < b->n_ops; k++) {
+        ir_op *op = b->ops[k];
+        if (is_lookup(op) && ir_op_input1(op, "W") == t->name) {
+            if (first == G_MAXUINT)
+                first = ops->len;
+            g_ptr_array_add(ids, (void *)ir_op_input1(op, "Ids"));
+            g_ptr_array_add(outs, (void *)ir_op_output1(op, "Out"));
+            continue;
+        }
+        g_ptr_array_add(ops, op);
+    }
+    size_t n = st->n_eps;
+    const char **in = ir_arena_alloc(st->arena, n * sizeof *in);
+    const char **out = ir_arena_alloc(st->arena, n * sizeof *out);
+    for (size_t k = 0; k < n; k++) {
+        in[k] = like_var(b, in_tmp(k), t->ids);
+        out[k] = like_var(b, out_tmp(k), t->out);
+    }
+    ir_op *split = new_op(p, "split_ids", IR_ROLE_FORWARD);
+    ir_op_set_input(split, "Ids", (const char *const *)ids->pdata, ids->len);
+    ir_op_set_output(split, "Out", in, n);
+    ir_op *fetch = new_op(p, "prefetch", IR_ROLE_FORWARD);
+    ir_op_set_input(fetch, "X", in, n);
+    ir_op_set_output(fetch, "Out", out, n);
+    ir_op_set_strings(fetch, "epmap", st->eps, n);
+    ir_op *merge = new_op(p, "merge_ids", IR_ROLE_FORWARD);
+    ir_op_set_input(merge, "Ids", (const char *const *)ids->pdata, ids->len);
+    ir_op_set_input(merge, "Rows", in, n);
+    ir_op_set_input(merge, "X", out, n);
+    ir_op_set_output(merge, "Out", (const char *const *)outs->pdata, outs->len);
+    g_ptr_array_insert(ops, (gint)first, merge);
+    g_ptr_array_insert(ops, (gint)first, fetch);
+    g_ptr_array_insert(ops, (gint)first, split);
+    g_ptr_array_free(ids, TRUE);
+    g_ptr_array_free(outs, TRUE);
+    return ops;
+}
+
+/* _split_table_grad_and_add_send_vars: split_ids and send right after the
+ * first op that writes the table's grad. */
+static void send_grad(tp_state *st, ir_block *b, GPtrArray *ops)
+{
+    tp_table *t = st->table;
+    guint at = 0;
+    while (at < ops->len && !ir_op_writes(ops->pdata[at], t->grad))
+        at++;
+    if (at == ops->len)
+        return;     /* the seed adds nothing either */
+    size_t n = st->n_eps;
+    for (size_t k = 0; k < n; k++)
+        like_var(b, t->trainer_grads[k], t->grad_var);
+    ir_op *split = new_op(b->program, "split_ids", IR_ROLE_DIST);
+    ir_op_set_input1(split, "Ids", t->grad);
+    ir_op_set_output(split, "Out", t->trainer_grads, n);
+    ir_op *send = new_op(b->program, "send", IR_ROLE_RPC);
+    ir_op_set_input(send, "X", t->trainer_grads, n);
+    ir_op_set_output(send, "Out", &t->dummy, st->sync ? 1 : 0);
+    ir_op_set_strings(send, "epmap", st->eps, n);
+    ir_op_set_int(send, "trainer_id", st->ctx->trainer_id);
+    const char *rv[2] = {t->name, t->grad};
+    ir_op_set_strings(send, "op_role_var", rv, 2);
+    g_ptr_array_insert(ops, (gint)at + 1, send);
+    g_ptr_array_insert(ops, (gint)at + 1, split);
+}
+
+void tp_table_trainer(tp_state *st, ir_block *b)
+{
+    if (!st->table)
+        return;
+    GPtrArray *ops = replace_lookups(st, b);
+    send_grad(st, b, ops);
+    ir_block_set_ops(b, (ir_op *const *)ops->pdata, ops->len);
+    g_ptr_array_free(ops, TRUE);
+}
+
+/* ---- pserver ---- */
+
+/* _create_table_optimize_block: sum the trainers' rows (sync) and apply
+ * sgd, whatever the table's optimizer was (the seed only supports sgd). */
+static ir_block *table_block(tp_state *st, size_t ep, ir_program *p, int32_t pre,
+                             GPtrArray *grad_to_block)
+{
+    tp_table *t = st->table;
+    ir_block *g = p->blocks[0];
+    ir_block *tb = ir_program_add_block(p, pre);
+    const ir_op *opt = st->b0->ops[t->opt_pos];
+    int64_t *dims = ir_arena_dup(st->arena, t->var->dims, t->var->n_dims * sizeof *dims);
+    int64_t n_eps = (int64_t)st->n_eps;
+    dims[0] = (dims[0] + n_eps - 1) / n_eps;
+    tp_create_var(g, t->name, IR_SELECTED_ROWS, t->var->dtype, dims, t->var->n_dims, -1, 1);
+    const char *grad = t->grad;
+    if (st->sync) {
+        tp_clone_variable(g, t->grad_var, NULL);
+        int n = st->ctx->trainers;
+        const char **xs = ir_arena_alloc(st->arena, (size_t)n * sizeof *xs);
+        for (int i = 0; i < n; i++)
+            xs[i] = like_var(g, ir_internf("%s.trainer_%d.pserver_%zu", t->grad, i, ep),
+                             t->grad_var);
+        ir_op *sum = ir_block_append_op(tb, "sum");
+        ir_op_set_input(sum, "X", xs, (size_t)n);
+        ir_op_set_output1(sum, "Out", grad);
+        ir_op_set_role(sum, IR_ROLE_FORWARD);
+    } else {
+        /* _clone_variable then _rename_var to the .pserver_<k> name. */
+        grad = t->trainer_grads[ep];
+        tp_clone_variable(g, t->grad_var, grad);
+    }
+    const char *lr = ir_op_input1(opt, "LearningRate");
+    tp_clone_variable(g, ir_block_find_var(st->b0, lr), NULL);
+    ir_op *sgd = ir_block_append_op(tb, "sgd");
+    ir_op_set_input1(sgd, "Param", t->name);
+    ir_op_set_input1(sgd, "Grad", grad);
+    ir_op_set_input1(sgd, "LearningRate", lr);
+    ir_op_set_output1(sgd, "ParamOut", t->name);
+    ir_op_set_role(sgd, IR_ROLE_FORWARD);
+    g_ptr_array_add(grad_to_block, (void *)ir_internf("%s:%d", grad, tb->idx));
+    return tb;
+}
+
+int tp_table_pserver(tp_state *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
+                     GPtrArray *grad_to_block, tp_table_ps *out)
+{
+    tp_table *t = st->table;
+    if (!t)
+        return PDT_OK;
+    ir_block *g = p->blocks[0];
+    ir_block *tb = table_block(st, ep, p, pre, grad_to_block);
+    g_array_append_val(blocks, tb->idx);
+
+    /* _create_prefetch_block */
+    ir_block *pb = ir_program_add_block(p, tb->idx);
+    const char *ids = like_var(g, in_tmp(ep), t->ids);
+    const char *rows = like_var(g, out_tmp(ep), t->out);
+    ir_op *look = ir_block_append_op(pb, "lookup_sparse_table");
+    ir_op_set_input1(look, "Ids", ids);
+    ir_op_set_input1(look, "W", t->name);
+    ir_op_set_output1(look, "Out", rows);
+    ir_op_set_bool(look, "is_sparse", true);
+    ir_op_set_bool(look, "is_distributed", true);
+    ir_op_set_int(look, "padding_idx", -1);
+    ir_op_set_role(look, IR_ROLE_FORWARD);
+    out->prefetch = ir_internf("%s:%d", ids, pb->idx);
+
+    /* _create_checkpoint_save_block */
+    tp_create_var(g, "kLookupTablePath", IR_RAW, 0, NULL, 0, -1, 1);
+    ir_block *cb = ir_program_add_block(p, tb->idx);
+    ir_op *save = ir_block_append_op(cb, "save");
+    ir_op_set_input1(save, "X", t->name);
+    ir_op_set_string(save, "file_path", "none");
+    ir_op_set_role(save, IR_ROLE_FORWARD);
+    out->checkpoint_block = cb->idx;
+    return PDT_OK;
+}
+
+void tp_table_serv_attrs(tp_state *st, ir_op *serv, const tp_table_ps *tps)
+{
+    if (!st->table)
+        return;
+    /* "checkpint" is Paddle's spelling of the attr. */
+    ir_op_set_int(serv, "checkpint_block_id", tps->checkpoint_block);
+    ir_op_set_strings(serv, "prefetch_var_name_to_block_id", &tps->prefetch, 1);
+}
