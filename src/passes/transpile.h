@@ -195,6 +195,8 @@ typedef struct {
 int tp_table_pserver(tp_state *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
                      GPtrArray *grad_to_block, tp_table_ps *out);
 void tp_table_serv_attrs(tp_state *st, ir_op *serv, const tp_table_ps *tps);
+/* The manifest's "distributed_table" object (a jansson json_t *). */
+void *tp_table_json(tp_state *st);
 
 /* ---- builders ---- */
 int tp_build_trainer(tp_state *st, ir_program **main, ir_program **startup);

@@ -255,6 +255,10 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
     }
     if (st->n_pairs)
         g_string_append(m.out, "\n  ]");
+    if (st->table) {
+        mf_key(&m, "distributed_table");
+        mf_value(&m, tp_table_json(st));
+    }
     return mf_end(&m);
 }
 

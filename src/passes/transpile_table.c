@@ -10,6 +10,7 @@
  * rows with prefetch and sends its grad cut by split_ids (row id modulo the
  * pserver count).  Seed defect 1 (`op.type == LOOKUP_TABLE_TYPE`, a string
  * against a list) is fixed: every lookup op of the table is replaced. */
+#include <jansson.h>
 #include <string.h>
 
 #include "../diag.h"
@@ -390,4 +391,31 @@ void tp_table_serv_attrs(tp_state *st, ir_op *serv, const tp_table_ps *tps)
     /* "checkpint" is Paddle's spelling of the attr. */
     ir_op_set_int(serv, "checkpint_block_id", tps->checkpoint_block);
     ir_op_set_strings(serv, "prefetch_var_name_to_block_id", &tps->prefetch, 1);
+}
+
+/* ---- manifest ---- */
+
+static json_t *dims_json(const int64_t *d, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_integer(d[i]));
+    return a;
+}
+
+void *tp_table_json(tp_state *st)
+{
+    const tp_table *t = st->table;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "shape", dims_json(t->var->dims, t->var->n_dims));
+    int64_t *rows = ir_arena_dup(st->arena, t->var->dims, t->var->n_dims * sizeof *rows);
+    rows[0] = (rows[0] + (int64_t)st->n_eps - 1) / (int64_t)st->n_eps;
+    json_object_set_new(o, "pserver_shape", dims_json(rows, t->var->n_dims));
+    json_object_set_new(o, "grad", json_string(t->grad));
+    json_t *g = json_array();
+    for (size_t k = 0; k < st->n_eps; k++)
+        json_array_append_new(g, json_string(t->trainer_grads[k]));
+    json_object_set_new(o, "trainer_grads", g);
+    return o;
 }
