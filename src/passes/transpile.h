@@ -27,7 +27,8 @@ enum {
     TP_OP_OTHER = 0,
     TP_OP_OPTIMIZE,     /* op_role == Optimize: moves to the pservers */
     TP_OP_CLIP,         /* optimize-role clip op: stays on the trainer as Backward */
-    TP_OP_LR            /* LRSched (or LRSched|Optimize): learning-rate schedule */
+    TP_OP_LR,           /* LRSched (or LRSched|Optimize): learning-rate schedule */
+    TP_OP_PREFETCHED    /* remote_prefetch lookup, replaced on the trainer */
 };
 
 /* One slice of a var, in the order slice_variable makes them. */
@@ -56,6 +57,7 @@ typedef struct {
      * ops, not by an optimizer.  It is its own grad: sent and received
      * under its own (slice) names, with no optimize block on the pserver. */
     bool update_var;
+    bool remote;            /* remote_prefetch table: never received */
 } tp_pair;
 
 /* One slice placed on an endpoint: pairs[pair].param.slices[slice]. */
@@ -105,6 +107,7 @@ typedef struct tp_state {
 
     /* The distributed lookup table, NULL when none; it is not in pairs. */
     tp_table *table;
+    struct tp_prefetch *prefetch;   /* transpile_prefetch.c; NULL: none */
 
     /* Dispatch. */
     size_t *send_order;     /* pair indices in the order grads are sent */
@@ -120,6 +123,14 @@ int pass_transpile(pdt_ctx *ctx);
 int tp_find_optimize(tp_state *st);
 /* The position of op `op` among the LR ops etc. is in st->op_kind. */
 bool tp_is_optimizer_op(const ir_op *op);   /* has Param and LearningRate */
+
+/* ---- transpile_prefetch.c ---- */
+/* Marks remote_prefetch params (remote, sparse_table) and the ops the
+ * trainer replaces; fails (message printed) on an impossible program. */
+int tp_find_remote_prefetch(tp_state *st);
+/* Appends the distributed_lookup_table ops that go right after op
+ * `anchor` (-1: first of all); call with anchors in increasing order. */
+void tp_prefetch_emit(tp_state *st, ir_program *p, long anchor, GPtrArray *ops);
 
 /* ---- transpile_lr.c ---- */
 /* Async-mode LR counter rewrite on ctx->main/startup; `mine` gets this

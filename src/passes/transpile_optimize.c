@@ -67,32 +67,13 @@ static void mark_sparse_tables(tp_state *st)
         bool sparse = ((op->type == lt || op->type == nce) &&
                        ir_op_get_bool(op, "is_sparse", false)) ||
                       op->type == dlt;
-        const char *w = sparse ? ir_op_input1(op, "W") : NULL;
+        /* The seed reads input "W" of nce ops too, which raises: their
+         * table is "Weight" (transpile_prefetch.c). */
+        const char *w = sparse ? ir_op_input1(op, op->type == nce ? "Weight" : "W") : NULL;
         void *k = w ? g_hash_table_lookup(st->pair_of_param, w) : NULL;
         if (k)
             st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
-}
-
-/* Distributed lookup tables and remote prefetch need the prefetch/table
- * machinery of the seed, which pdtrans does not implement yet. */
-static int check_unsupported(tp_state *st)
-{
-    const char *lt = ir_intern("lookup_table"), *lt2 = ir_intern("lookup_table_v2"),
-               *nce = ir_intern("nce");
-    for (size_t i = 0; i < st->b0->n_ops; i++) {
-        const ir_op *op = st->b0->ops[i];
-        bool table = op->type == lt || op->type == lt2;
-        const char *what = NULL;
-        if ((table || op->type == nce) && ir_op_get_bool(op, "remote_prefetch", false))
-            what = "remote_prefetch";
-        if (what) {
-            pdt_error("%s: block 0, op %zu '%s': attr '%s' (distributed tables) is not "
-                      "supported by pdtrans yet", st->ctx->main_path, i, op->type, what);
-            return PDT_EBADINPUT;
-        }
-    }
-    return PDT_OK;
 }
 
 /* _get_distribute_update_vars: the comma-separated names in any op's
@@ -136,9 +117,7 @@ static int add_update_vars(tp_state *st, GArray *pairs, GHashTable *seen)
 int tp_find_optimize(tp_state *st)
 {
     const ir_block *b = st->b0;
-    int rc = check_unsupported(st);
-    if (rc)
-        return rc;
+    int rc = PDT_OK;
     st->op_kind = ir_arena_alloc(st->arena, b->n_ops + 1);
     st->opt_pos = ir_arena_alloc(st->arena, (b->n_ops + 1) * sizeof *st->opt_pos);
     GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
@@ -227,5 +206,5 @@ int tp_find_optimize(tp_state *st)
         g_hash_table_insert(st->pair_of_grad, (void *)p->grad.name, GSIZE_TO_POINTER(i + 1));
     }
     mark_sparse_tables(st);
-    return PDT_OK;
+    return tp_find_remote_prefetch(st);
 }

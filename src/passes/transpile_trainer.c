@@ -243,6 +243,8 @@ static void append_recvs(trainer *t, const char **dummy)
     GPtrArray *recv_outs = g_ptr_array_new();
     for (size_t pi = 0; pi < st->n_pairs; pi++) {
         tp_pair *p = &st->pairs[pi];
+        if (p->remote)
+            continue;   /* the pservers keep it (transpile_prefetch.c) */
         ir_op *op = new_op(t, "recv", IR_ROLE_RPC);
         ir_op_set_input1(op, "X", st->sync ? barrier_out : dummy[pi]);
         const char *rv_grad = p->grad.n_slices == 1 ? p->grad.slices[0].name : p->grad.name;
@@ -274,7 +276,7 @@ static void append_recvs(trainer *t, const char **dummy)
     g_ptr_array_free(recv_outs, TRUE);
     for (size_t pi = 0; pi < st->n_pairs && !st->runtime_split; pi++) {
         tp_pair *p = &st->pairs[pi];
-        if (p->param.n_slices <= 1)
+        if (p->param.n_slices <= 1 || p->remote)
             continue;
         ir_op *op = new_op(t, "concat", IR_ROLE_DIST);
         ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
@@ -477,9 +479,10 @@ static void assemble(trainer *t)
     for (long i = -1; i < (long)n0; i++) {
         if (i >= 0) {
             uint8_t k = st->op_kind[i];
-            if (k != TP_OP_OPTIMIZE && k != TP_OP_LR)
+            if (k != TP_OP_OPTIMIZE && k != TP_OP_LR && k != TP_OP_PREFETCHED)
                 g_ptr_array_add(ops, t->b->ops[i]);
         }
+        tp_prefetch_emit(st, t->p, i, ops);
         GPtrArray *gs = t->groups[i + 1];
         if (!gs)
             continue;
