@@ -220,6 +220,30 @@ START_TEST(mixed_op_types_on_one_table_are_refused)
 }
 END_TEST
 
+START_TEST(remote_and_distributed_together_are_refused)
+{
+    /* Paddle's embedding never sets both; the table would be both
+     * prefetched (is_distributed) and replaced here. */
+    pdt_ctx ctx;
+    ctx_net(&ctx);
+    ir_block *b = ctx.main->blocks[0];
+    ir_op_set_bool(b->ops[0], "is_distributed", true);
+    ir_op_set_bool(b->ops[2], "is_distributed", true);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    /* Without remote_prefetch the same ops make a distributed table. */
+    pdt_ctx_free(&ctx);
+    ctx_net(&ctx);
+    b = ctx.main->blocks[0];
+    for (size_t k = 0; k < 3; k += 2) {
+        ir_op_set_bool(b->ops[k], "is_distributed", true);
+        ir_op_set_bool(b->ops[k], "remote_prefetch", false);
+    }
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(roles_do_not_change_the_trainer)
 {
     /* Building the pservers first must not change what the trainer gets. */
@@ -252,6 +276,7 @@ Suite *make_suite(void)
     tcase_add_test(t, output_without_reader_is_fine);
     tcase_add_test(t, output_read_before_ids_written_is_refused);
     tcase_add_test(t, mixed_op_types_on_one_table_are_refused);
+    tcase_add_test(t, remote_and_distributed_together_are_refused);
     tcase_add_test(t, roles_do_not_change_the_trainer);
     suite_add_tcase(s, t);
     return s;
