@@ -251,6 +251,10 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
         slices_text(g, st, p, true);
         if (p->update_var)
             g_string_append(g, ", \"distribute_update_var\": true");
+        /* The seed's vars_overview vtype "RemotePrefetch": the trainer sends
+         * the grad but never receives the param. */
+        if (p->remote)
+            g_string_append(g, ", \"remote_prefetch\": true");
         g_string_append_c(g, '}');
     }
     if (st->n_pairs)
