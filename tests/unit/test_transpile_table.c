@@ -145,6 +145,16 @@ START_TEST(roles_alone_match_all)
     pdt_ctx all;
     ctx_init(&all, TABLE, TABLE_STARTUP);
     ck_assert_int_eq(pass_transpile(&all), PDT_OK);
+    /* The manifest names the table apart from the sliced params. */
+    json_error_t err;
+    json_t *m = json_loads(all.manifest_json, 0, &err);
+    ck_assert_ptr_nonnull(m);
+    json_t *t = json_object_get(m, "distributed_table");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "name")), "shared_w");
+    ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(t, "pserver_shape"), 0)),
+                     500);
+    ck_assert_uint_eq(json_array_size(json_object_get(m, "params")), 2);
+    json_decref(m);
     for (int r = 0; r < 2; r++) {
         pdt_ctx one;
         ctx_init(&one, TABLE, TABLE_STARTUP);
@@ -170,12 +180,17 @@ END_TEST
 START_TEST(refused_inputs_write_nothing)
 {
     pdt_ctx ctx;
-    /* A lookup of the table without is_distributed (the seed's assert). */
-    ctx_init(&ctx, TABLE, TABLE_STARTUP);
-    ir_op_set_bool(find_op(ctx.main->blocks[0], "lookup_table", 1), "is_distributed", false);
-    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
-    ck_assert_uint_eq(ctx.n_outputs, 0);
-    pdt_ctx_free(&ctx);
+    /* A lookup of the table without is_distributed, after the first
+     * distributed one (the seed's assert) or before it (its RuntimeError in
+     * _replace_lookup_table_op_with_prefetch). */
+    for (size_t nth = 0; nth < 2; nth++) {
+        ctx_init(&ctx, TABLE, TABLE_STARTUP);
+        ir_op_set_bool(find_op(ctx.main->blocks[0], "lookup_table", 1 - nth), "is_distributed",
+                       false);
+        ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
+        ck_assert_uint_eq(ctx.n_outputs, 0);
+        pdt_ctx_free(&ctx);
+    }
 
     /* Two distributed tables. */
     ctx_init(&ctx, BASIC, BASIC_STARTUP);
