@@ -141,14 +141,10 @@ int tp_find_remote_prefetch(tp_state *st)
         const ir_op *op = b->ops[i];
         if (!is_remote_op(op))
             continue;
-        if (ir_op_get_bool(op, "is_distributed", false)) {
-            /* Paddle's embedding never sets both; the seed would hand the
-             * op to both the prefetch and the remote-table rewrite. */
-            pdt_error("%s: attrs 'remote_prefetch' and 'is_distributed' are both set",
-                      op_where(st, i));
-            rc = PDT_EBADINPUT;
-            break;
-        }
+        /* With is_distributed too (PaddleRec's CTR-DNN sets both), the
+         * table has already left the pairs (tp_table_find), so nothing
+         * below matches it: the distributed-table rewrite wins, as in the
+         * seed, whose send loop never reaches the table's grad. */
         if (!uses)
             uses = g_new0(GArray *, st->n_pairs + 1);
         for (size_t s = 0; s < op->n_inputs; s++)

@@ -220,27 +220,32 @@ START_TEST(mixed_op_types_on_one_table_are_refused)
 }
 END_TEST
 
-START_TEST(remote_and_distributed_together_are_refused)
+START_TEST(distributed_wins_over_remote_prefetch)
 {
-    /* Paddle's embedding never sets both; the table would be both
-     * prefetched (is_distributed) and replaced here. */
-    pdt_ctx ctx;
-    ctx_net(&ctx);
-    ir_block *b = ctx.main->blocks[0];
-    ir_op_set_bool(b->ops[0], "is_distributed", true);
-    ir_op_set_bool(b->ops[2], "is_distributed", true);
-    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
-    ck_assert_uint_eq(ctx.n_outputs, 0);
-    /* Without remote_prefetch the same ops make a distributed table. */
-    pdt_ctx_free(&ctx);
-    ctx_net(&ctx);
-    b = ctx.main->blocks[0];
+    /* PaddleRec's CTR-DNN sets is_distributed and remote_prefetch on one
+     * lookup.  The seed takes the table out of params_grads first, so its
+     * remote path never sees it: the result is the distributed table's,
+     * op for op, whatever remote_prefetch says. */
+    pdt_ctx both, dist;
+    ctx_net(&both);
+    ctx_net(&dist);
     for (size_t k = 0; k < 3; k += 2) {
-        ir_op_set_bool(b->ops[k], "is_distributed", true);
-        ir_op_set_bool(b->ops[k], "remote_prefetch", false);
+        ir_op_set_bool(both.main->blocks[0]->ops[k], "is_distributed", true);
+        ir_op_set_bool(dist.main->blocks[0]->ops[k], "is_distributed", true);
+        ir_op_set_bool(dist.main->blocks[0]->ops[k], "remote_prefetch", false);
     }
-    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    pdt_ctx_free(&ctx);
+    ck_assert_int_eq(pass_transpile(&both), PDT_OK);
+    ck_assert_int_eq(pass_transpile(&dist), PDT_OK);
+    const ir_block *a = output(&both, "trainer_0")->blocks[0];
+    const ir_block *b = output(&dist, "trainer_0")->blocks[0];
+    ck_assert_uint_eq(count_ops(a, "prefetch"), 1);
+    /* profile_emb stays a remote table in both. */
+    ck_assert_uint_eq(count_ops(a, "distributed_lookup_table"), 1);
+    ck_assert_uint_eq(a->n_ops, b->n_ops);
+    for (size_t k = 0; k < a->n_ops; k++)
+        ck_assert_ptr_eq(a->ops[k]->type, b->ops[k]->type);
+    pdt_ctx_free(&both);
+    pdt_ctx_free(&dist);
 }
 END_TEST
 
@@ -276,7 +281,7 @@ Suite *make_suite(void)
     tcase_add_test(t, output_without_reader_is_fine);
     tcase_add_test(t, output_read_before_ids_written_is_refused);
     tcase_add_test(t, mixed_op_types_on_one_table_are_refused);
-    tcase_add_test(t, remote_and_distributed_together_are_refused);
+    tcase_add_test(t, distributed_wins_over_remote_prefetch);
     tcase_add_test(t, roles_do_not_change_the_trainer);
     suite_add_tcase(s, t);
     return s;
