@@ -10,7 +10,8 @@
 #include "../diag.h"
 #include "transpile.h"
 
-/* The Constant(1) initializer Block.create_var(initializer=...) runs. */
+/* The Constant(1) initializer Block.create_var(initializer=...) runs:
+ * paddle.nn.initializer.Constant passes str_value str(float(1)). */
 static void init_one(ir_block *sb, const ir_var *v)
 {
     ir_op *op = ir_block_append_op(sb, "fill_constant");
@@ -18,6 +19,7 @@ static void init_one(ir_block *sb, const ir_var *v)
     ir_op_set_longs(op, "shape", v->dims, v->n_dims);
     ir_op_set_int(op, "dtype", v->dtype);
     ir_op_set_float(op, "value", 1.0f);
+    ir_op_set_string(op, "str_value", "1.0");
     ir_op_set_bool(op, "force_cpu", false);
     ir_op_set_role(op, IR_ROLE_FORWARD);
 }

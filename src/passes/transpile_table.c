@@ -273,14 +273,16 @@ static GPtrArray *replace_lookups(tp_state *st, ir_block *b)
 static void send_grad(tp_state *st, ir_block *b, GPtrArray *ops)
 {
     tp_table *t = st->table;
+    size_t n = st->n_eps;
+    /* _update_dist_lookup_table_vars declares them up front, whether or
+     * not an op writes the grad. */
+    for (size_t k = 0; k < n; k++)
+        like_var(b, t->trainer_grads[k], t->grad_var);
     guint at = 0;
     while (at < ops->len && !ir_op_writes(ops->pdata[at], t->grad))
         at++;
     if (at == ops->len)
-        return;     /* the seed adds nothing either */
-    size_t n = st->n_eps;
-    for (size_t k = 0; k < n; k++)
-        like_var(b, t->trainer_grads[k], t->grad_var);
+        return;     /* the seed adds no op either */
     ir_op *split = new_op(b->program, "split_ids", IR_ROLE_DIST);
     ir_op_set_input1(split, "Ids", t->grad);
     ir_op_set_output(split, "Out", t->trainer_grads, n);

@@ -453,9 +453,19 @@ static int fake_init_tables(trainer *t)
         const ir_op *init = g_hash_table_lookup(init_of, name);
         ir_op *op = ir_op_new(t->s, "fake_init");
         ir_op_set_output1(op, "Out", name);
+        /* fake_init's shape is vector<int64_t>: Paddle's attr checker turns
+         * the Python list into LONGS whatever type the init op's shape had
+         * (truncated_gaussian_random's is INTS). */
         const ir_attr *shape = ir_op_attr(init, "shape");
-        if (shape)
+        if (shape && shape->type == IR_ATTR_INTS) {
+            int64_t *d = g_new(int64_t, shape->n_ints + 1);
+            for (size_t k = 0; k < shape->n_ints; k++)
+                d[k] = shape->ints[k];
+            ir_op_set_longs(op, "shape", d, shape->n_ints);
+            g_free(d);
+        } else if (shape) {
             ir_op_copy_attr(op, shape);
+        }
         ir_op_set_role(op, IR_ROLE_FORWARD);
         g_ptr_array_add(ops, op);
     }

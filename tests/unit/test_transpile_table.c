@@ -137,6 +137,64 @@ START_TEST(table_startup_is_fake_init)
 }
 END_TEST
 
+START_TEST(fake_init_shape_is_longs)
+{
+    /* fake_init declares shape as vector<int64_t>, so Paddle writes LONGS
+     * even when the table's init op has an INTS shape
+     * (truncated_gaussian_random); the pserver's own init op keeps INTS. */
+    pdt_ctx ctx;
+    ctx_init(&ctx, BASIC, BASIC_STARTUP);
+    make_lookup(&ctx, "lookup_table", true);
+    ir_op *init = NULL;
+    for (size_t k = 0; k < ctx.startup->blocks[0]->n_ops && !init; k++)
+        if (ir_op_output1(ctx.startup->blocks[0]->ops[k], "Out") == ir_intern("fc_w"))
+            init = ctx.startup->blocks[0]->ops[k];
+    ck_assert_ptr_nonnull(init);
+    const ir_attr *old = ir_op_attr(init, "shape");
+    ck_assert_uint_eq(old->n_longs, 2);
+    int32_t dims[2] = {(int32_t)old->longs[0], (int32_t)old->longs[1]};
+    init->type = ir_intern("truncated_gaussian_random");
+    ir_op_set_ints(init, "shape", dims, 2);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    ir_op *fi = find_op(output(&ctx, "trainer_0.startup")->blocks[0], "fake_init", 0);
+    ck_assert_ptr_nonnull(fi);
+    const ir_attr *shape = ir_op_attr(fi, "shape");
+    ck_assert_int_eq(shape->type, IR_ATTR_LONGS);
+    ck_assert_uint_eq(shape->n_longs, 2);
+    ck_assert_int_eq(shape->longs[0], dims[0]);
+    ck_assert_int_eq(shape->longs[1], dims[1]);
+    ir_op *ps = find_op(output(&ctx, "pserver_1.startup")->blocks[0],
+                        "truncated_gaussian_random", 0);
+    ck_assert_ptr_nonnull(ps);
+    ck_assert_int_eq(ir_op_attr(ps, "shape")->type, IR_ATTR_INTS);
+    ck_assert_int_eq(ir_op_attr(ps, "shape")->ints[0], (dims[0] + 1) / 2);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
+START_TEST(table_grad_vars_without_writer)
+{
+    /* _update_dist_lookup_table_vars declares the trainer's table grads
+     * before anything looks for the op writing the grad; with no such op
+     * the seed adds no split_ids/send, but the vars are there. */
+    pdt_ctx ctx;
+    ctx_init(&ctx, TABLE, TABLE_STARTUP);
+    ir_op *sum = NULL;
+    for (size_t k = 0; k < ctx.main->blocks[0]->n_ops && !sum; k++)
+        if (ir_op_output1(ctx.main->blocks[0]->ops[k], "Out") == ir_intern("shared_w@GRAD"))
+            sum = ctx.main->blocks[0]->ops[k];
+    ck_assert_ptr_nonnull(sum);
+    ck_assert(ir_op_rename_output(sum, ir_intern("shared_w@GRAD"),
+                                  ir_intern("shared_w@GRAD@RENAME@block0@0")));
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
+    ck_assert_uint_eq(count_ops(t, "split_ids"), 1);   /* the prefetch one only */
+    ck_assert_ptr_nonnull(ir_block_find_var(t, "shared_w@GRAD.trainer_0.pserver_0"));
+    ck_assert_ptr_nonnull(ir_block_find_var(t, "shared_w@GRAD.trainer_0.pserver_1"));
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(roles_alone_match_all)
 {
     static const int roles[] = {PDT_ROLE_TRAINER, PDT_ROLE_PSERVER};
@@ -230,6 +288,8 @@ Suite *make_suite(void)
     TCase *t = tcase_create("core");
     tcase_add_test(t, lookup_ops_of_the_table_are_replaced);
     tcase_add_test(t, table_startup_is_fake_init);
+    tcase_add_test(t, fake_init_shape_is_longs);
+    tcase_add_test(t, table_grad_vars_without_writer);
     tcase_add_test(t, roles_alone_match_all);
     tcase_add_test(t, refused_inputs_write_nothing);
     suite_add_tcase(s, t);
