@@ -28,13 +28,16 @@ static void help(void)
         "--pservers) and manifest.json into the output folder.\n\n"
         "  -s, --startup=FILE        startup program (default: an empty one)\n"
         "      --pservers=EP[,EP...] parameter-server endpoints, host:port\n"
-        "      --trainers=N          number of trainers (nccl2: the trainer endpoints)\n"
+        "      --trainers=N          number of trainers (nccl2, collective: the trainer\n"
+        "                            endpoints)\n"
         "      --trainer-id=I        this trainer (default 0)\n"
         "      --role=ROLE           trainer, pserver or all (default all)\n"
         "      --endpoint=EP         with --role=pserver: the one pserver to write;\n"
-        "                            nccl2: this trainer's endpoint\n"
-        "      --mode=MODE           pserver (default) or nccl2\n"
-        "      --nccl-comm-num=N     nccl2: NCCL communicators (default 1)\n"
+        "                            nccl2, collective: this trainer's endpoint\n"
+        "      --mode=MODE           pserver (default), nccl2 or collective\n"
+        "      --collective-mode=M   collective: grad_allreduce or local_sgd\n"
+        "      --nccl-comm-num=N     nccl2: NCCL communicators; collective: rings\n"
+        "                            (default 1)\n"
         "      --hierarchical-allreduce   nccl2: hierarchical allreduce; needs\n"
         "      --hierarchical-inter-nranks=N   ranks per node (> 1, divides the trainers)\n"
         "      --sync | --async | --half-async   (default --sync)\n"
@@ -63,7 +66,7 @@ enum {
     O_PSERVERS = 256, O_TRAINERS, O_TRAINER_ID, O_ROLE, O_ENDPOINT, O_MODE, O_SYNC, O_ASYNC,
     O_HALF_ASYNC, O_NO_SLICE, O_MIN_BLOCK, O_SPLIT, O_SEED, O_FROM_ENV, O_LOSS, O_OPTIMIZER,
     O_REG, O_CLIP, O_LR, O_PARAMS, O_NO_GRAD, O_PASSES, O_NO_VERIFY, O_TEXT,
-    O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS, O_DC_ASGD
+    O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS, O_DC_ASGD, O_COLLECTIVE_MODE
 };
 
 typedef struct {
@@ -73,6 +76,7 @@ typedef struct {
     /* Which settings came from flags (they win over --from-env). */
     bool has_role, has_pservers, has_trainers, has_trainer_id, has_endpoint;
     bool has_nccl_flags;    /* any nccl2-only flag */
+    bool has_hierarchical;  /* --hierarchical-*: nccl2 only, not collective */
 } opts;
 
 static bool parse_choice(const char *flag, const char *v, const char *const *names, int n,
@@ -98,6 +102,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"endpoint", required_argument, NULL, O_ENDPOINT},
         {"mode", required_argument, NULL, O_MODE},
         {"nccl-comm-num", required_argument, NULL, O_NCCL_COMM_NUM},
+        {"collective-mode", required_argument, NULL, O_COLLECTIVE_MODE},
         {"hierarchical-allreduce", no_argument, NULL, O_HIERARCHICAL},
         {"hierarchical-inter-nranks", required_argument, NULL, O_INTER_NRANKS},
         {"sync", no_argument, NULL, O_SYNC},
@@ -126,6 +131,8 @@ static int parse_args(int argc, char **argv, opts *o)
     static const char *const roles[] = {"all", "trainer", "pserver"};
     static const char *const modes[] = {"pserver", "nccl2", "collective"};
     static const char *const splits[] = {"round-robin", "hash", "balanced"};
+    static const char *const coll_modes[] = {"grad_allreduce", "local_sgd",
+                                             "single_process_multi_thread"};
     pdt_ctx *ctx = o->ctx;
     int c, v;
     long n;
@@ -167,12 +174,20 @@ static int parse_args(int argc, char **argv, opts *o)
             ctx->nccl_comm_num = (int)n;
             o->has_nccl_flags = true;
             break;
-        case O_HIERARCHICAL: ctx->hierarchical_allreduce = true; o->has_nccl_flags = true; break;
+        case O_COLLECTIVE_MODE:
+            if (!parse_choice("--collective-mode", optarg, coll_modes, 3, &v))
+                return PDT_EUSAGE;
+            ctx->collective_mode = (pdt_collective_mode)(v + 1);
+            break;
+        case O_HIERARCHICAL:
+            ctx->hierarchical_allreduce = true;
+            o->has_nccl_flags = o->has_hierarchical = true;
+            break;
         case O_INTER_NRANKS:
             if (!cli_parse_long(CMD, "--hierarchical-inter-nranks", optarg, 2, 1L << 20, &n))
                 return PDT_EUSAGE;
             ctx->hierarchical_inter_nranks = (int)n;
-            o->has_nccl_flags = true;
+            o->has_nccl_flags = o->has_hierarchical = true;
             break;
         case O_SYNC: ctx->sync_mode = PDT_SYNC; break;
         case O_DC_ASGD: ctx->dc_asgd = true; break;
@@ -350,17 +365,78 @@ static int check_hierarchical(const pdt_ctx *ctx)
     return PDT_OK;
 }
 
+/* The seed's _transpile_collective and Collective.transpile raise on these;
+ * here they are usage errors, found before anything is read. */
+static int check_collective(opts *o)
+{
+    pdt_ctx *ctx = o->ctx;
+    if (ctx->collective_mode == PDT_COLL_NONE) {
+        pdt_usage_error(CMD, "--mode=collective needs --collective-mode=grad_allreduce|local_sgd");
+        return PDT_EUSAGE;
+    }
+    if (ctx->collective_mode == PDT_COLL_SPMT) {
+        pdt_usage_error(CMD, "--collective-mode=single_process_multi_thread is not built yet");
+        return PDT_EUSAGE;
+    }
+    if (o->has_hierarchical) {
+        pdt_usage_error(CMD, "--hierarchical-allreduce and --hierarchical-inter-nranks need "
+                             "--mode=nccl2");
+        return PDT_EUSAGE;
+    }
+    if (!o->trainers_arg) {
+        pdt_usage_error(CMD, "--mode=collective needs --trainers=EP,EP[,...]");
+        return PDT_EUSAGE;
+    }
+    ctx->trainer_endpoints = pdt_list_split(o->trainers_arg);
+    ctx->trainers = (int)ctx->trainer_endpoints.n;
+    const pdt_list *eps = &ctx->trainer_endpoints;
+    if (eps->n < 2) {
+        pdt_usage_error(CMD, "--mode=collective needs at least two endpoints in --trainers, "
+                             "got %zu", eps->n);
+        return PDT_EUSAGE;
+    }
+    for (size_t i = 0; i < eps->n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (eps->items[i] == eps->items[j]) {
+                pdt_usage_error(CMD, "endpoint '%s' is listed twice in --trainers", eps->items[i]);
+                return PDT_EUSAGE;
+            }
+    if (ctx->role == PDT_ROLE_PSERVER) {
+        pdt_usage_error(CMD, "--mode=collective has no pserver role");
+        return PDT_EUSAGE;
+    }
+    if (!ctx->endpoint) {
+        pdt_usage_error(CMD, "--mode=collective needs --endpoint (this trainer's endpoint)");
+        return PDT_EUSAGE;
+    }
+    bool found = false;
+    for (size_t i = 0; i < eps->n; i++)
+        found |= eps->items[i] == ctx->endpoint;
+    if (!found) {
+        pdt_usage_error(CMD, "endpoint '%s' is not one of --trainers", ctx->endpoint);
+        return PDT_EUSAGE;
+    }
+    if ((size_t)ctx->trainer_id >= eps->n) {
+        pdt_usage_error(CMD, "trainer id %d is out of range (%zu trainers)", ctx->trainer_id,
+                        eps->n);
+        return PDT_EUSAGE;
+    }
+    return PDT_OK;
+}
+
 static int check_usage(opts *o)
 {
     pdt_ctx *ctx = o->ctx;
-    if (ctx->mode == PDT_MODE_COLLECTIVE) {
-        pdt_usage_error(CMD, "--mode=collective is not built yet");
+    if (ctx->collective_mode != PDT_COLL_NONE && ctx->mode != PDT_MODE_COLLECTIVE) {
+        pdt_usage_error(CMD, "--collective-mode needs --mode=collective");
         return PDT_EUSAGE;
     }
     if (ctx->dc_asgd && ctx->mode != PDT_MODE_PSERVER) {
         pdt_usage_error(CMD, "--dc-asgd needs --mode=pserver");
         return PDT_EUSAGE;
     }
+    if (ctx->mode == PDT_MODE_COLLECTIVE)
+        return check_collective(o);
     if (ctx->mode == PDT_MODE_NCCL2) {
         if (!o->trainers_arg) {
             pdt_usage_error(CMD, "--mode=nccl2 needs --trainers=EP[,EP...]");

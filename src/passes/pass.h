@@ -23,6 +23,10 @@ typedef enum { PDT_SYNC = 0, PDT_ASYNC, PDT_HALF_ASYNC } pdt_sync_mode;
 typedef enum { PDT_MODE_PSERVER = 0, PDT_MODE_NCCL2, PDT_MODE_COLLECTIVE } pdt_dist_mode;
 typedef enum { PDT_SPLIT_ROUND_ROBIN = 0, PDT_SPLIT_HASH, PDT_SPLIT_BALANCED } pdt_split_method;
 typedef enum { PDT_ROLE_ALL = 0, PDT_ROLE_TRAINER, PDT_ROLE_PSERVER } pdt_role;
+/* DistributeTranspilerConfig.collective_mode (--mode=collective). */
+typedef enum {
+    PDT_COLL_NONE = 0, PDT_COLL_GRAD_ALLREDUCE, PDT_COLL_LOCAL_SGD, PDT_COLL_SPMT
+} pdt_collective_mode;
 
 /* One program the transpile pass wants written.  `stem` is the file name
  * without extension ("trainer_0", "pserver_1.startup"). */
@@ -60,6 +64,7 @@ typedef struct pdt_ctx {
     pdt_role role;
     const char *endpoint;       /* --endpoint */
     pdt_dist_mode mode;
+    pdt_collective_mode collective_mode;    /* --collective-mode */
     pdt_sync_mode sync_mode;
     bool slice_var_up;          /* false with --no-slice */
     bool dc_asgd;               /* --dc-asgd: enable_dc_asgd (not sync) */

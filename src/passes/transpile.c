@@ -191,18 +191,18 @@ int pass_transpile(pdt_ctx *ctx)
     switch (ctx->mode) {
     case PDT_MODE_PSERVER:
         return run_pserver_mode(ctx);
-    case PDT_MODE_NCCL2: {
+    case PDT_MODE_NCCL2:
+    case PDT_MODE_COLLECTIVE: {
         ir_program *m = NULL, *s = NULL;
-        int rc = tp_build_nccl2(ctx, &m, &s);
+        int rc = ctx->mode == PDT_MODE_NCCL2 ? tp_build_nccl2(ctx, &m, &s)
+                                             : tp_build_collective(ctx, &m, &s);
         if (rc)
             return rc;
         pdt_ctx_add_output(ctx, ir_internf("trainer_%d", ctx->trainer_id), m);
         pdt_ctx_add_output(ctx, ir_internf("trainer_%d.startup", ctx->trainer_id), s);
         return PDT_OK;
     }
-    case PDT_MODE_COLLECTIVE:
-        break;
     }
-    pdt_error("transpile: --mode=collective is not supported by this pass");
+    pdt_error("transpile: unknown mode %d", (int)ctx->mode);
     return PDT_EUSAGE;
 }

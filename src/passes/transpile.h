@@ -1,4 +1,4 @@
-/* transpile.h - shared state of the transpile pass (pserver and nccl2 modes).
+/* transpile.h - shared state of the transpile pass (pserver, nccl2, collective).
  *
  * The pass follows DistributeTranspiler (seeds/distribute_transpiler.py.txt)
  * but never edits the programs it is given: tp_analyze reads ctx->main and
@@ -215,8 +215,21 @@ int tp_build_pserver(tp_state *st, size_t ep, ir_program **main);
 int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
                              ir_program **startup);
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
+/* ---- transpile_collective.c (--mode=collective) ---- */
+int tp_build_collective(pdt_ctx *ctx, ir_program **main, ir_program **startup);
+/* The steps, on a block already checked (every op_role_var name and update
+ * op Param is a var of the block); exposed for the unit tests. */
+void tp_coll_scale_loss_grads(ir_block *b, int nranks);
+void tp_coll_insert_allreduce(ir_block *b, int nrings);
+void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings);
+/* The startup's parameters in broadcast order (interned names). */
+GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *startup);
+void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank, int nrings,
+                     const char *endpoint, const char *const *others, size_t n_others,
+                     bool local_sgd);
 /* manifest.json text (malloc'd) describing what was written. */
 char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written);
 char *tp_manifest_nccl2(pdt_ctx *ctx);
+char *tp_manifest_collective(pdt_ctx *ctx);
 
 #endif

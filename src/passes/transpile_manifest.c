@@ -55,9 +55,26 @@ static const char *split_name(pdt_split_method m)
     return m == PDT_SPLIT_ROUND_ROBIN ? "round-robin" : m == PDT_SPLIT_HASH ? "hash" : "balanced";
 }
 
+static const char *collective_name(pdt_collective_mode m)
+{
+    return m == PDT_COLL_GRAD_ALLREDUCE ? "grad_allreduce"
+           : m == PDT_COLL_LOCAL_SGD    ? "local_sgd"
+                                        : "single_process_multi_thread";
+}
+
 static json_t *flags(const pdt_ctx *ctx, bool nccl2)
 {
     json_t *f = json_object();
+    if (nccl2 && ctx->mode == PDT_MODE_COLLECTIVE) {
+        json_object_set_new(f, "trainers", strings(ctx->trainer_endpoints.items,
+                                                   ctx->trainer_endpoints.n));
+        json_object_set_new(f, "trainer_id", json_integer(ctx->trainer_id));
+        json_object_set_new(f, "endpoint", json_string(ctx->endpoint));
+        json_object_set_new(f, "collective_mode",
+                            json_string(collective_name(ctx->collective_mode)));
+        json_object_set_new(f, "nccl_comm_num", json_integer(ctx->nccl_comm_num));
+        return f;
+    }
     if (nccl2) {
         json_object_set_new(f, "trainers", strings(ctx->trainer_endpoints.items,
                                                    ctx->trainer_endpoints.n));
@@ -266,10 +283,11 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
     return mf_end(&m);
 }
 
+/* nccl2 and collective: one trainer's two files (the flags differ). */
 char *tp_manifest_nccl2(pdt_ctx *ctx)
 {
     mf m;
-    mf_begin(&m, "nccl2", "trainer");
+    mf_begin(&m, ctx->mode == PDT_MODE_COLLECTIVE ? "collective" : "nccl2", "trainer");
     mf_key(&m, "flags");
     mf_value(&m, flags(ctx, true));
     json_t *files = json_array();
@@ -278,4 +296,9 @@ char *tp_manifest_nccl2(pdt_ctx *ctx)
                                             ir_internf("trainer_%d.startup", ctx->trainer_id)));
     mf_list(&m, "files", files);
     return mf_end(&m);
+}
+
+char *tp_manifest_collective(pdt_ctx *ctx)
+{
+    return tp_manifest_nccl2(ctx);
 }

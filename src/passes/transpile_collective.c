@@ -1,0 +1,513 @@
+/* transpile_collective.c - --mode=collective: the seed's
+ * _transpile_collective, which hands both programs to Paddle's
+ * paddle.distributed.transpiler.collective: GradAllReduce
+ * (collective_mode grad_allreduce) or LocalSGD (local_sgd), each with
+ * nccl_comm_num rings.
+ *
+ * Startup (Collective._transpile_startup_program): per ring a RAW var
+ * nccl_id_<n>, c_gen_nccl_id and c_comm_init; then one c_broadcast per
+ * parameter (rings taken in turn) and one c_sync_comm_stream per ring.
+ * LocalSGD also snapshots every parameter (PARAM@SNAPSHOT, assign).
+ *
+ * Main: GradAllReduce scales each loss grad by 1/nranks and allreduces each
+ * grad after the op that carries it in op_role_var; LocalSGD allreduces the
+ * update (snapshot - param) after each optimizer op and re-applies the mean.
+ *
+ * Where Python follows runtime state (wait_server_ready, the CUDA/XPU build,
+ * unique_name's process-wide counter) or fails on its own leftovers (a name
+ * bound only inside a loop that ran zero times), what pdtrans does instead is
+ * stated at the place and in the README. */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile.h"
+
+typedef struct {
+    const char *path;       /* for messages */
+    int nranks, rank, nrings;
+    const char *endpoint;
+    const char **others;    /* the endpoints but this one, in order */
+    size_t n_others;
+} coll;
+
+static ir_op *new_op(ir_program *p, const char *type, int role)
+{
+    ir_op *op = ir_op_new(p, type);
+    ir_op_set_role(op, role);
+    return op;
+}
+
+/* An op whose X and Out are both `var` (the stream, allreduce and
+ * broadcast ops Paddle inserts all work in place). */
+static ir_op *inplace_op(ir_program *p, const char *type, const char *var, int role)
+{
+    ir_op *op = new_op(p, type, role);
+    ir_op_set_input1(op, "X", var);
+    ir_op_set_output1(op, "Out", var);
+    return op;
+}
+
+/* Rebuilds b's ops with after[k] (ops, may be NULL) placed right after op k,
+ * and before_pos's ops right before op before_pos: one O(n + k) pass. */
+static void rebuild(ir_block *b, GPtrArray **after, size_t before_pos, GPtrArray *before)
+{
+    size_t n = b->n_ops, total = n;
+    for (size_t k = 0; k < n; k++)
+        total += after[k] ? after[k]->len : 0;
+    total += before ? before->len : 0;
+    ir_op **ops = g_new(ir_op *, total ? total : 1);
+    size_t o = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (before && k == before_pos)
+            for (guint i = 0; i < before->len; i++)
+                ops[o++] = before->pdata[i];
+        ops[o++] = b->ops[k];
+        if (after[k])
+            for (guint i = 0; i < after[k]->len; i++)
+                ops[o++] = after[k]->pdata[i];
+    }
+    ir_block_set_ops(b, ops, o);
+    g_free(ops);
+}
+
+static void free_after(GPtrArray **after, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (after[k])
+            g_ptr_array_free(after[k], TRUE);
+    g_free(after);
+}
+
+static void push_after(GPtrArray **after, size_t k, ir_op *op)
+{
+    if (!after[k])
+        after[k] = g_ptr_array_new();
+    g_ptr_array_add(after[k], op);
+}
+
+static bool has_role_bit(const ir_op *op, int bit)
+{
+    int r = ir_op_role(op);
+    return r >= 0 && (r & bit);
+}
+
+/* ---- checks, on the unmodified block, so that messages name input ops ---- */
+
+/* The first output argument, as OpDesc::OutputArgumentNames lists them
+ * (slots in name order). */
+static const char *first_output(const ir_op *op)
+{
+    const ir_slot *best = NULL;
+    for (size_t i = 0; i < op->n_outputs; i++) {
+        const ir_slot *s = &op->outputs[i];
+        if (s->n_args && (!best || strcmp(s->name, best->name) < 0))
+            best = s;
+    }
+    return best ? best->args[0] : NULL;
+}
+
+static bool is_loss_grad_op(const ir_op *op)
+{
+    return has_role_bit(op, IR_ROLE_BACKWARD) && has_role_bit(op, IR_ROLE_LOSS);
+}
+
+/* _is_update_op: the op has the slots Param, Grad and LearningRate. */
+static bool is_update_op(const ir_op *op)
+{
+    return ir_op_input(op, IR_NAME("Param")) && ir_op_input(op, IR_NAME("Grad")) &&
+           ir_op_input(op, IR_NAME("LearningRate"));
+}
+
+static int check_var(const coll *c, const ir_block *b, size_t k, const char *what,
+                     const char *name)
+{
+    if (name && ir_block_find_var(b, name))
+        return PDT_OK;
+    if (name)
+        pdt_error("%s: block 0, op %zu '%s': %s '%s' is not a var of block 0", c->path, k,
+                  b->ops[k]->type, what, name);
+    else
+        pdt_error("%s: block 0, op %zu '%s': %s is empty", c->path, k, b->ops[k]->type, what);
+    return PDT_EBADINPUT;
+}
+
+static int check_grad_allreduce(const coll *c, const ir_block *b)
+{
+    for (size_t k = 0; k < b->n_ops; k++) {
+        const ir_op *op = b->ops[k];
+        if (is_loss_grad_op(op) && check_var(c, b, k, "loss grad output", first_output(op)))
+            return PDT_EBADINPUT;
+        if (!has_role_bit(op, IR_ROLE_BACKWARD))
+            continue;
+        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        if (!rv || rv->type != IR_ATTR_STRINGS)
+            continue;
+        if (rv->n_strings % 2) {
+            pdt_error("%s: block 0, op %zu '%s': op_role_var holds %zu names, not (param, grad) "
+                      "pairs", c->path, k, op->type, rv->n_strings);
+            return PDT_EBADINPUT;
+        }
+        for (size_t i = 0; i < rv->n_strings; i++) {
+            const char *name = ir_intern_n((const char *)rv->strings[i].data, rv->strings[i].len);
+            if (check_var(c, b, k, i % 2 ? "op_role_var grad" : "op_role_var param", name))
+                return PDT_EBADINPUT;
+        }
+    }
+    return PDT_OK;
+}
+
+static int check_local_sgd(const coll *c, const ir_block *b)
+{
+    for (size_t k = 0; k < b->n_ops; k++) {
+        const ir_op *op = b->ops[k];
+        if (is_update_op(op) && check_var(c, b, k, "input 'Param'", ir_op_input1(op, "Param")))
+            return PDT_EBADINPUT;
+    }
+    return PDT_OK;
+}
+
+/* ---- GradAllReduce._transpile_main_program ---- */
+
+void tp_coll_scale_loss_grads(ir_block *b, int nranks)
+{
+    size_t n = b->n_ops;
+    GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
+    for (size_t k = 0; k < n; k++) {
+        if (!is_loss_grad_op(b->ops[k]))
+            continue;
+        ir_op *op = inplace_op(b->program, "scale", first_output(b->ops[k]), IR_ROLE_BACKWARD);
+        ir_op_set_float(op, "scale", (float)(1.0 / nranks));
+        push_after(after, k, op);
+    }
+    rebuild(b, after, 0, NULL);
+    free_after(after, n);
+}
+
+/* _insert_allreduce_ops.  Python walks the ops backwards; for each Backward
+ * op with op_role_var it inserts, right after the op, c_sync_calc_stream on
+ * the first pair's grad and then, for each pair in order, c_allreduce_sum at
+ * one fixed position, so that the op ends up followed by the sync and the
+ * allreduces of its pairs in reverse pair order.  Rings are taken in turn in
+ * that backward walk.  Before the first Optimize op go nrings
+ * c_sync_comm_stream ops (ring 0 first) on the grad seen last in the walk. */
+void tp_coll_insert_allreduce(ir_block *b, int nrings)
+{
+    size_t n = b->n_ops;
+    GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
+    const char *grad = NULL;
+    int ring = -1;
+    for (size_t k = n; k-- > 0;) {
+        const ir_op *op = b->ops[k];
+        if (!has_role_bit(op, IR_ROLE_BACKWARD))
+            continue;
+        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        if (!rv || rv->type != IR_ATTR_STRINGS || rv->n_strings < 2)
+            continue;
+        size_t pairs = rv->n_strings / 2;
+        ir_op **group = g_new(ir_op *, pairs + 1);
+        for (size_t i = 0; i < pairs; i++) {
+            grad = ir_intern_n((const char *)rv->strings[2 * i + 1].data,
+                               rv->strings[2 * i + 1].len);
+            if (i == 0)
+                group[0] = inplace_op(b->program, "c_sync_calc_stream", grad, IR_ROLE_BACKWARD);
+            ring = (ring + 1) % nrings;
+            ir_op *ar = inplace_op(b->program, "c_allreduce_sum", grad, IR_ROLE_BACKWARD);
+            ir_op_set_int(ar, "ring_id", ring);
+            group[pairs - i] = ar;
+        }
+        for (size_t i = 0; i <= pairs; i++)
+            push_after(after, k, group[i]);
+        g_free(group);
+    }
+    GPtrArray *before = NULL;
+    size_t first_opt = n;
+    for (size_t k = 0; grad && k < n; k++)
+        if (has_role_bit(b->ops[k], IR_ROLE_OPTIMIZE)) {
+            first_opt = k;
+            break;
+        }
+    if (first_opt < n) {
+        before = g_ptr_array_new();
+        for (int r = 0; r < nrings; r++) {
+            ir_op *op = inplace_op(b->program, "c_sync_comm_stream", grad, IR_ROLE_BACKWARD);
+            ir_op_set_int(op, "ring_id", r);
+            g_ptr_array_add(before, op);
+        }
+    }
+    rebuild(b, after, first_opt, before);
+    if (before)
+        g_ptr_array_free(before, TRUE);
+    free_after(after, n);
+}
+
+/* ---- LocalSGD._transpile_main_program ---- */
+
+static const char *snapshot_name(const char *param)
+{
+    return ir_internf("%s@SNAPSHOT", param);
+}
+
+/* block.create_var(name=PARAM@SNAPSHOT, shape, persistable=True,
+ * stop_gradient=True, dtype) as a LoDTensor. */
+static void snapshot_var(ir_block *b, const ir_var *param)
+{
+    ir_var *v = tp_create_var(b, snapshot_name(param->name), IR_LOD_TENSOR, param->dtype,
+                              param->dims, param->n_dims, -1, 1);
+    v->has_stop_gradient = true;
+    v->stop_gradient = true;
+}
+
+void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
+{
+    size_t n = b->n_ops;
+    GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
+    GPtrArray *updated = g_ptr_array_new();     /* params in program order */
+    const char *last = NULL;
+    int ring = -1;
+    ir_program *p = b->program;
+    for (size_t k = n; k-- > 0;) {
+        if (!is_update_op(b->ops[k]))
+            continue;
+        const char *param = ir_op_input1(b->ops[k], "Param");
+        const char *snap = snapshot_name(param);
+        snapshot_var(b, ir_block_find_var(b, param));
+        ir_op *sub = new_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
+        ir_op_set_input1(sub, "X", snap);
+        ir_op_set_input1(sub, "Y", param);
+        ir_op_set_output1(sub, "Out", param);
+        push_after(after, k, sub);
+        push_after(after, k, inplace_op(p, "c_sync_calc_stream", param, IR_ROLE_OPTIMIZE));
+        ring = (ring + 1) % nrings;
+        ir_op *ar = inplace_op(p, "c_allreduce_sum", param, IR_ROLE_OPTIMIZE);
+        ir_op_set_int(ar, "ring_id", ring);
+        push_after(after, k, ar);
+        g_ptr_array_add(updated, (void *)param);
+        last = param;
+    }
+    rebuild(b, after, 0, NULL);
+    free_after(after, n);
+    /* Python appends the stream syncs on `param` after the loop, a name
+     * unbound (NameError) when no op updates a param; then there is
+     * nothing to wait for, so pdtrans appends none. */
+    for (int r = 0; last && r < nrings; r++) {
+        ir_op *op = inplace_op(p, "c_sync_comm_stream", last, IR_ROLE_OPTIMIZE);
+        ir_op_set_int(op, "ring_id", r);
+        ir_block_splice(b, b->n_ops, 0, &op, 1);
+    }
+    GPtrArray *tail = g_ptr_array_new();
+    for (guint i = updated->len; i-- > 0;) {
+        const char *param = updated->pdata[i];
+        const char *snap = snapshot_name(param);
+        ir_op *sc = inplace_op(p, "scale", param, IR_ROLE_OPTIMIZE);
+        ir_op_set_float(sc, "scale", (float)(1.0 / nranks));
+        g_ptr_array_add(tail, sc);
+        ir_op *sub = new_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
+        ir_op_set_input1(sub, "X", snap);
+        ir_op_set_input1(sub, "Y", param);
+        ir_op_set_output1(sub, "Out", param);
+        g_ptr_array_add(tail, sub);
+        ir_op *as = new_op(p, "assign", IR_ROLE_OPTIMIZE);
+        ir_op_set_input1(as, "X", param);
+        ir_op_set_output1(as, "Out", snap);
+        g_ptr_array_add(tail, as);
+    }
+    ir_block_splice(b, b->n_ops, 0, (ir_op *const *)tail->pdata, tail->len);
+    g_ptr_array_free(tail, TRUE);
+    g_ptr_array_free(updated, TRUE);
+}
+
+/* ---- Collective._transpile_startup_program ---- */
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* block.iter_parameters() of the startup as Paddle sees it after loading:
+ * the vars of block 0 that are parameters, in name order (BlockDesc keeps
+ * its vars in a name-ordered map).  Startup programs often lack the
+ * is_parameter flag that the main program has, so a startup var counts as
+ * a parameter when either program marks it, or when it is an optimizer's
+ * Param in main.  None is distributed: is_distributed is Python-only
+ * state that a ProgramDesc does not keep. */
+GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *startup)
+{
+    const ir_block *sb = startup->blocks[0], *mb = main->blocks[0];
+    GHashTable *opt = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t k = 0; k < mb->n_ops; k++)
+        if (is_update_op(mb->ops[k]) && ir_op_input1(mb->ops[k], "Param"))
+            g_hash_table_add(opt, (void *)ir_op_input1(mb->ops[k], "Param"));
+    GPtrArray *out = g_ptr_array_new();
+    for (size_t i = 0; i < sb->n_vars; i++) {
+        const ir_var *v = sb->vars[i];
+        if (v->removed)
+            continue;
+        const ir_var *m = ir_block_find_var(mb, v->name);
+        if (v->is_parameter || (m && m->is_parameter) || g_hash_table_contains(opt, v->name))
+            g_ptr_array_add(out, (void *)v->name);
+    }
+    if (out->len > 1)
+        qsort(out->pdata, out->len, sizeof *out->pdata, cmp_name);
+    g_hash_table_destroy(opt);
+    return out;
+}
+
+/* unique_name.generate('nccl_id') in a fresh process gives nccl_id_0,
+ * nccl_id_1, ...; pdtrans counts the same way but skips names the startup
+ * already holds, so an id var never aliases an existing var. */
+static const char *nccl_id_name(const ir_block *b, unsigned *counter)
+{
+    for (;;) {
+        const char *name = ir_internf("nccl_id_%u", (*counter)++);
+        if (!ir_block_find_var(b, name))
+            return name;
+    }
+}
+
+/* _init_communicator for one ring, as on a CUDA build (the XPU and custom
+ * device variants differ only in op and var names).  wait_server_ready,
+ * which makes rank 0 block until the other endpoints listen, is a run-time
+ * act with no trace in the program; pdtrans does not wait. */
+static void init_communicator(const coll *c, ir_block *b, int ring, unsigned *counter)
+{
+    const char *id = nccl_id_name(b, counter);
+    ir_var *v = tp_create_var(b, id, IR_RAW, 0, NULL, 0, -1, 1);
+    v->tensor_slot = IR_TD_NONE;
+    ir_op *gen = new_op(b->program, "c_gen_nccl_id", IR_ROLE_FORWARD);
+    ir_op_set_output1(gen, "Out", id);
+    ir_op_set_int(gen, "rank", c->rank);
+    ir_op_set_string(gen, "endpoint", c->endpoint);
+    ir_op_set_strings(gen, "other_endpoints", c->others, c->n_others);
+    ir_op *init = new_op(b->program, "c_comm_init", IR_ROLE_FORWARD);
+    ir_op_set_input1(init, "X", id);
+    ir_op_set_int(init, "nranks", c->nranks);
+    ir_op_set_int(init, "rank", c->rank);
+    ir_op_set_int(init, "ring_id", ring);
+    ir_op *pair[2] = {gen, init};
+    ir_block_splice(b, b->n_ops, 0, pair, 2);
+}
+
+void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank, int nrings,
+                     const char *endpoint, const char *const *others, size_t n_others,
+                     bool local_sgd)
+{
+    coll c = {.nranks = nranks, .rank = rank, .nrings = nrings, .endpoint = endpoint,
+              .others = (const char **)others, .n_others = n_others};
+    unsigned counter = 0;
+    for (int r = 0; r < nrings; r++)
+        init_communicator(&c, b, r, &counter);
+    GPtrArray *ops = g_ptr_array_new();
+    int ring = -1;
+    for (guint i = 0; i < params->len; i++) {
+        ring = (ring + 1) % nrings;
+        ir_op *op = inplace_op(b->program, "c_broadcast", params->pdata[i], IR_ROLE_FORWARD);
+        ir_op_set_int(op, "ring_id", ring);
+        ir_op_set_int(op, "root", 0);
+        g_ptr_array_add(ops, op);
+    }
+    /* Python syncs on `param`, the loop variable, which is unbound
+     * (NameError) without parameters; then nothing was broadcast and
+     * pdtrans adds no sync. */
+    for (int r = 0; params->len && r < nrings; r++) {
+        ir_op *op = inplace_op(b->program, "c_sync_comm_stream",
+                               params->pdata[params->len - 1], IR_ROLE_FORWARD);
+        ir_op_set_int(op, "ring_id", r);
+        g_ptr_array_add(ops, op);
+    }
+    for (guint i = 0; local_sgd && i < params->len; i++) {
+        /* Python's startup create_var gets no dtype, leaving the snapshot's
+         * TensorDesc without the required data_type; the main program's
+         * snapshot has the param's dtype, and so has pdtrans's. */
+        snapshot_var(b, ir_block_find_var(b, params->pdata[i]));
+        ir_op *op = new_op(b->program, "assign", IR_ROLE_FORWARD);
+        ir_op_set_input1(op, "X", params->pdata[i]);
+        ir_op_set_output1(op, "Out", snapshot_name(params->pdata[i]));
+        g_ptr_array_add(ops, op);
+    }
+    ir_block_splice(b, b->n_ops, 0, (ir_op *const *)ops->pdata, ops->len);
+    g_ptr_array_free(ops, TRUE);
+}
+
+/* ---- the mode ---- */
+
+static int check_ctx(const pdt_ctx *ctx)
+{
+    const pdt_list *eps = &ctx->trainer_endpoints;
+    if (ctx->collective_mode != PDT_COLL_GRAD_ALLREDUCE &&
+        ctx->collective_mode != PDT_COLL_LOCAL_SGD) {
+        pdt_error("transpile: --mode=collective needs --collective-mode=grad_allreduce or "
+                  "local_sgd");
+        return PDT_EUSAGE;
+    }
+    if (eps->n < 2) {
+        pdt_error("transpile: --mode=collective needs at least two --trainers endpoints");
+        return PDT_EUSAGE;
+    }
+    if (ctx->role == PDT_ROLE_PSERVER) {
+        pdt_error("transpile: --mode=collective has no pserver role");
+        return PDT_EUSAGE;
+    }
+    bool found = false;
+    for (size_t i = 0; i < eps->n; i++)
+        found |= ctx->endpoint && eps->items[i] == ir_intern(ctx->endpoint);
+    if (!found) {
+        pdt_error("transpile: --mode=collective needs --endpoint, one of the --trainers endpoints");
+        return PDT_EUSAGE;
+    }
+    if (ctx->trainer_id < 0 || (size_t)ctx->trainer_id >= eps->n) {
+        pdt_error("transpile: trainer id %d is out of range (%zu trainer endpoints)",
+                  ctx->trainer_id, eps->n);
+        return PDT_EUSAGE;
+    }
+    if (ctx->nccl_comm_num < 1) {
+        pdt_error("transpile: nccl_comm_num must be at least 1, not %d", ctx->nccl_comm_num);
+        return PDT_EUSAGE;
+    }
+    return PDT_OK;
+}
+
+int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out)
+{
+    int rc = check_ctx(ctx);
+    if (rc)
+        return rc;
+    const pdt_list *eps = &ctx->trainer_endpoints;
+    const char *ep = ir_intern(ctx->endpoint);
+    coll c = {.path = ctx->main_path ? ctx->main_path : "main", .nranks = (int)eps->n,
+              .rank = ctx->trainer_id, .nrings = ctx->nccl_comm_num, .endpoint = ep};
+    bool local_sgd = ctx->collective_mode == PDT_COLL_LOCAL_SGD;
+    const ir_block *b0 = ctx->main->blocks[0];
+    rc = local_sgd ? check_local_sgd(&c, b0) : check_grad_allreduce(&c, b0);
+    if (rc)
+        return rc;
+    /* Python's other_endpoints.remove(current_endpoint): the first match. */
+    const char **others = g_new(const char *, eps->n);
+    size_t n_others = 0;
+    bool removed = false;
+    for (size_t i = 0; i < eps->n; i++) {
+        if (!removed && eps->items[i] == ep)
+            removed = true;
+        else
+            others[n_others++] = eps->items[i];
+    }
+    GPtrArray *params = tp_coll_startup_params(ctx->main, ctx->startup);
+    ir_program *s = ir_program_clone(ctx->startup);
+    tp_coll_startup(s->blocks[0], params, c.nranks, c.rank, c.nrings, ep, others, n_others,
+                    local_sgd);
+    ir_program *m = ir_program_clone(ctx->main);
+    if (local_sgd) {
+        tp_coll_local_sgd_main(m->blocks[0], c.nranks, c.nrings);
+    } else {
+        tp_coll_scale_loss_grads(m->blocks[0], c.nranks);
+        tp_coll_insert_allreduce(m->blocks[0], c.nrings);
+    }
+    g_ptr_array_free(params, TRUE);
+    g_free(others);
+    *main_out = m;
+    *startup_out = s;
+    free(ctx->manifest_json);
+    ctx->manifest_json = tp_manifest_collective(ctx);
+    return PDT_OK;
+}
