@@ -161,6 +161,10 @@ const char *tp_control_var(tp_state *st, ir_block *b, unsigned *counter);
 ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
                       const int64_t *dims, size_t n_dims, int lod_level,
                       int persistable);
+/* An op the seed copies with append_op(..., attrs=op.all_attrs()): Python's
+ * Operator() then sets op_namescope to the current name scope, "/" where
+ * the transpiler runs, whatever the copied value was. */
+void tp_copied_op(ir_op *op);
 /* Block._clone_variable(var, force_persistable=True). */
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name);
 /* The STRINGS attr `name` as interned names; n receives the count. */

@@ -95,6 +95,7 @@ static void push(ir_block *blk, ir_op *op)
 static ir_op *append_non_opt(pserver *ps, ir_block *blk, const ir_op *src)
 {
     ir_op *op = ir_op_clone(ps->p, src);
+    tp_copied_op(op);
     for (size_t s = 0; s < src->n_inputs; s++)
         ir_op_set_input(op, src->inputs[s].name, map_args(ps, &src->inputs[s]),
                         src->inputs[s].n_args);
@@ -165,6 +166,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
      * LearningRate and the accumulators; Beta1Tensor/Beta2Tensor (and, in
      * pdtrans, empty slots) are left out. */
     ir_op *op = ir_op_clone(ps->p, src);
+    tp_copied_op(op);
     for (size_t s = 0; s < src->n_inputs; s++) {
         const ir_slot *sl = &src->inputs[s];
         const char *key = sl->name;
@@ -323,6 +325,7 @@ static void clone_sub_block(pserver *ps, ir_op *op, int32_t parent)
                 }
         ir_op *c = ir_block_append_op(nb, src->type);
         ir_op_copy_attrs(c, src);
+        tp_copied_op(c);
         for (size_t s = 0; s < src->n_inputs; s++)
             ir_op_set_input(c, src->inputs[s].name, src->inputs[s].args, src->inputs[s].n_args);
         for (size_t s = 0; s < src->n_outputs; s++)

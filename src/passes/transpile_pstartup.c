@@ -77,6 +77,7 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
         if (!held)
             continue;
         ir_op *op = ir_op_clone(s, src);
+        tp_copied_op(op);
         const ir_var *out_var = NULL;
         for (size_t o = 0; o < src->n_outputs; o++) {
             const char *slot = src->outputs[o].name;

@@ -36,6 +36,14 @@ ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
     return v;
 }
 
+void tp_copied_op(ir_op *op)
+{
+    /* Only an op that has the attr gets it: like the ops pdtrans creates,
+     * a hand-written op without framework attrs is not given one. */
+    if (ir_op_has_attr(op, "op_namescope"))
+        ir_op_set_string(op, "op_namescope", "/");
+}
+
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name)
 {
     if (!name)

@@ -186,6 +186,36 @@ START_TEST(inputs_untouched_and_roles_independent)
 }
 END_TEST
 
+START_TEST(copied_ops_get_the_top_name_scope)
+{
+    /* The seed copies optimize ops with append_op(attrs=op.all_attrs()),
+     * and Python's Operator() then sets op_namescope to the current name
+     * scope ("/"): the sgd ops minimize made under "/optimizer/" lose it on
+     * the pservers, while the trainer's own ops keep theirs. */
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    ir_op *in_sgd = find_op(ctx.main->blocks[0], "sgd", 0);
+    ck_assert_str_eq(ir_op_get_string(in_sgd, "op_namescope"), "/optimizer/");
+    ir_op_set_string(find_op(ctx.startup->blocks[0], "uniform_random", 0), "op_namescope",
+                     "/fc_0/");
+    ir_op *mul = find_op(ctx.main->blocks[0], "mul", 0);
+    ir_op_set_string(mul, "op_namescope", "/fc_0/");
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    for (int e = 0; e < 2; e++) {
+        const ir_program *ps = output(&ctx, e ? "pserver_1" : "pserver_0");
+        ir_op *sgd = find_op(ps->blocks[1], "sgd", 0);
+        ck_assert_ptr_nonnull(sgd);
+        ck_assert_str_eq(ir_op_get_string(sgd, "op_namescope"), "/");
+    }
+    ir_op *init = find_op(output(&ctx, "pserver_1.startup")->blocks[0], "uniform_random", 0);
+    ck_assert_ptr_nonnull(init);
+    ck_assert_str_eq(ir_op_get_string(init, "op_namescope"), "/");
+    ir_op *tmul = find_op(output(&ctx, "trainer_0")->blocks[0], "mul", 0);
+    ck_assert_str_eq(ir_op_get_string(tmul, "op_namescope"), "/fc_0/");
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(renamed_grad_stays_on_trainer)
 {
     /* Seed defect 2: fc_b@GRAD (unsplit, 2 trainers) becomes
@@ -454,6 +484,7 @@ Suite *make_suite(void)
     tcase_add_test(t, numpy_shuffle_matches_numpy);
     tcase_add_test(t, fnv1a_known_vectors);
     tcase_add_test(t, inputs_untouched_and_roles_independent);
+    tcase_add_test(t, copied_ops_get_the_top_name_scope);
     tcase_add_test(t, renamed_grad_stays_on_trainer);
     tcase_add_test(t, grad_to_block_id_in_block_order);
     tcase_add_test(t, hash_placement_agrees_everywhere);
