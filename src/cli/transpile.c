@@ -35,7 +35,8 @@ static void help(void)
         "      --endpoint=EP         with --role=pserver: the one pserver to write;\n"
         "                            nccl2, collective: this trainer's endpoint\n"
         "      --mode=MODE           pserver (default), nccl2 or collective\n"
-        "      --collective-mode=M   collective: grad_allreduce or local_sgd\n"
+        "      --collective-mode=M   collective: grad_allreduce, local_sgd or\n"
+        "                            single_process_multi_thread\n"
         "      --nccl-comm-num=N     nccl2: NCCL communicators; collective: rings\n"
         "                            (default 1)\n"
         "      --hierarchical-allreduce   nccl2: hierarchical allreduce; needs\n"
@@ -371,11 +372,15 @@ static int check_collective(opts *o)
 {
     pdt_ctx *ctx = o->ctx;
     if (ctx->collective_mode == PDT_COLL_NONE) {
-        pdt_usage_error(CMD, "--mode=collective needs --collective-mode=grad_allreduce|local_sgd");
+        pdt_usage_error(CMD, "--mode=collective needs --collective-mode=grad_allreduce|local_sgd|"
+                             "single_process_multi_thread");
         return PDT_EUSAGE;
     }
-    if (ctx->collective_mode == PDT_COLL_SPMT) {
-        pdt_usage_error(CMD, "--collective-mode=single_process_multi_thread is not built yet");
+    bool spmt = ctx->collective_mode == PDT_COLL_SPMT;
+    if (spmt && ctx->nccl_comm_num != 1) {
+        /* SingleProcessMultiThread always builds one ring. */
+        pdt_usage_error(CMD, "--nccl-comm-num does not apply to "
+                             "--collective-mode=single_process_multi_thread (one ring)");
         return PDT_EUSAGE;
     }
     if (o->has_hierarchical) {
@@ -390,9 +395,9 @@ static int check_collective(opts *o)
     ctx->trainer_endpoints = pdt_list_split(o->trainers_arg);
     ctx->trainers = (int)ctx->trainer_endpoints.n;
     const pdt_list *eps = &ctx->trainer_endpoints;
-    if (eps->n < 2) {
-        pdt_usage_error(CMD, "--mode=collective needs at least two endpoints in --trainers, "
-                             "got %zu", eps->n);
+    if (eps->n < (spmt ? 1u : 2u)) {
+        pdt_usage_error(CMD, "--mode=collective needs at least two endpoints in --trainers "
+                             "(one with single_process_multi_thread), got %zu", eps->n);
         return PDT_EUSAGE;
     }
     for (size_t i = 0; i < eps->n; i++)

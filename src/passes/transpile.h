@@ -221,9 +221,20 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
 /* ---- transpile_collective.c (--mode=collective) ---- */
 int tp_build_collective(pdt_ctx *ctx, ir_program **main, ir_program **startup);
+/* single_process_multi_thread reads these from the environment, as Paddle's
+ * SingleProcessMultiThread does: the count of FLAGS_selected_gpus items
+ * (default 8), PADDLE_FUSE_ALLREDUCE (1) and PADDLE_LOSS_SCALE (1). */
+typedef struct {
+    int gpus, fuse_allreduce, loss_scale;
+} tp_spmt_env;
+int tp_spmt_read_env(tp_spmt_env *env);
 /* The steps, on a block already checked (every op_role_var name and update
  * op Param is a var of the block); exposed for the unit tests. */
-void tp_coll_scale_loss_grads(ir_block *b, int nranks);
+void tp_coll_scale_loss_grads(ir_block *b, double scale);
+/* SingleProcessMultiThread: startup (no broadcast) and main. */
+void tp_spmt_startup(ir_block *b, const pdt_list *eps, const char *endpoint, int rank,
+                     int *nranks);
+void tp_spmt_main(ir_block *b, int nranks, const tp_spmt_env *env);
 void tp_coll_insert_allreduce(ir_block *b, int nrings);
 void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings);
 /* The startup's parameters in broadcast order (interned names). */
@@ -234,6 +245,6 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
 /* manifest.json text (malloc'd) describing what was written. */
 char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written);
 char *tp_manifest_nccl2(pdt_ctx *ctx);
-char *tp_manifest_collective(pdt_ctx *ctx);
+char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt);
 
 #endif

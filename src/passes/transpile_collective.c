@@ -17,6 +17,7 @@
  * unique_name's process-wide counter) or fails on its own leftovers (a name
  * bound only inside a loop that ran zero times), what pdtrans does instead is
  * stated at the place and in the README. */
+#include <errno.h>
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +171,7 @@ static int check_local_sgd(const coll *c, const ir_block *b)
 
 /* ---- GradAllReduce._transpile_main_program ---- */
 
-void tp_coll_scale_loss_grads(ir_block *b, int nranks)
+void tp_coll_scale_loss_grads(ir_block *b, double scale)
 {
     size_t n = b->n_ops;
     GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
@@ -178,7 +179,7 @@ void tp_coll_scale_loss_grads(ir_block *b, int nranks)
         if (!is_loss_grad_op(b->ops[k]))
             continue;
         ir_op *op = inplace_op(b->program, "scale", first_output(b->ops[k]), IR_ROLE_BACKWARD);
-        ir_op_set_float(op, "scale", (float)(1.0 / nranks));
+        ir_op_set_float(op, "scale", (float)scale);
         push_after(after, k, op);
     }
     rebuild(b, after, 0, NULL);
@@ -370,7 +371,8 @@ static const char *nccl_id_name(const ir_block *b, unsigned *counter)
  * device variants differ only in op and var names).  wait_server_ready,
  * which makes rank 0 block until the other endpoints listen, is a run-time
  * act with no trace in the program; pdtrans does not wait. */
-static void init_communicator(const coll *c, ir_block *b, int ring, unsigned *counter)
+static void init_communicator(const coll *c, ir_block *b, int ring, unsigned *counter,
+                              bool multitrainer)
 {
     const char *id = nccl_id_name(b, counter);
     ir_var *v = tp_create_var(b, id, IR_RAW, 0, NULL, 0, -1, 1);
@@ -380,10 +382,11 @@ static void init_communicator(const coll *c, ir_block *b, int ring, unsigned *co
     ir_op_set_int(gen, "rank", c->rank);
     ir_op_set_string(gen, "endpoint", c->endpoint);
     ir_op_set_strings(gen, "other_endpoints", c->others, c->n_others);
-    ir_op *init = new_op(b->program, "c_comm_init", IR_ROLE_FORWARD);
+    ir_op *init = new_op(b->program, multitrainer ? "c_comm_init_multitrainer" : "c_comm_init",
+                         IR_ROLE_FORWARD);
     ir_op_set_input1(init, "X", id);
-    ir_op_set_int(init, "nranks", c->nranks);
-    ir_op_set_int(init, "rank", c->rank);
+    ir_op_set_int(init, multitrainer ? "ntrainers" : "nranks", c->nranks);
+    ir_op_set_int(init, multitrainer ? "trainer_id" : "rank", c->rank);
     ir_op_set_int(init, "ring_id", ring);
     ir_op *pair[2] = {gen, init};
     ir_block_splice(b, b->n_ops, 0, pair, 2);
@@ -397,7 +400,7 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
               .others = (const char **)others, .n_others = n_others};
     unsigned counter = 0;
     for (int r = 0; r < nrings; r++)
-        init_communicator(&c, b, r, &counter);
+        init_communicator(&c, b, r, &counter, false);
     GPtrArray *ops = g_ptr_array_new();
     int ring = -1;
     for (guint i = 0; i < params->len; i++) {
@@ -430,18 +433,164 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
     g_ptr_array_free(ops, TRUE);
 }
 
+/* ---- SingleProcessMultiThread (one ring) ---- */
+
+static int env_int(const char *var, int dflt, int *out)
+{
+    const char *s = getenv(var);
+    *out = dflt;
+    if (!s)
+        return PDT_OK;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < INT32_MIN || v > INT32_MAX) {
+        pdt_error("environment variable %s must be an integer, not '%s'", var, s);
+        return PDT_EBADINPUT;
+    }
+    *out = (int)v;
+    return PDT_OK;
+}
+
+int tp_spmt_read_env(tp_spmt_env *env)
+{
+    /* len(os.getenv("FLAGS_selected_gpus", "0,1,2,3,4,5,6,7").split(",")) */
+    const char *gpus = getenv("FLAGS_selected_gpus");
+    env->gpus = 8;
+    if (gpus) {
+        env->gpus = 1;
+        for (const char *c = gpus; *c; c++)
+            env->gpus += *c == ',';
+    }
+    int rc = env_int("PADDLE_FUSE_ALLREDUCE", 1, &env->fuse_allreduce);
+    if (!rc)
+        rc = env_int("PADDLE_LOSS_SCALE", 1, &env->loss_scale);
+    return rc;
+}
+
+/* The host of host:port: up to the last colon.  Python takes up to the
+ * first one, which makes every IPv6 endpoint the same host "["; the intent
+ * is the host, which this is. */
+static const char *host_of(const char *ep)
+{
+    const char *colon = strrchr(ep, ':');
+    return colon ? ir_intern_n(ep, (size_t)(colon - ep)) : ep;
+}
+
+/* SingleProcessMultiThread._transpile_startup_program: several hosts get a
+ * communicator across the trainers (c_comm_init_multitrainer) and count as
+ * nranks = the number of hosts; one host gets c_comm_init_all and nranks 1.
+ * No parameter is broadcast. */
+void tp_spmt_startup(ir_block *b, const pdt_list *eps, const char *endpoint, int rank,
+                     int *nranks)
+{
+    GHashTable *hosts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; eps->n > 1 && i < eps->n; i++)
+        g_hash_table_add(hosts, (void *)host_of(eps->items[i]));
+    int nodes = (int)g_hash_table_size(hosts);
+    g_hash_table_destroy(hosts);
+    if (nodes > 1) {
+        const char **others = g_new(const char *, eps->n);
+        size_t n_others = 0;
+        bool removed = false;
+        for (size_t i = 0; i < eps->n; i++) {
+            if (!removed && eps->items[i] == endpoint)
+                removed = true;
+            else
+                others[n_others++] = eps->items[i];
+        }
+        coll c = {.nranks = (int)eps->n, .rank = rank, .nrings = 1, .endpoint = endpoint,
+                  .others = others, .n_others = n_others};
+        unsigned counter = 0;
+        init_communicator(&c, b, 0, &counter, true);
+        g_free(others);
+        *nranks = nodes;
+        return;
+    }
+    ir_op *op = new_op(b->program, "c_comm_init_all", IR_ROLE_FORWARD);
+    ir_op_set_int(op, "ring_id", 0);
+    ir_block_splice(b, b->n_ops, 0, &op, 1);
+    *nranks = 1;
+}
+
+/* _insert_fuse_allreduce_ops: every grad named in a Backward op's
+ * op_role_var (backward walk, pairs in order) goes into one coalesce_tensor
+ * whose FusedOutput `fused_output` is allreduced on ring 0, all right after
+ * the last such op.  coalesce_tensor gets no op_role from Python, so it has
+ * the program's default, Forward. */
+static void fuse_allreduce(ir_block *b)
+{
+    size_t n = b->n_ops, at = 0;
+    GPtrArray *grads = g_ptr_array_new();
+    for (size_t k = n; k-- > 0;) {
+        const ir_op *op = b->ops[k];
+        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        if (!has_role_bit(op, IR_ROLE_BACKWARD) || !rv || rv->type != IR_ATTR_STRINGS ||
+            rv->n_strings < 2)
+            continue;
+        for (size_t i = 1; i < rv->n_strings; i += 2)
+            g_ptr_array_add(grads, (void *)ir_intern_n((const char *)rv->strings[i].data,
+                                                       rv->strings[i].len));
+        if (k + 1 > at)
+            at = k + 1;
+    }
+    if (grads->len) {
+        static const int64_t one = 1;
+        const char *fused = ir_intern("fused_output");
+        ir_var *v = tp_create_var(b, fused, IR_LOD_TENSOR, IR_FP32, &one, 1, -1, 0);
+        v->has_stop_gradient = true;
+        v->stop_gradient = true;
+        ir_op *ops[4];
+        ops[0] = new_op(b->program, "coalesce_tensor", IR_ROLE_FORWARD);
+        ir_op_set_input(ops[0], "Input", (const char *const *)grads->pdata, grads->len);
+        ir_op_set_output(ops[0], "Output", (const char *const *)grads->pdata, grads->len);
+        ir_op_set_output1(ops[0], "FusedOutput", fused);
+        ir_op_set_bool(ops[0], "copy_data", true);
+        ir_op_set_bool(ops[0], "set_constant", false);
+        ir_op_set_int(ops[0], "dtype", IR_FP32);
+        ops[1] = inplace_op(b->program, "c_sync_calc_stream", fused, IR_ROLE_BACKWARD);
+        ops[2] = inplace_op(b->program, "c_allreduce_sum", fused, IR_ROLE_BACKWARD);
+        ir_op_set_int(ops[2], "ring_id", 0);
+        ops[3] = inplace_op(b->program, "c_sync_comm_stream", fused, IR_ROLE_BACKWARD);
+        ir_op_set_int(ops[3], "ring_id", 0);
+        ir_block_splice(b, at, 0, ops, 4);
+    }
+    g_ptr_array_free(grads, TRUE);
+}
+
+/* SingleProcessMultiThread._transpile_main_program. */
+void tp_spmt_main(ir_block *b, int nranks, const tp_spmt_env *env)
+{
+    size_t params = 0;
+    for (size_t k = 0; k < b->n_ops; k++) {
+        const ir_attr *rv = ir_op_attr(b->ops[k], IR_NAME("op_role_var"));
+        if (has_role_bit(b->ops[k], IR_ROLE_BACKWARD) && rv && rv->type == IR_ATTR_STRINGS)
+            params += rv->n_strings / 2;
+    }
+    /* Older Paddle scales even with PADDLE_LOSS_SCALE=0 (whenever there is
+     * a param); the newest only when it is non-zero, and then by 1/gpus
+     * alone when there is nothing to allreduce.  pdtrans does the latter,
+     * which is what the variable is for. */
+    if (env->loss_scale)
+        tp_coll_scale_loss_grads(b, params ? 1.0 / nranks / env->gpus : 1.0 / env->gpus);
+    if (!params)
+        return;
+    if (env->fuse_allreduce > 0)
+        fuse_allreduce(b);
+    else
+        tp_coll_insert_allreduce(b, 1);
+}
+
 /* ---- the mode ---- */
 
 static int check_ctx(const pdt_ctx *ctx)
 {
     const pdt_list *eps = &ctx->trainer_endpoints;
-    if (ctx->collective_mode != PDT_COLL_GRAD_ALLREDUCE &&
-        ctx->collective_mode != PDT_COLL_LOCAL_SGD) {
-        pdt_error("transpile: --mode=collective needs --collective-mode=grad_allreduce or "
-                  "local_sgd");
+    if (ctx->collective_mode == PDT_COLL_NONE) {
+        pdt_error("transpile: --mode=collective needs --collective-mode");
         return PDT_EUSAGE;
     }
-    if (eps->n < 2) {
+    if (eps->n < (ctx->collective_mode == PDT_COLL_SPMT ? 1u : 2u)) {
         pdt_error("transpile: --mode=collective needs at least two --trainers endpoints");
         return PDT_EUSAGE;
     }
@@ -478,10 +627,26 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     coll c = {.path = ctx->main_path ? ctx->main_path : "main", .nranks = (int)eps->n,
               .rank = ctx->trainer_id, .nrings = ctx->nccl_comm_num, .endpoint = ep};
     bool local_sgd = ctx->collective_mode == PDT_COLL_LOCAL_SGD;
+    bool spmt = ctx->collective_mode == PDT_COLL_SPMT;
     const ir_block *b0 = ctx->main->blocks[0];
     rc = local_sgd ? check_local_sgd(&c, b0) : check_grad_allreduce(&c, b0);
+    tp_spmt_env env = {0, 0, 0};
+    if (!rc && spmt)
+        rc = tp_spmt_read_env(&env);
     if (rc)
         return rc;
+    if (spmt) {
+        ir_program *s = ir_program_clone(ctx->startup);
+        int nranks = 1;
+        tp_spmt_startup(s->blocks[0], eps, ep, c.rank, &nranks);
+        ir_program *m = ir_program_clone(ctx->main);
+        tp_spmt_main(m->blocks[0], nranks, &env);
+        *main_out = m;
+        *startup_out = s;
+        free(ctx->manifest_json);
+        ctx->manifest_json = tp_manifest_collective(ctx, &env);
+        return PDT_OK;
+    }
     /* Python's other_endpoints.remove(current_endpoint): the first match. */
     const char **others = g_new(const char *, eps->n);
     size_t n_others = 0;
@@ -500,7 +665,7 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     if (local_sgd) {
         tp_coll_local_sgd_main(m->blocks[0], c.nranks, c.nrings);
     } else {
-        tp_coll_scale_loss_grads(m->blocks[0], c.nranks);
+        tp_coll_scale_loss_grads(m->blocks[0], 1.0 / c.nranks);
         tp_coll_insert_allreduce(m->blocks[0], c.nrings);
     }
     g_ptr_array_free(params, TRUE);
@@ -508,6 +673,6 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     *main_out = m;
     *startup_out = s;
     free(ctx->manifest_json);
-    ctx->manifest_json = tp_manifest_collective(ctx);
+    ctx->manifest_json = tp_manifest_collective(ctx, NULL);
     return PDT_OK;
 }

@@ -283,11 +283,10 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
     return mf_end(&m);
 }
 
-/* nccl2 and collective: one trainer's two files (the flags differ). */
 char *tp_manifest_nccl2(pdt_ctx *ctx)
 {
     mf m;
-    mf_begin(&m, ctx->mode == PDT_MODE_COLLECTIVE ? "collective" : "nccl2", "trainer");
+    mf_begin(&m, "nccl2", "trainer");
     mf_key(&m, "flags");
     mf_value(&m, flags(ctx, true));
     json_t *files = json_array();
@@ -298,7 +297,24 @@ char *tp_manifest_nccl2(pdt_ctx *ctx)
     return mf_end(&m);
 }
 
-char *tp_manifest_collective(pdt_ctx *ctx)
+/* The manifest records the environment values single_process_multi_thread
+ * read, so that a run can be repeated. */
+char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt)
 {
-    return tp_manifest_nccl2(ctx);
+    mf m;
+    mf_begin(&m, "collective", "trainer");
+    mf_key(&m, "flags");
+    json_t *f = flags(ctx, true);
+    if (spmt) {
+        json_object_set_new(f, "selected_gpus", json_integer(spmt->gpus));
+        json_object_set_new(f, "fuse_allreduce", json_integer(spmt->fuse_allreduce));
+        json_object_set_new(f, "loss_scale", json_integer(spmt->loss_scale));
+    }
+    mf_value(&m, f);
+    json_t *files = json_array();
+    json_array_append_new(files, file_entry("trainer", "trainer_id", json_integer(ctx->trainer_id),
+                                            NULL, ir_internf("trainer_%d", ctx->trainer_id),
+                                            ir_internf("trainer_%d.startup", ctx->trainer_id)));
+    mf_list(&m, "files", files);
+    return mf_end(&m);
 }

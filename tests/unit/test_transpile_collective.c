@@ -149,7 +149,7 @@ START_TEST(loss_grad_scale_uses_first_output_by_slot_name)
     op_rv(b, "mean_grad", IR_ROLE_BACKWARD, "z", NULL, 0);
     op_rv(b, "fill_constant", IR_ROLE_LOSS, "z", NULL, 0);     /* Loss alone: no */
     op_rv(b, "fill_constant", IR_ROLE_BACKWARD | IR_ROLE_LOSS, "z", NULL, 0);
-    tp_coll_scale_loss_grads(b, 4);
+    tp_coll_scale_loss_grads(b, 1.0 / 4);
     ck_assert_uint_eq(b->n_ops, 6);
     expect(b, 1, "scale", "a", -1);
     ck_assert_float_eq(ir_op_get_float(b->ops[1], "scale", 0), 0.25f);
@@ -286,13 +286,97 @@ START_TEST(startup_params_and_broadcast_rings)
 }
 END_TEST
 
+START_TEST(spmt_hosts_decide_the_communicator)
+{
+    static const struct { const char *eps, *ep; const char *op; int nranks; } cases[] = {
+        {"[::1]:1,[::1]:2", "[::1]:2", "c_comm_init_all", 1},  /* one IPv6 host */
+        {"[::1]:1,[::2]:1", "[::2]:1", "c_comm_init_multitrainer", 2},
+        {"a:1", "a:1", "c_comm_init_all", 1},
+        {"a:1,b:1,a:2", "a:2", "c_comm_init_multitrainer", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ir_program *s = new_prog();
+        pdt_list eps = pdt_list_split(cases[i].eps);
+        int nranks = -1;
+        tp_spmt_startup(s->blocks[0], &eps, ir_intern(cases[i].ep), 1, &nranks);
+        ck_assert_int_eq(nranks, cases[i].nranks);
+        const ir_block *b = s->blocks[0];
+        ck_assert(b->ops[b->n_ops - 1]->type == ir_intern(cases[i].op));
+        if (cases[i].nranks > 1) {
+            const ir_op *init = b->ops[1];
+            ck_assert_int_eq(ir_op_get_int(init, "ntrainers", -1), (int)eps.n);
+            ck_assert_int_eq(ir_op_get_int(init, "trainer_id", -1), 1);
+            const ir_attr *o = ir_op_attr(b->ops[0], "other_endpoints");
+            ck_assert_uint_eq(o->n_strings, eps.n - 1);
+        }
+        pdt_list_free(&eps);
+        ir_program_free(s);
+    }
+}
+END_TEST
+
+START_TEST(spmt_main_scale_and_fuse)
+{
+    tp_spmt_env env = {.gpus = 4, .fuse_allreduce = 0, .loss_scale = 1};
+    for (int fuse = 0; fuse < 2; fuse++) {
+        ir_program *p = new_prog();
+        ir_block *b = p->blocks[0];
+        tensor(b, "l@GRAD", IR_FP32, 1, false);
+        for (int i = 0; i < 2; i++) {
+            tensor(b, ir_internf("p%d", i), IR_FP32, 4, true);
+            tensor(b, ir_internf("p%d@GRAD", i), IR_FP32, 4, false);
+        }
+        static const char *const rv0[] = {"p0", "p0@GRAD"};
+        static const char *const rv1[] = {"p1", "p1@GRAD"};
+        op_rv(b, "fill_constant", IR_ROLE_BACKWARD | IR_ROLE_LOSS, "l@GRAD", NULL, 0);
+        op_rv(b, "g1", IR_ROLE_BACKWARD, "p1@GRAD", rv1, 2);
+        op_rv(b, "g0", IR_ROLE_BACKWARD, "p0@GRAD", rv0, 2);
+        update_op(b, "p0");
+        env.fuse_allreduce = fuse;
+        tp_spmt_main(b, 2, &env);
+        expect(b, 1, "scale", "l@GRAD", -1);
+        ck_assert_float_eq(ir_op_get_float(b->ops[1], "scale", 0), 0.125f);
+        if (fuse) {
+            /* After g0, the last op with op_role_var: walk order p0, p1. */
+            ck_assert(b->ops[4]->type == ir_intern("coalesce_tensor"));
+            const ir_slot *in = ir_op_input(b->ops[4], "Input");
+            ck_assert_uint_eq(in->n_args, 2);
+            ck_assert_str_eq(in->args[0], "p0@GRAD");
+            ck_assert_str_eq(in->args[1], "p1@GRAD");
+            ck_assert_int_eq(ir_op_role(b->ops[4]), IR_ROLE_FORWARD);
+            expect(b, 5, "c_sync_calc_stream", "fused_output", -1);
+            expect(b, 6, "c_allreduce_sum", "fused_output", 0);
+            expect(b, 7, "c_sync_comm_stream", "fused_output", 0);
+            expect(b, 8, "sgd", NULL, -1);
+        } else {
+            expect(b, 4, "c_allreduce_sum", "p1@GRAD", 0);
+            expect(b, 7, "c_allreduce_sum", "p0@GRAD", 0);
+            expect(b, 8, "c_sync_comm_stream", "p1@GRAD", 0);  /* the walk's last */
+        }
+        ir_program_free(p);
+    }
+    /* No pairs: the loss grad is scaled by 1/gpus alone; nothing else. */
+    ir_program *p = new_prog();
+    ir_block *b = p->blocks[0];
+    tensor(b, "l@GRAD", IR_FP32, 1, false);
+    op_rv(b, "fill_constant", IR_ROLE_BACKWARD | IR_ROLE_LOSS, "l@GRAD", NULL, 0);
+    tp_spmt_main(b, 3, &env);
+    ck_assert_uint_eq(b->n_ops, 2);
+    ck_assert_float_eq(ir_op_get_float(b->ops[1], "scale", 0), 0.25f);
+    env.loss_scale = 0;
+    tp_spmt_main(b, 3, &env);
+    ck_assert_uint_eq(b->n_ops, 2);
+    ir_program_free(p);
+}
+END_TEST
+
 START_TEST(pass_guards_write_nothing)
 {
     static const char *MAIN = "tests/golden/transpile_collective/in/main.pbtxt";
     static const char *STARTUP = "tests/golden/transpile_collective/in/startup.pbtxt";
     static const struct { int coll; const char *eps, *ep; int id; } bad[] = {
         {PDT_COLL_NONE, "h:1,h:2", "h:1", 0},
-        {PDT_COLL_SPMT, "h:1,h:2", "h:1", 0},
+        {PDT_COLL_SPMT, "", "h:1", 0},
         {PDT_COLL_GRAD_ALLREDUCE, "h:1", "h:1", 0},
         {PDT_COLL_LOCAL_SGD, "h:1,h:2", NULL, 0},
         {PDT_COLL_LOCAL_SGD, "h:1,h:2", "h:3", 0},
@@ -337,6 +421,8 @@ Suite *make_suite(void)
     tcase_add_test(t, local_sgd_rings_and_tail);
     tcase_add_test(t, local_sgd_without_update_ops_adds_nothing);
     tcase_add_test(t, startup_params_and_broadcast_rings);
+    tcase_add_test(t, spmt_hosts_decide_the_communicator);
+    tcase_add_test(t, spmt_main_scale_and_fuse);
     tcase_add_test(t, pass_guards_write_nothing);
     suite_add_tcase(s, t);
     return s;
