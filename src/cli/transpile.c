@@ -271,9 +271,34 @@ static bool valid_port(const char *name, const char *v)
     return true;
 }
 
+/* Collective jobs have trainers only; Paddle's collective launcher exports
+ * the endpoint list, this trainer's endpoint and its id. */
+static int from_env_collective(opts *o)
+{
+    pdt_ctx *ctx = o->ctx;
+    long n;
+    if (!o->has_trainers && !(o->trainers_arg = env_need("PADDLE_TRAINER_ENDPOINTS")))
+        return PDT_EUSAGE;
+    if (!o->has_endpoint) {
+        const char *ep = env_need("PADDLE_CURRENT_ENDPOINT");
+        if (!ep)
+            return PDT_EUSAGE;
+        ctx->endpoint = ir_intern(ep);
+    }
+    if (!o->has_trainer_id) {
+        const char *t = env_need("PADDLE_TRAINER_ID");
+        if (!t || !env_int("PADDLE_TRAINER_ID", t, 0, &n))
+            return PDT_EUSAGE;
+        ctx->trainer_id = (int)n;
+    }
+    return PDT_OK;
+}
+
 static int from_env(opts *o)
 {
     pdt_ctx *ctx = o->ctx;
+    if (ctx->mode == PDT_MODE_COLLECTIVE)
+        return from_env_collective(o);
     const char *role = NULL;
     if (!o->has_role) {
         if (!(role = env_need("PADDLE_TRAINING_ROLE")))
