@@ -121,6 +121,9 @@ int pass_transpile(pdt_ctx *ctx);
 /* Fills op_kind, opt_pos, opt_by_param, pairs (without slices).
  * Fails (message printed) on a program the transpiler cannot handle. */
 int tp_find_optimize(tp_state *st);
+/* _get_sparse_table_names' test: the table an is_sparse lookup_table or
+ * nce op (its Weight), or a distributed_lookup_table op, reads; or NULL. */
+const char *tp_sparse_table_of(const ir_op *op);
 /* The position of op `op` among the LR ops etc. is in st->op_kind. */
 bool tp_is_optimizer_op(const ir_op *op);   /* has Param and LearningRate */
 

@@ -58,18 +58,22 @@ static int add_pair(tp_state *st, GArray *pairs, const char *param,
     return PDT_OK;
 }
 
-static void mark_sparse_tables(tp_state *st)
+const char *tp_sparse_table_of(const ir_op *op)
 {
     const char *lt = ir_intern("lookup_table"), *nce = ir_intern("nce"),
                *dlt = ir_intern("distributed_lookup_table");
+    bool sparse = ((op->type == lt || op->type == nce) &&
+                   ir_op_get_bool(op, "is_sparse", false)) ||
+                  op->type == dlt;
+    /* The seed reads input "W" of nce ops too, which raises: their table
+     * is "Weight" (transpile_prefetch.c). */
+    return sparse ? ir_op_input1(op, op->type == nce ? "Weight" : "W") : NULL;
+}
+
+static void mark_sparse_tables(tp_state *st)
+{
     for (size_t i = 0; i < st->b0->n_ops; i++) {
-        const ir_op *op = st->b0->ops[i];
-        bool sparse = ((op->type == lt || op->type == nce) &&
-                       ir_op_get_bool(op, "is_sparse", false)) ||
-                      op->type == dlt;
-        /* The seed reads input "W" of nce ops too, which raises: their
-         * table is "Weight" (transpile_prefetch.c). */
-        const char *w = sparse ? ir_op_input1(op, op->type == nce ? "Weight" : "W") : NULL;
+        const char *w = tp_sparse_table_of(st->b0->ops[i]);
         void *k = w ? g_hash_table_lookup(st->pair_of_param, w) : NULL;
         if (k)
             st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;

@@ -192,6 +192,18 @@ GPtrArray *tp_sparse_table_names(tp_state *st)
         if (pi < st->n_pairs && st->pairs[pi].sparse_table)
             g_ptr_array_add(names, (void *)st->pairs[pi].param.name);
     }
+    /* _get_sparse_table_names also lists the tables of is_sparse lookups
+     * that no optimizer updates (a frozen embedding): they follow, in op
+     * order. */
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < names->len; i++)
+        g_hash_table_add(seen, names->pdata[i]);
+    for (size_t k = 0; k < st->b0->n_ops; k++) {
+        const char *w = tp_sparse_table_of(st->b0->ops[k]);
+        if (w && !g_hash_table_contains(st->pair_of_param, w) && g_hash_table_add(seen, (void *)w))
+            g_ptr_array_add(names, (void *)w);
+    }
+    g_hash_table_destroy(seen);
     return names;
 }
 

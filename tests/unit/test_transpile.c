@@ -444,6 +444,55 @@ START_TEST(sparse_table_uses_selected_rows_ops)
 }
 END_TEST
 
+START_TEST(frozen_sparse_table_is_fake_init)
+{
+    /* _get_sparse_table_names lists the W of every is_sparse lookup_table,
+     * optimized or not; _fake_init_sparsetable then replaces the init op of
+     * a frozen embedding too (it is no param, so nothing else changes). */
+    pdt_ctx ctx;
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    int64_t dims[2] = {100, 8};
+    ir_block *b = ctx.main->blocks[0], *sb = ctx.startup->blocks[0];
+    ir_var *v = ir_block_var(b, "frozen");
+    ir_var_set_dims(ctx.main, v, dims, 2);
+    ir_var_set_dims(ctx.main, ir_block_var(b, "frozen_out"), dims, 2);
+    ir_op *look = ir_block_append_op(b, "lookup_table");
+    ir_op_set_input1(look, "Ids", "x");
+    ir_op_set_input1(look, "W", "frozen");
+    ir_op_set_output1(look, "Out", "frozen_out");
+    ir_op_set_bool(look, "is_sparse", true);
+    ir_var_set_dims(ctx.startup, ir_block_var(sb, "frozen"), dims, 2);
+    ir_op *init = ir_block_append_op(sb, "gaussian_random");
+    ir_op_set_output1(init, "Out", "frozen");
+    ir_op_set_longs(init, "shape", dims, 2);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_block *ts = output(&ctx, "trainer_0.startup")->blocks[0];
+    ck_assert_ptr_null(find_op(ts, "gaussian_random", 0));
+    ir_op *fi = find_op(ts, "fake_init", 0);
+    ck_assert_ptr_nonnull(fi);
+    ck_assert_str_eq(ir_op_output1(fi, "Out"), "frozen");
+    ck_assert_int_eq(ir_op_attr(fi, "shape")->longs[1], 8);
+    ck_assert_ptr_nonnull(find_op(output(&ctx, "trainer_0")->blocks[0], "lookup_table", 0));
+    pdt_ctx_free(&ctx);
+
+    /* The seed requires exactly one init op for it (ValueError). */
+    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    b = ctx.main->blocks[0];
+    ir_var_set_dims(ctx.main, ir_block_var(b, "frozen"), dims, 2);
+    ir_var_set_dims(ctx.main, ir_block_var(b, "frozen_out"), dims, 2);
+    look = ir_block_append_op(b, "lookup_table");
+    ir_op_set_input1(look, "Ids", "x");
+    ir_op_set_input1(look, "W", "frozen");
+    ir_op_set_output1(look, "Out", "frozen_out");
+    ir_op_set_bool(look, "is_sparse", true);
+    pdt_quiet = true;
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
+    pdt_quiet = false;
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(manifest_is_valid_json_with_odd_names)
 {
     pdt_ctx ctx;
@@ -493,6 +542,7 @@ Suite *make_suite(void)
     tcase_add_test(t, errors_leave_no_outputs);
     tcase_add_test(t, balanced_never_doubles_a_var);
     tcase_add_test(t, sparse_table_uses_selected_rows_ops);
+    tcase_add_test(t, frozen_sparse_table_is_fake_init);
     tcase_add_test(t, manifest_is_valid_json_with_odd_names);
     suite_add_tcase(s, t);
     return s;
