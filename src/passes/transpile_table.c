@@ -381,9 +381,10 @@ int tp_table_pserver(tp_state *st, size_t ep, ir_program *p, int32_t pre, GArray
     ir_op_set_input1(look, "Ids", ids);
     ir_op_set_input1(look, "W", t->name);
     ir_op_set_output1(look, "Out", rows);
-    ir_op_set_bool(look, "is_sparse", true);
-    ir_op_set_bool(look, "is_distributed", true);
-    ir_op_set_int(look, "padding_idx", -1);
+    /* The seed also passes is_sparse and is_distributed, which
+     * lookup_sparse_table's proto does not declare, so Python's Operator
+     * drops them; padding_idx is an int64 there. */
+    ir_op_set_long(look, "padding_idx", -1);
     ir_op_set_role(look, IR_ROLE_FORWARD);
     out->prefetch = ir_internf("%s:%d", ids, pb->idx);
 

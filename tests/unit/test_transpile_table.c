@@ -195,6 +195,27 @@ START_TEST(table_grad_vars_without_writer)
 }
 END_TEST
 
+START_TEST(lookup_sparse_table_attrs_as_its_proto)
+{
+    /* _create_prefetch_block passes is_sparse, is_distributed and
+     * padding_idx; Python's Operator keeps only the attrs the op proto
+     * declares, and lookup_sparse_table declares padding_idx as int64. */
+    pdt_ctx ctx;
+    ctx_init(&ctx, TABLE, TABLE_STARTUP);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_program *ps = output(&ctx, "pserver_0");
+    ir_op *look = find_op(ps->blocks[3], "lookup_sparse_table", 0);
+    ck_assert_ptr_nonnull(look);
+    ck_assert(!ir_op_has_attr(look, "is_sparse"));
+    ck_assert(!ir_op_has_attr(look, "is_distributed"));
+    const ir_attr *pad = ir_op_attr(look, "padding_idx");
+    ck_assert_ptr_nonnull(pad);
+    ck_assert_int_eq(pad->type, IR_ATTR_LONG);
+    ck_assert_int_eq(pad->l, -1);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(roles_alone_match_all)
 {
     static const int roles[] = {PDT_ROLE_TRAINER, PDT_ROLE_PSERVER};
@@ -290,6 +311,7 @@ Suite *make_suite(void)
     tcase_add_test(t, table_startup_is_fake_init);
     tcase_add_test(t, fake_init_shape_is_longs);
     tcase_add_test(t, table_grad_vars_without_writer);
+    tcase_add_test(t, lookup_sparse_table_attrs_as_its_proto);
     tcase_add_test(t, roles_alone_match_all);
     tcase_add_test(t, refused_inputs_write_nothing);
     suite_add_tcase(s, t);
