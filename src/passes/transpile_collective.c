@@ -8,6 +8,7 @@
  * nccl_id_<n>, c_gen_nccl_id and c_comm_init; then one c_broadcast per
  * parameter (rings taken in turn) and one c_sync_comm_stream per ring.
  * LocalSGD also snapshots every parameter (PARAM@SNAPSHOT, assign).
+ * SingleProcessMultiThread is in transpile_collective_spmt.c.
  *
  * Main: GradAllReduce scales each loss grad by 1/nranks and allreduces each
  * grad after the op that carries it in op_role_var; LocalSGD allreduces the
@@ -17,23 +18,14 @@
  * unique_name's process-wide counter) or fails on its own leftovers (a name
  * bound only inside a loop that ran zero times), what pdtrans does instead is
  * stated at the place and in the README. */
-#include <errno.h>
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../diag.h"
-#include "transpile.h"
+#include "transpile_collective.h"
 
-typedef struct {
-    const char *path;       /* for messages */
-    int nranks, rank, nrings;
-    const char *endpoint;
-    const char **others;    /* the endpoints but this one, in order */
-    size_t n_others;
-} coll;
-
-static ir_op *new_op(ir_program *p, const char *type, int role)
+ir_op *tp_coll_op(ir_program *p, const char *type, int role)
 {
     ir_op *op = ir_op_new(p, type);
     ir_op_set_role(op, role);
@@ -42,9 +34,9 @@ static ir_op *new_op(ir_program *p, const char *type, int role)
 
 /* An op whose X and Out are both `var` (the stream, allreduce and
  * broadcast ops Paddle inserts all work in place). */
-static ir_op *inplace_op(ir_program *p, const char *type, const char *var, int role)
+ir_op *tp_coll_inplace_op(ir_program *p, const char *type, const char *var, int role)
 {
-    ir_op *op = new_op(p, type, role);
+    ir_op *op = tp_coll_op(p, type, role);
     ir_op_set_input1(op, "X", var);
     ir_op_set_output1(op, "Out", var);
     return op;
@@ -88,7 +80,7 @@ static void push_after(GPtrArray **after, size_t k, ir_op *op)
     g_ptr_array_add(after[k], op);
 }
 
-static bool has_role_bit(const ir_op *op, int bit)
+bool tp_coll_role_bit(const ir_op *op, int bit)
 {
     int r = ir_op_role(op);
     return r >= 0 && (r & bit);
@@ -111,7 +103,7 @@ static const char *first_output(const ir_op *op)
 
 static bool is_loss_grad_op(const ir_op *op)
 {
-    return has_role_bit(op, IR_ROLE_BACKWARD) && has_role_bit(op, IR_ROLE_LOSS);
+    return tp_coll_role_bit(op, IR_ROLE_BACKWARD) && tp_coll_role_bit(op, IR_ROLE_LOSS);
 }
 
 /* _is_update_op: the op has the slots Param, Grad and LearningRate. */
@@ -121,7 +113,7 @@ static bool is_update_op(const ir_op *op)
            ir_op_input(op, IR_NAME("LearningRate"));
 }
 
-static int check_var(const coll *c, const ir_block *b, size_t k, const char *what,
+static int check_var(const tp_coll *c, const ir_block *b, size_t k, const char *what,
                      const char *name)
 {
     if (name && ir_block_find_var(b, name))
@@ -134,13 +126,13 @@ static int check_var(const coll *c, const ir_block *b, size_t k, const char *wha
     return PDT_EBADINPUT;
 }
 
-static int check_grad_allreduce(const coll *c, const ir_block *b)
+static int check_grad_allreduce(const tp_coll *c, const ir_block *b)
 {
     for (size_t k = 0; k < b->n_ops; k++) {
         const ir_op *op = b->ops[k];
         if (is_loss_grad_op(op) && check_var(c, b, k, "loss grad output", first_output(op)))
             return PDT_EBADINPUT;
-        if (!has_role_bit(op, IR_ROLE_BACKWARD))
+        if (!tp_coll_role_bit(op, IR_ROLE_BACKWARD))
             continue;
         const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
         if (!rv || rv->type != IR_ATTR_STRINGS)
@@ -159,7 +151,7 @@ static int check_grad_allreduce(const coll *c, const ir_block *b)
     return PDT_OK;
 }
 
-static int check_local_sgd(const coll *c, const ir_block *b)
+static int check_local_sgd(const tp_coll *c, const ir_block *b)
 {
     for (size_t k = 0; k < b->n_ops; k++) {
         const ir_op *op = b->ops[k];
@@ -178,7 +170,8 @@ void tp_coll_scale_loss_grads(ir_block *b, double scale)
     for (size_t k = 0; k < n; k++) {
         if (!is_loss_grad_op(b->ops[k]))
             continue;
-        ir_op *op = inplace_op(b->program, "scale", first_output(b->ops[k]), IR_ROLE_BACKWARD);
+        ir_op *op = tp_coll_inplace_op(b->program, "scale", first_output(b->ops[k]),
+                                       IR_ROLE_BACKWARD);
         ir_op_set_float(op, "scale", (float)scale);
         push_after(after, k, op);
     }
@@ -201,7 +194,7 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
     int ring = -1;
     for (size_t k = n; k-- > 0;) {
         const ir_op *op = b->ops[k];
-        if (!has_role_bit(op, IR_ROLE_BACKWARD))
+        if (!tp_coll_role_bit(op, IR_ROLE_BACKWARD))
             continue;
         const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
         if (!rv || rv->type != IR_ATTR_STRINGS || rv->n_strings < 2)
@@ -212,9 +205,10 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
             grad = ir_intern_n((const char *)rv->strings[2 * i + 1].data,
                                rv->strings[2 * i + 1].len);
             if (i == 0)
-                group[0] = inplace_op(b->program, "c_sync_calc_stream", grad, IR_ROLE_BACKWARD);
+                group[0] = tp_coll_inplace_op(b->program, "c_sync_calc_stream", grad,
+                                              IR_ROLE_BACKWARD);
             ring = (ring + 1) % nrings;
-            ir_op *ar = inplace_op(b->program, "c_allreduce_sum", grad, IR_ROLE_BACKWARD);
+            ir_op *ar = tp_coll_inplace_op(b->program, "c_allreduce_sum", grad, IR_ROLE_BACKWARD);
             ir_op_set_int(ar, "ring_id", ring);
             group[pairs - i] = ar;
         }
@@ -225,14 +219,15 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
     GPtrArray *before = NULL;
     size_t first_opt = n;
     for (size_t k = 0; grad && k < n; k++)
-        if (has_role_bit(b->ops[k], IR_ROLE_OPTIMIZE)) {
+        if (tp_coll_role_bit(b->ops[k], IR_ROLE_OPTIMIZE)) {
             first_opt = k;
             break;
         }
     if (first_opt < n) {
         before = g_ptr_array_new();
         for (int r = 0; r < nrings; r++) {
-            ir_op *op = inplace_op(b->program, "c_sync_comm_stream", grad, IR_ROLE_BACKWARD);
+            ir_op *op = tp_coll_inplace_op(b->program, "c_sync_comm_stream", grad,
+                                           IR_ROLE_BACKWARD);
             ir_op_set_int(op, "ring_id", r);
             g_ptr_array_add(before, op);
         }
@@ -274,14 +269,14 @@ void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
         const char *param = ir_op_input1(b->ops[k], "Param");
         const char *snap = snapshot_name(param);
         snapshot_var(b, ir_block_find_var(b, param));
-        ir_op *sub = new_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
+        ir_op *sub = tp_coll_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
         ir_op_set_input1(sub, "X", snap);
         ir_op_set_input1(sub, "Y", param);
         ir_op_set_output1(sub, "Out", param);
         push_after(after, k, sub);
-        push_after(after, k, inplace_op(p, "c_sync_calc_stream", param, IR_ROLE_OPTIMIZE));
+        push_after(after, k, tp_coll_inplace_op(p, "c_sync_calc_stream", param, IR_ROLE_OPTIMIZE));
         ring = (ring + 1) % nrings;
-        ir_op *ar = inplace_op(p, "c_allreduce_sum", param, IR_ROLE_OPTIMIZE);
+        ir_op *ar = tp_coll_inplace_op(p, "c_allreduce_sum", param, IR_ROLE_OPTIMIZE);
         ir_op_set_int(ar, "ring_id", ring);
         push_after(after, k, ar);
         g_ptr_array_add(updated, (void *)param);
@@ -293,7 +288,7 @@ void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
      * unbound (NameError) when no op updates a param; then there is
      * nothing to wait for, so pdtrans appends none. */
     for (int r = 0; last && r < nrings; r++) {
-        ir_op *op = inplace_op(p, "c_sync_comm_stream", last, IR_ROLE_OPTIMIZE);
+        ir_op *op = tp_coll_inplace_op(p, "c_sync_comm_stream", last, IR_ROLE_OPTIMIZE);
         ir_op_set_int(op, "ring_id", r);
         ir_block_splice(b, b->n_ops, 0, &op, 1);
     }
@@ -301,15 +296,15 @@ void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
     for (guint i = updated->len; i-- > 0;) {
         const char *param = updated->pdata[i];
         const char *snap = snapshot_name(param);
-        ir_op *sc = inplace_op(p, "scale", param, IR_ROLE_OPTIMIZE);
+        ir_op *sc = tp_coll_inplace_op(p, "scale", param, IR_ROLE_OPTIMIZE);
         ir_op_set_float(sc, "scale", (float)(1.0 / nranks));
         g_ptr_array_add(tail, sc);
-        ir_op *sub = new_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
+        ir_op *sub = tp_coll_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
         ir_op_set_input1(sub, "X", snap);
         ir_op_set_input1(sub, "Y", param);
         ir_op_set_output1(sub, "Out", param);
         g_ptr_array_add(tail, sub);
-        ir_op *as = new_op(p, "assign", IR_ROLE_OPTIMIZE);
+        ir_op *as = tp_coll_op(p, "assign", IR_ROLE_OPTIMIZE);
         ir_op_set_input1(as, "X", param);
         ir_op_set_output1(as, "Out", snap);
         g_ptr_array_add(tail, as);
@@ -371,19 +366,20 @@ static const char *nccl_id_name(const ir_block *b, unsigned *counter)
  * device variants differ only in op and var names).  wait_server_ready,
  * which makes rank 0 block until the other endpoints listen, is a run-time
  * act with no trace in the program; pdtrans does not wait. */
-static void init_communicator(const coll *c, ir_block *b, int ring, unsigned *counter,
-                              bool multitrainer)
+void tp_coll_init_communicator(const tp_coll *c, ir_block *b, int ring, unsigned *counter,
+                               bool multitrainer)
 {
     const char *id = nccl_id_name(b, counter);
     ir_var *v = tp_create_var(b, id, IR_RAW, 0, NULL, 0, -1, 1);
     v->tensor_slot = IR_TD_NONE;
-    ir_op *gen = new_op(b->program, "c_gen_nccl_id", IR_ROLE_FORWARD);
+    ir_op *gen = tp_coll_op(b->program, "c_gen_nccl_id", IR_ROLE_FORWARD);
     ir_op_set_output1(gen, "Out", id);
     ir_op_set_int(gen, "rank", c->rank);
     ir_op_set_string(gen, "endpoint", c->endpoint);
     ir_op_set_strings(gen, "other_endpoints", c->others, c->n_others);
-    ir_op *init = new_op(b->program, multitrainer ? "c_comm_init_multitrainer" : "c_comm_init",
-                         IR_ROLE_FORWARD);
+    ir_op *init = tp_coll_op(b->program,
+                             multitrainer ? "c_comm_init_multitrainer" : "c_comm_init",
+                             IR_ROLE_FORWARD);
     ir_op_set_input1(init, "X", id);
     ir_op_set_int(init, multitrainer ? "ntrainers" : "nranks", c->nranks);
     ir_op_set_int(init, multitrainer ? "trainer_id" : "rank", c->rank);
@@ -396,16 +392,17 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
                      const char *endpoint, const char *const *others, size_t n_others,
                      bool local_sgd)
 {
-    coll c = {.nranks = nranks, .rank = rank, .nrings = nrings, .endpoint = endpoint,
-              .others = (const char **)others, .n_others = n_others};
+    tp_coll c = {.nranks = nranks, .rank = rank, .nrings = nrings, .endpoint = endpoint,
+                 .others = (const char **)others, .n_others = n_others};
     unsigned counter = 0;
     for (int r = 0; r < nrings; r++)
-        init_communicator(&c, b, r, &counter, false);
+        tp_coll_init_communicator(&c, b, r, &counter, false);
     GPtrArray *ops = g_ptr_array_new();
     int ring = -1;
     for (guint i = 0; i < params->len; i++) {
         ring = (ring + 1) % nrings;
-        ir_op *op = inplace_op(b->program, "c_broadcast", params->pdata[i], IR_ROLE_FORWARD);
+        ir_op *op = tp_coll_inplace_op(b->program, "c_broadcast", params->pdata[i],
+                                       IR_ROLE_FORWARD);
         ir_op_set_int(op, "ring_id", ring);
         ir_op_set_int(op, "root", 0);
         g_ptr_array_add(ops, op);
@@ -414,8 +411,8 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
      * (NameError) without parameters; then nothing was broadcast and
      * pdtrans adds no sync. */
     for (int r = 0; params->len && r < nrings; r++) {
-        ir_op *op = inplace_op(b->program, "c_sync_comm_stream",
-                               params->pdata[params->len - 1], IR_ROLE_FORWARD);
+        ir_op *op = tp_coll_inplace_op(b->program, "c_sync_comm_stream",
+                                       params->pdata[params->len - 1], IR_ROLE_FORWARD);
         ir_op_set_int(op, "ring_id", r);
         g_ptr_array_add(ops, op);
     }
@@ -424,7 +421,7 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
          * TensorDesc without the required data_type; the main program's
          * snapshot has the param's dtype, and so has pdtrans's. */
         snapshot_var(b, ir_block_find_var(b, params->pdata[i]));
-        ir_op *op = new_op(b->program, "assign", IR_ROLE_FORWARD);
+        ir_op *op = tp_coll_op(b->program, "assign", IR_ROLE_FORWARD);
         ir_op_set_input1(op, "X", params->pdata[i]);
         ir_op_set_output1(op, "Out", snapshot_name(params->pdata[i]));
         g_ptr_array_add(ops, op);
@@ -433,152 +430,20 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
     g_ptr_array_free(ops, TRUE);
 }
 
-/* ---- SingleProcessMultiThread (one ring) ---- */
-
-static int env_int(const char *var, int dflt, int *out)
+/* Python's other_endpoints.remove(current_endpoint): the list without its
+ * first match (caller frees with g_free). */
+const char **tp_coll_others(const pdt_list *eps, const char *endpoint, size_t *n)
 {
-    const char *s = getenv(var);
-    *out = dflt;
-    if (!s)
-        return PDT_OK;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < INT32_MIN || v > INT32_MAX) {
-        pdt_error("environment variable %s must be an integer, not '%s'", var, s);
-        return PDT_EBADINPUT;
+    const char **others = g_new(const char *, eps->n ? eps->n : 1);
+    bool removed = false;
+    *n = 0;
+    for (size_t i = 0; i < eps->n; i++) {
+        if (!removed && eps->items[i] == endpoint)
+            removed = true;
+        else
+            others[(*n)++] = eps->items[i];
     }
-    *out = (int)v;
-    return PDT_OK;
-}
-
-int tp_spmt_read_env(tp_spmt_env *env)
-{
-    /* len(os.getenv("FLAGS_selected_gpus", "0,1,2,3,4,5,6,7").split(",")) */
-    const char *gpus = getenv("FLAGS_selected_gpus");
-    env->gpus = 8;
-    if (gpus) {
-        env->gpus = 1;
-        for (const char *c = gpus; *c; c++)
-            env->gpus += *c == ',';
-    }
-    int rc = env_int("PADDLE_FUSE_ALLREDUCE", 1, &env->fuse_allreduce);
-    if (!rc)
-        rc = env_int("PADDLE_LOSS_SCALE", 1, &env->loss_scale);
-    return rc;
-}
-
-/* The host of host:port: up to the last colon.  Python takes up to the
- * first one, which makes every IPv6 endpoint the same host "["; the intent
- * is the host, which this is. */
-static const char *host_of(const char *ep)
-{
-    const char *colon = strrchr(ep, ':');
-    return colon ? ir_intern_n(ep, (size_t)(colon - ep)) : ep;
-}
-
-/* SingleProcessMultiThread._transpile_startup_program: several hosts get a
- * communicator across the trainers (c_comm_init_multitrainer) and count as
- * nranks = the number of hosts; one host gets c_comm_init_all and nranks 1.
- * No parameter is broadcast. */
-void tp_spmt_startup(ir_block *b, const pdt_list *eps, const char *endpoint, int rank,
-                     int *nranks)
-{
-    GHashTable *hosts = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t i = 0; eps->n > 1 && i < eps->n; i++)
-        g_hash_table_add(hosts, (void *)host_of(eps->items[i]));
-    int nodes = (int)g_hash_table_size(hosts);
-    g_hash_table_destroy(hosts);
-    if (nodes > 1) {
-        const char **others = g_new(const char *, eps->n);
-        size_t n_others = 0;
-        bool removed = false;
-        for (size_t i = 0; i < eps->n; i++) {
-            if (!removed && eps->items[i] == endpoint)
-                removed = true;
-            else
-                others[n_others++] = eps->items[i];
-        }
-        coll c = {.nranks = (int)eps->n, .rank = rank, .nrings = 1, .endpoint = endpoint,
-                  .others = others, .n_others = n_others};
-        unsigned counter = 0;
-        init_communicator(&c, b, 0, &counter, true);
-        g_free(others);
-        *nranks = nodes;
-        return;
-    }
-    ir_op *op = new_op(b->program, "c_comm_init_all", IR_ROLE_FORWARD);
-    ir_op_set_int(op, "ring_id", 0);
-    ir_block_splice(b, b->n_ops, 0, &op, 1);
-    *nranks = 1;
-}
-
-/* _insert_fuse_allreduce_ops: every grad named in a Backward op's
- * op_role_var (backward walk, pairs in order) goes into one coalesce_tensor
- * whose FusedOutput `fused_output` is allreduced on ring 0, all right after
- * the last such op.  coalesce_tensor gets no op_role from Python, so it has
- * the program's default, Forward. */
-static void fuse_allreduce(ir_block *b)
-{
-    size_t n = b->n_ops, at = 0;
-    GPtrArray *grads = g_ptr_array_new();
-    for (size_t k = n; k-- > 0;) {
-        const ir_op *op = b->ops[k];
-        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
-        if (!has_role_bit(op, IR_ROLE_BACKWARD) || !rv || rv->type != IR_ATTR_STRINGS ||
-            rv->n_strings < 2)
-            continue;
-        for (size_t i = 1; i < rv->n_strings; i += 2)
-            g_ptr_array_add(grads, (void *)ir_intern_n((const char *)rv->strings[i].data,
-                                                       rv->strings[i].len));
-        if (k + 1 > at)
-            at = k + 1;
-    }
-    if (grads->len) {
-        static const int64_t one = 1;
-        const char *fused = ir_intern("fused_output");
-        ir_var *v = tp_create_var(b, fused, IR_LOD_TENSOR, IR_FP32, &one, 1, -1, 0);
-        v->has_stop_gradient = true;
-        v->stop_gradient = true;
-        ir_op *ops[4];
-        ops[0] = new_op(b->program, "coalesce_tensor", IR_ROLE_FORWARD);
-        ir_op_set_input(ops[0], "Input", (const char *const *)grads->pdata, grads->len);
-        ir_op_set_output(ops[0], "Output", (const char *const *)grads->pdata, grads->len);
-        ir_op_set_output1(ops[0], "FusedOutput", fused);
-        ir_op_set_bool(ops[0], "copy_data", true);
-        ir_op_set_bool(ops[0], "set_constant", false);
-        ir_op_set_int(ops[0], "dtype", IR_FP32);
-        ops[1] = inplace_op(b->program, "c_sync_calc_stream", fused, IR_ROLE_BACKWARD);
-        ops[2] = inplace_op(b->program, "c_allreduce_sum", fused, IR_ROLE_BACKWARD);
-        ir_op_set_int(ops[2], "ring_id", 0);
-        ops[3] = inplace_op(b->program, "c_sync_comm_stream", fused, IR_ROLE_BACKWARD);
-        ir_op_set_int(ops[3], "ring_id", 0);
-        ir_block_splice(b, at, 0, ops, 4);
-    }
-    g_ptr_array_free(grads, TRUE);
-}
-
-/* SingleProcessMultiThread._transpile_main_program. */
-void tp_spmt_main(ir_block *b, int nranks, const tp_spmt_env *env)
-{
-    size_t params = 0;
-    for (size_t k = 0; k < b->n_ops; k++) {
-        const ir_attr *rv = ir_op_attr(b->ops[k], IR_NAME("op_role_var"));
-        if (has_role_bit(b->ops[k], IR_ROLE_BACKWARD) && rv && rv->type == IR_ATTR_STRINGS)
-            params += rv->n_strings / 2;
-    }
-    /* Older Paddle scales even with PADDLE_LOSS_SCALE=0 (whenever there is
-     * a param); the newest only when it is non-zero, and then by 1/gpus
-     * alone when there is nothing to allreduce.  pdtrans does the latter,
-     * which is what the variable is for. */
-    if (env->loss_scale)
-        tp_coll_scale_loss_grads(b, params ? 1.0 / nranks / env->gpus : 1.0 / env->gpus);
-    if (!params)
-        return;
-    if (env->fuse_allreduce > 0)
-        fuse_allreduce(b);
-    else
-        tp_coll_insert_allreduce(b, 1);
+    return others;
 }
 
 /* ---- the mode ---- */
@@ -586,12 +451,18 @@ void tp_spmt_main(ir_block *b, int nranks, const tp_spmt_env *env)
 static int check_ctx(const pdt_ctx *ctx)
 {
     const pdt_list *eps = &ctx->trainer_endpoints;
+    if (!ctx->main || !ctx->main->n_blocks || !ctx->startup || !ctx->startup->n_blocks) {
+        pdt_error("transpile: --mode=collective needs a main and a startup program with blocks");
+        return PDT_EBADINPUT;
+    }
     if (ctx->collective_mode == PDT_COLL_NONE) {
         pdt_error("transpile: --mode=collective needs --collective-mode");
         return PDT_EUSAGE;
     }
-    if (eps->n < (ctx->collective_mode == PDT_COLL_SPMT ? 1u : 2u)) {
-        pdt_error("transpile: --mode=collective needs at least two --trainers endpoints");
+    unsigned min_eps = ctx->collective_mode == PDT_COLL_SPMT ? 1 : 2;
+    if (eps->n < min_eps) {
+        pdt_error("transpile: --mode=collective needs at least %u --trainers endpoint%s", min_eps,
+                  min_eps == 1 ? "" : "s");
         return PDT_EUSAGE;
     }
     if (ctx->role == PDT_ROLE_PSERVER) {
@@ -624,8 +495,8 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
         return rc;
     const pdt_list *eps = &ctx->trainer_endpoints;
     const char *ep = ir_intern(ctx->endpoint);
-    coll c = {.path = ctx->main_path ? ctx->main_path : "main", .nranks = (int)eps->n,
-              .rank = ctx->trainer_id, .nrings = ctx->nccl_comm_num, .endpoint = ep};
+    tp_coll c = {.path = ctx->main_path ? ctx->main_path : "main", .nranks = (int)eps->n,
+                 .rank = ctx->trainer_id, .nrings = ctx->nccl_comm_num, .endpoint = ep};
     bool local_sgd = ctx->collective_mode == PDT_COLL_LOCAL_SGD;
     bool spmt = ctx->collective_mode == PDT_COLL_SPMT;
     const ir_block *b0 = ctx->main->blocks[0];
@@ -647,16 +518,8 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
         ctx->manifest_json = tp_manifest_collective(ctx, &env);
         return PDT_OK;
     }
-    /* Python's other_endpoints.remove(current_endpoint): the first match. */
-    const char **others = g_new(const char *, eps->n);
-    size_t n_others = 0;
-    bool removed = false;
-    for (size_t i = 0; i < eps->n; i++) {
-        if (!removed && eps->items[i] == ep)
-            removed = true;
-        else
-            others[n_others++] = eps->items[i];
-    }
+    size_t n_others;
+    const char **others = tp_coll_others(eps, ep, &n_others);
     GPtrArray *params = tp_coll_startup_params(ctx->main, ctx->startup);
     ir_program *s = ir_program_clone(ctx->startup);
     tp_coll_startup(s->blocks[0], params, c.nranks, c.rank, c.nrings, ep, others, n_others,
