@@ -324,17 +324,25 @@ static int cmp_name(const void *a, const void *b)
 /* block.iter_parameters() of the startup as Paddle sees it after loading:
  * the vars of block 0 that are parameters, in name order (BlockDesc keeps
  * its vars in a name-ordered map).  Startup programs often lack the
- * is_parameter flag that the main program has, so a startup var counts as
- * a parameter when either program marks it, or when it is an optimizer's
- * Param in main.  None is distributed: is_distributed is Python-only
- * state that a ProgramDesc does not keep. */
+ * is_parameter flag that the main program has (and programs from Paddle
+ * 1.x have it nowhere), so a startup var counts as a parameter when either
+ * program marks it, when it is an optimizer's Param in main, or when an op
+ * of main names it as the param of an op_role_var pair.  None is
+ * distributed: is_distributed is Python-only state that a ProgramDesc does
+ * not keep. */
 GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *startup)
 {
     const ir_block *sb = startup->blocks[0], *mb = main->blocks[0];
     GHashTable *opt = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t k = 0; k < mb->n_ops; k++)
-        if (is_update_op(mb->ops[k]) && ir_op_input1(mb->ops[k], "Param"))
-            g_hash_table_add(opt, (void *)ir_op_input1(mb->ops[k], "Param"));
+    for (size_t k = 0; k < mb->n_ops; k++) {
+        const ir_op *op = mb->ops[k];
+        if (is_update_op(op) && ir_op_input1(op, "Param"))
+            g_hash_table_add(opt, (void *)ir_op_input1(op, "Param"));
+        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        for (size_t i = 0; rv && rv->type == IR_ATTR_STRINGS && i + 1 < rv->n_strings; i += 2)
+            g_hash_table_add(opt, (void *)ir_intern_n((const char *)rv->strings[i].data,
+                                                      rv->strings[i].len));
+    }
     GPtrArray *out = g_ptr_array_new();
     for (size_t i = 0; i < sb->n_vars; i++) {
         const ir_var *v = sb->vars[i];

@@ -228,17 +228,24 @@ START_TEST(startup_params_and_broadcast_rings)
     tensor(mb, "w_main", IR_FP32, 4, true);    /* marked in main only */
     tensor(mb, "u", IR_FP32, 4, false);        /* an optimizer's Param only */
     tensor(mb, "x", IR_FP32, 4, false);
+    tensor(mb, "r", IR_FP32, 4, false);        /* named in an op_role_var only */
+    tensor(mb, "r@GRAD", IR_FP32, 4, false);
+    static const char *const rv[] = {"r", "r@GRAD"};
+    op_rv(mb, "mul_grad", IR_ROLE_BACKWARD, "r@GRAD", rv, 2);
     update_op(mb, "u");
     tensor(sb, "x", IR_FP32, 4, false);        /* not a parameter */
     tensor(sb, "w_main", IR_FP32, 4, false);
     tensor(sb, "u", IR_FP32, 4, false);
     tensor(sb, "b_start", IR_FP32, 4, true);   /* marked in the startup */
+    tensor(sb, "r", IR_FP32, 4, false);
+    tensor(sb, "r@GRAD", IR_FP32, 4, false);   /* a grad: not a parameter */
     tensor(sb, "nccl_id_0", IR_FP32, 1, false);    /* taken: ids skip it */
     GPtrArray *params = tp_coll_startup_params(m, s);
-    ck_assert_uint_eq(params->len, 3);
+    ck_assert_uint_eq(params->len, 4);
     ck_assert_str_eq(params->pdata[0], "b_start");
-    ck_assert_str_eq(params->pdata[1], "u");
-    ck_assert_str_eq(params->pdata[2], "w_main");
+    ck_assert_str_eq(params->pdata[1], "r");
+    ck_assert_str_eq(params->pdata[2], "u");
+    ck_assert_str_eq(params->pdata[3], "w_main");
     static const char *const others[] = {"h:1", "h:3"};
     tp_coll_startup(sb, params, 3, 1, 2, "h:2", others, 2, true);
     size_t k = 0;
@@ -258,8 +265,9 @@ START_TEST(startup_params_and_broadcast_rings)
         ck_assert_int_eq(ir_block_find_var(sb, id)->type, IR_RAW);
     }
     expect(sb, k++, "c_broadcast", "b_start", 0);
-    expect(sb, k++, "c_broadcast", "u", 1);
-    expect(sb, k++, "c_broadcast", "w_main", 0);
+    expect(sb, k++, "c_broadcast", "r", 1);
+    expect(sb, k++, "c_broadcast", "u", 0);
+    expect(sb, k++, "c_broadcast", "w_main", 1);
     ck_assert_int_eq(ir_op_get_int(sb->ops[k - 1], "root", -1), 0);
     expect(sb, k++, "c_sync_comm_stream", "w_main", 0);
     expect(sb, k++, "c_sync_comm_stream", "w_main", 1);
