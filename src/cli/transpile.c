@@ -451,6 +451,12 @@ static int check_collective(opts *o)
                         eps->n);
         return PDT_EUSAGE;
     }
+    /* Paddle does not check this, but its launchers give each trainer the
+     * position of its endpoint, and two trainers with one rank hang. */
+    for (size_t i = 0; i < eps->n; i++)
+        if (eps->items[i] == ctx->endpoint && i != (size_t)ctx->trainer_id)
+            pdt_warning("--trainer-id=%d, but endpoint '%s' is at position %zu of --trainers; "
+                        "each trainer needs its own rank", ctx->trainer_id, ctx->endpoint, i);
     return PDT_OK;
 }
 
