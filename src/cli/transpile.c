@@ -271,8 +271,9 @@ static bool valid_port(const char *name, const char *v)
     return true;
 }
 
-/* Collective jobs have trainers only; Paddle's collective launcher exports
- * the endpoint list, this trainer's endpoint and its id. */
+/* nccl2 and collective jobs have trainers only; Paddle's launcher
+ * (paddle.distributed.launch) exports the endpoint list, this trainer's
+ * endpoint and its id. */
 static int from_env_collective(opts *o)
 {
     pdt_ctx *ctx = o->ctx;
@@ -297,7 +298,7 @@ static int from_env_collective(opts *o)
 static int from_env(opts *o)
 {
     pdt_ctx *ctx = o->ctx;
-    if (ctx->mode == PDT_MODE_COLLECTIVE)
+    if (ctx->mode != PDT_MODE_PSERVER)
         return from_env_collective(o);
     const char *role = NULL;
     if (!o->has_role) {
@@ -502,8 +503,12 @@ static int check_usage(opts *o)
         }
         return check_hierarchical(ctx);
     }
+    if (o->has_hierarchical) {
+        pdt_usage_error(CMD, "--hierarchical-* need --mode=nccl2");
+        return PDT_EUSAGE;
+    }
     if (o->has_nccl_flags) {
-        pdt_usage_error(CMD, "--nccl-comm-num and --hierarchical-* need --mode=nccl2");
+        pdt_usage_error(CMD, "--nccl-comm-num needs --mode=nccl2 or --mode=collective");
         return PDT_EUSAGE;
     }
     if (ctx->dc_asgd && ctx->sync_mode == PDT_SYNC) {
