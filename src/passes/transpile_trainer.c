@@ -52,7 +52,10 @@ static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
         ir_var *v = ir_block_find_var(b0, from);
         if (!v)
             continue;
-        ir_block_clone_var(b0, v, to);
+        ir_var *nv = ir_block_clone_var(b0, v, to);
+        /* _rename_var makes a new Variable(stop_gradient=old value), which
+         * writes the field even where the input had none. */
+        nv->has_stop_gradient = true;
         ir_block_remove_var(b0, from);
     }
     for (size_t bi = 0; bi < p->n_blocks; bi++) {

@@ -22,6 +22,10 @@ ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
     if (v)
         return v;   /* Python's create_var on an existing name returns it */
     v = ir_block_var(b, name);
+    /* Variable.__init__ (Paddle 2 and later, the seed's era) always sets
+     * the desc's stop_gradient, False unless the caller passes it. */
+    v->has_stop_gradient = true;
+    v->stop_gradient = false;
     v->type = type;
     v->tensor_slot = slot_for(type);
     v->dtype = dtype;
@@ -75,6 +79,8 @@ const char *tp_control_var(tp_state *st, ir_block *b, unsigned *counter)
      * the output is reproducible. */
     const char *name = ir_internf("__control_var@%u", (*counter)++);
     ir_var *v = ir_block_var(b, name);
+    v->has_stop_gradient = true;
+    v->stop_gradient = false;
     v->type = IR_LOD_TENSOR;
     v->tensor_slot = IR_TD_NONE;
     v->has_persistable = false;
