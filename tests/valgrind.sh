@@ -16,6 +16,21 @@ for args in "dump testdata/fc_net.pbtxt" "dump --ops testdata/fc_net.pbtxt" \
     $VG "$PDTRANS" $args >/dev/null 2>"$tmp/err"
     [ $? = 99 ] && { echo "valgrind: FAIL pdtrans $args"; cat "$tmp/err"; fail=1; }
 done
+# transpile in each mode, on golden inputs (outputs go to a scratch folder).
+g=tests/golden
+PS="--pservers=127.0.0.1:6174,127.0.0.1:6175 --trainers=2"
+TR="--trainers=127.0.0.1:6170,127.0.0.1:6171 --endpoint=127.0.0.1:6170"
+for args in "$PS -s $g/transpile_basic/in/startup.pbtxt $g/transpile_basic/in/main.pbtxt" \
+            "$PS --async --dc-asgd -s $g/transpile_momentum/in/startup.pbtxt $g/transpile_momentum/in/main.pbtxt" \
+            "$PS -s $g/transpile_dist_table/in/startup.pbtxt $g/transpile_dist_table/in/main.pbtxt" \
+            "$PS -s $g/transpile_remote_prefetch/in/startup.pbtxt $g/transpile_remote_prefetch/in/main.pbtxt" \
+            "--mode=nccl2 $TR -s $g/transpile_nccl2/in/startup.pbtxt $g/transpile_nccl2/in/main.pbtxt" \
+            "--mode=collective --collective-mode=grad_allreduce $TR -s $g/transpile_collective/in/startup.pbtxt $g/transpile_collective/in/main.pbtxt"; do
+    # shellcheck disable=SC2086
+    $VG "$PDTRANS" $args -o "$tmp/tp" >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ $rc = 0 ] || { echo "valgrind: FAIL (exit $rc) pdtrans $args"; cat "$tmp/err"; fail=1; }
+done
 for f in ../shared/testdata-real/fit_a_line.pdmodel ../shared/testdata-real/fl_server_main_subblocks.pdmodel; do
     [ -f "$f" ] || continue
     $VG "$PDTRANS" convert "$f" "$tmp/y.pb" 2>"$tmp/err" || { echo "valgrind: FAIL convert $f"; cat "$tmp/err"; fail=1; }
