@@ -49,7 +49,7 @@ $(BUILD)/libpdtrans.a: $(OBJS)
 $(BIN): $(BUILD)/obj/main.o $(BUILD)/libpdtrans.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libpdtrans.a tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libpdtrans.a tests/unit/unit.h tests/unit/transpile_fixture.h
 	@mkdir -p $(dir $@)
 	@echo "  LD $@"
 	@$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm

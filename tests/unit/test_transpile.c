@@ -8,6 +8,7 @@
 #include "passes/pass.h"
 #include "passes/transpile.h"
 #include "unit.h"
+#include "transpile_fixture.h"
 
 static const char *BASIC = "tests/golden/transpile_basic/in/main.pbtxt";
 static const char *BASIC_STARTUP = "tests/golden/transpile_basic/in/startup.pbtxt";
@@ -98,33 +99,6 @@ END_TEST
 
 /* ---- the pass ---- */
 
-static void ctx_basic(pdt_ctx *ctx, const char *main_path, const char *startup_path)
-{
-    pdt_ctx_init(ctx);
-    ctx->main = pdio_read(main_path);
-    ck_assert_ptr_nonnull(ctx->main);
-    ctx->startup = pdio_read(startup_path);
-    ck_assert_ptr_nonnull(ctx->startup);
-    ctx->main_path = main_path;
-    ctx->pservers = pdt_list_split("127.0.0.1:6174,127.0.0.1:6175");
-    ctx->trainers = 2;
-}
-
-static ir_program *output(const pdt_ctx *ctx, const char *stem)
-{
-    for (size_t i = 0; i < ctx->n_outputs; i++)
-        if (ctx->outputs[i].stem == ir_intern(stem))
-            return ctx->outputs[i].program;
-    return NULL;
-}
-
-static ir_op *find_op(const ir_block *b, const char *type, size_t nth)
-{
-    for (size_t k = 0; k < b->n_ops; k++)
-        if (b->ops[k]->type == ir_intern(type) && nth-- == 0)
-            return b->ops[k];
-    return NULL;
-}
 
 static char *text_of(const ir_program *p)
 {
@@ -148,11 +122,11 @@ START_TEST(inputs_untouched_and_roles_independent)
      * untouched inputs (only the trainer, built last, takes them over), and
      * each role's output is the same whether or not the others are built. */
     pdt_ctx all, ps, tr;
-    ctx_basic(&all, BASIC, BASIC_STARTUP);
+    tpf_load(&all, BASIC, BASIC_STARTUP);
     ck_assert_int_eq(pass_transpile(&all), PDT_OK);
     ck_assert_uint_eq(all.n_outputs, 6);
 
-    ctx_basic(&ps, BASIC, BASIC_STARTUP);
+    tpf_load(&ps, BASIC, BASIC_STARTUP);
     ps.role = PDT_ROLE_PSERVER;
     ps.endpoint = ir_intern("127.0.0.1:6175");
     char *before_main = text_of(ps.main), *before_startup = text_of(ps.startup);
@@ -161,19 +135,21 @@ START_TEST(inputs_untouched_and_roles_independent)
     char *after_main = text_of(ps.main), *after_startup = text_of(ps.startup);
     ck_assert_int_eq(strcmp(before_main, after_main), 0);
     ck_assert_int_eq(strcmp(before_startup, after_startup), 0);
-    ck_assert(same_text(output(&all, "pserver_1"), output(&ps, "pserver_1")));
-    ck_assert(same_text(output(&all, "pserver_1.startup"), output(&ps, "pserver_1.startup")));
+    ck_assert(same_text(tpf_output(&all, "pserver_1"), tpf_output(&ps, "pserver_1")));
+    ck_assert(same_text(tpf_output(&all, "pserver_1.startup"),
+                        tpf_output(&ps, "pserver_1.startup")));
 
-    ctx_basic(&tr, BASIC, BASIC_STARTUP);
+    tpf_load(&tr, BASIC, BASIC_STARTUP);
     tr.role = PDT_ROLE_TRAINER;
     ck_assert_int_eq(pass_transpile(&tr), PDT_OK);
     ck_assert_uint_eq(tr.n_outputs, 2);
-    ck_assert(same_text(output(&all, "trainer_0"), output(&tr, "trainer_0")));
-    ck_assert(same_text(output(&all, "trainer_0.startup"), output(&tr, "trainer_0.startup")));
+    ck_assert(same_text(tpf_output(&all, "trainer_0"), tpf_output(&tr, "trainer_0")));
+    ck_assert(same_text(tpf_output(&all, "trainer_0.startup"),
+                        tpf_output(&tr, "trainer_0.startup")));
 
     /* The trainer startup keeps fc_w's full shape. */
-    const ir_block *ts = output(&all, "trainer_0.startup")->blocks[0];
-    const ir_attr *shape = ir_op_attr(find_op(ts, "uniform_random", 0), "shape");
+    const ir_block *ts = tpf_output(&all, "trainer_0.startup")->blocks[0];
+    const ir_attr *shape = ir_op_attr(tpf_find_op(ts, "uniform_random", 0), "shape");
     ck_assert_uint_eq(shape->n_longs, 2);
     ck_assert_int_eq(shape->longs[0], 1000);
     free(before_main);
@@ -193,24 +169,25 @@ START_TEST(copied_ops_get_the_top_name_scope)
      * scope ("/"): the sgd ops minimize made under "/optimizer/" lose it on
      * the pservers, while the trainer's own ops keep theirs. */
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
-    ir_op *in_sgd = find_op(ctx.main->blocks[0], "sgd", 0);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
+    ir_op *in_sgd = tpf_find_op(ctx.main->blocks[0], "sgd", 0);
     ck_assert_str_eq(ir_op_get_string(in_sgd, "op_namescope"), "/optimizer/");
-    ir_op_set_string(find_op(ctx.startup->blocks[0], "uniform_random", 0), "op_namescope",
+    ir_op_set_string(tpf_find_op(ctx.startup->blocks[0], "uniform_random", 0), "op_namescope",
                      "/fc_0/");
-    ir_op *mul = find_op(ctx.main->blocks[0], "mul", 0);
+    ir_op *mul = tpf_find_op(ctx.main->blocks[0], "mul", 0);
     ir_op_set_string(mul, "op_namescope", "/fc_0/");
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
     for (int e = 0; e < 2; e++) {
-        const ir_program *ps = output(&ctx, e ? "pserver_1" : "pserver_0");
-        ir_op *sgd = find_op(ps->blocks[1], "sgd", 0);
+        const ir_program *ps = tpf_output(&ctx, e ? "pserver_1" : "pserver_0");
+        ir_op *sgd = tpf_find_op(ps->blocks[1], "sgd", 0);
         ck_assert_ptr_nonnull(sgd);
         ck_assert_str_eq(ir_op_get_string(sgd, "op_namescope"), "/");
     }
-    ir_op *init = find_op(output(&ctx, "pserver_1.startup")->blocks[0], "uniform_random", 0);
+    ir_op *init =
+        tpf_find_op(tpf_output(&ctx, "pserver_1.startup")->blocks[0], "uniform_random", 0);
     ck_assert_ptr_nonnull(init);
     ck_assert_str_eq(ir_op_get_string(init, "op_namescope"), "/");
-    ir_op *tmul = find_op(output(&ctx, "trainer_0")->blocks[0], "mul", 0);
+    ir_op *tmul = tpf_find_op(tpf_output(&ctx, "trainer_0")->blocks[0], "mul", 0);
     ck_assert_str_eq(ir_op_get_string(tmul, "op_namescope"), "/fc_0/");
     pdt_ctx_free(&ctx);
 }
@@ -222,15 +199,15 @@ START_TEST(renamed_grad_stays_on_trainer)
      * fc_b@GRAD.trainer_0; the trainer still writes and sends it, so it
      * must not be deleted as "optimizer-only". */
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *b = output(&ctx, "trainer_0")->blocks[0];
+    const ir_block *b = tpf_output(&ctx, "trainer_0")->blocks[0];
     ck_assert_ptr_nonnull(ir_block_find_var(b, "fc_b@GRAD.trainer_0"));
     ck_assert_ptr_null(ir_block_find_var(b, "fc_b@GRAD"));
     ck_assert_ptr_null(ir_block_find_var(b, "learning_rate_0"));
-    ir_op *send = find_op(b, "send", 0);
+    ir_op *send = tpf_find_op(b, "send", 0);
     ck_assert_str_eq(ir_op_input1(send, "X"), "fc_b@GRAD.trainer_0");
-    ck_assert_ptr_null(find_op(b, "sgd", 0));
+    ck_assert_ptr_null(tpf_find_op(b, "sgd", 0));
     pdt_ctx_free(&ctx);
 }
 END_TEST
@@ -239,9 +216,9 @@ START_TEST(grad_to_block_id_in_block_order)
 {
     /* Seed defect 4: list(set(...)) order.  pdtrans: first occurrence. */
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    ir_op *ls = find_op(output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
+    ir_op *ls = tpf_find_op(tpf_output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
     const ir_attr *g = ir_op_attr(ls, "grad_to_block_id");
     ck_assert_uint_eq(g->n_strings, 2);
     ck_assert_int_eq(memcmp(g->strings[0].data, "fc_b@GRAD:1", g->strings[0].len), 0);
@@ -254,10 +231,10 @@ END_TEST
 static int pserver_of(const pdt_ctx *ctx, const char *merged)
 {
     for (int e = 0; e < 3; e++) {
-        ir_program *p = output(ctx, ir_internf("pserver_%d", e));
+        ir_program *p = tpf_output(ctx, ir_internf("pserver_%d", e));
         if (!p)
             continue;
-        const ir_slot *x = ir_op_input(find_op(p->blocks[0], "listen_and_serv", 0), "X");
+        const ir_slot *x = ir_op_input(tpf_find_op(p->blocks[0], "listen_and_serv", 0), "X");
         for (size_t i = 0; i < x->n_args; i++)
             if (g_str_has_prefix(x->args[i], merged))
                 return e;
@@ -268,14 +245,14 @@ static int pserver_of(const pdt_ctx *ctx, const char *merged)
 static void check_send_matches_pservers(pdt_split_method m, size_t n_eps)
 {
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     pdt_list_free(&ctx.pservers);
     ctx.pservers = pdt_list_split(n_eps == 3 ? "h:1,h:2,h:3" : "h:1,h:2");
     ctx.split_method = m;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *b = output(&ctx, "trainer_0")->blocks[0];
+    const ir_block *b = tpf_output(&ctx, "trainer_0")->blocks[0];
     for (size_t nth = 0; nth < 2; nth++) {
-        ir_op *send = find_op(b, "send", nth);
+        ir_op *send = tpf_find_op(b, "send", nth);
         const ir_slot *x = ir_op_input(send, "X");
         const ir_attr *epmap = ir_op_attr(send, "epmap");
         ck_assert_uint_eq(epmap->n_strings, x->n_args);
@@ -307,10 +284,11 @@ START_TEST(rmsprop_mean_grad_is_sliced)
 {
     /* Seed defect 6: MeanGrad keeps the full shape next to a sliced param. */
     pdt_ctx ctx;
-    ctx_basic(&ctx, "tests/golden/transpile_rmsprop/in/main.pbtxt",
+    tpf_load(&ctx, "tests/golden/transpile_rmsprop/in/main.pbtxt",
               "tests/golden/transpile_rmsprop/in/startup.pbtxt");
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_var *v = ir_block_find_var(output(&ctx, "pserver_0")->blocks[0], "fc_w_mean_grad_0");
+    const ir_var *v =
+        ir_block_find_var(tpf_output(&ctx, "pserver_0")->blocks[0], "fc_w_mean_grad_0");
     ck_assert_ptr_nonnull(v);
     ck_assert_uint_eq(v->n_dims, 2);
     ck_assert_int_eq(v->dims[0], 500);
@@ -333,21 +311,21 @@ START_TEST(clip_ops_stay_on_trainer_both_spellings)
     static const char *const scopes[] = {"/gradient_clip/", "/clip_@CLIP/", "/optimizer/"};
     for (int i = 0; i < 3; i++) {
         pdt_ctx ctx;
-        ctx_basic(&ctx, "tests/golden/transpile_l2_clip/in/main.pbtxt",
+        tpf_load(&ctx, "tests/golden/transpile_l2_clip/in/main.pbtxt",
                   "tests/golden/transpile_l2_clip/in/startup.pbtxt");
         make_clip(ctx.main, 11, scopes[i]);
         make_clip(ctx.main, 12, scopes[i]);
         ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-        const ir_block *b = output(&ctx, "trainer_0")->blocks[0];
-        ir_op *clip = find_op(b, "clip", 1);
-        ir_op *ps_clip = find_op(output(&ctx, "pserver_0")->blocks[1], "clip", 0);
+        const ir_block *b = tpf_output(&ctx, "trainer_0")->blocks[0];
+        ir_op *clip = tpf_find_op(b, "clip", 1);
+        ir_op *ps_clip = tpf_find_op(tpf_output(&ctx, "pserver_0")->blocks[1], "clip", 0);
         if (i < 2) {
             ck_assert_ptr_nonnull(clip);
             ck_assert_int_eq(ir_op_role(clip), IR_ROLE_BACKWARD);
             ck_assert_ptr_null(ps_clip);
         } else {
             /* Any other scope: an ordinary optimize op, run on the pserver. */
-            ck_assert_ptr_null(find_op(b, "clip", 0));
+            ck_assert_ptr_null(tpf_find_op(b, "clip", 0));
             ck_assert_ptr_nonnull(ps_clip);
         }
         pdt_ctx_free(&ctx);
@@ -358,7 +336,7 @@ END_TEST
 START_TEST(errors_leave_no_outputs)
 {
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     ctx.role = PDT_ROLE_PSERVER;
     ctx.endpoint = ir_intern("127.0.0.1:1");
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
@@ -366,19 +344,19 @@ START_TEST(errors_leave_no_outputs)
     ck_assert_ptr_null(ctx.manifest_json);
     pdt_ctx_free(&ctx);
 
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     ctx.trainer_id = 2;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
     ck_assert_uint_eq(ctx.n_outputs, 0);
     pdt_ctx_free(&ctx);
 
-    ctx_basic(&ctx, "tests/golden/transpile_errors/in/no_optimize.pbtxt", BASIC_STARTUP);
+    tpf_load(&ctx, "tests/golden/transpile_errors/in/no_optimize.pbtxt", BASIC_STARTUP);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
     ck_assert_uint_eq(ctx.n_outputs, 0);
     pdt_ctx_free(&ctx);
 
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
-    ir_op_set_input1(find_op(ctx.main->blocks[0], "sgd", 1), "LearningRate", "lr_9");
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
+    ir_op_set_input1(tpf_find_op(ctx.main->blocks[0], "sgd", 1), "LearningRate", "lr_9");
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
     ck_assert_uint_eq(ctx.n_outputs, 0);
     pdt_ctx_free(&ctx);
@@ -388,14 +366,14 @@ END_TEST
 START_TEST(balanced_never_doubles_a_var)
 {
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     pdt_list_free(&ctx.pservers);
     ctx.pservers = pdt_list_split("h:1,h:2,h:3,h:4");
     ctx.split_method = PDT_SPLIT_BALANCED;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
     /* fc_w's 4 slices of 250 rows go to 4 different pservers. */
     for (int e = 0; e < 4; e++) {
-        const ir_block *b = output(&ctx, ir_internf("pserver_%d", e))->blocks[0];
+        const ir_block *b = tpf_output(&ctx, ir_internf("pserver_%d", e))->blocks[0];
         int n = 0;
         for (int k = 0; k < 4; k++)
             n += ir_block_find_var(b, ir_internf("fc_w.block%d", k)) != NULL;
@@ -413,7 +391,7 @@ START_TEST(sparse_table_uses_selected_rows_ops)
      * (_fake_init_sparsetable), and the pserver records it in
      * sparse_grad_to_param. */
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     ir_op *op = ctx.main->blocks[0]->ops[0];   /* mul(X=x, Y=fc_w) */
     op->type = ir_intern("lookup_table");
     const char *w = "fc_w";
@@ -423,19 +401,19 @@ START_TEST(sparse_table_uses_selected_rows_ops)
     g->type = IR_SELECTED_ROWS;
     g->tensor_slot = IR_TD_SELECTED_ROWS;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
-    ir_op *split = find_op(t, "split_selected_rows", 0);
+    const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+    ir_op *split = tpf_find_op(t, "split_selected_rows", 0);
     ck_assert_ptr_nonnull(split);
     const ir_attr *h = ir_op_attr(split, "height_sections");
     ck_assert_uint_eq(h->n_longs, 2);
     ck_assert_int_eq(h->longs[0], 500);
-    const ir_block *ts = output(&ctx, "trainer_0.startup")->blocks[0];
-    ck_assert_ptr_null(find_op(ts, "uniform_random", 0));
-    ck_assert_ptr_nonnull(find_op(ts, "fake_init", 0));
-    ck_assert_ptr_null(find_op(ts, "concat", 0));
-    ck_assert_ptr_nonnull(find_op(ts, "recv", 0));     /* fc_b's */
-    ck_assert_ptr_null(find_op(ts, "recv", 1));
-    ir_op *ls = find_op(output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
+    const ir_block *ts = tpf_output(&ctx, "trainer_0.startup")->blocks[0];
+    ck_assert_ptr_null(tpf_find_op(ts, "uniform_random", 0));
+    ck_assert_ptr_nonnull(tpf_find_op(ts, "fake_init", 0));
+    ck_assert_ptr_null(tpf_find_op(ts, "concat", 0));
+    ck_assert_ptr_nonnull(tpf_find_op(ts, "recv", 0));     /* fc_b's */
+    ck_assert_ptr_null(tpf_find_op(ts, "recv", 1));
+    ir_op *ls = tpf_find_op(tpf_output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
     const ir_attr *sp = ir_op_attr(ls, "sparse_grad_to_param");
     ck_assert_uint_eq(sp->n_strings, 1);
     ck_assert_int_eq(memcmp(sp->strings[0].data, "fc_w@GRAD.block1:fc_w.block1",
@@ -450,7 +428,7 @@ START_TEST(frozen_sparse_table_is_fake_init)
      * optimized or not; _fake_init_sparsetable then replaces the init op of
      * a frozen embedding too (it is no param, so nothing else changes). */
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     int64_t dims[2] = {100, 8};
     ir_block *b = ctx.main->blocks[0], *sb = ctx.startup->blocks[0];
     ir_var *v = ir_block_var(b, "frozen");
@@ -466,17 +444,17 @@ START_TEST(frozen_sparse_table_is_fake_init)
     ir_op_set_output1(init, "Out", "frozen");
     ir_op_set_longs(init, "shape", dims, 2);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *ts = output(&ctx, "trainer_0.startup")->blocks[0];
-    ck_assert_ptr_null(find_op(ts, "gaussian_random", 0));
-    ir_op *fi = find_op(ts, "fake_init", 0);
+    const ir_block *ts = tpf_output(&ctx, "trainer_0.startup")->blocks[0];
+    ck_assert_ptr_null(tpf_find_op(ts, "gaussian_random", 0));
+    ir_op *fi = tpf_find_op(ts, "fake_init", 0);
     ck_assert_ptr_nonnull(fi);
     ck_assert_str_eq(ir_op_output1(fi, "Out"), "frozen");
     ck_assert_int_eq(ir_op_attr(fi, "shape")->longs[1], 8);
-    ck_assert_ptr_nonnull(find_op(output(&ctx, "trainer_0")->blocks[0], "lookup_table", 0));
+    ck_assert_ptr_nonnull(tpf_find_op(tpf_output(&ctx, "trainer_0")->blocks[0], "lookup_table", 0));
     pdt_ctx_free(&ctx);
 
     /* The seed requires exactly one init op for it (ValueError). */
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     b = ctx.main->blocks[0];
     ir_var_set_dims(ctx.main, ir_block_var(b, "frozen"), dims, 2);
     ir_var_set_dims(ctx.main, ir_block_var(b, "frozen_out"), dims, 2);
@@ -496,7 +474,7 @@ END_TEST
 START_TEST(manifest_is_valid_json_with_odd_names)
 {
     pdt_ctx ctx;
-    ctx_basic(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     ir_block_rename_var(ctx.main->blocks[0], "fc_b", "b\"q\\s\x01");
     ir_block_rename_var(ctx.startup->blocks[0], "fc_b", "b\"q\\s\x01");
     /* op_role_var entries are plain strings: rename them too. */

@@ -8,6 +8,7 @@
 #include "passes/pass.h"
 #include "passes/transpile.h"
 #include "unit.h"
+#include "transpile_fixture.h"
 
 /* ops 0 and 2: lookup_table on shared_w (title_ids, brand_ids); op 4: cast
  * writing profile_ids; op 5: lookup_table on profile_emb. */
@@ -16,31 +17,9 @@ static const char *NET_STARTUP = "tests/golden/transpile_remote_prefetch/in/star
 
 static void ctx_net(pdt_ctx *ctx)
 {
-    pdt_ctx_init(ctx);
-    ctx->main = pdio_read(NET);
-    ck_assert_ptr_nonnull(ctx->main);
-    ctx->startup = pdio_read(NET_STARTUP);
-    ck_assert_ptr_nonnull(ctx->startup);
-    ctx->main_path = NET;
-    ctx->pservers = pdt_list_split("127.0.0.1:6174,127.0.0.1:6175");
-    ctx->trainers = 2;
+    tpf_load(ctx, NET, NET_STARTUP);
 }
 
-static ir_program *output(const pdt_ctx *ctx, const char *stem)
-{
-    for (size_t i = 0; i < ctx->n_outputs; i++)
-        if (ctx->outputs[i].stem == ir_intern(stem))
-            return ctx->outputs[i].program;
-    return NULL;
-}
-
-static size_t count_ops(const ir_block *b, const char *type)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < b->n_ops; k++)
-        n += b->ops[k]->type == ir_intern(type);
-    return n;
-}
 
 static long find_op(const ir_block *b, const char *type, size_t nth)
 {
@@ -75,9 +54,9 @@ START_TEST(lookups_become_one_distributed_lookup_table)
     pdt_ctx ctx;
     ctx_net(&ctx);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
-    ck_assert_uint_eq(count_ops(t, "lookup_table"), 0);
-    ck_assert_uint_eq(count_ops(t, "distributed_lookup_table"), 2);
+    const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+    ck_assert_uint_eq(tpf_count_ops(t, "lookup_table"), 0);
+    ck_assert_uint_eq(tpf_count_ops(t, "distributed_lookup_table"), 2);
     /* shared_w: no op writes its Ids, so the op goes first. */
     const ir_op *op = t->ops[0];
     ck_assert_ptr_eq(op->type, ir_intern("distributed_lookup_table"));
@@ -105,14 +84,14 @@ START_TEST(lookups_become_one_distributed_lookup_table)
     long cast = find_op(t, "cast", 0);
     ck_assert_int_eq(find_op(t, "distributed_lookup_table", 1), cast + 1);
     /* Grads still go out; the tables never come back. */
-    ck_assert_uint_eq(count_ops(t, "split_selected_rows"), 2);
+    ck_assert_uint_eq(tpf_count_ops(t, "split_selected_rows"), 2);
     ck_assert(!recv_writes(t, "shared_w") && !recv_writes(t, "profile_emb"));
     ck_assert(recv_writes(t, "fc_w"));
     const ir_op *fb = t->ops[find_op(t, "fetch_barrier", 0)];
     ck_assert_uint_eq(ir_op_output(fb, "Out")->n_args, 2);
-    ck_assert_uint_eq(count_ops(t, "concat"), 1);     /* the net's own */
-    const ir_block *s = output(&ctx, "trainer_0.startup")->blocks[0];
-    ck_assert_uint_eq(count_ops(s, "fake_init"), 2);
+    ck_assert_uint_eq(tpf_count_ops(t, "concat"), 1);     /* the net's own */
+    const ir_block *s = tpf_output(&ctx, "trainer_0.startup")->blocks[0];
+    ck_assert_uint_eq(tpf_count_ops(s, "fake_init"), 2);
     ck_assert(!recv_writes(s, "shared_w") && recv_writes(s, "fc_b"));
     pdt_ctx_free(&ctx);
 }
@@ -126,9 +105,9 @@ START_TEST(lookup_table_v2_keeps_its_version)
     b->ops[0]->type = ir_intern("lookup_table_v2");
     b->ops[2]->type = ir_intern("lookup_table_v2");
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
+    const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
     ck_assert_str_eq(ir_op_get_string(t->ops[0], "lookup_table_version"), "lookup_table_v2");
-    ck_assert_uint_eq(count_ops(t, "lookup_table_v2"), 0);
+    ck_assert_uint_eq(tpf_count_ops(t, "lookup_table_v2"), 0);
     pdt_ctx_free(&ctx);
 }
 END_TEST
@@ -150,9 +129,9 @@ START_TEST(only_a_boolean_true_counts)
                 ir_op_set_int(b->ops[k], "remote_prefetch", 1);
         }
         ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-        const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
-        ck_assert_uint_eq(count_ops(t, "lookup_table"), 2);
-        ck_assert_uint_eq(count_ops(t, "distributed_lookup_table"), 1);
+        const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+        ck_assert_uint_eq(tpf_count_ops(t, "lookup_table"), 2);
+        ck_assert_uint_eq(tpf_count_ops(t, "distributed_lookup_table"), 1);
         ck_assert(recv_writes(t, "shared_w.block0") && !recv_writes(t, "profile_emb"));
         pdt_ctx_free(&ctx);
     }
@@ -168,9 +147,9 @@ START_TEST(dense_grad_is_no_remote_table)
     g->type = IR_LOD_TENSOR;
     g->tensor_slot = IR_TD_LOD_TENSOR;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
-    ck_assert_uint_eq(count_ops(t, "lookup_table"), 1);
-    ck_assert_uint_eq(count_ops(t, "distributed_lookup_table"), 1);
+    const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+    ck_assert_uint_eq(tpf_count_ops(t, "lookup_table"), 1);
+    ck_assert_uint_eq(tpf_count_ops(t, "distributed_lookup_table"), 1);
     ck_assert(recv_writes(t, "profile_emb.block0"));
     pdt_ctx_free(&ctx);
 }
@@ -187,7 +166,7 @@ START_TEST(output_without_reader_is_fine)
     for (size_t k = 0; k < b->n_ops; k++)
         ir_op_rename_input(b->ops[k], lonely, other);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
+    const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
     ck_assert_ptr_eq(ir_op_output(t->ops[0], "Outputs")->args[0], lonely);
     pdt_ctx_free(&ctx);
 }
@@ -236,11 +215,11 @@ START_TEST(distributed_wins_over_remote_prefetch)
     }
     ck_assert_int_eq(pass_transpile(&both), PDT_OK);
     ck_assert_int_eq(pass_transpile(&dist), PDT_OK);
-    const ir_block *a = output(&both, "trainer_0")->blocks[0];
-    const ir_block *b = output(&dist, "trainer_0")->blocks[0];
-    ck_assert_uint_eq(count_ops(a, "prefetch"), 1);
+    const ir_block *a = tpf_output(&both, "trainer_0")->blocks[0];
+    const ir_block *b = tpf_output(&dist, "trainer_0")->blocks[0];
+    ck_assert_uint_eq(tpf_count_ops(a, "prefetch"), 1);
     /* profile_emb stays a remote table in both. */
-    ck_assert_uint_eq(count_ops(a, "distributed_lookup_table"), 1);
+    ck_assert_uint_eq(tpf_count_ops(a, "distributed_lookup_table"), 1);
     ck_assert_uint_eq(a->n_ops, b->n_ops);
     for (size_t k = 0; k < a->n_ops; k++)
         ck_assert_ptr_eq(a->ops[k]->type, b->ops[k]->type);
@@ -259,8 +238,8 @@ START_TEST(roles_do_not_change_the_trainer)
     ck_assert_int_eq(pass_transpile(&a), PDT_OK);
     ck_assert_int_eq(pass_transpile(&t), PDT_OK);
     size_t la, lt;
-    char *x = (char *)pdio_serialize(output(&a, "trainer_0"), true, &la);
-    char *y = (char *)pdio_serialize(output(&t, "trainer_0"), true, &lt);
+    char *x = (char *)pdio_serialize(tpf_output(&a, "trainer_0"), true, &la);
+    char *y = (char *)pdio_serialize(tpf_output(&t, "trainer_0"), true, &lt);
     ck_assert_uint_eq(la, lt);
     ck_assert_int_eq(memcmp(x, y, la), 0);
     free(x);

@@ -9,47 +9,13 @@
 #include "passes/pass.h"
 #include "passes/transpile.h"
 #include "unit.h"
+#include "transpile_fixture.h"
 
 static const char *BASIC = "tests/golden/transpile_basic/in/main.pbtxt";
 static const char *BASIC_STARTUP = "tests/golden/transpile_basic/in/startup.pbtxt";
 static const char *TABLE = "tests/golden/transpile_dist_table/in/main.pbtxt";
 static const char *TABLE_STARTUP = "tests/golden/transpile_dist_table/in/startup.pbtxt";
 
-static void ctx_init(pdt_ctx *ctx, const char *main_path, const char *startup_path)
-{
-    pdt_ctx_init(ctx);
-    ctx->main = pdio_read(main_path);
-    ck_assert_ptr_nonnull(ctx->main);
-    ctx->startup = pdio_read(startup_path);
-    ck_assert_ptr_nonnull(ctx->startup);
-    ctx->main_path = main_path;
-    ctx->pservers = pdt_list_split("127.0.0.1:6174,127.0.0.1:6175");
-    ctx->trainers = 2;
-}
-
-static ir_program *output(const pdt_ctx *ctx, const char *stem)
-{
-    for (size_t i = 0; i < ctx->n_outputs; i++)
-        if (ctx->outputs[i].stem == ir_intern(stem))
-            return ctx->outputs[i].program;
-    return NULL;
-}
-
-static ir_op *find_op(const ir_block *b, const char *type, size_t nth)
-{
-    for (size_t k = 0; k < b->n_ops; k++)
-        if (b->ops[k]->type == ir_intern(type) && nth-- == 0)
-            return b->ops[k];
-    return NULL;
-}
-
-static size_t count_ops(const ir_block *b, const char *type)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < b->n_ops; k++)
-        n += b->ops[k]->type == ir_intern(type);
-    return n;
-}
 
 /* TestBasicModel with its mul turned into a distributed lookup of fc_w. */
 static void make_lookup(pdt_ctx *ctx, const char *type, bool distributed)
@@ -76,35 +42,35 @@ START_TEST(lookup_ops_of_the_table_are_replaced)
     static const char *const types[] = {"lookup_table", "lookup_table_v2"};
     for (int i = 0; i < 2; i++) {
         pdt_ctx ctx;
-        ctx_init(&ctx, BASIC, BASIC_STARTUP);
+        tpf_load(&ctx, BASIC, BASIC_STARTUP);
         make_lookup(&ctx, types[i], true);
         ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-        const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
-        ck_assert_uint_eq(count_ops(t, types[i]), 0);
+        const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+        ck_assert_uint_eq(tpf_count_ops(t, types[i]), 0);
         ck_assert_str_eq(t->ops[0]->type, "split_ids");
         ck_assert_str_eq(t->ops[1]->type, "prefetch");
         ck_assert_str_eq(t->ops[2]->type, "merge_ids");
         ck_assert_str_eq(ir_op_output1(t->ops[2], "Out"), "fc_0.tmp_0");
         /* fc_w is no longer sliced: no split_byref, no recv or concat of it. */
-        ck_assert_ptr_null(find_op(t, "split_byref", 0));
-        ck_assert_ptr_null(find_op(t, "concat", 0));
-        ck_assert_uint_eq(count_ops(t, "recv"), 1);
+        ck_assert_ptr_null(tpf_find_op(t, "split_byref", 0));
+        ck_assert_ptr_null(tpf_find_op(t, "concat", 0));
+        ck_assert_uint_eq(tpf_count_ops(t, "recv"), 1);
         /* Its grad goes out through split_ids + send after mul_grad. */
-        ir_op *split = find_op(t, "split_ids", 1);
+        ir_op *split = tpf_find_op(t, "split_ids", 1);
         ck_assert_ptr_nonnull(split);
         ck_assert_str_eq(ir_op_input1(split, "Ids"), "fc_w@GRAD");
         ck_assert_str_eq(ir_op_output(split, "Out")->args[1],
                          "fc_w@GRAD.trainer_0.pserver_1");
         /* Every pserver holds half the rows as SELECTED_ROWS. */
         for (int e = 0; e < 2; e++) {
-            const ir_program *ps = output(&ctx, e ? "pserver_1" : "pserver_0");
+            const ir_program *ps = tpf_output(&ctx, e ? "pserver_1" : "pserver_0");
             const ir_var *w = ir_block_find_var(ps->blocks[0], ir_intern("fc_w"));
             ck_assert_ptr_nonnull(w);
             ck_assert_int_eq(w->type, IR_SELECTED_ROWS);
             ck_assert_int_eq(w->dims[0], 500);
             /* pserver_0 optimizes fc_b in block 1; pserver_1 has no param
              * left, so the table block is its first (and no empty block). */
-            ir_op *ls = find_op(ps->blocks[0], "listen_and_serv", 0);
+            ir_op *ls = tpf_find_op(ps->blocks[0], "listen_and_serv", 0);
             ck_assert(has_string(ir_op_attr(ls, "prefetch_var_name_to_block_id"),
                                  e ? "prefetch_compress_in_tmp_1:2" : "prefetch_compress_in_tmp_0:3"));
             ck_assert_int_eq(ir_op_get_int(ls, "checkpint_block_id", -1), e ? 3 : 4);
@@ -120,16 +86,16 @@ START_TEST(table_startup_is_fake_init)
     /* _fake_init_sparsetable on the table, and get_startup_program's
      * uniform_random of the pserver's rows. */
     pdt_ctx ctx;
-    ctx_init(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     make_lookup(&ctx, "lookup_table", true);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *ts = output(&ctx, "trainer_0.startup")->blocks[0];
-    ck_assert_ptr_null(find_op(ts, "uniform_random", 0));
-    ir_op *fi = find_op(ts, "fake_init", 0);
+    const ir_block *ts = tpf_output(&ctx, "trainer_0.startup")->blocks[0];
+    ck_assert_ptr_null(tpf_find_op(ts, "uniform_random", 0));
+    ir_op *fi = tpf_find_op(ts, "fake_init", 0);
     ck_assert_ptr_nonnull(fi);
     ck_assert_int_eq(ir_op_attr(fi, "shape")->longs[0], 1000);
-    const ir_block *ps = output(&ctx, "pserver_1.startup")->blocks[0];
-    ir_op *init = find_op(ps, "uniform_random", 0);
+    const ir_block *ps = tpf_output(&ctx, "pserver_1.startup")->blocks[0];
+    ir_op *init = tpf_find_op(ps, "uniform_random", 0);
     ck_assert_ptr_nonnull(init);
     ck_assert_str_eq(ir_op_output1(init, "Out"), "fc_w");
     ck_assert_int_eq(ir_op_attr(init, "shape")->longs[0], 500);
@@ -143,7 +109,7 @@ START_TEST(fake_init_shape_is_longs)
      * even when the table's init op has an INTS shape
      * (truncated_gaussian_random); the pserver's own init op keeps INTS. */
     pdt_ctx ctx;
-    ctx_init(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     make_lookup(&ctx, "lookup_table", true);
     ir_op *init = NULL;
     for (size_t k = 0; k < ctx.startup->blocks[0]->n_ops && !init; k++)
@@ -156,14 +122,14 @@ START_TEST(fake_init_shape_is_longs)
     init->type = ir_intern("truncated_gaussian_random");
     ir_op_set_ints(init, "shape", dims, 2);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    ir_op *fi = find_op(output(&ctx, "trainer_0.startup")->blocks[0], "fake_init", 0);
+    ir_op *fi = tpf_find_op(tpf_output(&ctx, "trainer_0.startup")->blocks[0], "fake_init", 0);
     ck_assert_ptr_nonnull(fi);
     const ir_attr *shape = ir_op_attr(fi, "shape");
     ck_assert_int_eq(shape->type, IR_ATTR_LONGS);
     ck_assert_uint_eq(shape->n_longs, 2);
     ck_assert_int_eq(shape->longs[0], dims[0]);
     ck_assert_int_eq(shape->longs[1], dims[1]);
-    ir_op *ps = find_op(output(&ctx, "pserver_1.startup")->blocks[0],
+    ir_op *ps = tpf_find_op(tpf_output(&ctx, "pserver_1.startup")->blocks[0],
                         "truncated_gaussian_random", 0);
     ck_assert_ptr_nonnull(ps);
     ck_assert_int_eq(ir_op_attr(ps, "shape")->type, IR_ATTR_INTS);
@@ -178,7 +144,7 @@ START_TEST(table_grad_vars_without_writer)
      * before anything looks for the op writing the grad; with no such op
      * the seed adds no split_ids/send, but the vars are there. */
     pdt_ctx ctx;
-    ctx_init(&ctx, TABLE, TABLE_STARTUP);
+    tpf_load(&ctx, TABLE, TABLE_STARTUP);
     ir_op *sum = NULL;
     for (size_t k = 0; k < ctx.main->blocks[0]->n_ops && !sum; k++)
         if (ir_op_output1(ctx.main->blocks[0]->ops[k], "Out") == ir_intern("shared_w@GRAD"))
@@ -187,8 +153,8 @@ START_TEST(table_grad_vars_without_writer)
     ck_assert(ir_op_rename_output(sum, ir_intern("shared_w@GRAD"),
                                   ir_intern("shared_w@GRAD@RENAME@block0@0")));
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_block *t = output(&ctx, "trainer_0")->blocks[0];
-    ck_assert_uint_eq(count_ops(t, "split_ids"), 1);   /* the prefetch one only */
+    const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+    ck_assert_uint_eq(tpf_count_ops(t, "split_ids"), 1);   /* the prefetch one only */
     ck_assert_ptr_nonnull(ir_block_find_var(t, "shared_w@GRAD.trainer_0.pserver_0"));
     ck_assert_ptr_nonnull(ir_block_find_var(t, "shared_w@GRAD.trainer_0.pserver_1"));
     pdt_ctx_free(&ctx);
@@ -201,10 +167,10 @@ START_TEST(lookup_sparse_table_attrs_as_its_proto)
      * padding_idx; Python's Operator keeps only the attrs the op proto
      * declares, and lookup_sparse_table declares padding_idx as int64. */
     pdt_ctx ctx;
-    ctx_init(&ctx, TABLE, TABLE_STARTUP);
+    tpf_load(&ctx, TABLE, TABLE_STARTUP);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
-    const ir_program *ps = output(&ctx, "pserver_0");
-    ir_op *look = find_op(ps->blocks[3], "lookup_sparse_table", 0);
+    const ir_program *ps = tpf_output(&ctx, "pserver_0");
+    ir_op *look = tpf_find_op(ps->blocks[3], "lookup_sparse_table", 0);
     ck_assert_ptr_nonnull(look);
     ck_assert(!ir_op_has_attr(look, "is_sparse"));
     ck_assert(!ir_op_has_attr(look, "is_distributed"));
@@ -222,7 +188,7 @@ START_TEST(roles_alone_match_all)
     static const char *const stems[] = {"trainer_0", "trainer_0.startup", "pserver_1",
                                         "pserver_1.startup"};
     pdt_ctx all;
-    ctx_init(&all, TABLE, TABLE_STARTUP);
+    tpf_load(&all, TABLE, TABLE_STARTUP);
     ck_assert_int_eq(pass_transpile(&all), PDT_OK);
     /* The manifest names the table apart from the sliced params. */
     json_error_t err;
@@ -236,15 +202,15 @@ START_TEST(roles_alone_match_all)
     json_decref(m);
     for (int r = 0; r < 2; r++) {
         pdt_ctx one;
-        ctx_init(&one, TABLE, TABLE_STARTUP);
+        tpf_load(&one, TABLE, TABLE_STARTUP);
         one.role = roles[r];
         if (r)
             one.endpoint = ir_intern("127.0.0.1:6175");
         ck_assert_int_eq(pass_transpile(&one), PDT_OK);
         for (int s = 2 * r; s < 2 * r + 2; s++) {
             size_t la, lo;
-            char *a = (char *)pdio_serialize(output(&all, stems[s]), true, &la);
-            char *o = (char *)pdio_serialize(output(&one, stems[s]), true, &lo);
+            char *a = (char *)pdio_serialize(tpf_output(&all, stems[s]), true, &la);
+            char *o = (char *)pdio_serialize(tpf_output(&one, stems[s]), true, &lo);
             ck_assert_uint_eq(la, lo);
             ck_assert_int_eq(memcmp(a, o, la), 0);
             free(a);
@@ -263,8 +229,8 @@ START_TEST(refused_inputs_write_nothing)
      * distributed one (the seed's assert) or before it (its RuntimeError in
      * _replace_lookup_table_op_with_prefetch). */
     for (size_t nth = 0; nth < 2; nth++) {
-        ctx_init(&ctx, TABLE, TABLE_STARTUP);
-        ir_op_set_bool(find_op(ctx.main->blocks[0], "lookup_table", 1 - nth), "is_distributed",
+        tpf_load(&ctx, TABLE, TABLE_STARTUP);
+        ir_op_set_bool(tpf_find_op(ctx.main->blocks[0], "lookup_table", 1 - nth), "is_distributed",
                        false);
         ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
         ck_assert_uint_eq(ctx.n_outputs, 0);
@@ -272,9 +238,9 @@ START_TEST(refused_inputs_write_nothing)
     }
 
     /* Two distributed tables. */
-    ctx_init(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     make_lookup(&ctx, "lookup_table", true);
-    ir_op *add = find_op(ctx.main->blocks[0], "elementwise_add", 0);
+    ir_op *add = tpf_find_op(ctx.main->blocks[0], "elementwise_add", 0);
     add->type = ir_intern("lookup_table_v2");
     ir_op_set_input1(add, "W", "fc_b");
     ir_op_set_input1(add, "Ids", "x");
@@ -284,9 +250,9 @@ START_TEST(refused_inputs_write_nothing)
     pdt_ctx_free(&ctx);
 
     /* A table no optimizer updates (the seed's next() has nothing to find). */
-    ctx_init(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     make_lookup(&ctx, "lookup_table", true);
-    ir_op *sgd = find_op(ctx.main->blocks[0], "sgd", 1);
+    ir_op *sgd = tpf_find_op(ctx.main->blocks[0], "sgd", 1);
     ck_assert_str_eq(ir_op_input1(sgd, "Param"), "fc_w");
     ir_op_set_role(sgd, IR_ROLE_BACKWARD);
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
@@ -294,7 +260,7 @@ START_TEST(refused_inputs_write_nothing)
     pdt_ctx_free(&ctx);
 
     /* An Ids slot that names no var of block 0. */
-    ctx_init(&ctx, BASIC, BASIC_STARTUP);
+    tpf_load(&ctx, BASIC, BASIC_STARTUP);
     make_lookup(&ctx, "lookup_table", true);
     ir_op_set_input1(ctx.main->blocks[0]->ops[0], "Ids", "nowhere");
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EBADINPUT);
