@@ -77,6 +77,7 @@ typedef struct {
     /* Which settings came from flags (they win over --from-env). */
     bool has_role, has_pservers, has_trainers, has_trainer_id, has_endpoint;
     bool has_nccl_flags;    /* any nccl2-only flag */
+    bool has_sync_flag;     /* --sync, --async or --half-async */
     bool has_hierarchical;  /* --hierarchical-*: nccl2 only, not collective */
 } opts;
 
@@ -190,10 +191,10 @@ static int parse_args(int argc, char **argv, opts *o)
             ctx->hierarchical_inter_nranks = (int)n;
             o->has_nccl_flags = o->has_hierarchical = true;
             break;
-        case O_SYNC: ctx->sync_mode = PDT_SYNC; break;
+        case O_SYNC: ctx->sync_mode = PDT_SYNC; o->has_sync_flag = true; break;
         case O_DC_ASGD: ctx->dc_asgd = true; break;
-        case O_ASYNC: ctx->sync_mode = PDT_ASYNC; break;
-        case O_HALF_ASYNC: ctx->sync_mode = PDT_HALF_ASYNC; break;
+        case O_ASYNC: ctx->sync_mode = PDT_ASYNC; o->has_sync_flag = true; break;
+        case O_HALF_ASYNC: ctx->sync_mode = PDT_HALF_ASYNC; o->has_sync_flag = true; break;
         case O_NO_SLICE: ctx->slice_var_up = false; break;
         case O_MIN_BLOCK:
             /* DistributeTranspiler asserts min_block_size >= 8192. */
@@ -472,6 +473,14 @@ static int check_usage(opts *o)
         pdt_usage_error(CMD, "--dc-asgd needs --mode=pserver");
         return PDT_EUSAGE;
     }
+    /* The seed ignores these outside pserver mode; say so rather than
+     * let a launcher believe they took effect. */
+    if (ctx->mode != PDT_MODE_PSERVER && o->has_pservers)
+        pdt_warning("--pservers is ignored with --mode=%s",
+                    ctx->mode == PDT_MODE_NCCL2 ? "nccl2" : "collective");
+    if (ctx->mode != PDT_MODE_PSERVER && o->has_sync_flag)
+        pdt_warning("--sync, --async and --half-async are ignored with --mode=%s",
+                    ctx->mode == PDT_MODE_NCCL2 ? "nccl2" : "collective");
     if (ctx->mode == PDT_MODE_COLLECTIVE)
         return check_collective(o);
     if (ctx->mode == PDT_MODE_NCCL2) {
