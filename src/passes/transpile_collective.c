@@ -425,9 +425,9 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
         g_ptr_array_add(ops, op);
     }
     for (guint i = 0; local_sgd && i < params->len; i++) {
-        /* Python's startup create_var gets no dtype, leaving the snapshot's
-         * TensorDesc without the required data_type; the main program's
-         * snapshot has the param's dtype, and so has pdtrans's. */
+        /* Python's startup create_var passes no dtype; the assign appended
+         * right after gives the snapshot the param's, as Operator runs its
+         * var-type inference (SyncTypeAndDataType X -> Out). */
         snapshot_var(b, ir_block_find_var(b, params->pdata[i]));
         ir_op *op = tp_coll_op(b->program, "assign", IR_ROLE_FORWARD);
         ir_op_set_input1(op, "X", params->pdata[i]);
