@@ -235,7 +235,7 @@ START_TEST(startup_params_and_broadcast_rings)
     update_op(mb, "u");
     tensor(sb, "x", IR_FP32, 4, false);        /* not a parameter */
     tensor(sb, "w_main", IR_FP32, 4, false);
-    tensor(sb, "u", IR_FP32, 4, false);
+    tensor(sb, "u", IR_FP16, 6, false);        /* its snapshot takes FP16 [6] */
     tensor(sb, "b_start", IR_FP32, 4, true);   /* marked in the startup */
     tensor(sb, "r", IR_FP32, 4, false);
     tensor(sb, "r@GRAD", IR_FP32, 4, false);   /* a grad: not a parameter */
@@ -275,8 +275,16 @@ START_TEST(startup_params_and_broadcast_rings)
         ck_assert(sb->ops[k]->type == ir_intern("assign"));
         ck_assert_str_eq(ir_op_output1(sb->ops[k], "Out"),
                          ir_internf("%s@SNAPSHOT", (const char *)params->pdata[i]));
-        ck_assert_int_eq(ir_block_find_var(sb, ir_op_output1(sb->ops[k], "Out"))->dtype, IR_FP32);
+        /* Paddle's startup create_var passes no dtype; the assign's
+         * var-type inference gives the snapshot the param's. */
+        const ir_var *param = ir_block_find_var(sb, params->pdata[i]);
+        const ir_var *snap = ir_block_find_var(sb, ir_op_output1(sb->ops[k], "Out"));
+        ck_assert_int_eq(snap->dtype, param->dtype);
+        ck_assert_uint_eq(snap->n_dims, 1);
+        ck_assert_int_eq(snap->dims[0], param->dims[0]);
     }
+    ck_assert_int_eq(ir_block_find_var(sb, "u@SNAPSHOT")->dtype, IR_FP16);
+    ck_assert_int_eq(ir_block_find_var(sb, "u@SNAPSHOT")->dims[0], 6);
     ck_assert_uint_eq(k, sb->n_ops);
     g_ptr_array_free(params, TRUE);
     ir_program_free(m);
