@@ -42,6 +42,16 @@ ir_op *tp_coll_inplace_op(ir_program *p, const char *type, const char *var, int 
     return op;
 }
 
+/* scale X=Out=var.  Python gives inputs, so Operator also writes every
+ * dispensable input slot the caller leaves out, empty: ScaleTensor. */
+static ir_op *scale_op(ir_program *p, const char *var, double scale, int role)
+{
+    ir_op *op = tp_coll_inplace_op(p, "scale", var, role);
+    ir_op_set_input(op, "ScaleTensor", NULL, 0);
+    ir_op_set_float(op, "scale", (float)scale);
+    return op;
+}
+
 /* Rebuilds b's ops with after[k] (ops, may be NULL) placed right after op k,
  * and before_pos's ops right before op before_pos: one O(n + k) pass. */
 static void rebuild(ir_block *b, GPtrArray **after, size_t before_pos, GPtrArray *before)
@@ -170,10 +180,8 @@ void tp_coll_scale_loss_grads(ir_block *b, double scale)
     for (size_t k = 0; k < n; k++) {
         if (!is_loss_grad_op(b->ops[k]))
             continue;
-        ir_op *op = tp_coll_inplace_op(b->program, "scale", first_output(b->ops[k]),
-                                       IR_ROLE_BACKWARD);
-        ir_op_set_float(op, "scale", (float)scale);
-        push_after(after, k, op);
+        push_after(after, k, scale_op(b->program, first_output(b->ops[k]), scale,
+                                      IR_ROLE_BACKWARD));
     }
     rebuild(b, after, 0, NULL);
     free_after(after, n);
@@ -296,9 +304,7 @@ void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
     for (guint i = updated->len; i-- > 0;) {
         const char *param = updated->pdata[i];
         const char *snap = snapshot_name(param);
-        ir_op *sc = tp_coll_inplace_op(p, "scale", param, IR_ROLE_OPTIMIZE);
-        ir_op_set_float(sc, "scale", (float)(1.0 / nranks));
-        g_ptr_array_add(tail, sc);
+        g_ptr_array_add(tail, scale_op(p, param, 1.0 / nranks, IR_ROLE_OPTIMIZE));
         ir_op *sub = tp_coll_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
         ir_op_set_input1(sub, "X", snap);
         ir_op_set_input1(sub, "Y", param);

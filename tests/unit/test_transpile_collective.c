@@ -154,6 +154,12 @@ START_TEST(loss_grad_scale_uses_first_output_by_slot_name)
     expect(b, 1, "scale", "a", -1);
     ck_assert_float_eq(ir_op_get_float(b->ops[1], "scale", 0), 0.25f);
     ck_assert_int_eq(ir_op_role(b->ops[1]), IR_ROLE_BACKWARD);
+    /* Operator writes the dispensable input Python leaves out, empty. */
+    const ir_slot *st = ir_op_input(b->ops[1], "ScaleTensor");
+    ck_assert_ptr_nonnull(st);
+    ck_assert_uint_eq(st->n_args, 0);
+    ck_assert_uint_eq(b->ops[1]->n_inputs, 2);
+    ck_assert_uint_eq(b->ops[1]->n_attrs, 2);     /* op_role, scale: no defaults */
     expect(b, 5, "scale", "z", -1);
     ir_program_free(p);
 }
@@ -191,6 +197,8 @@ START_TEST(local_sgd_rings_and_tail)
         size_t k = 15 + 3 * i;
         expect(b, k, "scale", order[i], -1);
         ck_assert_float_eq(ir_op_get_float(b->ops[k], "scale", 0), 0.5f);
+        ck_assert_ptr_nonnull(ir_op_input(b->ops[k], "ScaleTensor"));
+        ck_assert_uint_eq(ir_op_input(b->ops[k], "ScaleTensor")->n_args, 0);
         ck_assert(b->ops[k + 1]->type == ir_intern("elementwise_sub"));
         ck_assert(b->ops[k + 2]->type == ir_intern("assign"));
         ck_assert_str_eq(ir_op_output1(b->ops[k + 2], "Out"), ir_internf("%s@SNAPSHOT", order[i]));
