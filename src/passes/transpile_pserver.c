@@ -187,7 +187,9 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                 declare_plain(ps, ov, ov->dims, ov->n_dims);
             }
         } else if (skip_key(key) || sl->n_args == 0) {
-            ir_op_remove_input(op, key);
+            /* Left out of new_inputs; Python's Operator still writes every
+             * input its proto declares, empty when not given. */
+            ir_op_set_input(op, key, NULL, 0);
         }
     }
     for (size_t s = 0; s < src->n_inputs; s++) {
@@ -248,6 +250,7 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
         ir_op_set_role(sum, IR_ROLE_FORWARD);
         ir_op *scale = ir_block_append_op(blk, "scale");
         ir_op_set_input1(scale, "X", s->merged);
+        ir_op_set_input(scale, "ScaleTensor", NULL, 0);     /* dispensable, not given */
         ir_op_set_output1(scale, "Out", s->merged);
         ir_op_set_float(scale, "scale", (float)(1.0 / (double)n));
         ir_op_set_role(scale, IR_ROLE_FORWARD);

@@ -283,6 +283,9 @@ static void append_recvs(trainer *t, const char **dummy)
             continue;
         ir_op *op = new_op(t, "concat", IR_ROLE_DIST);
         ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
+        /* Python's Operator writes a dispensable input left out as an
+         * empty slot. */
+        ir_op_set_input(op, "AxisTensor", NULL, 0);
         ir_op_set_output1(op, "Out", p->param.name);
         ir_op_set_int(op, "axis", 0);
         g_ptr_array_add(t->tail, op);
@@ -311,6 +314,7 @@ static void build_startup(trainer *t)
         ir_op_set_role(op, IR_ROLE_RPC);
     }
     ir_op *fb = ir_block_append_op(t->sb, "fetch_barrier");
+    ir_op_set_input(fb, "X", NULL, 0);     /* inputs={}: the dispensable X, empty */
     ir_op_set_output1(fb, "Out", tp_control_var(st, t->sb, &t->ctl));
     ir_op_set_strings(fb, "endpoints", st->eps, st->n_eps);
     ir_op_set_int(fb, "trainer_id", st->ctx->trainer_id);
@@ -326,6 +330,7 @@ static void build_startup(trainer *t)
         }
         ir_op *op = ir_block_append_op(t->sb, "concat");
         ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
+        ir_op_set_input(op, "AxisTensor", NULL, 0);
         ir_op_set_output1(op, "Out", p->param.name);
         ir_op_set_int(op, "axis", 0);
         ir_op_set_role(op, IR_ROLE_FORWARD);
