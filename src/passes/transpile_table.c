@@ -357,6 +357,9 @@ static ir_block *table_block(tp_state *st, size_t ep, ir_program *p, int32_t pre
     ir_op_set_input1(sgd, "Param", t->name);
     ir_op_set_input1(sgd, "Grad", grad);
     ir_op_set_input1(sgd, "LearningRate", lr);
+    /* sgd's proto (Paddle 2.2 and later) declares the dispensable
+     * MasterParam, which Operator writes empty when not given. */
+    ir_op_set_input(sgd, "MasterParam", NULL, 0);
     ir_op_set_output1(sgd, "ParamOut", t->name);
     ir_op_set_role(sgd, IR_ROLE_FORWARD);
     g_ptr_array_add(grad_to_block, (void *)ir_internf("%s:%d", grad, tb->idx));
