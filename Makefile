@@ -18,7 +18,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 ALL_CFLAGS = $(CFLAGS_BASE) -I$(BUILD)/gen -Isrc $(PKG_CFLAGS) $(CFLAGS)
 
-SRCS = $(sort $(wildcard src/*.c src/*/*.c))
+SRCS = $(sort $(wildcard src/*.c src/*/*.c src/*/*/*.c))
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 OBJS = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/framework.pb-c.o
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
@@ -37,7 +37,7 @@ $(BUILD)/obj/framework.pb-c.o: $(BUILD)/gen/framework.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) -c -o $@ $<
 
-$(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*/*.h)
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
