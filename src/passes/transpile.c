@@ -107,9 +107,12 @@ static int analyze(tp_state *st, pdt_ctx *ctx)
     st->runtime_split = ctx->sync_mode == PDT_HALF_ASYNC;
     st->half_async = ctx->sync_mode == PDT_HALF_ASYNC;
     st->trainer_suffix = st->sync && ctx->trainers > 1;
-    st->dist_mode = ctx->sync_mode == PDT_SYNC    ? TP_DM_SYNC
-                    : ctx->sync_mode == PDT_ASYNC ? TP_DM_ASYNC
-                                                  : TP_DM_HALF_ASYNC;
+    /* The seed's mapping from its config, not the flag's name: sync 0;
+     * runtime_split_send_recv (pdtrans --half-async) ASYNC 1; any other
+     * async HALF_ASYNC 2.  The pserver runtime treats 1 and 2 alike. */
+    st->dist_mode = ctx->sync_mode == PDT_SYNC         ? TP_DM_SYNC
+                    : ctx->sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
+                                                       : TP_DM_HALF_ASYNC;
     st->opt_by_param = g_hash_table_new(g_direct_hash, g_direct_equal);
     st->pair_of_param = g_hash_table_new(g_direct_hash, g_direct_equal);
     st->pair_of_grad = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -168,6 +168,11 @@ ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
  * Operator() then sets op_namescope to the current name scope, "/" where
  * the transpiler runs, whatever the copied value was. */
 void tp_copied_op(ir_op *op);
+/* The seed copies optimize ops from the origin program after
+ * _init_splited_vars renamed an unsplit grad to NAME.trainer_<id>;
+ * OpDesc::RenameInput renames op_role_var entries too, so the pserver copy
+ * carries the renamed grad in op_role_var (its slots are mapped apart). */
+void tp_rename_role_var(const tp_state *st, ir_op *op);
 /* Block._clone_variable(var, force_persistable=True). */
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name);
 /* The STRINGS attr `name` as interned names; n receives the count. */

@@ -96,6 +96,7 @@ static ir_op *append_non_opt(pserver *ps, ir_block *blk, const ir_op *src)
 {
     ir_op *op = ir_op_clone(ps->p, src);
     tp_copied_op(op);
+    tp_rename_role_var(ps->st, op);
     for (size_t s = 0; s < src->n_inputs; s++)
         ir_op_set_input(op, src->inputs[s].name, map_args(ps, &src->inputs[s]),
                         src->inputs[s].n_args);
@@ -167,6 +168,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
      * pdtrans, empty slots) are left out. */
     ir_op *op = ir_op_clone(ps->p, src);
     tp_copied_op(op);
+    tp_rename_role_var(ps->st, op);
     for (size_t s = 0; s < src->n_inputs; s++) {
         const ir_slot *sl = &src->inputs[s];
         const char *key = sl->name;

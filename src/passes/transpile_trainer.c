@@ -339,9 +339,12 @@ static void build_startup(trainer *t)
 
 /* ---- get_trainer_program's deletions ---- */
 
-/* _delete_trainer_optimizer: the vars only optimize ops read.  Seed defect
- * 2: a var some remaining op still reads or writes is not optimizer-only,
- * whatever op_role_var says. */
+/* _delete_trainer_optimizer: the vars only optimize ops read.  A var some
+ * remaining op still reads or writes is not optimizer-only, whatever
+ * op_role_var says (Paddle keeps a renamed grad because OpDesc::RenameInput
+ * renames op_role_var too).  Only ops in blocks still reachable from block
+ * 0 count: piecewise decay's learning_rate is read only inside the removed
+ * conditional_blocks' sub-blocks, and Paddle removes it. */
 static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
 {
     tp_state *st = t->st;
@@ -365,8 +368,11 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
                 g_ptr_array_add(order, (void *)v);
             }
     }
-    /* Drop those any remaining op (any block) still reads or writes. */
+    /* Drop those any remaining op of a reachable block reads or writes. */
+    bool *reach = ir_program_reachable_blocks(t->p);
     for (size_t bi = 0; bi < t->p->n_blocks && g_hash_table_size(cand); bi++) {
+        if (!reach[bi])
+            continue;
         const ir_block *b = t->p->blocks[bi];
         for (size_t k = 0; k < b->n_ops; k++) {
             const ir_op *op = b->ops[k];
@@ -379,6 +385,7 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
             }
         }
     }
+    g_free(reach);
     GPtrArray *out = g_ptr_array_new();
     for (guint i = 0; i < order->len; i++)
         if (g_hash_table_contains(cand, order->pdata[i]))

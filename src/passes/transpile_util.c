@@ -48,6 +48,25 @@ void tp_copied_op(ir_op *op)
         ir_op_set_string(op, "op_namescope", "/");
 }
 
+void tp_rename_role_var(const tp_state *st, ir_op *op)
+{
+    size_t n = 0;
+    const char **rv = tp_get_strings(op, "op_role_var", &n, st->arena);
+    bool hit = false;
+    for (size_t i = 0; i < n; i++) {
+        void *k = g_hash_table_lookup(st->pair_of_grad, rv[i]);
+        if (!k)
+            continue;
+        const tp_dvar *g = &st->pairs[GPOINTER_TO_SIZE(k) - 1].grad;
+        if (g->n_slices == 1 && g->slices[0].name != g->name) {
+            rv[i] = g->slices[0].name;
+            hit = true;
+        }
+    }
+    if (hit)
+        ir_op_set_strings(op, "op_role_var", rv, n);
+}
+
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name)
 {
     if (!name)

@@ -1,0 +1,44 @@
+/* reach.c - which blocks an op can run.  A block that no op names (the
+ * sub-blocks of conditional_blocks a pass removed) stays in the program,
+ * as Paddle leaves it, but nothing executes it. */
+#include <glib.h>
+
+#include "ir.h"
+
+bool *ir_program_reachable_blocks(const ir_program *p)
+{
+    bool *seen = g_new0(bool, p->n_blocks + 1);
+    size_t *todo = g_new(size_t, p->n_blocks + 1);
+    size_t n_todo = 0;
+    if (p->n_blocks) {
+        seen[0] = true;
+        todo[n_todo++] = 0;
+    }
+    /* Each block enters the work list at most once, so the list never
+     * holds more than n_blocks entries. */
+    while (n_todo) {
+        const ir_block *b = p->blocks[todo[--n_todo]];
+        for (size_t k = 0; k < b->n_ops; k++) {
+            const ir_op *op = b->ops[k];
+            for (size_t a = 0; a < op->n_attrs; a++) {
+                const ir_attr *at = &op->attrs[a];
+                const int32_t *ix = NULL;
+                size_t n = 0;
+                if (at->type == IR_ATTR_BLOCK) {
+                    ix = &at->block_idx;
+                    n = 1;
+                } else if (at->type == IR_ATTR_BLOCKS) {
+                    ix = at->blocks_idx;
+                    n = at->n_blocks_idx;
+                }
+                for (size_t i = 0; i < n; i++)
+                    if (ix[i] >= 0 && (size_t)ix[i] < p->n_blocks && !seen[ix[i]]) {
+                        seen[ix[i]] = true;
+                        todo[n_todo++] = (size_t)ix[i];
+                    }
+            }
+        }
+    }
+    g_free(todo);
+    return seen;
+}
