@@ -72,6 +72,7 @@ check: deps
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@sh tests/install.sh
+	@PDTRANS=./$(BIN) sh tests/check_demo.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Part of make check: runs `make demo`'s script into a temporary folder and
+# asserts it left every per-role file, that each passes `pdtrans check`, and
+# that the --from-env runs wrote the same bytes as the per-role flag runs.
+set -u
+PDTRANS=${PDTRANS:-./pdtrans}
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "demo: FAIL: $*"; fail=$((fail + 1)); }
+if PDTRANS=$PDTRANS DEMO_OUT="$d/demo" sh tests/demo.sh >"$d/log" 2>&1; then ok; else
+    bad "tests/demo.sh exited non-zero; its output:"; cat "$d/log"; fi
+roles="trainer_0 trainer_1 pserver_0 pserver_1"
+for r in $roles; do
+    for f in "$d/demo/job/$r.pb" "$d/demo/job/$r.startup.pb"; do
+        if [ -s "$f" ]; then ok; else bad "missing ${f#"$d"/}"; continue; fi
+        if "$PDTRANS" check "$f" >"$d/check.out" 2>&1; then ok; else
+            bad "pdtrans check ${f#"$d"/}: $(cat "$d/check.out")"; fi
+    done
+done
+for f in trainer_0.pb pserver_0.pb pserver_1.pb manifest.json; do
+    [ -s "$d/demo/all/$f" ] && ok || bad "missing demo/all/$f"
+done
+for f in pserver_0.pb pserver_0.startup.pb trainer_1.pb trainer_1.startup.pb; do
+    if cmp -s "$d/demo/env/$f" "$d/demo/job/$f"; then ok; else
+        bad "demo/env/$f (from --from-env) differs from demo/job/$f (from flags)"; fi
+done
+for f in pserver_0.pb trainer_0.pb; do
+    if cmp -s "$d/demo/all/$f" "$d/demo/job/$f"; then ok; else
+        bad "demo/all/$f (--role=all) differs from demo/job/$f (one role)"; fi
+done
+grep -q 'listen_and_serv' "$d/log" && ok || bad "the demo output shows no dump of a pserver"
+echo "demo: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
