@@ -185,6 +185,16 @@ static const grad_maker table[] = {
          "Input H0 Bias Weight O:BatchGate O:BatchResetHiddenPrev O:BatchHidden O:Hidden "
          "OG:Hidden",
          "IG:H0 IG:Input IG:Weight IG:Bias", 0),
+    /* lstm_op.cc LSTMGradOpDescMaker: H0/C0 only when the forward op has
+     * the slot (Inputs().count), even empty; all attrs. */
+    SPEC("lstm", NULL,
+         "Input ?H0 ?C0 Weight Bias O:Cell O:Hidden OG:Hidden O:BatchGate O:BatchCellPreAct",
+         "IG:Input ?IG:H0 ?IG:C0 IG:Weight IG:Bias", 0),
+    /* im2sequence_op.cc Im2SequenceGradMaker: no Y (the real-size input). */
+    SPEC("im2sequence", NULL, "X OG:Out", "IG:X", 0),
+    /* warpctc_op.cc WarpCTCGradOpMaker: LogitsLength always set (empty when
+     * the forward op has none); no Label. */
+    SPEC("warpctc", NULL, "O:WarpCTCGrad Logits OG:Loss LogitsLength", "IG:Logits", 0),
 
     /* ---- top_k (5.12) ---- */
     SPEC("top_k", NULL, "X O:Indices OG:Out", "IG:X", GF_NO_ATTRS),
@@ -284,6 +294,13 @@ static const grad_maker table[] = {
     NOGRAD("c_broadcast"),
     NOGRAD("c_sync_calc_stream"),
     NOGRAD("c_sync_comm_stream"),
+    /* Registered with EmptyGradOpMaker (ctc_align_op.cc) or with no grad
+     * maker at all (readers, gen_nccl_id, fl_listen_and_serv): never on a
+     * gradient path. */
+    NOGRAD("ctc_align"),
+    NOGRAD("create_double_buffer_reader"),
+    NOGRAD("gen_nccl_id"),
+    NOGRAD("fl_listen_and_serv"),
 };
 
 #undef NOGRAD
