@@ -102,3 +102,8 @@ install: $(BIN)
 
 clean:
 	rm -rf build build-san pdtrans pdtrans-san
+
+$(BUILD)/tests/regen: tests/regen/regen.c $(BUILD)/libpdtrans.a
+	@mkdir -p $(dir $@)
+	@echo "  LD $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm

@@ -110,6 +110,13 @@ bool grad_fn_data_norm(grad_ctx *c);
 bool grad_fn_conditional_block(grad_ctx *c);
 bool grad_fn_while(grad_ctx *c);
 
+/* Which var a grad op's compile-time InferShape shares its LoD from
+ * (ShareLoD) for the grad vars it writes: the forward var of the grad (most
+ * grad ops), the op's first input (sum accumulating renamed grads), or
+ * none (the op only sets dims, so the new var has no lod_level). */
+typedef enum { GRAD_LOD_FORWARD = 0, GRAD_LOD_FIRST_INPUT, GRAD_LOD_NONE } grad_lod;
+grad_lod grad_lod_rule(const char *grad_type);
+
 /* Var-type rule of a grad op for a new grad var (Paddle's InferVarType):
  * the VarType.type for `grad` written by `op`, or -1 for "dense tensor". */
 int grad_var_type(const ir_block *b, const ir_op *op, const char *grad);

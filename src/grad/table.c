@@ -324,6 +324,25 @@ const grad_maker *grad_maker_find(const char *type)
     return pmap_get(&index_by_type, ir_intern(type));
 }
 
+/* Grad ops whose InferShape sets dims without ShareLoD (Paddle's
+ * *_op.cc GradOp::InferShape): mul_op.cc MulGradOp, clip_op.cc,
+ * softmax_op.cc SoftmaxOpGrad, data_norm_op.cc, lstm_op.cc LSTMGradOp,
+ * im2sequence_op.cc Im2SequenceGradOp.  sum_op.cc SumOp shares X[0]'s. */
+static const char *const no_share_lod[] = {
+    "mul_grad", "clip_grad", "softmax_grad", "data_norm_grad", "lstm_grad",
+    "im2sequence_grad",
+};
+
+grad_lod grad_lod_rule(const char *grad_type)
+{
+    if (!strcmp(grad_type, "sum"))
+        return GRAD_LOD_FIRST_INPUT;
+    for (size_t i = 0; i < sizeof no_share_lod / sizeof *no_share_lod; i++)
+        if (!strcmp(grad_type, no_share_lod[i]))
+            return GRAD_LOD_NONE;
+    return GRAD_LOD_FORWARD;
+}
+
 const grad_maker *grad_makers(size_t *n)
 {
     *n = sizeof table / sizeof table[0];

@@ -542,7 +542,8 @@ static const char *strip_grad(const char *g, const char *fwd)
 
 /* to_var: grad_to_var[gv->name], or NULL. */
 /* Returns the forward var (NULL when missing). */
-static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const char *to_var)
+static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const char *to_var,
+                                       const ir_op *op)
 {
     const char *fwd = strip_grad(gv->name, to_var);
     const ir_var *fv = ir_block_find_var_recursive(b, fwd);
@@ -554,9 +555,20 @@ static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const
     }
     gv->dtype = fv->dtype;
     ir_var_set_dims(r->prog, gv, fv->dims, fv->n_dims);
-    if (gv->type == IR_LOD_TENSOR && fv->has_lod_level) {
+    /* lod_level is what the grad op's compile-time InferShape leaves:
+     * ShareLoD from the forward var, from sum's first input, or nothing. */
+    const ir_var *lod_from = NULL;
+    switch (grad_lod_rule(op->type)) {
+    case GRAD_LOD_FORWARD: lod_from = fv; break;
+    case GRAD_LOD_FIRST_INPUT:
+        if (op->n_inputs && op->inputs[0].n_args)
+            lod_from = ir_block_find_var_recursive(b, op->inputs[0].args[0]);
+        break;
+    default: break;
+    }
+    if (gv->type == IR_LOD_TENSOR && lod_from && lod_from->has_lod_level) {
         gv->has_lod_level = true;
-        gv->lod_level = fv->lod_level;
+        gv->lod_level = lod_from->lod_level;
     }
     return fv;
 }
@@ -665,7 +677,7 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
                                  : t == IR_LOD_TENSOR_ARRAY ? IR_TD_TENSOR_ARRAY
                                                             : IR_TD_LOD_TENSOR;
             }
-            const ir_var *fv = infer_dtype_shape(r, b, v, fwd);
+            const ir_var *fv = infer_dtype_shape(r, b, v, fwd, op);
             /* Parameters live in block 0; elsewhere fv could shadow one. */
             if (fwd && wanted(r, fwd, b->idx == 0 ? fv : NULL)) {
                 pmap_put(r->grad_info, fwd, (void *)v->name);

@@ -1,0 +1,400 @@
+/* regen.c - strips Paddle's own backward ops from a real training program,
+ * regenerates them with pdtrans's append_backward, and lists every
+ * difference op by op (type, slots and arguments, attrs) and var by var
+ * (type, dtype, shape, lod_level, persistable).  A difference explained by
+ * the Paddle version that wrote the file is matched against a list given on
+ * the command line (tests/regen/known.txt); the tool exits 1 when any
+ * difference is left unexplained.
+ *
+ * usage: regen PROGRAM KNOWN [--show]
+ *   The loss is the output of the op whose op_role is Forward|Loss; the
+ *   parameters are the params of the backward ops' op_role_var pairs. */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/pdio.h"
+#include "ir/ir.h"
+#include "diag.h"
+#include "passes/pass.h"
+
+#define ROLE_STRIPPED (IR_ROLE_BACKWARD | IR_ROLE_OPTIMIZE)
+
+typedef struct {
+    char *prog, *op, *kind, *what;      /* '*' matches anything */
+    int used;
+} known;
+
+static known *kn;
+static size_t n_kn;
+static int show;
+static size_t n_diff, n_explained;
+static const char *prog_name;
+
+static int glob(const char *pat, const char *s)
+{
+    return !strcmp(pat, "*") || !strcmp(pat, s);
+}
+
+static void diff(const char *op, const char *kind, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#include <stdarg.h>
+static void diff(const char *op, const char *kind, const char *what, const char *fmt, ...)
+{
+    for (size_t i = 0; i < n_kn; i++)
+        if (glob(kn[i].prog, prog_name) && glob(kn[i].op, op) && glob(kn[i].kind, kind) &&
+            glob(kn[i].what, what)) {
+            kn[i].used++;
+            n_explained++;
+            return;
+        }
+    n_diff++;
+    if (show || n_diff <= 40) {
+        va_list ap;
+        va_start(ap, fmt);
+        printf("%s: %s %s %s: ", prog_name, op, kind, what);
+        vprintf(fmt, ap);
+        putchar('\n');
+        va_end(ap);
+    }
+}
+
+static void load_known(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "regen: cannot open %s\n", path);
+        exit(2);
+    }
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char a[256], b[256], c[256], d[256];
+        if (sscanf(line, "%255s %255s %255s %255s", a, b, c, d) != 4)
+            continue;
+        kn = realloc(kn, (n_kn + 1) * sizeof *kn);
+        kn[n_kn++] = (known){strdup(a), strdup(b), strdup(c), strdup(d), 0};
+    }
+    fclose(f);
+}
+
+static const ir_slot *find_slot(const ir_slot *s, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i].name == name)
+            return &s[i];
+    return NULL;
+}
+
+static void slot_str(const ir_slot *s, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (size_t i = 0; s && i < s->n_args && o + 1 < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "," : "", s->args[i]);
+}
+
+static void compare_slots(const ir_op *w, const ir_op *g, int out)
+{
+    const ir_slot *ws = out ? w->outputs : w->inputs, *gs = out ? g->outputs : g->inputs;
+    size_t nw = out ? w->n_outputs : w->n_inputs, ng = out ? g->n_outputs : g->n_inputs;
+    const char *dir = out ? "output" : "input";
+    char kind[32], a[2048], b[2048];
+    for (size_t i = 0; i < nw; i++) {
+        const ir_slot *m = find_slot(gs, ng, ws[i].name);
+        slot_str(&ws[i], a, sizeof a);
+        if (!m) {
+            snprintf(kind, sizeof kind, "%s-absent", dir);
+            diff(w->type, kind, ws[i].name, "Paddle has %s=[%s], pdtrans has no slot", ws[i].name, a);
+            continue;
+        }
+        slot_str(m, b, sizeof b);
+        if (strcmp(a, b)) {
+            snprintf(kind, sizeof kind, "%s-args", dir);
+            diff(w->type, kind, ws[i].name, "Paddle [%s], pdtrans [%s]", a, b);
+        }
+    }
+    for (size_t i = 0; i < ng; i++)
+        if (!find_slot(ws, nw, gs[i].name)) {
+            slot_str(&gs[i], b, sizeof b);
+            snprintf(kind, sizeof kind, "%s-extra", dir);
+            diff(w->type, kind, gs[i].name, "pdtrans has %s=[%s], Paddle has no slot", gs[i].name, b);
+        }
+}
+
+static int bytes_eq(const ir_bytes *a, const ir_bytes *b)
+{
+    return a->len == b->len && (a->len == 0 || !memcmp(a->data, b->data, a->len));
+}
+
+/* Value equality of two attrs of the same name; type compared apart. */
+static int attr_eq(const ir_attr *a, const ir_attr *b)
+{
+    if (a->type != b->type)
+        return 0;
+    switch (a->type) {
+    case IR_ATTR_INT: return a->i == b->i;
+    case IR_ATTR_FLOAT: return a->f == b->f;
+    case IR_ATTR_STRING: return bytes_eq(&a->s, &b->s);
+    case IR_ATTR_BOOLEAN: return a->b == b->b;
+    case IR_ATTR_BLOCK: return a->block_idx == b->block_idx;
+    case IR_ATTR_LONG: return a->l == b->l;
+    case IR_ATTR_FLOAT64: return a->float64 == b->float64;
+    default: break;
+    }
+#define LIST(n, p) if (a->n != b->n) return 0; \
+    for (size_t i = 0; i < a->n; i++) if (a->p[i] != b->p[i]) return 0;
+    LIST(n_ints, ints)
+    LIST(n_floats, floats)
+    LIST(n_bools, bools)
+    LIST(n_blocks_idx, blocks_idx)
+    LIST(n_longs, longs)
+    LIST(n_float64s, float64s)
+    LIST(n_vars_name, vars_name)
+#undef LIST
+    if (a->n_strings != b->n_strings)
+        return 0;
+    for (size_t i = 0; i < a->n_strings; i++)
+        if (!bytes_eq(&a->strings[i], &b->strings[i]))
+            return 0;
+    return 1;
+}
+
+static void compare_attrs(const ir_op *w, const ir_op *g)
+{
+    const char *cs = ir_intern("op_callstack");
+    for (size_t i = 0; i < w->n_attrs; i++) {
+        const ir_attr *a = &w->attrs[i];
+        if (a->name == cs)
+            continue;
+        const ir_attr *m = ir_op_attr(g, a->name);
+        if (!m)
+            diff(w->type, "attr-absent", a->name, "Paddle has attr %s (type %d)", a->name, a->type);
+        else if (m->type != a->type)
+            diff(w->type, "attr-type", a->name, "Paddle type %d, pdtrans type %d", a->type, m->type);
+        else if (!attr_eq(a, m)) {
+            char wa[1024] = "", ga[1024] = "";
+            for (size_t i2 = 0, o = 0; i2 < a->n_strings && o < sizeof wa; i2++)
+                o += (size_t)snprintf(wa + o, sizeof wa - o, "%.*s ", (int)a->strings[i2].len,
+                                      (const char *)a->strings[i2].data);
+            for (size_t i2 = 0, o = 0; i2 < m->n_strings && o < sizeof ga; i2++)
+                o += (size_t)snprintf(ga + o, sizeof ga - o, "%.*s ", (int)m->strings[i2].len,
+                                      (const char *)m->strings[i2].data);
+            diff(w->type, "attr-value", a->name, "values differ: Paddle [%s] pdtrans [%s]", wa, ga);
+        }
+    }
+    for (size_t i = 0; i < g->n_attrs; i++)
+        if (g->attrs[i].name != cs && !ir_op_attr(w, g->attrs[i].name))
+            diff(w->type, "attr-extra", g->attrs[i].name, "pdtrans has attr %s", g->attrs[i].name);
+}
+
+static void compare_var(const ir_var *w, const ir_var *g)
+{
+    if (!g) {
+        diff("var", "absent", w->name, "Paddle declares it, pdtrans does not");
+        return;
+    }
+    if (g->type != w->type)
+        diff("var", "type", w->name, "Paddle %d, pdtrans %d", w->type, g->type);
+    if (g->dtype != w->dtype)
+        diff("var", "dtype", w->name, "Paddle %d, pdtrans %d", w->dtype, g->dtype);
+    int same_dims = g->n_dims == w->n_dims;
+    for (size_t d = 0; same_dims && d < w->n_dims; d++)
+        same_dims = g->dims[d] == w->dims[d];
+    if (!same_dims)
+        diff("var", "shape", w->name, "shapes differ");
+    if (g->lod_level != w->lod_level)
+        diff("var", "lod_level", w->name, "Paddle %d, pdtrans %d", (int)w->lod_level,
+             (int)g->lod_level);
+}
+
+static const char *rv_name(const ir_attr *rv, size_t i)
+{
+    return ir_intern_n((const char *)rv->strings[i].data, rv->strings[i].len);
+}
+
+/* The parameter list in the order Paddle processed it.  append_backward
+ * prepends [p, g] to the op_role_var of the grad's last writer, so an op
+ * holding several pairs lists them last-processed first: each op's pairs,
+ * reversed.  (The optimize ops cannot tell: fluid 1.x apply_gradients
+ * sorts the pairs by name.)  Order across ops does not change the output. */
+static char *params_of(const ir_block *b)
+{
+    GString *s = g_string_new("");
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (int pass = 1; pass < 2; pass++)
+        for (size_t k = 0; k < b->n_ops; k++) {
+            const ir_attr *rv = ir_op_attr(b->ops[k], "op_role_var");
+            int role = ir_op_role(b->ops[k]);
+            if (!rv || role < 0 || !(role & (pass ? IR_ROLE_BACKWARD : IR_ROLE_OPTIMIZE)))
+                continue;
+            size_t n = rv->n_strings / 2;
+            for (size_t j = 0; j < n; j++) {
+                const char *p = rv_name(rv, 2 * (pass ? n - 1 - j : j));
+                if (g_hash_table_add(seen, (void *)p))
+                    g_string_append_printf(s, "%s%s", s->len ? "," : "", p);
+            }
+        }
+    g_hash_table_destroy(seen);
+    return g_string_free(s, FALSE);
+}
+
+/* Every var name Paddle's backward ops name. */
+static GHashTable *grad_names_of(const ir_block *b)
+{
+    GHashTable *h = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t k = 0; k < b->n_ops; k++) {
+        const ir_op *op = b->ops[k];
+        int role = ir_op_role(op);
+        if (role < 0 || !(role & IR_ROLE_BACKWARD))
+            continue;
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t a = 0; a < op->outputs[s].n_args; a++)
+                g_hash_table_add(h, (void *)op->outputs[s].args[a]);
+    }
+    return h;
+}
+
+/* Removes ops with a Backward or Optimize role from block 0, then every var
+ * of block 0 that no remaining op of any block names.  Returns the loss. */
+static const char *strip(ir_program *p)
+{
+    ir_block *b = p->blocks[0];
+    const char *loss = NULL;
+    GHashTable *paddle_grads = grad_names_of(b);
+    ir_op **keep = g_new(ir_op *, b->n_ops + 1);
+    size_t n = 0;
+    for (size_t k = 0; k < b->n_ops; k++) {
+        int role = ir_op_role(b->ops[k]);
+        if (role >= 0 && (role & ROLE_STRIPPED))
+            continue;
+        if (role == (IR_ROLE_FORWARD | IR_ROLE_LOSS) && b->ops[k]->n_outputs)
+            loss = b->ops[k]->outputs[0].args[0];
+        keep[n++] = b->ops[k];
+    }
+    ir_block_set_ops(b, keep, n);
+    g_free(keep);
+    /* Files written before Paddle 2 do not store stop_gradient, which the
+     * data layers set in Python only.  A data input (a non-persistable var
+     * that only feed or read ops write) gets it back from the one trace it
+     * left: Paddle's backward wrote no grad for it. */
+    GHashTable *written = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t bi = 0; bi < p->n_blocks; bi++)
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
+            const ir_op *op = p->blocks[bi]->ops[k];
+            if (!strcmp(op->type, "feed") || !strcmp(op->type, "read"))
+                continue;
+            for (size_t s = 0; s < op->n_outputs; s++)
+                for (size_t a = 0; a < op->outputs[s].n_args; a++)
+                    g_hash_table_add(written, (void *)op->outputs[s].args[a]);
+        }
+    for (size_t i = 0; i < b->n_vars; i++) {
+        ir_var *v = b->vars[i];
+        if (!v->removed && !v->persistable && !g_hash_table_contains(written, v->name) &&
+            !g_hash_table_contains(paddle_grads, ir_internf("%s@GRAD", v->name)))
+            v->stop_gradient = true;
+    }
+    g_hash_table_destroy(written);
+    g_hash_table_destroy(paddle_grads);
+    GHashTable *used = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t bi = 0; bi < p->n_blocks; bi++)
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
+            const ir_op *op = p->blocks[bi]->ops[k];
+            for (size_t s = 0; s < op->n_inputs; s++)
+                for (size_t a = 0; a < op->inputs[s].n_args; a++)
+                    g_hash_table_add(used, (void *)op->inputs[s].args[a]);
+            for (size_t s = 0; s < op->n_outputs; s++)
+                for (size_t a = 0; a < op->outputs[s].n_args; a++)
+                    g_hash_table_add(used, (void *)op->outputs[s].args[a]);
+        }
+    GPtrArray *dead = g_ptr_array_new();
+    for (size_t i = 0; i < b->n_vars; i++)
+        if (!b->vars[i]->removed && !g_hash_table_contains(used, b->vars[i]->name))
+            g_ptr_array_add(dead, (void *)b->vars[i]->name);
+    for (guint i = 0; i < dead->len; i++)
+        ir_block_remove_var(b, dead->pdata[i]);
+    g_ptr_array_free(dead, TRUE);
+    g_hash_table_destroy(used);
+    return loss;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: regen PROGRAM KNOWN [--show]\n");
+        return 2;
+    }
+    show = argc > 3 && !strcmp(argv[3], "--show");
+    load_known(argv[2]);
+    const char *slash = strrchr(argv[1], '/');
+    prog_name = slash ? slash + 1 : argv[1];
+    ir_program *orig = pdio_read(argv[1]), *p = pdio_read(argv[1]);
+    if (!orig || !p)
+        return 2;
+    char *params = params_of(orig->blocks[0]);
+    const char *loss = strip(p);
+    if (!loss) {
+        fprintf(stderr, "regen: %s: no op has op_role Forward|Loss\n", prog_name);
+        return 2;
+    }
+    pdt_ctx ctx;
+    pdt_ctx_init(&ctx);
+    ctx.main = p;
+    ctx.main_path = prog_name;
+    ctx.startup = ir_program_new();
+    ir_program_add_block(ctx.startup, -1);
+    ctx.loss = loss;
+    ctx.params = pdt_list_split(params);
+    const char *pass = "append_backward";
+    if (pdt_run_pipeline(&ctx, &pass, 1) != PDT_OK)
+        return 2;
+    /* Ops: Paddle's backward ops in order against pdtrans's. */
+    const ir_block *ob = orig->blocks[0], *gb = ctx.main->blocks[0];
+    size_t gk = 0, n_ops = 0, n_same_type = 0;
+    while (gk < gb->n_ops && !(ir_op_role(gb->ops[gk]) & IR_ROLE_BACKWARD))
+        gk++;
+    for (size_t k = 0; k < ob->n_ops; k++) {
+        const ir_op *w = ob->ops[k];
+        int role = ir_op_role(w);
+        if (role < 0 || !(role & IR_ROLE_BACKWARD) || (role & IR_ROLE_OPTIMIZE))
+            continue;
+        n_ops++;
+        if (gk >= gb->n_ops) {
+            diff(w->type, "op-absent", "-", "op %zu: pdtrans ended before it", k);
+            continue;
+        }
+        const ir_op *g = gb->ops[gk++];
+        if (g->type != w->type) {
+            diff(w->type, "op-type", g->type, "op %zu: Paddle %s, pdtrans %s", k, w->type, g->type);
+            continue;
+        }
+        n_same_type++;
+        size_t before = n_diff;
+        compare_slots(w, g, 0);
+        compare_slots(w, g, 1);
+        compare_attrs(w, g);
+        (void)before;
+    }
+    for (; gk < gb->n_ops; gk++)
+        if (ir_op_role(gb->ops[gk]) & IR_ROLE_BACKWARD)
+            diff(gb->ops[gk]->type, "op-extra", "-", "pdtrans op %zu not in Paddle", gk);
+    /* Vars the backward created in Paddle's file. */
+    size_t n_vars = 0;
+    for (size_t i = 0; i < ob->n_vars; i++) {
+        const ir_var *w = ob->vars[i];
+        if (w->removed || !strstr(w->name, "@GRAD"))
+            continue;
+        n_vars++;
+        compare_var(w, ir_block_find_var(gb, w->name));
+    }
+    printf("%s: %zu backward ops (%zu of the same type in order), %zu grad vars; "
+           "%zu differences explained by the Paddle version, %zu unexplained\n",
+           prog_name, n_ops, n_same_type, n_vars, n_explained, n_diff);
+    g_free(params);
+    pdt_ctx_free(&ctx);
+    ir_program_free(orig);
+    return n_diff ? 1 : 0;
+}
