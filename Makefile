@@ -67,9 +67,10 @@ golden-update: $(BIN)
 	@PDTRANS=./$(BIN) sh tests/golden/run.sh --update
 
 check: deps
-	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare $(BUILD)/tests/regen
 	@$(MAKE) --no-print-directory unit golden
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
+	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@sh tests/install.sh
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh

@@ -51,6 +51,7 @@ int cmd_check(int argc, char **argv)
             continue;
         }
         size_t errs = pdt_verify(p, argv[i], stderr);
+        pdt_verify_notes(p, argv[i], stderr);
         if (errs)
             rc = PDT_EBADINPUT;
         else if (verbose)

@@ -3,6 +3,7 @@
 
 #include <glib.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../diag.h"
 #include "pass.h"
@@ -41,6 +42,14 @@ static bool reaches_root(const ir_program *p, size_t i)
     return true;
 }
 
+/* Inputs Paddle resolves from its runtime scope, never from the program:
+ * py_reader's queue is made by core.init_lod_tensor_blocking_queue in the
+ * Python process, so a saved program names it without declaring it. */
+static bool from_runtime_scope(const ir_op *op, const char *slot)
+{
+    return !strcmp(op->type, "create_py_reader") && !strcmp(slot, "blocking_queue");
+}
+
 static size_t check_args(const ir_program *p, const ir_block *b, size_t k,
                          const ir_op *op, const ir_slot *slots, size_t n,
                          const char *dir, const char *name, FILE *out)
@@ -51,7 +60,7 @@ static size_t check_args(const ir_program *p, const ir_block *b, size_t k,
     for (size_t s = 0; s < n; s++)
         for (size_t a = 0; a < slots[s].n_args; a++) {
             const char *arg = slots[s].args[a];
-            if (arg == empty)
+            if (arg == empty || from_runtime_scope(op, slots[s].name))
                 continue;
             if (!ir_block_find_var_recursive(b, arg)) {
                 report(out, name, "error",
@@ -160,4 +169,28 @@ size_t pdt_verify(const ir_program *p, const char *name, FILE *out)
 int pass_verify(pdt_ctx *ctx)
 {
     return pdt_verify(ctx->main, ctx->main_path, stderr) ? PDT_EBADINPUT : PDT_OK;
+}
+
+size_t pdt_verify_notes(const ir_program *p, const char *name, FILE *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        const ir_block *b = p->blocks[i];
+        for (size_t k = 0; k < b->n_ops; k++) {
+            const ir_op *op = b->ops[k];
+            for (size_t s = 0; s < op->n_inputs; s++) {
+                if (!from_runtime_scope(op, op->inputs[s].name))
+                    continue;
+                for (size_t a = 0; a < op->inputs[s].n_args; a++)
+                    if (!ir_block_find_var_recursive(b, op->inputs[s].args[a])) {
+                        report(out, name, "note",
+                               "block %zu, op %zu '%s': input '%s' names '%s', which Paddle "
+                               "takes from its runtime scope (not declared in the program)",
+                               i, k, op->type, op->inputs[s].name, op->inputs[s].args[a]);
+                        n++;
+                    }
+            }
+        }
+    }
+    return n;
 }

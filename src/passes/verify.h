@@ -12,4 +12,9 @@
  * Warnings (block 0's parent_idx 0) are printed but not counted. */
 size_t pdt_verify(const ir_program *p, const char *name, FILE *out);
 
+/* Prints a note for each input that names a var Paddle takes from its
+ * runtime scope (create_py_reader's blocking_queue) and the program does
+ * not declare; pdt_verify accepts those.  Returns the count. */
+size_t pdt_verify_notes(const ir_program *p, const char *name, FILE *out);
+
 #endif
