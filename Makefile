@@ -25,7 +25,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check unit golden golden-update demo bench install clean deps fuzz-truncate valgrind fuzz
+.PHONY: all check unit golden golden-update demo bench install clean deps fuzz-truncate valgrind fuzz fuzz-smoke
 
 all: $(BIN)
 
@@ -88,10 +88,15 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libpdtrans.a
 	@echo "  LD $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm
 
-# Coverage-guided fuzzing (clang + libFuzzer, ASan, UBSan); not part of check.
-# FUZZ_SECONDS=60 per target; see tests/fuzz/run.sh.
+# Coverage-guided fuzzing (clang + libFuzzer, ASan, UBSan); see
+# tests/fuzz/README.md.  fuzz: every target in turn, FUZZ_SECONDS=60 each,
+# corpora kept in build/fuzz/corpus; fuzz-smoke: every target on its seeds,
+# FUZZ_SECONDS=30 each, two at a time.
 fuzz: deps
 	@sh tests/fuzz/run.sh
+
+fuzz-smoke: deps
+	@sh tests/fuzz/run.sh --smoke
 
 valgrind: $(BIN) $(UNIT_BINS)
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/valgrind.sh $(UNIT_BINS)

@@ -1,42 +1,66 @@
 #!/bin/sh
-# Coverage-guided fuzzing of the reader and writer (`make fuzz`; not part of
-# `make check`).  Builds tests/fuzz/fuzz_*.c with clang and libFuzzer under
-# ASan and UBSan against the library sources, seeds a corpus and runs each
-# target for FUZZ_SECONDS seconds.  Exits 1 on a crash, a leak or a
-# round-trip mismatch (printing the reproducer's path), 0 otherwise.
+# Coverage-guided fuzzing (`make fuzz`, `make fuzz-smoke`).  Builds
+# tests/fuzz/fuzz_*.c with clang and libFuzzer under ASan and UBSan against
+# the library sources, seeds a corpus and runs each target for FUZZ_SECONDS
+# seconds.  Exits 1 on a crash, a leak, a round-trip mismatch or a failed
+# command that left output (printing the reproducer's path), 0 otherwise.
 #
-#   sh tests/fuzz/run.sh                   fuzz every target
+#   sh tests/fuzz/run.sh                   fuzz every target, one at a time
+#   sh tests/fuzz/run.sh --smoke           every target on a fresh corpus
+#                                          (seeds only), two at a time, for
+#                                          FUZZ_SECONDS (default 30) each
+#   sh tests/fuzz/run.sh --available       exit 0 if clang can build
+#                                          libFuzzer targets (installs nothing)
 #   sh tests/fuzz/run.sh --repro FILE...   run every target once on FILEs
 #
+# Targets (tests/fuzz/fuzz_NAME.c): read, text (the readers); backward
+# (backward and gradients), minimize, transpile_sync, transpile_async,
+# transpile_table, transpile_nccl2, transpile_collective, check, roundtrip
+# (the text round trip).  All but read and text use the structure-aware
+# mutator of fuzz_mutator.h.  See tests/fuzz/README.md.
+#
 # Environment:
-#   FUZZ_SECONDS  seconds per target (default 60)
-#   FUZZ_TARGETS  which targets (default "read text")
-#   FUZZ_MAX_LEN  largest generated input in bytes (default 131072; larger
-#                 seeds are truncated by libFuzzer)
+#   FUZZ_SECONDS  seconds per target (default 60; --smoke: 30)
+#   FUZZ_TARGETS  which targets (default: all of the above)
+#   FUZZ_MAX_LEN  largest generated input in bytes (default 131072 for read
+#                 and text, 4194304 for the pipeline targets, so the real
+#                 training programs load whole)
 #   FUZZ_JOBS     >1: libFuzzer -fork=N worker processes (default 1)
 #   FUZZ_FLAGS    extra libFuzzer flags
 #   FUZZ_CFLAGS   extra compiler flags (e.g. -fno-sanitize=nonnull-attribute
-#                 to look past a known finding)
+#                 to look past a known finding; `rm -rf build/fuzz/bin`
+#                 after changing them: objects are rebuilt only when a
+#                 source or header is newer)
 #   PDT_FUZZ_STRICT=1  also check the promises with documented exceptions
 #                 (text form packs to the binary form; binary form equals
 #                 protobuf-c's own repacking): see tests/fuzz/fuzz_common.h
 #   FUZZ_ARENA=malloc  link tests/fuzz/arena_malloc.c instead of
 #                 src/ir/arena.c: one malloc per arena allocation, so ASan
 #                 also catches overflows inside the IR's arenas (slower)
+#   FUZZ_VERBOSE=1  the pipeline targets print pdtrans's messages
+#   FUZZ_OUT      where everything goes (default build/fuzz; a long run
+#                 beside smoke runs wants its own, e.g. build/fuzz-long)
 #   CLANG         the compiler (default clang)
 #
-# Installs clang (and the libFuzzer runtime, libclang-rt-N-dev) from Debian
-# when missing.  Everything it writes is under build/fuzz/: the corpus it
-# grows (corpus/TARGET, kept between runs), the seeds (seeds/TARGET),
-# reproducers (artifacts/TARGET/crash-*, leak-*, timeout-*, oom-*) and logs.
+# Without --smoke or --available, installs clang (and the libFuzzer
+# runtime, libclang-rt-N-dev) from Debian when missing.  Everything it
+# writes is under build/fuzz/: the corpus it grows (corpus/TARGET, kept
+# between runs), the seeds (seeds/TARGET), reproducers
+# (artifacts/TARGET/crash-*, leak-*, timeout-*, oom-*) and logs.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-SECONDS_PER=${FUZZ_SECONDS:-60}
-TARGETS=${FUZZ_TARGETS:-read text}
-MAX_LEN=${FUZZ_MAX_LEN:-131072}
+MODE=fuzz
+case ${1:-} in
+--smoke) MODE=smoke; shift ;;
+--available) MODE=available; shift ;;
+--repro) MODE=repro ;;
+esac
+ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip"
+if [ $MODE = smoke ]; then SECONDS_PER=${FUZZ_SECONDS:-30}; else SECONDS_PER=${FUZZ_SECONDS:-60}; fi
+TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 JOBS=${FUZZ_JOBS:-1}
 CLANG=${CLANG:-clang}
-OUT=build/fuzz
+OUT=${FUZZ_OUT:-build/fuzz}
 real=../shared/testdata-real
 
 say() { echo "fuzz: $*"; }
@@ -52,7 +76,20 @@ apt_install() {
 
 # ---- toolchain ------------------------------------------------------------
 
+if [ $MODE = available ]; then
+    command -v "$CLANG" >/dev/null 2>&1 || exit 1
+    d=$(mktemp -d) || exit 1
+    printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+        'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
+        'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' \
+        >"$d/probe.c"
+    "$CLANG" -fsanitize=fuzzer,address,undefined -o "$d/probe" "$d/probe.c" 2>/dev/null
+    rc=$?
+    rm -rf "$d"
+    exit $rc
+fi
 if ! command -v "$CLANG" >/dev/null 2>&1; then
+    [ $MODE = smoke ] && die "'$CLANG' not found"
     apt_install clang || die "cannot install clang"
     command -v "$CLANG" >/dev/null 2>&1 || die "'$CLANG' still not found"
 fi
@@ -75,14 +112,14 @@ fi
 
 # ---- build ----------------------------------------------------------------
 
-${MAKE:-make} --no-print-directory BUILD=build build/gen/framework.pb-c.c >/dev/null ||
+${MAKE:-make} --no-print-directory BUILD=build build/gen/framework.pb-c.c build/gen/framework.pb-c.h >/dev/null ||
     die "cannot generate build/gen/framework.pb-c.c (run 'make deps')"
 PKG_CFLAGS=$(pkg-config --cflags libprotobuf-c glib-2.0 jansson) || die "pkg-config failed (run 'make deps')"
 PKG_LIBS=$(pkg-config --libs libprotobuf-c glib-2.0 jansson)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra $SAN -Ibuild/gen -Isrc $PKG_CFLAGS ${FUZZ_CFLAGS:-}"
 say "building with $("$CLANG" --version | head -1)"
-srcs="$(ls src/*.c src/*/*.c | grep -v '^src/main\.c$') build/gen/framework.pb-c.c"
+srcs="$(ls src/*.c src/*/*.c src/*/*/*.c 2>/dev/null | grep -v '^src/main\.c$') build/gen/framework.pb-c.c"
 BIN=$OUT/bin
 if [ "${FUZZ_ARENA:-}" = malloc ]; then
     srcs="$(echo "$srcs" | grep -v '^src/ir/arena\.c$') tests/fuzz/arena_malloc.c"
@@ -92,22 +129,29 @@ mkdir -p "$BIN/obj" || exit 2
 obj_of() { echo "$BIN/obj/$(echo "$1" | sed 's|^src/||; s|^build/gen/||; s|^tests/fuzz/||; s|/|_|g; s|\.c$|.o|')"; }
 objs=
 for s in $srcs; do objs="$objs $(obj_of "$s")"; done
-# Library objects get coverage instrumentation only (fuzzer-no-link), in
-# parallel.
-for s in $srcs; do echo "$s $(obj_of "$s")"; done |
-    xargs -P "$(nproc 2>/dev/null || echo 2)" -n 2 sh -c \
-        "exec $CLANG $CFLAGS -fsanitize=fuzzer-no-link -c -o \"\$2\" \"\$1\"" sh ||
+# Library objects get coverage instrumentation only (fuzzer-no-link), two
+# compilers at a time (the machine is shared), and only when the source or
+# some header is newer than the object.
+newest_h=$(ls -t src/*.h src/*/*.h src/*/*/*.h build/gen/*.h 2>/dev/null | head -1)
+for s in $srcs; do
+    o=$(obj_of "$s")
+    if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then echo "$s $o"; fi
+done |
+    xargs -r -P 2 -n 2 sh -c \
+        "exec nice $CLANG $CFLAGS -fsanitize=fuzzer-no-link -c -o \"\$2\" \"\$1\"" sh ||
     die "compiling the library failed"
 for t in $TARGETS; do
     [ -f "tests/fuzz/fuzz_$t.c" ] || die "no target tests/fuzz/fuzz_$t.c"
+    newest_t=$(ls -t tests/fuzz/*.h "tests/fuzz/fuzz_$t.c" $objs | head -1)
+    [ -f "$BIN/fuzz_$t" ] && ! [ "$newest_t" -nt "$BIN/fuzz_$t" ] && continue
     # shellcheck disable=SC2086
-    "$CLANG" $CFLAGS -Werror -fsanitize=fuzzer -o "$BIN/fuzz_$t" "tests/fuzz/fuzz_$t.c" \
-        $objs $PKG_LIBS -lm || die "building fuzz_$t failed"
+    nice "$CLANG" $CFLAGS -Werror -Itests/fuzz -fsanitize=fuzzer -o "$BIN/fuzz_$t" \
+        "tests/fuzz/fuzz_$t.c" $objs $PKG_LIBS -lm || die "building fuzz_$t failed"
 done
 
 # ---- reproduce mode -------------------------------------------------------
 
-if [ "${1:-}" = --repro ]; then
+if [ $MODE = repro ]; then
     shift
     [ $# -gt 0 ] || die "--repro needs files"
     status=0
@@ -157,6 +201,25 @@ for f in testdata/*.pbtxt tests/golden/*/in/* "$real"/*.pdmodel; do
 done
 [ -d "$real" ] || say "note: $real absent; seeding from testdata/ and tests/golden/ only"
 
+# prog: the pipeline targets' seeds, every program as is (the real training
+# programs of $real/train too; read from ../shared at run time, never copied
+# into the repository).  table: the programs with a distributed lookup
+# table (is_distributed: true) or a remote prefetch.
+mkdir -p "$OUT/seeds/prog" "$OUT/seeds/table"
+n=0
+for f in testdata/*.pbtxt tests/golden/*/in/* "$real"/*.pdmodel "$real"/train/*.pdmodel; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    cp "$f" "$OUT/seeds/prog/$n-$(basename "$f")"
+done
+for f in tests/golden/transpile_dist_table*/in/* tests/golden/transpile_remote_*/in/* \
+    "$real"/ctr_dnn_selected_rows.pdmodel "$real"/rec_join_main_grad_train.pdmodel \
+    "$real"/train/rec_example_main_grad_train.pdmodel; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    cp "$f" "$OUT/seeds/table/$n-$(basename "$f")"
+done
+
 # A dictionary for the text target: field names and enum values of the
 # schema, and the text format's punctuation and literals.
 {
@@ -199,32 +262,68 @@ DICT
 
 # ---- fuzz -----------------------------------------------------------------
 
-status=0
-for t in $TARGETS; do
-    mkdir -p "$OUT/corpus/$t" "$OUT/artifacts/$t"
+# run_target TARGET CORPUS: one libFuzzer run; prints a summary, returns 1
+# on a finding.
+run_target() {
+    t=$1
+    corpus=$2
+    mkdir -p "$corpus" "$OUT/artifacts/$t"
     log=$OUT/fuzz_$t.log
-    dict=
+    dict= seeds=$OUT/seeds/prog max_len=${FUZZ_MAX_LEN:-4194304}
+    case $t in
+    read | text) seeds=$OUT/seeds/$t max_len=${FUZZ_MAX_LEN:-131072} ;;
+    transpile_table) seeds=$OUT/seeds/table ;;
+    esac
     [ "$t" = text ] && dict=-dict=$OUT/text.dict
     fork=
     [ "$JOBS" -gt 1 ] 2>/dev/null && fork=-fork=$JOBS
-    say "fuzz_$t: ${SECONDS_PER}s, corpus $OUT/corpus/$t, log $log"
+    say "fuzz_$t: ${SECONDS_PER}s, corpus $corpus, log $log"
     # shellcheck disable=SC2086
-    "$BIN/fuzz_$t" -max_total_time="$SECONDS_PER" -max_len="$MAX_LEN" -timeout=25 \
+    nice -n 19 "$BIN/fuzz_$t" -max_total_time="$SECONDS_PER" -max_len="$max_len" -timeout=25 \
         -rss_limit_mb=2048 -print_final_stats=1 $dict $fork ${FUZZ_FLAGS:-} \
-        -artifact_prefix="$OUT/artifacts/$t/" "$OUT/corpus/$t" "$OUT/seeds/$t" >"$log" 2>&1
+        -artifact_prefix="$OUT/artifacts/$t/" "$corpus" "$seeds" >"$log" 2>&1
     rc=$?
-    grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb)' "$log" | sed "s/^/fuzz: fuzz_$t: /"
-    if [ $rc -ne 0 ]; then
-        status=1
-        grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: |.*runtime error)' "$log" | head -5 | sed "s/^/fuzz: fuzz_$t: /"
-        repro=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
-        echo "fuzz: FAIL fuzz_$t exited with status $rc (log: $log)"
-        if [ -n "$repro" ]; then
-            echo "fuzz: reproducer: $repro"
-            echo "fuzz: rerun: $BIN/fuzz_$t $repro    (minimise: add -minimize_crash=1 -runs=100000)"
+    {
+        grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb)' "$log" | sed "s/^/fuzz: fuzz_$t: /"
+        if [ $rc -ne 0 ]; then
+            grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: |.*runtime error)' "$log" | head -5 | sed "s/^/fuzz: fuzz_$t: /"
+            repro=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+            echo "fuzz: FAIL fuzz_$t exited with status $rc (log: $log)"
+            if [ -n "$repro" ]; then
+                echo "fuzz: reproducer: $repro"
+                echo "fuzz: rerun: $BIN/fuzz_$t $repro    (minimise: add -minimize_crash=1 -runs=100000)"
+            fi
+        else
+            say "fuzz_$t: ok"
         fi
-    else
-        say "fuzz_$t: ok"
-    fi
-done
+    } >"$log.summary"
+    cat "$log.summary"
+    [ $rc -eq 0 ]
+}
+
+status=0
+if [ $MODE = smoke ]; then
+    # Fresh corpora (the seeds only), so the smoke test does not depend on
+    # earlier runs; two targets at a time.
+    set -- $TARGETS
+    while [ $# -gt 0 ]; do
+        a=$1; shift
+        b=${1:-}; [ $# -gt 0 ] && shift
+        rm -rf "$OUT/smoke/$a" "$OUT/smoke/$b"
+        run_target "$a" "$OUT/smoke/$a" >/dev/null &
+        pa=$!
+        if [ -n "$b" ]; then
+            run_target "$b" "$OUT/smoke/$b" >/dev/null &
+            pb=$!
+            wait $pb || status=1
+            cat "$OUT/fuzz_$b.log.summary"
+        fi
+        wait $pa || status=1
+        cat "$OUT/fuzz_$a.log.summary"
+    done
+else
+    for t in $TARGETS; do
+        run_target "$t" "$OUT/corpus/$t" || status=1
+    done
+fi
 exit $status
