@@ -5,6 +5,7 @@
 
 int pdt_verbosity;
 bool pdt_quiet;
+bool pdt_quiet_warnings;
 
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
@@ -25,6 +26,8 @@ void pdt_error(const char *fmt, ...)
 
 void pdt_warning(const char *fmt, ...)
 {
+    if (pdt_quiet_warnings)
+        return;
     va_list ap;
     va_start(ap, fmt);
     emit("warning: ", fmt, ap);
@@ -33,7 +36,7 @@ void pdt_warning(const char *fmt, ...)
 
 void pdt_note(const char *fmt, ...)
 {
-    if (pdt_verbosity <= 0)
+    if (pdt_verbosity <= 0 || pdt_quiet_warnings)
         return;
     va_list ap;
     va_start(ap, fmt);

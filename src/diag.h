@@ -21,6 +21,8 @@ void pdt_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 extern int pdt_verbosity;
+/* -q/--quiet: warnings and notes are not printed; errors still are. */
+extern bool pdt_quiet_warnings;
 /* Unit tests silence diagnostics; they check return values instead. */
 extern bool pdt_quiet;
 

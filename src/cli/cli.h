@@ -5,7 +5,10 @@
 #ifndef PDT_CLI_H
 #define PDT_CLI_H
 
+#include <glib.h>
 #include <stdbool.h>
+
+#include "../passes/pass.h"
 
 #define CMD(name, summary) int cmd_##name(int argc, char **argv);
 #include "commands.def"
@@ -36,7 +39,36 @@ int cli_bad_option(const char *cmd, int c, char **argv);
  * ctx is then initialised and empty, safe to pdt_ctx_free. */
 struct pdt_ctx;
 bool cli_load_main(struct pdt_ctx *ctx, const char *path);
+/* True when EP is HOST:PORT with a port from 1 to 65535; otherwise prints
+ * a usage error naming SOURCE (the flag or environment variable). */
+bool cli_check_endpoint(const char *cmd, const char *source, const char *ep);
+/* The value of an output option (FLAG names it): never empty; never "-"
+ * when it names a folder.  Returns PDT_OK or PDT_EUSAGE (message printed). */
+int cli_check_out_path(const char *cmd, const char *flag, const char *path, bool folder);
+/* -q and -v together are a usage error (PDT_EUSAGE, message printed). */
+int cli_check_quiet_verbose(const char *cmd);
+/* append_backward without --params trains the vars marked is_parameter; a
+ * program with none (a saved inference model) is a usage error that
+ * suggests --params.  Returns PDT_OK or PDT_EUSAGE (message printed). */
+int cli_check_has_params(const char *cmd, const struct pdt_ctx *ctx);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
+
+/* run.c: the description of a run that manifest.json carries. */
+typedef struct {
+    pdt_run_info info;
+    GPtrArray *roles, *paths, *sums, *opt_names, *opt_values, *env_names, *env_values;
+} cli_run;
+void cli_run_init(cli_run *r);
+/* pdio_read, recording PATH and the SHA-256 of its bytes under ROLE. */
+ir_program *cli_run_read(cli_run *r, const char *role, const char *path);
+/* Records option NAME=VALUE (nothing when VALUE is NULL). */
+void cli_run_option(cli_run *r, const char *name, const char *value);
+/* The value of environment variable NAME, recorded; NULL when unset or
+ * empty.  The only place commands read the environment. */
+const char *cli_run_getenv(cli_run *r, const char *name);
+/* The finished description (valid until cli_run_free). */
+const pdt_run_info *cli_run_info(cli_run *r, const char *const *passes, size_t n_passes);
+void cli_run_free(cli_run *r);
 
 #endif

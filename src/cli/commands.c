@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../diag.h"
 #include "../io/pdio.h"
@@ -32,6 +33,44 @@ bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
     return true;
 }
 
+bool cli_check_endpoint(const char *cmd, const char *source, const char *ep)
+{
+    /* The port is after the last colon, so "[::1]:6170" is host "[::1]". */
+    const char *colon = strrchr(ep, ':');
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!colon || colon == ep || !colon[1] || *end || colon[1] == '-' || colon[1] == '+' ||
+        port < 1 || port > 65535) {
+        pdt_usage_error(cmd, "%s: endpoint '%s' is not HOST:PORT with a port from 1 to 65535",
+                        source, ep);
+        return false;
+    }
+    return true;
+}
+
+int cli_check_out_path(const char *cmd, const char *flag, const char *path, bool folder)
+{
+    if (!*path) {
+        pdt_usage_error(cmd, "option '%s' needs a value, not an empty string", flag);
+        return PDT_EUSAGE;
+    }
+    if (folder && !strcmp(path, "-")) {
+        pdt_usage_error(cmd, "option '%s' names a folder and '%s' writes several files into "
+                        "it; '-' (standard output) cannot hold them", flag, cmd);
+        return PDT_EUSAGE;
+    }
+    return PDT_OK;
+}
+
+int cli_check_quiet_verbose(const char *cmd)
+{
+    if (pdt_quiet_warnings && pdt_verbosity > 0) {
+        pdt_usage_error(cmd, "-q/--quiet and -v/--verbose contradict each other; give one");
+        return PDT_EUSAGE;
+    }
+    return PDT_OK;
+}
+
 void cli_print_version(void)
 {
     printf("pdtrans %s\n", PDT_VERSION);
@@ -46,6 +85,20 @@ int cli_bad_option(const char *cmd, int c, char **argv)
         pdt_usage_error(cmd, "unknown option '-%c'", optopt);
     else
         pdt_usage_error(cmd, "unknown option '%s'", arg);
+    return PDT_EUSAGE;
+}
+
+int cli_check_has_params(const char *cmd, const pdt_ctx *ctx)
+{
+    const ir_block *b = ir_program_block(ctx->main, 0);
+    if (ctx->params.n || !b)
+        return PDT_OK;
+    for (size_t i = 0; i < b->n_vars; i++)
+        if (!b->vars[i]->removed && b->vars[i]->is_parameter)
+            return PDT_OK;
+    pdt_usage_error(cmd, "%s: no var of block 0 is marked as a parameter (is_parameter), as "
+                    "in a saved inference model; name the vars to train with --params=P,...",
+                    ctx->main_path);
     return PDT_EUSAGE;
 }
 

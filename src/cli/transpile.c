@@ -14,8 +14,9 @@
 #include "../passes/pass.h"
 #include "../passes/transpile.h"
 #include "cli.h"
+#include "transpile_cli.h"
 
-static const char *CMD = "transpile";
+static const char *CMD = TCLI_CMD;
 
 static void help(void)
 {
@@ -48,8 +49,19 @@ static void help(void)
         "      --min-block-size=N    smallest slice, in elements (default 8192)\n"
         "      --split-method=M      round-robin (default), hash or balanced\n"
         "      --random-seed=N       Program.random_seed for --no-slice (default 0)\n"
-        "      --from-env            take role, endpoints, trainers and trainer id from\n"
-        "                            PADDLE_* variables; flags win over them\n"
+        "      --rpc-send-threads=N  pservers' listen_and_serv rpc_send_thread_num\n"
+        "      --rpc-get-threads=N   ... rpc_get_thread_num (each default 12)\n"
+        "      --rpc-prefetch-threads=N   ... rpc_prefetch_thread_num\n"
+        "      --selected-gpus=LIST  single_process_multi_thread: the GPUs of one\n"
+        "                            trainer, as FLAGS_selected_gpus (default 8 GPUs)\n"
+        "      --fuse-allreduce=N    ... one fused allreduce when N > 0 (default 1)\n"
+        "      --loss-scale=N        ... scale the loss grad unless 0 (default 1)\n"
+        "      --from-env            take what flags leave unset from the variables\n"
+        "                            Paddle's launchers export (1.x: PADDLE_TRAINING_ROLE,\n"
+        "                            PADDLE_PSERVER_IPS, ...; 2.x fleetrun/launch:\n"
+        "                            TRAINING_ROLE, PADDLE_PSERVERS_IP_PORT_LIST, ...),\n"
+        "                            and FLAGS_rpc_*, FLAGS_selected_gpus, ...; the\n"
+        "                            environment is read only with this flag\n"
         "      --loss=VAR --optimizer=SPEC   MAIN has no backward/optimizer ops yet:\n"
         "                            run append_backward and the optimizer passes\n"
         "                            first (also --regularization, --clip,\n"
@@ -57,9 +69,11 @@ static void help(void)
         "                            'pdtrans minimize --help')\n"
         "      --passes=LIST         run exactly these passes (see 'pdtrans passes')\n"
         "      --no-verify-each      skip the structural check after each pass\n"
-        "  -o, --out-dir=DIR         output folder, created if missing (default .)\n"
+        "  -o, --out-dir=DIR         output FOLDER (not a file; '-' is refused),\n"
+        "                            created if missing (default .)\n"
         "      --text                write protobuf text form (.pbtxt)\n"
         "  -v, --verbose             print the passes run and the block map\n"
+        "  -q, --quiet               print no warnings or notes (errors still)\n"
         "  -h, --help                show this help\n");
 }
 
@@ -67,19 +81,11 @@ enum {
     O_PSERVERS = 256, O_TRAINERS, O_TRAINER_ID, O_ROLE, O_ENDPOINT, O_MODE, O_SYNC, O_ASYNC,
     O_HALF_ASYNC, O_NO_SLICE, O_MIN_BLOCK, O_SPLIT, O_SEED, O_FROM_ENV, O_LOSS, O_OPTIMIZER,
     O_REG, O_CLIP, O_LR, O_PARAMS, O_NO_GRAD, O_PASSES, O_NO_VERIFY, O_TEXT,
-    O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS, O_DC_ASGD, O_COLLECTIVE_MODE
+    O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS, O_DC_ASGD, O_COLLECTIVE_MODE,
+    O_RPC_SEND, O_RPC_GET, O_RPC_PREFETCH, O_GPUS, O_FUSE, O_LOSS_SCALE
 };
 
-typedef struct {
-    pdt_ctx *ctx;
-    const char *startup_path, *out_dir, *passes, *trainers_arg;
-    bool text, from_env;
-    /* Which settings came from flags (they win over --from-env). */
-    bool has_role, has_pservers, has_trainers, has_trainer_id, has_endpoint;
-    bool has_nccl_flags;    /* any nccl2-only flag */
-    bool has_sync_flag;     /* --sync, --async or --half-async */
-    bool has_hierarchical;  /* --hierarchical-*: nccl2 only, not collective */
-} opts;
+typedef tcli_opts opts;
 
 static bool parse_choice(const char *flag, const char *v, const char *const *names, int n,
                          int *out)
@@ -91,6 +97,49 @@ static bool parse_choice(const char *flag, const char *v, const char *const *nam
         }
     pdt_usage_error(CMD, "option '%s' does not accept '%s'", flag, v);
     return false;
+}
+
+static int usage_empty(const char *flag)
+{
+    pdt_usage_error(CMD, "option '%s' needs a value", flag);
+    return PDT_EUSAGE;
+}
+
+/* --sync, --async and --half-async choose one mode: two different ones
+ * contradict each other. */
+static bool set_sync(opts *o, int c)
+{
+    const char *flag = c == O_SYNC ? "--sync" : c == O_ASYNC ? "--async" : "--half-async";
+    if (o->sync_flag && strcmp(o->sync_flag, flag) != 0) {
+        pdt_usage_error(CMD, "%s and %s contradict each other; give one", o->sync_flag, flag);
+        return false;
+    }
+    o->sync_flag = flag;
+    o->ctx->sync_mode = c == O_SYNC ? PDT_SYNC : c == O_ASYNC ? PDT_ASYNC : PDT_HALF_ASYNC;
+    return true;
+}
+
+/* The settings Paddle takes from FLAGS_* and PADDLE_* variables. */
+static bool set_runtime(opts *o, int c, const char *v)
+{
+    pdt_runtime *rt = &o->ctx->runtime;
+    const struct { int c; const char *flag; int *slot; bool *given; } map[] = {
+        {O_RPC_SEND, "--rpc-send-threads", &rt->rpc_send_threads, &o->has_rpc_send},
+        {O_RPC_GET, "--rpc-get-threads", &rt->rpc_get_threads, &o->has_rpc_get},
+        {O_RPC_PREFETCH, "--rpc-prefetch-threads", &rt->rpc_prefetch_threads,
+         &o->has_rpc_prefetch},
+        {O_FUSE, "--fuse-allreduce", &rt->fuse_allreduce, &o->has_fuse},
+        {O_LOSS_SCALE, "--loss-scale", &rt->loss_scale, &o->has_loss_scale}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+        long n;
+        if (map[i].c != c)
+            continue;
+        if (!cli_parse_long(CMD, map[i].flag, v, 0, 0x7fffffff, &n))
+            return false;
+        *map[i].slot = (int)n;
+        *map[i].given = true;
+    }
+    return true;
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -127,7 +176,14 @@ static int parse_args(int argc, char **argv, opts *o)
         {"no-verify-each", no_argument, NULL, O_NO_VERIFY},
         {"out-dir", required_argument, NULL, 'o'},
         {"text", no_argument, NULL, O_TEXT},
+        {"rpc-send-threads", required_argument, NULL, O_RPC_SEND},
+        {"rpc-get-threads", required_argument, NULL, O_RPC_GET},
+        {"rpc-prefetch-threads", required_argument, NULL, O_RPC_PREFETCH},
+        {"selected-gpus", required_argument, NULL, O_GPUS},
+        {"fuse-allreduce", required_argument, NULL, O_FUSE},
+        {"loss-scale", required_argument, NULL, O_LOSS_SCALE},
         {"verbose", no_argument, NULL, 'v'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     static const char *const roles[] = {"all", "trainer", "pserver"};
@@ -140,7 +196,7 @@ static int parse_args(int argc, char **argv, opts *o)
     long n;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:o:vh", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:o:vqh", lopts, NULL)) != -1) {
         switch (c) {
         case 's': o->startup_path = optarg; break;
         case 'o': o->out_dir = optarg; break;
@@ -191,10 +247,28 @@ static int parse_args(int argc, char **argv, opts *o)
             ctx->hierarchical_inter_nranks = (int)n;
             o->has_nccl_flags = o->has_hierarchical = true;
             break;
-        case O_SYNC: ctx->sync_mode = PDT_SYNC; o->has_sync_flag = true; break;
+        case O_SYNC:
+        case O_ASYNC:
+        case O_HALF_ASYNC:
+            if (!set_sync(o, c))
+                return PDT_EUSAGE;
+            break;
         case O_DC_ASGD: ctx->dc_asgd = true; break;
-        case O_ASYNC: ctx->sync_mode = PDT_ASYNC; o->has_sync_flag = true; break;
-        case O_HALF_ASYNC: ctx->sync_mode = PDT_HALF_ASYNC; o->has_sync_flag = true; break;
+        case O_RPC_SEND:
+        case O_RPC_GET:
+        case O_RPC_PREFETCH:
+        case O_FUSE:
+        case O_LOSS_SCALE:
+            if (!set_runtime(o, c, optarg))
+                return PDT_EUSAGE;
+            break;
+        case O_GPUS:
+            if (!*optarg)
+                return usage_empty("--selected-gpus");
+            ctx->runtime.selected_gpus = tcli_count_gpus(optarg);
+            o->has_gpus = true;
+            break;
+        case 'q': pdt_quiet_warnings = true; break;
         case O_NO_SLICE: ctx->slice_var_up = false; break;
         case O_MIN_BLOCK:
             /* DistributeTranspiler asserts min_block_size >= 8192. */
@@ -226,335 +300,13 @@ static int parse_args(int argc, char **argv, opts *o)
         default: return cli_bad_option(CMD, c, argv);
         }
     }
+    if (cli_check_out_path(CMD, "-o/--out-dir", o->out_dir, true) ||
+        cli_check_quiet_verbose(CMD))
+        return PDT_EUSAGE;
     if (argc - optind != 1) {
         pdt_usage_error(CMD, argc - optind ? "expected one MAIN program, got %d arguments"
                                            : "expected a MAIN program%.0d", argc - optind);
         return PDT_EUSAGE;
-    }
-    return PDT_OK;
-}
-
-/* ---- --from-env: the variables Paddle's launch scripts export ---- */
-
-static const char *env_need(const char *name)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) {
-        pdt_usage_error(CMD, "--from-env: environment variable %s is not set", name);
-        return NULL;
-    }
-    return v;
-}
-
-static bool env_int(const char *name, const char *v, long min, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (*end || errno || n < min || n > (1L << 30)) {
-        pdt_usage_error(CMD, "--from-env: environment variable %s must be an integer >= %ld, "
-                        "not '%s'", name, min, v);
-        return false;
-    }
-    *out = n;
-    return true;
-}
-
-static bool valid_port(const char *name, const char *v)
-{
-    long port;
-    if (!env_int(name, v, 1, &port))
-        return false;
-    if (port > 65535) {
-        pdt_usage_error(CMD, "--from-env: environment variable %s is not a port: '%s'", name, v);
-        return false;
-    }
-    return true;
-}
-
-/* nccl2 and collective jobs have trainers only; Paddle's launcher
- * (paddle.distributed.launch) exports the endpoint list, this trainer's
- * endpoint and its id. */
-static int from_env_collective(opts *o)
-{
-    pdt_ctx *ctx = o->ctx;
-    long n;
-    if (!o->has_trainers && !(o->trainers_arg = env_need("PADDLE_TRAINER_ENDPOINTS")))
-        return PDT_EUSAGE;
-    if (!o->has_endpoint) {
-        const char *ep = env_need("PADDLE_CURRENT_ENDPOINT");
-        if (!ep)
-            return PDT_EUSAGE;
-        ctx->endpoint = ir_intern(ep);
-    }
-    if (!o->has_trainer_id) {
-        const char *t = env_need("PADDLE_TRAINER_ID");
-        if (!t || !env_int("PADDLE_TRAINER_ID", t, 0, &n))
-            return PDT_EUSAGE;
-        ctx->trainer_id = (int)n;
-    }
-    return PDT_OK;
-}
-
-static int from_env(opts *o)
-{
-    pdt_ctx *ctx = o->ctx;
-    if (ctx->mode != PDT_MODE_PSERVER)
-        return from_env_collective(o);
-    const char *role = NULL;
-    if (!o->has_role) {
-        if (!(role = env_need("PADDLE_TRAINING_ROLE")))
-            return PDT_EUSAGE;
-        if (!strcmp(role, "TRAINER"))
-            ctx->role = PDT_ROLE_TRAINER;
-        else if (!strcmp(role, "PSERVER"))
-            ctx->role = PDT_ROLE_PSERVER;
-        else {
-            pdt_usage_error(CMD, "--from-env: environment variable PADDLE_TRAINING_ROLE must be "
-                            "TRAINER or PSERVER, not '%s'", role);
-            return PDT_EUSAGE;
-        }
-    }
-    const char *port = getenv("PADDLE_PSERVER_PORT");
-    if (!o->has_pservers) {
-        const char *eps = getenv("PADDLE_PSERVER_ENDPOINTS");
-        if (eps && *eps) {
-            ctx->pservers = pdt_list_split(eps);
-        } else {
-            const char *ips = env_need("PADDLE_PSERVER_IPS");
-            if (!ips || !(port = env_need("PADDLE_PSERVER_PORT")) ||
-                !valid_port("PADDLE_PSERVER_PORT", port))
-                return PDT_EUSAGE;
-            pdt_list l = pdt_list_split(ips);
-            ctx->pservers.items = calloc(l.n + 1, sizeof *ctx->pservers.items);
-            for (size_t i = 0; i < l.n; i++)
-                ctx->pservers.items[i] = ir_internf("%s:%s", l.items[i], port);
-            ctx->pservers.n = l.n;
-            pdt_list_free(&l);
-        }
-        if (ctx->pservers.n == 0) {
-            pdt_usage_error(CMD, "--from-env: no pserver endpoints in the environment");
-            return PDT_EUSAGE;
-        }
-    }
-    long n;
-    if (!o->has_trainers) {
-        const char *t = env_need("PADDLE_TRAINERS");
-        if (!t || !env_int("PADDLE_TRAINERS", t, 1, &n))
-            return PDT_EUSAGE;
-        ctx->trainers = (int)n;
-    }
-    if (ctx->role == PDT_ROLE_TRAINER && !o->has_trainer_id) {
-        const char *t = env_need("PADDLE_TRAINER_ID");
-        if (!t || !env_int("PADDLE_TRAINER_ID", t, 0, &n))
-            return PDT_EUSAGE;
-        ctx->trainer_id = (int)n;
-    }
-    if (ctx->role == PDT_ROLE_PSERVER && !o->has_endpoint) {
-        const char *cur = getenv("PADDLE_CURRENT_ENDPOINT");
-        if (cur && *cur) {
-            ctx->endpoint = ir_intern(cur);
-        } else {
-            const char *ip = env_need("PADDLE_CURRENT_IP");
-            if (!ip || !(port = env_need("PADDLE_PSERVER_PORT")) ||
-                !valid_port("PADDLE_PSERVER_PORT", port))
-                return PDT_EUSAGE;
-            ctx->endpoint = ir_internf("%s:%s", ip, port);
-        }
-    }
-    return PDT_OK;
-}
-
-/* ---- checks that are usage errors, before anything is read ---- */
-
-/* The seed asks the local CUDA runtime for the ranks per node when
- * hierarchical_allreduce_inter_nranks <= 1; pdtrans runs off the GPU
- * machine, so the count must be given. */
-static int check_hierarchical(const pdt_ctx *ctx)
-{
-    if (!ctx->hierarchical_allreduce) {
-        if (ctx->hierarchical_inter_nranks) {
-            pdt_usage_error(CMD, "--hierarchical-inter-nranks needs --hierarchical-allreduce");
-            return PDT_EUSAGE;
-        }
-        return PDT_OK;
-    }
-    int n = ctx->hierarchical_inter_nranks, trainers = ctx->trainers;
-    if (n == 0) {
-        pdt_usage_error(CMD, "--hierarchical-allreduce needs --hierarchical-inter-nranks=N "
-                             "(the GPUs per node; Paddle would ask the local CUDA runtime)");
-        return PDT_EUSAGE;
-    }
-    if (trainers <= n || trainers % n != 0) {
-        pdt_usage_error(CMD, "--hierarchical-inter-nranks=%d must be smaller than the %d trainers "
-                             "and divide them", n, trainers);
-        return PDT_EUSAGE;
-    }
-    return PDT_OK;
-}
-
-/* The seed's _transpile_collective and Collective.transpile raise on these;
- * here they are usage errors, found before anything is read. */
-static int check_collective(opts *o)
-{
-    pdt_ctx *ctx = o->ctx;
-    if (ctx->collective_mode == PDT_COLL_NONE) {
-        pdt_usage_error(CMD, "--mode=collective needs --collective-mode=grad_allreduce|local_sgd|"
-                             "single_process_multi_thread");
-        return PDT_EUSAGE;
-    }
-    bool spmt = ctx->collective_mode == PDT_COLL_SPMT;
-    if (spmt && ctx->nccl_comm_num != 1) {
-        /* SingleProcessMultiThread always builds one ring. */
-        pdt_usage_error(CMD, "--nccl-comm-num does not apply to "
-                             "--collective-mode=single_process_multi_thread (one ring)");
-        return PDT_EUSAGE;
-    }
-    if (o->has_hierarchical) {
-        pdt_usage_error(CMD, "--hierarchical-allreduce and --hierarchical-inter-nranks need "
-                             "--mode=nccl2");
-        return PDT_EUSAGE;
-    }
-    if (!o->trainers_arg) {
-        pdt_usage_error(CMD, "--mode=collective needs --trainers=EP,EP[,...]");
-        return PDT_EUSAGE;
-    }
-    ctx->trainer_endpoints = pdt_list_split(o->trainers_arg);
-    ctx->trainers = (int)ctx->trainer_endpoints.n;
-    const pdt_list *eps = &ctx->trainer_endpoints;
-    if (eps->n < (spmt ? 1u : 2u)) {
-        pdt_usage_error(CMD, "--mode=collective needs at least two endpoints in --trainers "
-                             "(one with single_process_multi_thread), got %zu", eps->n);
-        return PDT_EUSAGE;
-    }
-    for (size_t i = 0; i < eps->n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (eps->items[i] == eps->items[j]) {
-                pdt_usage_error(CMD, "endpoint '%s' is listed twice in --trainers", eps->items[i]);
-                return PDT_EUSAGE;
-            }
-    if (ctx->role == PDT_ROLE_PSERVER) {
-        pdt_usage_error(CMD, "--mode=collective has no pserver role");
-        return PDT_EUSAGE;
-    }
-    if (!ctx->endpoint) {
-        pdt_usage_error(CMD, "--mode=collective needs --endpoint (this trainer's endpoint)");
-        return PDT_EUSAGE;
-    }
-    bool found = false;
-    for (size_t i = 0; i < eps->n; i++)
-        found |= eps->items[i] == ctx->endpoint;
-    if (!found) {
-        pdt_usage_error(CMD, "endpoint '%s' is not one of --trainers", ctx->endpoint);
-        return PDT_EUSAGE;
-    }
-    if ((size_t)ctx->trainer_id >= eps->n) {
-        pdt_usage_error(CMD, "trainer id %d is out of range (%zu trainers)", ctx->trainer_id,
-                        eps->n);
-        return PDT_EUSAGE;
-    }
-    /* Paddle does not check this, but its launchers give each trainer the
-     * position of its endpoint, and two trainers with one rank hang. */
-    for (size_t i = 0; i < eps->n; i++)
-        if (eps->items[i] == ctx->endpoint && i != (size_t)ctx->trainer_id)
-            pdt_warning("--trainer-id=%d, but endpoint '%s' is at position %zu of --trainers; "
-                        "each trainer needs its own rank", ctx->trainer_id, ctx->endpoint, i);
-    return PDT_OK;
-}
-
-static int check_usage(opts *o)
-{
-    pdt_ctx *ctx = o->ctx;
-    if (ctx->collective_mode != PDT_COLL_NONE && ctx->mode != PDT_MODE_COLLECTIVE) {
-        pdt_usage_error(CMD, "--collective-mode needs --mode=collective");
-        return PDT_EUSAGE;
-    }
-    if (ctx->dc_asgd && ctx->mode != PDT_MODE_PSERVER) {
-        pdt_usage_error(CMD, "--dc-asgd needs --mode=pserver");
-        return PDT_EUSAGE;
-    }
-    /* The seed ignores these outside pserver mode; say so rather than
-     * let a launcher believe they took effect. */
-    if (ctx->mode != PDT_MODE_PSERVER && o->has_pservers)
-        pdt_warning("--pservers is ignored with --mode=%s",
-                    ctx->mode == PDT_MODE_NCCL2 ? "nccl2" : "collective");
-    if (ctx->mode != PDT_MODE_PSERVER && o->has_sync_flag)
-        pdt_warning("--sync, --async and --half-async are ignored with --mode=%s",
-                    ctx->mode == PDT_MODE_NCCL2 ? "nccl2" : "collective");
-    if (ctx->mode == PDT_MODE_COLLECTIVE)
-        return check_collective(o);
-    if (ctx->mode == PDT_MODE_NCCL2) {
-        if (!o->trainers_arg) {
-            pdt_usage_error(CMD, "--mode=nccl2 needs --trainers=EP[,EP...]");
-            return PDT_EUSAGE;
-        }
-        ctx->trainer_endpoints = pdt_list_split(o->trainers_arg);
-        ctx->trainers = (int)ctx->trainer_endpoints.n;
-        if (ctx->role == PDT_ROLE_PSERVER) {
-            pdt_usage_error(CMD, "--mode=nccl2 has no pserver role");
-            return PDT_EUSAGE;
-        }
-        if (!ctx->endpoint) {
-            pdt_usage_error(CMD, "--mode=nccl2 needs --endpoint (this trainer's endpoint)");
-            return PDT_EUSAGE;
-        }
-        bool found = false;
-        for (size_t i = 0; i < ctx->trainer_endpoints.n; i++)
-            found |= ctx->trainer_endpoints.items[i] == ctx->endpoint;
-        if (!found) {
-            pdt_usage_error(CMD, "endpoint '%s' is not one of --trainers", ctx->endpoint);
-            return PDT_EUSAGE;
-        }
-        if ((size_t)ctx->trainer_id >= ctx->trainer_endpoints.n) {
-            pdt_usage_error(CMD, "trainer id %d is out of range (%zu trainers)", ctx->trainer_id,
-                            ctx->trainer_endpoints.n);
-            return PDT_EUSAGE;
-        }
-        return check_hierarchical(ctx);
-    }
-    if (o->has_hierarchical) {
-        pdt_usage_error(CMD, "--hierarchical-* need --mode=nccl2");
-        return PDT_EUSAGE;
-    }
-    if (o->has_nccl_flags) {
-        pdt_usage_error(CMD, "--nccl-comm-num needs --mode=nccl2 or --mode=collective");
-        return PDT_EUSAGE;
-    }
-    if (ctx->dc_asgd && ctx->sync_mode == PDT_SYNC) {
-        /* The seed asserts sync_mode is False. */
-        pdt_usage_error(CMD, "--dc-asgd needs --async or --half-async");
-        return PDT_EUSAGE;
-    }
-    if (o->trainers_arg) {
-        long n;
-        if (!cli_parse_long(CMD, "--trainers", o->trainers_arg, 1, 1L << 30, &n))
-            return PDT_EUSAGE;
-        ctx->trainers = (int)n;
-    }
-    if (ctx->pservers.n == 0) {
-        pdt_usage_error(CMD, "no pserver endpoints: give --pservers=EP[,EP...] (or --from-env)");
-        return PDT_EUSAGE;
-    }
-    for (size_t i = 0; i < ctx->pservers.n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (ctx->pservers.items[i] == ctx->pservers.items[j]) {
-                pdt_usage_error(CMD, "endpoint '%s' is listed twice in --pservers",
-                                ctx->pservers.items[i]);
-                return PDT_EUSAGE;
-            }
-    if (ctx->trainer_id >= ctx->trainers) {
-        pdt_usage_error(CMD, "trainer id %d is out of range: --trainers=%d allows 0 to %d",
-                        ctx->trainer_id, ctx->trainers, ctx->trainers - 1);
-        return PDT_EUSAGE;
-    }
-    if (ctx->endpoint) {
-        bool found = false;
-        for (size_t i = 0; i < ctx->pservers.n; i++)
-            found |= ctx->pservers.items[i] == ctx->endpoint;
-        if (!found) {
-            pdt_usage_error(CMD, "endpoint '%s' is not one of --pservers", ctx->endpoint);
-            return PDT_EUSAGE;
-        }
     }
     return PDT_OK;
 }
@@ -588,25 +340,33 @@ static int pick_passes(pdt_ctx *ctx, const char *list, pdt_list *out)
                                            "regularization", "optimizer"};
     const char *names[8];
     size_t n = 0;
-    bool optimized = ctx->main->n_blocks && has_role_bit(ctx->main, IR_ROLE_OPTIMIZE);
+    bool optimized = has_role_bit(ctx->main, IR_ROLE_OPTIMIZE);
+    /* Options of the minimize part, which runs only before a transpile of
+     * a program without optimizer ops; never silently dropped. */
+    const char *extra = ctx->optimizer ? "--optimizer" : ctx->clip ? "--clip"
+                        : ctx->regularization ? "--regularization"
+                        : ctx->lr_schedule ? "--lr-schedule" : ctx->loss ? "--loss" : NULL;
+    if (optimized && extra) {
+        pdt_usage_error(CMD, "%s already has optimizer ops (op_role Optimize), so %s would "
+                        "have no effect; drop it, or give the program before minimize",
+                        ctx->main_path, extra);
+        return PDT_EUSAGE;
+    }
+    if (!optimized && extra && !ctx->optimizer) {
+        pdt_usage_error(CMD, "%s needs --optimizer", extra);
+        return PDT_EUSAGE;
+    }
     if (!optimized && ctx->optimizer) {
-        bool backward = ctx->main->n_blocks && has_role_bit(ctx->main, IR_ROLE_BACKWARD);
+        bool backward = has_role_bit(ctx->main, IR_ROLE_BACKWARD);
         if (!backward && !ctx->loss) {
             pdt_usage_error(CMD, "%s has no backward ops: --optimizer needs --loss too",
                             ctx->main_path);
             return PDT_EUSAGE;
         }
-        for (size_t i = backward ? 1 : 0; i < sizeof minimize / sizeof *minimize; i++) {
-            if (!pdt_pass_find(minimize[i])) {
-                pdt_error("pass '%s' is not built yet, so --loss/--optimizer cannot be used; "
-                          "run 'pdtrans minimize' first", minimize[i]);
-                return PDT_EBADINPUT;
-            }
+        if (!backward && cli_check_has_params(CMD, ctx))
+            return PDT_EUSAGE;
+        for (size_t i = backward ? 1 : 0; i < sizeof minimize / sizeof *minimize; i++)
             names[n++] = minimize[i];
-        }
-    } else if (!optimized && ctx->loss) {
-        pdt_usage_error(CMD, "--loss needs --optimizer");
-        return PDT_EUSAGE;
     }
     names[n++] = "transpile";
     out->items = calloc(n, sizeof *out->items);
@@ -668,14 +428,66 @@ static int write_outputs(const opts *o)
     return rc;
 }
 
+/* The options that shaped the pipeline, in a fixed order, for the
+ * manifest (the transpile flags have their own section there). */
+static void record_options(opts *o)
+{
+    const pdt_ctx *ctx = o->ctx;
+    const char *names[] = {"loss", "optimizer", "regularization", "clip", "lr_schedule"};
+    const char *values[] = {ctx->loss, ctx->optimizer, ctx->regularization, ctx->clip,
+                            ctx->lr_schedule};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        cli_run_option(&o->run, names[i], values[i]);
+    const pdt_list *lists[] = {&ctx->params, &ctx->no_grad};
+    const char *list_names[] = {"params", "no_grad"};
+    for (size_t i = 0; i < 2; i++) {
+        if (!lists[i]->n)
+            continue;
+        GString *joined = g_string_new(lists[i]->items[0]);
+        for (size_t k = 1; k < lists[i]->n; k++)
+            g_string_append_printf(joined, ",%s", lists[i]->items[k]);
+        cli_run_option(&o->run, list_names[i], joined->str);
+        g_string_free(joined, TRUE);
+    }
+}
+
+static int read_inputs(opts *o, const char *main_path)
+{
+    pdt_ctx *ctx = o->ctx;
+    ctx->main_path = main_path;
+    ctx->main = cli_run_read(&o->run, "main", main_path);
+    if (!ctx->main)
+        return PDT_EBADINPUT;
+    if (ctx->main->n_blocks == 0) {
+        pdt_error("%s: program has no blocks", ctx->main_path);
+        return PDT_EBADINPUT;
+    }
+    if (!o->startup_path) {
+        ctx->startup = ir_program_new();
+        ir_program_add_block(ctx->startup, -1);
+        if (ctx->mode == PDT_MODE_PSERVER && ctx->role != PDT_ROLE_TRAINER)
+            pdt_warning("no startup program given (-s): the pserver startup programs will "
+                        "initialise no parameters");
+        return PDT_OK;
+    }
+    ctx->startup = cli_run_read(&o->run, "startup", o->startup_path);
+    if (!ctx->startup)
+        return PDT_EBADINPUT;
+    if (ctx->startup->n_blocks == 0) {
+        pdt_error("%s: program has no blocks", o->startup_path);
+        return PDT_EBADINPUT;
+    }
+    return PDT_OK;
+}
+
 int cmd_transpile(int argc, char **argv)
 {
     pdt_ctx ctx;
     pdt_ctx_init(&ctx);
-    opts o;
-    memset(&o, 0, sizeof o);
-    o.ctx = &ctx;
-    o.out_dir = ".";
+    opts o = {.ctx = &ctx, .out_dir = ".", .src_role = "--role", .src_pservers = "--pservers",
+              .src_trainers = "--trainers", .src_trainer_id = "--trainer-id",
+              .src_endpoint = "--endpoint"};
+    cli_run_init(&o.run);
     pdt_list passes = {0, NULL};
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {
@@ -683,39 +495,17 @@ int cmd_transpile(int argc, char **argv)
         goto done;
     }
     if (!rc && o.from_env)
-        rc = from_env(&o);
+        rc = tcli_from_env(&o);
     if (!rc)
-        rc = check_usage(&o);
+        rc = tcli_check_usage(&o);
+    if (!rc)
+        rc = read_inputs(&o, argv[optind]);
     if (rc)
         goto done;
-    ctx.main_path = argv[optind];
     tp_text_output = o.text;
-    ctx.main = pdio_read(argv[optind]);
-    if (!ctx.main) {
-        rc = PDT_EBADINPUT;
-        goto done;
-    }
-    if (ctx.main->n_blocks == 0) {
-        pdt_error("%s: program has no blocks", ctx.main_path);
-        rc = PDT_EBADINPUT;
-        goto done;
-    }
-    if (o.startup_path) {
-        ctx.startup = pdio_read(o.startup_path);
-        if (!ctx.startup) {
-            rc = PDT_EBADINPUT;
-            goto done;
-        }
-    } else {
-        ctx.startup = ir_program_new();
-        ir_program_add_block(ctx.startup, -1);
-    }
-    if (ctx.startup->n_blocks == 0) {
-        pdt_error("%s: program has no blocks", o.startup_path);
-        rc = PDT_EBADINPUT;
-        goto done;
-    }
     rc = pick_passes(&ctx, o.passes, &passes);
+    record_options(&o);
+    ctx.run = cli_run_info(&o.run, passes.items, passes.n);
     if (!rc)
         rc = pdt_run_pipeline(&ctx, passes.items, passes.n);
     if (!rc && ctx.n_outputs == 0) {
@@ -727,5 +517,6 @@ int cmd_transpile(int argc, char **argv)
 done:
     pdt_list_free(&passes);
     pdt_ctx_free(&ctx);
+    cli_run_free(&o.run);
     return rc;
 }

@@ -3,6 +3,7 @@
 #include "pdio.h"
 
 #include <errno.h>
+#include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,11 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
 
 ir_program *pdio_read(const char *path)
 {
+    return pdio_read_sha256(path, NULL);
+}
+
+ir_program *pdio_read_sha256(const char *path, char sha256[65])
+{
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
     if (!f) {
@@ -156,6 +162,11 @@ ir_program *pdio_read(const char *path)
     if (!data) {
         pdt_error("%s: cannot read: %s", name, strerror(saved));
         return NULL;
+    }
+    if (sha256) {
+        gchar *hex = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
+        memcpy(sha256, hex, 65);
+        g_free(hex);
     }
     ir_program *p = pdio_parse(name, data, len);
     free(data);

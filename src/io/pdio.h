@@ -14,6 +14,9 @@
 /* Reads PATH ("-" = stdin), binary or text (told apart by content).
  * NULL on failure. */
 ir_program *pdio_read(const char *path);
+/* As pdio_read; also puts the SHA-256 of the bytes read, as 64 lower-case
+ * hex digits and a NUL, into sha256 (manifest.json names its inputs so). */
+ir_program *pdio_read_sha256(const char *path, char sha256[65]);
 /* Parses bytes already in memory; `name` is used in messages. */
 ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len);
 

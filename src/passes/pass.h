@@ -35,6 +35,31 @@ typedef struct {
     ir_program *program;    /* owned by the context */
 } pdt_output;
 
+/* Settings Paddle takes from the environment (ServerRuntimeConfig and
+ * SingleProcessMultiThread).  The passes read them only from here; the
+ * command fills them from options, or from the environment under
+ * --from-env, so that a stray variable never changes an output. */
+typedef struct {
+    int rpc_send_threads;       /* FLAGS_rpc_send_thread_num, default 12 */
+    int rpc_get_threads;        /* FLAGS_rpc_get_thread_num, default 12 */
+    int rpc_prefetch_threads;   /* FLAGS_rpc_prefetch_thread_num, default 12 */
+    int selected_gpus;          /* items of FLAGS_selected_gpus, default 8 */
+    int fuse_allreduce;         /* PADDLE_FUSE_ALLREDUCE, default 1 */
+    int loss_scale;             /* PADDLE_LOSS_SCALE, default 1 */
+} pdt_runtime;
+
+/* What manifest.json says about the run; filled and owned by the command.
+ * Lists are parallel: input_roles[i] ("main", "startup") was read from
+ * input_paths[i] and has SHA-256 input_sha256[i] (hex); env_names[i] had
+ * env_values[i]; options_names[i] (a flag) was options_values[i]. */
+typedef struct {
+    const char *version;
+    pdt_list input_roles, input_paths, input_sha256;
+    pdt_list passes;
+    pdt_list option_names, option_values;
+    pdt_list env_names, env_values;
+} pdt_run_info;
+
 typedef struct pdt_ctx {
     ir_program *main;
     ir_program *startup;    /* never NULL inside a pipeline (may be empty) */
@@ -72,6 +97,8 @@ typedef struct pdt_ctx {
     pdt_split_method split_method;
     unsigned long random_seed;
     bool no_verify_each;
+    pdt_runtime runtime;
+    const pdt_run_info *run;    /* NULL: the manifest describes no run */
 
     size_t n_outputs, cap_outputs;
     pdt_output *outputs;

@@ -50,6 +50,9 @@ void pdt_ctx_init(pdt_ctx *ctx)
     ctx->slice_var_up = true;
     ctx->min_block_size = 8192;
     ctx->nccl_comm_num = 1;
+    ctx->runtime = (pdt_runtime){.rpc_send_threads = 12, .rpc_get_threads = 12,
+                                 .rpc_prefetch_threads = 12, .selected_gpus = 8,
+                                 .fuse_allreduce = 1, .loss_scale = 1};
     ctx->main_path = "main program";
 }
 

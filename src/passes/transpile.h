@@ -229,13 +229,12 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
 /* ---- transpile_collective.c (--mode=collective) ---- */
 int tp_build_collective(pdt_ctx *ctx, ir_program **main, ir_program **startup);
-/* single_process_multi_thread reads these from the environment, as Paddle's
- * SingleProcessMultiThread does: the count of FLAGS_selected_gpus items
- * (default 8), PADDLE_FUSE_ALLREDUCE (1) and PADDLE_LOSS_SCALE (1). */
+/* What Paddle's SingleProcessMultiThread reads from the environment: the
+ * count of FLAGS_selected_gpus items, PADDLE_FUSE_ALLREDUCE and
+ * PADDLE_LOSS_SCALE (taken from ctx->runtime). */
 typedef struct {
     int gpus, fuse_allreduce, loss_scale;
 } tp_spmt_env;
-int tp_spmt_read_env(tp_spmt_env *env);
 /* The steps, on a block already checked (every op_role_var name and update
  * op Param is a var of the block); exposed for the unit tests. */
 void tp_coll_scale_loss_grads(ir_block *b, double scale);

@@ -515,9 +515,8 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     bool spmt = ctx->collective_mode == PDT_COLL_SPMT;
     const ir_block *b0 = ctx->main->blocks[0];
     rc = local_sgd ? check_local_sgd(&c, b0) : check_grad_allreduce(&c, b0);
-    tp_spmt_env env = {0, 0, 0};
-    if (!rc && spmt)
-        rc = tp_spmt_read_env(&env);
+    tp_spmt_env env = {ctx->runtime.selected_gpus, ctx->runtime.fuse_allreduce,
+                       ctx->runtime.loss_scale};
     if (rc)
         return rc;
     if (spmt) {

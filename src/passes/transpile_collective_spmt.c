@@ -1,49 +1,15 @@
 /* transpile_collective_spmt.c - --collective-mode=single_process_multi_thread:
  * Paddle's collective.SingleProcessMultiThread, a GradAllReduce with one ring
  * whose startup builds no broadcast and whose main scales the loss grad by
- * 1/(hosts * GPUs) and fuses the grads into one allreduce.  It reads the
- * environment as Paddle does (FLAGS_selected_gpus, PADDLE_FUSE_ALLREDUCE,
- * PADDLE_LOSS_SCALE); the manifest records what it read. */
-#include <errno.h>
+ * 1/(hosts * GPUs) and fuses the grads into one allreduce.  Paddle reads
+ * FLAGS_selected_gpus, PADDLE_FUSE_ALLREDUCE and PADDLE_LOSS_SCALE from the
+ * environment; here they come from ctx->runtime (options, or the
+ * environment under --from-env), and the manifest records them. */
 #include <glib.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../diag.h"
 #include "transpile_collective.h"
-
-static int env_int(const char *var, int dflt, int *out)
-{
-    const char *s = getenv(var);
-    *out = dflt;
-    if (!s)
-        return PDT_OK;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < INT32_MIN || v > INT32_MAX) {
-        pdt_error("environment variable %s must be an integer, not '%s'", var, s);
-        return PDT_EBADINPUT;
-    }
-    *out = (int)v;
-    return PDT_OK;
-}
-
-int tp_spmt_read_env(tp_spmt_env *env)
-{
-    /* len(os.getenv("FLAGS_selected_gpus", "0,1,2,3,4,5,6,7").split(",")) */
-    const char *gpus = getenv("FLAGS_selected_gpus");
-    env->gpus = 8;
-    if (gpus) {
-        env->gpus = 1;
-        for (const char *c = gpus; *c; c++)
-            env->gpus += *c == ',';
-    }
-    int rc = env_int("PADDLE_FUSE_ALLREDUCE", 1, &env->fuse_allreduce);
-    if (!rc)
-        rc = env_int("PADDLE_LOSS_SCALE", 1, &env->loss_scale);
-    return rc;
-}
 
 /* The host of host:port: up to the last colon.  Python takes up to the
  * first one, which makes every IPv6 endpoint the same host "["; the intent

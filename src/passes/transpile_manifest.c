@@ -1,6 +1,8 @@
-/* transpile_manifest.c - manifest.json: what was written, where every slice
- * lives, and the flags used.  Keys come in a fixed order and nothing in it
- * depends on the clock, so two identical runs write identical manifests. */
+/* transpile_manifest.c - manifest.json: the run (pdtrans version, inputs
+ * and their SHA-256, the passes and options, the environment values taken),
+ * what was written, where every slice lives, and the flags used.  Keys come
+ * in a fixed order and nothing in it depends on the clock or the host, so
+ * two identical runs write identical manifests. */
 #include <glib.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -96,6 +98,10 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
     json_object_set_new(f, "min_block_size", json_integer(ctx->min_block_size));
     json_object_set_new(f, "split_method", json_string(split_name(ctx->split_method)));
     json_object_set_new(f, "random_seed", json_integer((json_int_t)ctx->random_seed));
+    json_object_set_new(f, "rpc_send_thread_num", json_integer(ctx->runtime.rpc_send_threads));
+    json_object_set_new(f, "rpc_get_thread_num", json_integer(ctx->runtime.rpc_get_threads));
+    json_object_set_new(f, "rpc_prefetch_thread_num",
+                        json_integer(ctx->runtime.rpc_prefetch_threads));
     if (ctx->dc_asgd)   /* only when set, so older manifests stay as they were */
         json_object_set_new(f, "dc_asgd", json_true());
     return f;
@@ -202,23 +208,60 @@ static char *mf_end(mf *m)
     return out;
 }
 
-static void mf_begin(mf *m, const char *mode, const char *role)
+/* {names[i]: values[i], ...} in list order. */
+static json_t *pairs_object(const pdt_list *names, const pdt_list *values)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < names->n && i < values->n; i++)
+        json_object_set_new(o, names->items[i], json_string(values->items[i]));
+    return o;
+}
+
+/* The command's description of the run: what went in, what ran on it. */
+static void mf_run(mf *m, const pdt_run_info *run)
+{
+    json_t *inputs = json_array();
+    for (size_t i = 0; i < run->input_paths.n; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "role", json_string(run->input_roles.items[i]));
+        json_object_set_new(o, "path", json_string(run->input_paths.items[i]));
+        json_object_set_new(o, "sha256", json_string(run->input_sha256.items[i]));
+        json_array_append_new(inputs, o);
+    }
+    mf_list(m, "inputs", inputs);
+    json_t *pipeline = json_object();
+    json_object_set_new(pipeline, "passes", strings(run->passes.items, run->passes.n));
+    json_object_set_new(pipeline, "options", pairs_object(&run->option_names,
+                                                          &run->option_values));
+    mf_key(m, "pipeline");
+    mf_value(m, pipeline);
+    mf_key(m, "environment");
+    mf_value(m, pairs_object(&run->env_names, &run->env_values));
+}
+
+static void mf_begin(mf *m, const pdt_ctx *ctx, const char *mode, const char *role)
 {
     m->out = g_string_new("{");
     m->first_key = true;
     mf_key(m, "manifest_version");
     mf_value(m, json_integer(1));
+    if (ctx->run) {
+        mf_key(m, "pdtrans_version");
+        mf_value(m, json_string(ctx->run->version));
+    }
     mf_key(m, "mode");
     mf_value(m, json_string(mode));
     mf_key(m, "role");
     mf_value(m, json_string(role));
+    if (ctx->run)
+        mf_run(m, ctx->run);
 }
 
 char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written)
 {
     const pdt_ctx *ctx = st->ctx;
     mf m;
-    mf_begin(&m, "pserver", role_name(ctx->role));
+    mf_begin(&m, ctx, "pserver", role_name(ctx->role));
     mf_key(&m, "distributed_mode");
     mf_value(&m, json_integer(st->dist_mode));
     mf_key(&m, "flags");
@@ -286,7 +329,7 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
 char *tp_manifest_nccl2(pdt_ctx *ctx)
 {
     mf m;
-    mf_begin(&m, "nccl2", "trainer");
+    mf_begin(&m, ctx, "nccl2", "trainer");
     mf_key(&m, "flags");
     mf_value(&m, flags(ctx, true));
     json_t *files = json_array();
@@ -297,12 +340,12 @@ char *tp_manifest_nccl2(pdt_ctx *ctx)
     return mf_end(&m);
 }
 
-/* The manifest records the environment values single_process_multi_thread
- * read, so that a run can be repeated. */
+/* single_process_multi_thread's settings are recorded, so that a run can
+ * be repeated with options alone. */
 char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt)
 {
     mf m;
-    mf_begin(&m, "collective", "trainer");
+    mf_begin(&m, ctx, "collective", "trainer");
     mf_key(&m, "flags");
     json_t *f = flags(ctx, true);
     if (spmt) {

@@ -341,35 +341,11 @@ static void clone_sub_block(pserver *ps, ir_op *op, int32_t parent)
     ir_op_set_block(op, "sub_block", nb->idx);
 }
 
-static int rpc_threads(const char *var, int32_t *out)
-{
-    const char *s = getenv(var);
-    *out = 12;  /* ServerRuntimeConfig's default */
-    if (!s)
-        return PDT_OK;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < 0 || v > INT32_MAX) {
-        pdt_error("environment variable %s must be a non-negative integer, not '%s'", var, s);
-        return PDT_EBADINPUT;
-    }
-    *out = (int32_t)v;
-    return PDT_OK;
-}
-
 static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_blocks,
                            int32_t lr_block)
 {
     tp_state *st = ps->st;
-    int32_t get_n, send_n, prefetch_n;
-    int rc = rpc_threads("FLAGS_rpc_get_thread_num", &get_n);
-    if (!rc)
-        rc = rpc_threads("FLAGS_rpc_send_thread_num", &send_n);
-    if (!rc)
-        rc = rpc_threads("FLAGS_rpc_prefetch_thread_num", &prefetch_n);
-    if (rc)
-        return rc;
+    const pdt_runtime *rt = &st->ctx->runtime;
     ir_op *op = ir_block_append_op(ps->g, "listen_and_serv");
     ir_op_set_input(op, "X", (const char *const *)recv_inputs->pdata, recv_inputs->len);
     ir_op_set_blocks(op, "optimize_blocks", (const int32_t *)(void *)opt_blocks->data,
@@ -385,9 +361,9 @@ static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_bloc
     ir_op_set_int(op, "lr_decay_block_id", lr_block);
     if (st->ctx->dc_asgd)
         ir_op_set_bool(op, "dc_asgd", true);
-    ir_op_set_int(op, "rpc_get_thread_num", get_n);
-    ir_op_set_int(op, "rpc_send_thread_num", send_n);
-    ir_op_set_int(op, "rpc_prefetch_thread_num", prefetch_n);
+    ir_op_set_int(op, "rpc_get_thread_num", rt->rpc_get_threads);
+    ir_op_set_int(op, "rpc_send_thread_num", rt->rpc_send_threads);
+    ir_op_set_int(op, "rpc_prefetch_thread_num", rt->rpc_prefetch_threads);
     ir_op_set_role(op, IR_ROLE_FORWARD);
     return PDT_OK;
 }

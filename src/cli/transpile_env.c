@@ -1,0 +1,287 @@
+/* transpile_env.c - `transpile --from-env`: the settings a launched process
+ * finds in its environment, under either generation of Paddle's names.
+ *
+ * Paddle 1.x (DistributeTranspiler's documented example, PaddleCloud):
+ *   PADDLE_TRAINING_ROLE, PADDLE_PSERVER_ENDPOINTS or PADDLE_PSERVER_IPS +
+ *   PADDLE_PSERVER_PORT, PADDLE_TRAINERS, PADDLE_TRAINER_ID, and for a
+ *   pserver PADDLE_CURRENT_ENDPOINT or PADDLE_CURRENT_IP (+ the port).
+ * Paddle 2.x (fleetrun, paddle.distributed.launch; PaddleCloudRoleMaker's
+ * _ps_env): TRAINING_ROLE, PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_TRAINERS_NUM,
+ *   PADDLE_TRAINER_ID, and for a pserver POD_IP + PADDLE_PORT.
+ * nccl2 and collective (both generations, _collective_env):
+ *   PADDLE_TRAINER_ENDPOINTS, PADDLE_CURRENT_ENDPOINT, PADDLE_TRAINER_ID.
+ * A setting given under both generations' names must have one value; a
+ * flag wins over every variable.  Values are read through cli_run_getenv, so the manifest
+ * records each one taken. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "transpile_cli.h"
+
+/* One way the environment can give a setting: a value and the variable
+ * name(s) it came from (value NULL: not given this way), and whether the
+ * names are Paddle 2's. */
+typedef struct {
+    const char *source, *value;
+    bool paddle2;
+} env_way;
+
+/* Within one generation the first way given wins (Paddle 1's
+ * PADDLE_PSERVER_ENDPOINTS over PADDLE_PSERVER_IPS, as before); when both
+ * generations give the setting, they must agree.  *value is NULL when no
+ * way gives it. */
+static int agree(const env_way *ways, size_t n, const char **value, const char **source)
+{
+    const env_way *first[2] = {NULL, NULL};
+    for (size_t i = 0; i < n; i++)
+        if (ways[i].value && !first[ways[i].paddle2])
+            first[ways[i].paddle2] = &ways[i];
+    const env_way *w = first[0] ? first[0] : first[1];
+    if (first[0] && first[1] && strcmp(first[0]->value, first[1]->value) != 0) {
+        pdt_usage_error(TCLI_CMD, "--from-env: %s (Paddle 1) give '%s' but %s (Paddle 2) "
+                        "give '%s'; unset one", first[0]->source, first[0]->value,
+                        first[1]->source, first[1]->value);
+        return PDT_EUSAGE;
+    }
+    *value = w ? w->value : NULL;
+    *source = w ? w->source : NULL;
+    return PDT_OK;
+}
+
+static bool env_int(const char *name, const char *v, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || errno || n < min || n > max) {
+        pdt_usage_error(TCLI_CMD, "--from-env: environment variable %s must be an integer "
+                        "from %ld to %ld, not '%s'", name, min, max, v);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+/* A variable holding an integer, as its canonical text (so that "2" and
+ * "02" agree); NULL when unset. */
+static const char *int_var(tcli_opts *o, const char *name, long min, bool *ok)
+{
+    const char *v = cli_run_getenv(&o->run, name);
+    long n;
+    if (!v)
+        return NULL;
+    if (!env_int(name, v, min, 1L << 30, &n)) {
+        *ok = false;
+        return NULL;
+    }
+    return ir_internf("%ld", n);
+}
+
+/* "a,b" as the interned "a,b" with empty items dropped, or with ":PORT"
+ * appended to each item when port is given. */
+static const char *endpoint_list(const char *csv, const char *port)
+{
+    pdt_list l = pdt_list_split(csv);
+    GString *g = g_string_new("");
+    for (size_t i = 0; i < l.n; i++)
+        g_string_append_printf(g, "%s%s%s%s", i ? "," : "", l.items[i], port ? ":" : "",
+                               port ? port : "");
+    const char *s = ir_intern(g->str);
+    g_string_free(g, TRUE);
+    pdt_list_free(&l);
+    return s;
+}
+
+static const char *joined(tcli_opts *o, const char *a, const char *b)
+{
+    const char *va = cli_run_getenv(&o->run, a), *vb = cli_run_getenv(&o->run, b);
+    return va && vb ? ir_internf("%s:%s", va, vb) : NULL;
+}
+
+static int missing(const char *what)
+{
+    pdt_usage_error(TCLI_CMD, "--from-env: %s", what);
+    return PDT_EUSAGE;
+}
+
+static int env_role(tcli_opts *o)
+{
+    env_way ways[] = {
+        {"PADDLE_TRAINING_ROLE", cli_run_getenv(&o->run, "PADDLE_TRAINING_ROLE"), false},
+        {"TRAINING_ROLE", cli_run_getenv(&o->run, "TRAINING_ROLE"), true}};
+    const char *role, *src;
+    if (agree(ways, 2, &role, &src))
+        return PDT_EUSAGE;
+    if (!role)
+        return missing("PADDLE_TRAINING_ROLE (Paddle 1) or TRAINING_ROLE (Paddle 2) is not set; "
+                       "give --role otherwise");
+    if (!strcmp(role, "TRAINER")) {
+        o->ctx->role = PDT_ROLE_TRAINER;
+    } else if (!strcmp(role, "PSERVER")) {
+        o->ctx->role = PDT_ROLE_PSERVER;
+    } else {
+        pdt_usage_error(TCLI_CMD, "--from-env: %s must be TRAINER or PSERVER, not '%s'%s", src,
+                        role, strcmp(role, "HETER_TRAINER") ? ""
+                        : " (heterogeneous parameter servers are not supported)");
+        return PDT_EUSAGE;
+    }
+    o->src_role = src;
+    return PDT_OK;
+}
+
+static int env_pservers(tcli_opts *o)
+{
+    const char *ips = cli_run_getenv(&o->run, "PADDLE_PSERVER_IPS");
+    const char *port = cli_run_getenv(&o->run, "PADDLE_PSERVER_PORT");
+    const char *eps = cli_run_getenv(&o->run, "PADDLE_PSERVER_ENDPOINTS");
+    const char *list = cli_run_getenv(&o->run, "PADDLE_PSERVERS_IP_PORT_LIST");
+    if (ips && !port)
+        return missing("PADDLE_PSERVER_IPS needs PADDLE_PSERVER_PORT");
+    env_way ways[] = {
+        {"PADDLE_PSERVER_ENDPOINTS", eps ? endpoint_list(eps, NULL) : NULL, false},
+        {"PADDLE_PSERVER_IPS and PADDLE_PSERVER_PORT", ips ? endpoint_list(ips, port) : NULL,
+         false},
+        {"PADDLE_PSERVERS_IP_PORT_LIST", list ? endpoint_list(list, NULL) : NULL, true}};
+    const char *value, *src;
+    if (agree(ways, 3, &value, &src))
+        return PDT_EUSAGE;
+    if (!value || !*value)
+        return missing("no pserver endpoints: set PADDLE_PSERVERS_IP_PORT_LIST (Paddle 2), "
+                       "PADDLE_PSERVER_ENDPOINTS or PADDLE_PSERVER_IPS and PADDLE_PSERVER_PORT "
+                       "(Paddle 1), or give --pservers");
+    pdt_list_free(&o->ctx->pservers);
+    o->ctx->pservers = pdt_list_split(value);
+    o->src_pservers = src;
+    return PDT_OK;
+}
+
+static int env_trainers(tcli_opts *o)
+{
+    bool ok = true;
+    env_way ways[] = {{"PADDLE_TRAINERS", int_var(o, "PADDLE_TRAINERS", 1, &ok), false},
+                      {"PADDLE_TRAINERS_NUM", ok ? int_var(o, "PADDLE_TRAINERS_NUM", 1, &ok)
+                                                 : NULL, true}};
+    const char *value, *src;
+    if (!ok || agree(ways, 2, &value, &src))
+        return PDT_EUSAGE;
+    if (!value)
+        return missing("PADDLE_TRAINERS_NUM (Paddle 2) or PADDLE_TRAINERS (Paddle 1) is not "
+                       "set; give --trainers otherwise");
+    o->trainers_arg = value;
+    o->src_trainers = src;
+    return PDT_OK;
+}
+
+static int env_trainer_id(tcli_opts *o)
+{
+    const char *v = cli_run_getenv(&o->run, "PADDLE_TRAINER_ID");
+    long n;
+    if (!v)
+        return missing("PADDLE_TRAINER_ID is not set; give --trainer-id otherwise");
+    if (!env_int("PADDLE_TRAINER_ID", v, 0, 1L << 30, &n))
+        return PDT_EUSAGE;
+    o->ctx->trainer_id = (int)n;
+    o->src_trainer_id = "PADDLE_TRAINER_ID";
+    return PDT_OK;
+}
+
+/* The pserver this process is. */
+static int env_current_pserver(tcli_opts *o)
+{
+    env_way ways[] = {
+        {"PADDLE_CURRENT_ENDPOINT", cli_run_getenv(&o->run, "PADDLE_CURRENT_ENDPOINT"), false},
+        {"PADDLE_CURRENT_IP and PADDLE_PSERVER_PORT",
+         joined(o, "PADDLE_CURRENT_IP", "PADDLE_PSERVER_PORT"), false},
+        {"POD_IP and PADDLE_PORT", joined(o, "POD_IP", "PADDLE_PORT"), true}};
+    const char *value, *src;
+    if (agree(ways, 3, &value, &src))
+        return PDT_EUSAGE;
+    if (!value)
+        return missing("this pserver's endpoint needs POD_IP and PADDLE_PORT (Paddle 2), or "
+                       "PADDLE_CURRENT_IP and PADDLE_PSERVER_PORT, or PADDLE_CURRENT_ENDPOINT "
+                       "(Paddle 1); give --endpoint otherwise");
+    o->ctx->endpoint = value;
+    o->src_endpoint = src;
+    return PDT_OK;
+}
+
+/* A variable holding a non-negative integer, into *out when set. */
+static int env_count(tcli_opts *o, const char *name, bool given, int *out)
+{
+    const char *v = given ? NULL : cli_run_getenv(&o->run, name);
+    long n;
+    if (!v)
+        return PDT_OK;
+    if (!env_int(name, v, 0, 0x7fffffff, &n))
+        return PDT_EUSAGE;
+    *out = (int)n;
+    return PDT_OK;
+}
+
+/* ServerRuntimeConfig's FLAGS_rpc_*_thread_num and SingleProcessMultiThread's
+ * variables: read here, only under --from-env. */
+static int env_runtime(tcli_opts *o)
+{
+    pdt_runtime *rt = &o->ctx->runtime;
+    if (o->ctx->mode == PDT_MODE_PSERVER)
+        return env_count(o, "FLAGS_rpc_send_thread_num", o->has_rpc_send, &rt->rpc_send_threads)
+            || env_count(o, "FLAGS_rpc_get_thread_num", o->has_rpc_get, &rt->rpc_get_threads)
+            || env_count(o, "FLAGS_rpc_prefetch_thread_num", o->has_rpc_prefetch,
+                         &rt->rpc_prefetch_threads) ? PDT_EUSAGE : PDT_OK;
+    if (o->ctx->collective_mode != PDT_COLL_SPMT)
+        return PDT_OK;
+    const char *gpus = o->has_gpus ? NULL : cli_run_getenv(&o->run, "FLAGS_selected_gpus");
+    if (gpus)
+        rt->selected_gpus = tcli_count_gpus(gpus);
+    return env_count(o, "PADDLE_FUSE_ALLREDUCE", o->has_fuse, &rt->fuse_allreduce)
+        || env_count(o, "PADDLE_LOSS_SCALE", o->has_loss_scale, &rt->loss_scale)
+        ? PDT_EUSAGE : PDT_OK;
+}
+
+/* nccl2 and collective jobs have trainers only. */
+static int env_collective(tcli_opts *o)
+{
+    if (!o->has_trainers) {
+        const char *eps = cli_run_getenv(&o->run, "PADDLE_TRAINER_ENDPOINTS");
+        if (!eps)
+            return missing("PADDLE_TRAINER_ENDPOINTS is not set; give --trainers otherwise");
+        o->trainers_arg = eps;
+        o->src_trainers = "PADDLE_TRAINER_ENDPOINTS";
+    }
+    if (!o->has_endpoint) {
+        const char *ep = cli_run_getenv(&o->run, "PADDLE_CURRENT_ENDPOINT");
+        if (!ep)
+            return missing("PADDLE_CURRENT_ENDPOINT is not set; give --endpoint otherwise");
+        o->ctx->endpoint = ep;
+        o->src_endpoint = "PADDLE_CURRENT_ENDPOINT";
+    }
+    if (!o->has_trainer_id && env_trainer_id(o))
+        return PDT_EUSAGE;
+    return env_runtime(o);
+}
+
+int tcli_from_env(tcli_opts *o)
+{
+    pdt_ctx *ctx = o->ctx;
+    if (ctx->mode != PDT_MODE_PSERVER)
+        return env_collective(o);
+    if ((!o->has_role && env_role(o)) || (!o->has_pservers && env_pservers(o)) ||
+        (!o->has_trainers && env_trainers(o)))
+        return PDT_EUSAGE;
+    if (ctx->role == PDT_ROLE_TRAINER && !o->has_trainer_id && env_trainer_id(o))
+        return PDT_EUSAGE;
+    if (ctx->role == PDT_ROLE_PSERVER && !o->has_endpoint && env_current_pserver(o))
+        return PDT_EUSAGE;
+    return env_runtime(o);
+}
+
+int tcli_count_gpus(const char *list)
+{
+    int n = 1;
+    for (const char *c = list; *c; c++)
+        n += *c == ',';
+    return n;
+}
