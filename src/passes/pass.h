@@ -100,6 +100,10 @@ typedef struct pdt_ctx {
     pdt_runtime runtime;
     const pdt_run_info *run;    /* NULL: the manifest describes no run */
 
+    /* inference: parameter values (src/ir/tensors.h) the fold reads and
+     * extends; owned by the context. */
+    struct ir_tensors *param_values;
+
     size_t n_outputs, cap_outputs;
     pdt_output *outputs;
     /* JSON text of manifest.json, malloc'd, set by the transpile pass. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../ir/tensors.h"
 #include "../ir/util.h"
 #include "pass.h"
 #include "verify.h"
@@ -64,6 +65,7 @@ void pdt_ctx_free(pdt_ctx *ctx)
         ir_program_free(ctx->outputs[i].program);
     free(ctx->outputs);
     free(ctx->manifest_json);
+    ir_tensors_free(ctx->param_values);
     pdt_list *lists[] = {&ctx->params, &ctx->no_grad, &ctx->checkpoints,
                          &ctx->targets, &ctx->inputs, &ctx->target_grads,
                          &ctx->bw_params, &ctx->bw_grads, &ctx->pservers,
