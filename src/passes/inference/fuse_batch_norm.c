@@ -62,9 +62,14 @@ static bool feeds(const fuse_state *s, const ir_op *from, const char *out_slot,
     const char *got = ir_op_input1(to, in_slot);
     if (var && got == var && n_readers(s, var) == 1)
         return true;
-    pdt_warning("%s: block 0, op %zu '%s': the next %s does not take its output '%s' "
-                "as its only reader; left unfolded (Paddle would fold it)",
-                s->ctx->main_path, from_pos, from->type, to->type, var ? var : "");
+    if (var && got == var)
+        pdt_warning("%s: block 0, op %zu '%s': left unfolded: its output '%s' has readers "
+                    "besides the next op", s->ctx->main_path, from_pos, from->type, var);
+    else
+        pdt_warning("%s: block 0, op %zu '%s': left unfolded: op %zu '%s' reads '%s', not "
+                    "its output '%s' (Paddle folds adjacent ops regardless)",
+                    s->ctx->main_path, from_pos, from->type, from_pos + 1, to->type,
+                    got ? got : "", var ? var : "");
     return false;
 }
 
