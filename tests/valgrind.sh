@@ -31,6 +31,17 @@ for args in "$PS -s $g/transpile_basic/in/startup.pbtxt $g/transpile_basic/in/ma
     rc=$?
     [ $rc = 0 ] || { echo "valgrind: FAIL (exit $rc) pdtrans $args"; cat "$tmp/err"; fail=1; }
 done
+# inference: both parameter layouts, and a refused truncated file.
+for args in "--params=$g/inference_small/in/params --text $g/inference_small/in/model.pbtxt" \
+            "--params=$g/inference_small/in/params.combined --params-filename=p $g/inference_small/in/model.pbtxt"; do
+    # shellcheck disable=SC2086
+    $VG "$PDTRANS" inference $args -o "$tmp/inf" >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ $rc = 0 ] || { echo "valgrind: FAIL (exit $rc) pdtrans inference $args"; cat "$tmp/err"; fail=1; }
+done
+head -c 300 $g/inference_small/in/params.combined >"$tmp/cut"
+$VG "$PDTRANS" inference --params="$tmp/cut" $g/inference_small/in/model.pbtxt -o "$tmp/inf2" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || { echo "valgrind: FAIL pdtrans inference on a truncated file"; cat "$tmp/err"; fail=1; }
 for f in ../shared/testdata-real/fit_a_line.pdmodel ../shared/testdata-real/fl_server_main_subblocks.pdmodel; do
     [ -f "$f" ] || continue
     $VG "$PDTRANS" convert "$f" "$tmp/y.pb" 2>"$tmp/err" || { echo "valgrind: FAIL convert $f"; cat "$tmp/err"; fail=1; }
