@@ -41,9 +41,9 @@ static int agree(const env_way *ways, size_t n, const char **value, const char *
             first[ways[i].paddle2] = &ways[i];
     const env_way *w = first[0] ? first[0] : first[1];
     if (first[0] && first[1] && strcmp(first[0]->value, first[1]->value) != 0) {
-        pdt_usage_error(TCLI_CMD, "--from-env: %s (Paddle 1) give '%s' but %s (Paddle 2) "
-                        "give '%s'; unset one", first[0]->source, first[0]->value,
-                        first[1]->source, first[1]->value);
+        pdt_usage_error(TCLI_CMD, "--from-env: Paddle 1 and Paddle 2 variables disagree: '%s' "
+                        "from %s, '%s' from %s; unset one", first[0]->value, first[0]->source,
+                        first[1]->value, first[1]->source);
         return PDT_EUSAGE;
     }
     *value = w ? w->value : NULL;
