@@ -1,5 +1,5 @@
 # pdtrans - see README.md.  `make`, `make check`, `make demo`, `make bench`,
-# `make install PREFIX=/usr/local DESTDIR=`, `make check SANITIZE=1`.
+# `make install PREFIX=/usr/local DESTDIR=`, `make uninstall`, `make check SANITIZE=1`.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -25,7 +25,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check unit golden golden-update demo bench install clean deps fuzz-truncate valgrind fuzz fuzz-smoke
+.PHONY: all check unit golden golden-update demo bench install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke
 
 all: $(BIN)
 
@@ -57,6 +57,19 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libpdtrans.a tests/unit/unit.h tests/u
 deps:
 	@sh tests/deps.sh
 
+# Shell completions, generated from the binary's --help (src/cli/completion/).
+COMPLETIONS = $(BUILD)/completion/pdtrans.bash $(BUILD)/completion/_pdtrans
+COMPLETION_SRCS = $(wildcard src/cli/completion/*)
+completion: $(COMPLETIONS)
+
+$(BUILD)/completion/pdtrans.bash: $(BIN) $(COMPLETION_SRCS)
+	@mkdir -p $(dir $@)
+	@sh src/cli/completion/gen.sh bash ./$(BIN) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/completion/_pdtrans: $(BIN) $(COMPLETION_SRCS)
+	@mkdir -p $(dir $@)
+	@sh src/cli/completion/gen.sh zsh ./$(BIN) >$@.tmp && mv $@.tmp $@
+
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do PDT_BIN=./$(BIN) $$t; done
 
@@ -67,11 +80,12 @@ golden-update: $(BIN)
 	@PDTRANS=./$(BIN) sh tests/golden/run.sh --update
 
 check: deps
-	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare $(BUILD)/tests/regen
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare $(BUILD)/tests/regen $(COMPLETIONS)
 	@$(MAKE) --no-print-directory unit golden
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
 	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
+	@PDTRANS=./$(BIN) COMPLETION_DIR=$(BUILD)/completion sh tests/completion.sh
 	@sh tests/install.sh
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh
 
@@ -101,10 +115,38 @@ fuzz-smoke: deps
 valgrind: $(BIN) $(UNIT_BINS)
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/valgrind.sh $(UNIT_BINS)
 
-install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pdtrans
-	install -m 644 man/pdtrans.1 $(DESTDIR)$(PREFIX)/share/man/man1/pdtrans.1
+# install records in share/pdtrans/installed-dirs the folders it had to
+# create, so that uninstall removes exactly those (when empty) and no other.
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
+INSTALL_DIRS = bin share/man/man1 share/pdtrans share/bash-completion/completions share/zsh/site-functions
+INSTALL_FILES = bin/pdtrans share/man/man1/pdtrans.1 share/pdtrans/framework.proto \
+	share/bash-completion/completions/pdtrans share/zsh/site-functions/_pdtrans
+
+install: $(BIN) $(COMPLETIONS)
+	@set -e; list="$(INSTALL_ROOT)/share/pdtrans/installed-dirs"; tmp=$$(mktemp); \
+	if [ -f "$$list" ]; then cat "$$list" >"$$tmp"; fi; \
+	for d in $(INSTALL_DIRS); do \
+	    p="$(INSTALL_ROOT)/$$d"; \
+	    while [ ! -d "$$p" ]; do printf '%s\n' "$$p" >>"$$tmp"; p=$$(dirname "$$p"); done; \
+	    install -d "$(INSTALL_ROOT)/$$d"; \
+	done; \
+	sort -u "$$tmp" >"$$list"; rm -f "$$tmp"
+	install -m 755 $(BIN) $(INSTALL_ROOT)/bin/pdtrans
+	install -m 644 man/pdtrans.1 $(INSTALL_ROOT)/share/man/man1/pdtrans.1
+	install -m 644 proto/framework.proto $(INSTALL_ROOT)/share/pdtrans/framework.proto
+	install -m 644 $(BUILD)/completion/pdtrans.bash $(INSTALL_ROOT)/share/bash-completion/completions/pdtrans
+	install -m 644 $(BUILD)/completion/_pdtrans $(INSTALL_ROOT)/share/zsh/site-functions/_pdtrans
+
+uninstall:
+	@set -e; list="$(INSTALL_ROOT)/share/pdtrans/installed-dirs"; \
+	for f in $(INSTALL_FILES); do rm -f "$(INSTALL_ROOT)/$$f"; done; \
+	if [ -f "$$list" ]; then \
+	    dirs=$$(sort -r "$$list"); rm -f "$$list"; \
+	    printf '%s\n' "$$dirs" | while IFS= read -r d; do \
+	        [ -z "$$d" ] || rmdir "$$d" 2>/dev/null || true; \
+	    done; \
+	fi; \
+	echo "uninstalled pdtrans from $(INSTALL_ROOT)"
 
 clean:
 	rm -rf build build-san pdtrans pdtrans-san
