@@ -229,6 +229,8 @@ static void cond_assign(lr_build *s, const char *cond, const char *value, const 
     ir_op_set_output1(op, "Scope", scope);
     ir_op_set_block(op, "sub_block", sub->idx);
     ir_op_set_bool(op, "is_scalar_condition", true);
+    /* The proto default check_attrs adds (Paddle 1.8's ConditionalBlockOp). */
+    ir_op_set_strings(op, "skip_eager_deletion_vars", NULL, 0);
 }
 
 static void build_piecewise(lr_build *s, const lr_cfg *c, const char *step)
@@ -241,7 +243,10 @@ static void build_piecewise(lr_build *s, const lr_cfg *c, const char *step)
         const char *bound = layer_fill(s, c->boundaries[i], true);
         const char *value = layer_fill(s, c->values[i], false);
         const char *less = tmp_var(s, IR_BOOL);
-        ir_op_set_int(binary(s, "less_than", step, bound, less), "axis", -1);
+        ir_op *lt = binary(s, "less_than", step, bound, less);
+        ir_op_set_int(lt, "axis", -1);
+        /* check_attrs adds the proto default; 1.8's less_than passes none. */
+        ir_op_set_bool(lt, "force_cpu", false);
         const char *cond = less;
         const char *not_less = layer_var(s, "logical_not", IR_BOOL);
         unary(s, "logical_not", less, not_less);

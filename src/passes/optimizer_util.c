@@ -368,8 +368,11 @@ ir_op *opt_fill_constant_op(ir_program *p, const char *out, int dtype, double va
         else
             opt_py_float_str(value, text, sizeof text);
         ir_op_set_string(op, "str_value", text);
+        /* Operator.__init__ writes every input its proto declares, empty
+         * when not given: fill_constant's proto has ValueTensor since 1.8. */
         ir_op_set_input(op, "ShapeTensor", NULL, 0);
         ir_op_set_input(op, "ShapeTensorList", NULL, 0);
+        ir_op_set_input(op, "ValueTensor", NULL, 0);
     } else {
         /* Initializers do not pass it, but Operator.__init__ runs
          * check_attrs, which adds the proto default. */
