@@ -27,11 +27,16 @@ static void help(void)
            "                          lars_momentum, adagrad, adam, adamax,\n"
            "                          decayed_adagrad, rmsprop, ftrl; keys are the\n"
            "                          Python argument names (lr = learning_rate)\n"
-           "  --regularization=SPEC   l1:COEFF or l2:COEFF\n"
+           "  --regularization=SPEC   l1:COEFF or l2:COEFF; KIND:COEFF@P1,P2,... gives\n"
+           "                          those params their own (repeatable; they win\n"
+           "                          over the optimizer's, as ParamAttr does)\n"
            "  --clip=SPEC             value:MAX[,min=MIN], norm:MAX or global_norm:MAX\n"
            "  --lr-schedule=SPEC      exponential:decay_steps=N,decay_rate=R\n"
            "                          [,staircase=true][,learning_rate=LR] or\n"
            "                          piecewise:boundaries=B1,B2,...,values=V0,V1,...\n"
+           "  --learning-rate-var=VAR use block 0's VAR as the learning rate (a\n"
+           "                          schedule built as forward ops) instead of\n"
+           "                          creating learning_rate_0\n"
            "  --params=P1,P2,...      parameters to optimize (append_backward)\n"
            "  --no-grad=V1,V2,...     vars that get no gradient (append_backward)\n"
            "  -s, --startup=FILE      startup program (default: an empty one)\n"
@@ -118,13 +123,15 @@ static int write_outputs(const pdt_ctx *ctx, const char *dir, bool text)
 
 int cmd_minimize(int argc, char **argv)
 {
-    enum { O_LOSS = 256, O_OPT, O_REG, O_CLIP, O_LR, O_PARAMS, O_NOGRAD, O_TEXT, O_NOVERIFY };
+    enum { O_LOSS = 256, O_OPT, O_REG, O_CLIP, O_LR, O_LRVAR, O_PARAMS, O_NOGRAD, O_TEXT,
+           O_NOVERIFY };
     static const struct option opts[] = {
         {"loss", required_argument, NULL, O_LOSS},
         {"optimizer", required_argument, NULL, O_OPT},
         {"regularization", required_argument, NULL, O_REG},
         {"clip", required_argument, NULL, O_CLIP},
         {"lr-schedule", required_argument, NULL, O_LR},
+        {"learning-rate-var", required_argument, NULL, O_LRVAR},
         {"params", required_argument, NULL, O_PARAMS},
         {"no-grad", required_argument, NULL, O_NOGRAD},
         {"startup", required_argument, NULL, 's'},
@@ -144,9 +151,21 @@ int cmd_minimize(int argc, char **argv)
         switch (c) {
         case O_LOSS: ctx.loss = optarg; break;
         case O_OPT: ctx.optimizer = optarg; break;
-        case O_REG: ctx.regularization = optarg; break;
+        case O_REG:
+            if (strchr(optarg, '@')) {
+                pdt_list_append(&ctx.param_regularizations, optarg);
+            } else if (ctx.regularization) {
+                pdt_usage_error("minimize", "option '--regularization' gives the optimizer's "
+                                            "regularizer twice; per-parameter ones take @PARAMS");
+                pdt_ctx_free(&ctx);
+                return PDT_EUSAGE;
+            } else {
+                ctx.regularization = optarg;
+            }
+            break;
         case O_CLIP: ctx.clip = optarg; break;
         case O_LR: ctx.lr_schedule = optarg; break;
+        case O_LRVAR: ctx.learning_rate_var = optarg; break;
         case O_PARAMS: pdt_list_free(&ctx.params); ctx.params = pdt_list_split(optarg); break;
         case O_NOGRAD: pdt_list_free(&ctx.no_grad); ctx.no_grad = pdt_list_split(optarg); break;
         case 's': startup = optarg; break;

@@ -205,6 +205,17 @@ int pass_optimizer(pdt_ctx *ctx)
     ir_block *b = ir_program_block(ctx->main, 0);
     /* _create_global_learning_rate reuses a schedule's LR var. */
     const char *lr = ctx->lr_schedule ? opt_scheduled_lr(b) : NULL;
+    if (ctx->learning_rate_var) {
+        /* Optimizer(learning_rate=Variable): used as it is, no
+         * learning_rate_N var and no startup init. */
+        const ir_var *v = ir_block_find_var(b, ir_intern(ctx->learning_rate_var));
+        if (!v) {
+            pdt_error("%s: block 0 has no var '%s' (--learning-rate-var)", ctx->main_path,
+                      ctx->learning_rate_var);
+            return PDT_EBADINPUT;
+        }
+        lr = v->name;
+    }
     if (ctx->lr_schedule && !lr) {
         pdt_error("%s: '--lr-schedule' is set but block 0 has no learning-rate schedule op",
                   ctx->main_path);

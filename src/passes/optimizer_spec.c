@@ -289,9 +289,25 @@ int opt_validate_specs(const char *cmd, const pdt_ctx *ctx)
     if (ctx->regularization &&
         (rc = opt_parse_regularization(cmd, ctx->regularization, &rk, &coeff)) != PDT_OK)
         return rc;
+    for (size_t i = 0; i < ctx->param_regularizations.n; i++) {
+        const char *params;
+        rc = opt_parse_param_regularization(cmd, ctx->param_regularizations.items[i], &rk, &coeff,
+                                            &params);
+        if (rc != PDT_OK)
+            return rc;
+    }
     opt_clip_kind ck;
     if (ctx->clip && (rc = opt_parse_clip(cmd, ctx->clip, &ck, &max, &min)) != PDT_OK)
         return rc;
+    if (ctx->learning_rate_var && ctx->lr_schedule) {
+        pdt_usage_error(cmd, "options '--learning-rate-var' and '--lr-schedule' conflict: "
+                             "give one learning rate");
+        return PDT_EUSAGE;
+    }
+    if (ctx->learning_rate_var && (!*ctx->learning_rate_var || !ctx->optimizer)) {
+        pdt_usage_error(cmd, "option '--learning-rate-var' needs a var name and '--optimizer'");
+        return PDT_EUSAGE;
+    }
     if (ctx->lr_schedule) {
         if (!ctx->optimizer) {
             pdt_usage_error(cmd, "option '--lr-schedule' needs '--optimizer'");

@@ -59,6 +59,9 @@ typedef enum { OPT_CLIP_VALUE, OPT_CLIP_NORM, OPT_CLIP_GLOBAL_NORM } opt_clip_ki
 int opt_parse_clip(const char *cmd, const char *text, opt_clip_kind *kind, double *max, double *min);
 typedef enum { OPT_REG_L1, OPT_REG_L2 } opt_reg_kind;
 int opt_parse_regularization(const char *cmd, const char *text, opt_reg_kind *kind, double *coeff);
+/* A per-parameter spec "KIND:COEFF@P1,P2,...": *params points into text. */
+int opt_parse_param_regularization(const char *cmd, const char *text, opt_reg_kind *kind,
+                                   double *coeff, const char **params);
 
 /* ---- unique names (Paddle's unique_name.generate) -----------------------
  * Counters per key, started past every name the programs already hold, so

@@ -75,8 +75,15 @@ typedef struct pdt_ctx {
     /* optimizer */
     const char *optimizer;      /* SPEC, e.g. "sgd:learning_rate=0.1" */
     const char *regularization; /* "l2:COEFF" */
+    /* Per-parameter regularizers, "KIND:COEFF@P1,P2,..." each (fluid's
+     * ParamAttr(regularizer=...)); they win over `regularization`. */
+    pdt_list param_regularizations;
     const char *clip;           /* "global_norm:MAX" */
     const char *lr_schedule;
+    /* --learning-rate-var: an existing block-0 var used as the learning
+     * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
+     * user built as forward ops. */
+    const char *learning_rate_var;
 
     /* transpile */
     pdt_list pservers;          /* endpoints, in --pservers order */
@@ -134,5 +141,7 @@ void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p);
 /* Splits "a,b,c" into an interned list (empty items dropped). */
 pdt_list pdt_list_split(const char *csv);
 void pdt_list_free(pdt_list *l);
+/* Appends one item (interned) to l. */
+void pdt_list_append(pdt_list *l, const char *item);
 
 #endif

@@ -69,7 +69,7 @@ void pdt_ctx_free(pdt_ctx *ctx)
     pdt_list *lists[] = {&ctx->params, &ctx->no_grad, &ctx->checkpoints,
                          &ctx->targets, &ctx->inputs, &ctx->target_grads,
                          &ctx->bw_params, &ctx->bw_grads, &ctx->pservers,
-                         &ctx->trainer_endpoints};
+                         &ctx->trainer_endpoints, &ctx->param_regularizations};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
         pdt_list_free(lists[i]);
     memset(ctx, 0, sizeof *ctx);
@@ -106,6 +106,12 @@ pdt_list pdt_list_split(const char *csv)
         }
     }
     return l;
+}
+
+void pdt_list_append(pdt_list *l, const char *item)
+{
+    l->items = xrealloc(l->items, (l->n + 1) * sizeof *l->items);
+    l->items[l->n++] = ir_intern(item);
 }
 
 void pdt_list_free(pdt_list *l)

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
+
 #include "../diag.h"
 #include "optimizer_util.h"
 
@@ -44,6 +46,49 @@ int opt_parse_regularization(const char *cmd, const char *text, opt_reg_kind *ki
     return rc;
 }
 
+/* "KIND:COEFF@P1,P2": the regularizer before '@', the params after. */
+int opt_parse_param_regularization(const char *cmd, const char *text, opt_reg_kind *kind,
+                                   double *coeff, const char **params)
+{
+    const char *at = strchr(text, '@');
+    if (!at || !at[1]) {
+        pdt_usage_error(cmd, "option '--regularization' needs KIND:COEFF@PARAM[,PARAM...] "
+                             "for a per-parameter regularizer, not '%s'", text);
+        return PDT_EUSAGE;
+    }
+    char *spec = g_strndup(text, (size_t)(at - text));
+    int rc = opt_parse_regularization(cmd, spec, kind, coeff);
+    g_free(spec);
+    *params = at + 1;
+    return rc;
+}
+
+typedef struct {
+    opt_reg_kind kind;
+    double coeff;
+} reg_rule;
+
+/* param name -> its own reg_rule (ParamAttr regularizer), from every
+ * per-parameter spec; a param named twice keeps the last. */
+static GHashTable *param_rules(const pdt_ctx *ctx, reg_rule **store)
+{
+    GHashTable *h = g_hash_table_new(g_direct_hash, g_direct_equal);
+    size_t n = ctx->param_regularizations.n;
+    *store = n ? g_new(reg_rule, n) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *params;
+        reg_rule *r = &(*store)[i];
+        if (opt_parse_param_regularization(NULL, ctx->param_regularizations.items[i], &r->kind,
+                                           &r->coeff, &params) != PDT_OK)
+            continue;
+        pdt_list l = pdt_list_split(params);
+        for (size_t k = 0; k < l.n; k++)
+            g_hash_table_insert(h, (void *)l.items[k], r);
+        pdt_list_free(&l);
+    }
+    return h;
+}
+
 static void set_param_lod_level(ir_var *v, const ir_var *param)
 {
     v->has_lod_level = true;
@@ -52,11 +97,12 @@ static void set_param_lod_level(ir_var *v, const ir_var *param)
 
 int pass_regularization(pdt_ctx *ctx)
 {
-    if (!ctx->regularization)
+    if (!ctx->regularization && !ctx->param_regularizations.n)
         return PDT_OK;
-    opt_reg_kind kind;
-    double coeff;
-    int rc = opt_parse_regularization(NULL, ctx->regularization, &kind, &coeff);
+    reg_rule global = {OPT_REG_L2, 0.0};
+    int rc = ctx->regularization
+                 ? opt_parse_regularization(NULL, ctx->regularization, &global.kind, &global.coeff)
+                 : PDT_OK;
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "regularization");
     if (rc == PDT_OK)
@@ -68,8 +114,19 @@ int pass_regularization(pdt_ctx *ctx)
     opt_namer *names = opt_namer_new(ctx->main, ctx->startup);
     const char *scope = opt_namer_scope(names, "regularization");
     opt_ops ops = {0};
+    reg_rule *store;
+    GHashTable *own = param_rules(ctx, &store);
     for (size_t i = 0; i < ctx->bw_params.n; i++) {
         const char *p = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+        /* append_regularization_ops: param.regularizer, else the
+         * optimizer's, else nothing for this param. */
+        const reg_rule *rule = g_hash_table_lookup(own, p);
+        if (!rule && !ctx->regularization)
+            continue;
+        if (!rule)
+            rule = &global;
+        opt_reg_kind kind = rule->kind;
+        double coeff = rule->coeff;
         const ir_var *param = ir_block_find_var(b, p);
         const ir_var *grad = ir_block_find_var(b, g);
         /* block.create_var(dtype, shape, lod_level=param.lod_level):
@@ -107,5 +164,7 @@ int pass_regularization(pdt_ctx *ctx)
     opt_ops_splice(&ops, b, b->n_ops, false);
     opt_ops_free(&ops);
     opt_namer_free(names);
+    g_hash_table_destroy(own);
+    g_free(store);
     return PDT_OK;
 }

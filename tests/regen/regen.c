@@ -3,10 +3,15 @@
  * difference op by op (type, slots and arguments, attrs) and var by var
  * (type, dtype, shape, lod_level, persistable).  A difference explained by
  * the Paddle version that wrote the file is matched against a list given on
- * the command line (tests/regen/known.txt); the tool exits 1 when any
- * difference is left unexplained.
+ * the command line (tests/regen/known-*.txt); the tool exits 1 when any
+ * difference is left unexplained.  With --optimizer=SPEC (and
+ * --regularization, --learning-rate-var, --lr-schedule as minimize takes
+ * them) it strips and regenerates the optimizer part instead: the ops with
+ * an Optimize role, through lr_schedule, gradient_clip, regularization and
+ * optimizer.
  *
- * usage: regen PROGRAM KNOWN [--show]   (exit 0 same, 1 differences, 2 failure)
+ * usage: regen PROGRAM KNOWN [--show] [MINIMIZE OPTIONS]
+ *   exit 0 same, 1 differences, 2 failure
  *   The loss is the output of the op whose op_role is Forward|Loss; the
  *   parameters are the params of the backward ops' op_role_var pairs. */
 #include <glib.h>
@@ -19,7 +24,10 @@
 #include "diag.h"
 #include "passes/pass.h"
 
-#define ROLE_STRIPPED (IR_ROLE_BACKWARD | IR_ROLE_OPTIMIZE)
+/* Ops stripped and compared: Backward|Optimize for the backward part;
+ * Optimize for the optimizer part (--optimizer=...). */
+static int role_stripped = IR_ROLE_BACKWARD | IR_ROLE_OPTIMIZE;
+static int role_compared = IR_ROLE_BACKWARD;
 
 typedef struct {
     char *prog, *op, *kind, *what;      /* '*' matches anything */
@@ -177,6 +185,10 @@ static void compare_attrs(const ir_op *w, const ir_op *g)
             diff(w->type, "attr-type", a->name, "Paddle type %d, pdtrans type %d", a->type, m->type);
         else if (!attr_eq(a, m)) {
             char wa[1024] = "", ga[1024] = "";
+            if (a->type == IR_ATTR_STRING) {
+                snprintf(wa, sizeof wa, "%.*s", (int)a->s.len, (const char *)a->s.data);
+                snprintf(ga, sizeof ga, "%.*s", (int)m->s.len, (const char *)m->s.data);
+            }
             for (size_t i2 = 0, o = 0; i2 < a->n_strings && o < sizeof wa; i2++)
                 o += (size_t)snprintf(wa + o, sizeof wa - o, "%.*s ", (int)a->strings[i2].len,
                                       (const char *)a->strings[i2].data);
@@ -272,7 +284,7 @@ static const char *strip(ir_program *p)
     size_t n = 0;
     for (size_t k = 0; k < b->n_ops; k++) {
         int role = ir_op_role(b->ops[k]);
-        if (role >= 0 && (role & ROLE_STRIPPED))
+        if (role >= 0 && (role & role_stripped))
             continue;
         if (role == (IR_ROLE_FORWARD | IR_ROLE_LOSS) && b->ops[k]->n_outputs)
             loss = b->ops[k]->outputs[0].args[0];
@@ -322,7 +334,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: regen PROGRAM KNOWN [--show]\n");
         return 2;
     }
-    show = argc > 3 && !strcmp(argv[3], "--show");
+    pdt_ctx ctx;
+    pdt_ctx_init(&ctx);
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--show"))
+            show = 1;
+        else if (!strncmp(argv[i], "--optimizer=", 12))
+            ctx.optimizer = argv[i] + 12;
+        else if (!strncmp(argv[i], "--regularization=", 17) && strchr(argv[i], '@'))
+            pdt_list_append(&ctx.param_regularizations, argv[i] + 17);
+        else if (!strncmp(argv[i], "--regularization=", 17))
+            ctx.regularization = argv[i] + 17;
+        else if (!strncmp(argv[i], "--learning-rate-var=", 20))
+            ctx.learning_rate_var = argv[i] + 20;
+        else if (!strncmp(argv[i], "--lr-schedule=", 14))
+            ctx.lr_schedule = argv[i] + 14;
+    }
+    if (ctx.optimizer) {
+        role_stripped = IR_ROLE_OPTIMIZE;
+        role_compared = IR_ROLE_OPTIMIZE;
+    }
     load_known(argv[2]);
     const char *slash = strrchr(argv[1], '/');
     prog_name = slash ? slash + 1 : argv[1];
@@ -331,30 +362,33 @@ int main(int argc, char **argv)
         return 2;
     char *params = params_of(orig->blocks[0]);
     const char *loss = strip(p);
+    /* Vars the stripped input has (a copy: the passes add to p). */
+    ir_program *stripped = ir_program_clone(p);
+    const ir_block *p0b = stripped->blocks[0];
     if (!loss) {
         fprintf(stderr, "regen: %s: no op has op_role Forward|Loss\n", prog_name);
         return 2;
     }
-    pdt_ctx ctx;
-    pdt_ctx_init(&ctx);
     ctx.main = p;
     ctx.main_path = prog_name;
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
     ctx.loss = loss;
-    ctx.params = pdt_list_split(params);
-    const char *pass = "append_backward";
-    if (pdt_run_pipeline(&ctx, &pass, 1) != PDT_OK)
+    const char *bw[] = {"append_backward"};
+    const char *opt[] = {"lr_schedule", "gradient_clip", "regularization", "optimizer"};
+    if (!ctx.optimizer)
+        ctx.params = pdt_list_split(params);
+    if ((ctx.optimizer ? pdt_run_pipeline(&ctx, opt, 4) : pdt_run_pipeline(&ctx, bw, 1)) != PDT_OK)
         return 2;
     /* Ops: Paddle's backward ops in order against pdtrans's. */
     const ir_block *ob = orig->blocks[0], *gb = ctx.main->blocks[0];
     size_t gk = 0, n_ops = 0, n_same_type = 0;
-    while (gk < gb->n_ops && !(ir_op_role(gb->ops[gk]) & IR_ROLE_BACKWARD))
+    while (gk < gb->n_ops && !(ir_op_role(gb->ops[gk]) & role_compared))
         gk++;
     for (size_t k = 0; k < ob->n_ops; k++) {
         const ir_op *w = ob->ops[k];
         int role = ir_op_role(w);
-        if (role < 0 || !(role & IR_ROLE_BACKWARD) || (role & IR_ROLE_OPTIMIZE))
+        if (role < 0 || (role & role_stripped) != role_compared)
             continue;
         n_ops++;
         if (gk >= gb->n_ops) {
@@ -374,13 +408,29 @@ int main(int argc, char **argv)
         (void)before;
     }
     for (; gk < gb->n_ops; gk++)
-        if (ir_op_role(gb->ops[gk]) & IR_ROLE_BACKWARD)
+        if (ir_op_role(gb->ops[gk]) & role_compared)
             diff(gb->ops[gk]->type, "op-extra", "-", "pdtrans op %zu not in Paddle", gk);
+    GHashTable *opt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t k = 0; k < ob->n_ops; k++) {
+        const ir_op *op = ob->ops[k];
+        if (ir_op_role(op) < 0 || !(ir_op_role(op) & IR_ROLE_OPTIMIZE))
+            continue;
+        for (int io = 0; io < 2; io++)
+            for (size_t s2 = 0; s2 < (io ? op->n_outputs : op->n_inputs); s2++) {
+                const ir_slot *sl = io ? &op->outputs[s2] : &op->inputs[s2];
+                for (size_t a = 0; a < sl->n_args; a++)
+                    g_hash_table_add(opt_names, (void *)sl->args[a]);
+            }
+    }
     /* Vars the backward created in Paddle's file. */
     size_t n_vars = 0;
     for (size_t i = 0; i < ob->n_vars; i++) {
         const ir_var *w = ob->vars[i];
-        if (w->removed || !strstr(w->name, "@GRAD"))
+        /* The new vars: grads, or what the optimizer part adds (vars
+         * the stripped input lacks that Paddle's optimize ops name). */
+        if (w->removed || (ctx.optimizer ? ir_block_find_var(p0b, w->name) != NULL ||
+                                               !g_hash_table_contains(opt_names, w->name)
+                                         : !strstr(w->name, "@GRAD")))
             continue;
         n_vars++;
         compare_var(w, ir_block_find_var(gb, w->name));
@@ -393,11 +443,14 @@ int main(int argc, char **argv)
                    kn[i].kind, kn[i].what);
             n_diff++;
         }
-    printf("%s: %zu backward ops (%zu of the same type in order), %zu grad vars; "
+    printf("%s: %zu %s ops (%zu of the same type in order), %zu new vars; "
            "%zu differences explained by the Paddle version, %zu unexplained\n",
-           prog_name, n_ops, n_same_type, n_vars, n_explained, n_diff);
+           prog_name, n_ops, ctx.optimizer ? "optimizer" : "backward", n_same_type, n_vars,
+           n_explained, n_diff);
     g_free(params);
     pdt_ctx_free(&ctx);
     ir_program_free(orig);
+    ir_program_free(stripped);
+    g_hash_table_destroy(opt_names);
     return n_diff ? 1 : 0;
 }

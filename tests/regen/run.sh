@@ -1,25 +1,47 @@
 #!/bin/sh
 # Regenerates the backward part of every real training program under
-# ../shared/testdata-real (and train/) with pdtrans and compares it op by op
-# with Paddle's own (tests/regen/regen.c; version differences in known.txt).
+# ../shared/testdata-real (and train/), and the optimizer part of those with
+# optimizer ops, with pdtrans, and compares each op by op with Paddle's own
+# (tests/regen/regen.c; version differences in known-*.txt, the minimize
+# options per program in minimize.txt).
 set -u
 BUILD=${BUILD:-build}
 real=../shared/testdata-real
+here=tests/regen
 if [ ! -d "$real/train" ]; then
     echo "regen: skipped: ../shared absent (tests on real programs need it)"
     exit 0
 fi
 pass=0 fail=0
-for f in "$real"/train/*_train.pdmodel "$real"/fl_trainer_main_sgd_train.pdmodel \
-         "$real"/rec_join_main_grad_train.pdmodel; do
-    if "$BUILD/tests/regen" "$f" tests/regen/known.txt >"$BUILD/regen.out" 2>&1; then
+run() {
+    name=$1
+    shift
+    if "$BUILD/tests/regen" "$@" >"$BUILD/regen.out" 2>&1; then
         pass=$((pass + 1))
     else
         fail=$((fail + 1))
-        echo "regen: FAIL $(basename "$f")"
+        echo "regen: FAIL $name"
         head -n 40 "$BUILD/regen.out"
     fi
+}
+for f in "$real"/train/*_train.pdmodel "$real"/fl_trainer_main_sgd_train.pdmodel \
+         "$real"/rec_join_main_grad_train.pdmodel; do
+    run "backward of $(basename "$f")" "$f" "$here/known-backward.txt"
 done
-rm -f "$BUILD/regen.out"
+grep -v '^#' "$here/minimize.txt" | while read -r file opts; do
+    [ -n "$file" ] || continue
+    # shellcheck disable=SC2086
+    if "$BUILD/tests/regen" "$real/train/$file" "$here/known-optimizer.txt" $opts \
+        >"$BUILD/regen.out" 2>&1; then
+        echo pass
+    else
+        echo "regen: FAIL optimizer part of $file" >&2
+        head -n 40 "$BUILD/regen.out" >&2
+        echo fail
+    fi
+done >"$BUILD/regen.opt"
+pass=$((pass + $(grep -c '^pass' "$BUILD/regen.opt")))
+fail=$((fail + $(grep -c '^fail' "$BUILD/regen.opt")))
+rm -f "$BUILD/regen.out" "$BUILD/regen.opt"
 echo "regen: $pass passed, $fail failed"
 [ "$fail" = 0 ]
