@@ -98,7 +98,7 @@ static void update_param(fuse_state *s, ir_op *op, const char *slot, ir_tensor *
 {
     const char *old = ir_op_input1(op, slot);
     const char *fresh = ir_internf("%s_fuse_bn", old);
-    create_parameter(s->b, ir_block_find_var_recursive(s->b, old), fresh);
+    create_parameter(s->b, ir_block_find_var(s->b, old), fresh);
     ir_op_rename_input(op, old, fresh);
     ir_tensor *dst = ir_tensors_put(s->ctx->param_values, fresh);
     const char *name = dst->name;
@@ -142,15 +142,18 @@ static bool can_fold(fuse_state *s, const ir_op *conv, const ir_op *add, const i
     in->variance = value(s, bn, "Variance");
     in->add_bias = add ? value(s, add, "Y") : NULL;
     const char *why = NULL;
-    if (!in->filter || !in->scale || !in->bn_bias || !in->mean || !in->variance ||
+    const char *bias_name = add ? ir_op_input1(add, "Y") : ir_op_input1(bn, "Bias");
+    if (!ir_block_find_var(s->b, ir_op_input1(conv, "Filter")) ||
+        !ir_block_find_var(s->b, bias_name))
+        why = "the filter or bias var is not declared in block 0";
+    else if (!in->filter || !in->scale || !in->bn_bias || !in->mean || !in->variance ||
         (add && !in->add_bias))
         why = "a parameter value is missing (the bias, filter and batch_norm inputs "
               "must be persistable)";
     else if ((why = fold_check(in)) != NULL)
         ;
     else if (ir_block_find_var(s->b, ir_internf("%s_fuse_bn", ir_op_input1(conv, "Filter"))) ||
-             ir_block_find_var(s->b, ir_internf("%s_fuse_bn", add ? ir_op_input1(add, "Y")
-                                                                  : ir_op_input1(bn, "Bias"))))
+             ir_block_find_var(s->b, ir_internf("%s_fuse_bn", bias_name)))
         why = "a '_fuse_bn' var of that name exists already (a shared filter or bias)";
     if (!why)
         return true;
