@@ -109,7 +109,8 @@ static void update_param(fuse_state *s, ir_op *op, const char *slot, ir_tensor *
 /* _insert_bias_op: elementwise_add(X = conv Output, Y = bn Bias) -> bn Y,
  * axis 1, with the attrs fluid 1.5's Operator gives a new op (defaults of
  * ElementwiseOpMaker, op_role 0, op_namescope "/"; op_callstack, a Python
- * traceback, is left out).  Shape inference sets Out's dims from X. */
+ * traceback there, is empty as in every op pdtrans creates).  Shape
+ * inference sets Out's dims from X. */
 static ir_op *bias_op(fuse_state *s, const ir_op *conv, const ir_op *bn)
 {
     ir_op *add = ir_op_new(s->b->program, "elementwise_add");
@@ -124,6 +125,7 @@ static ir_op *bias_op(fuse_state *s, const ir_op *conv, const ir_op *bn)
     ir_op_set_int(add, "op_role", 0);
     ir_op_set_strings(add, "op_role_var", NULL, 0);
     ir_op_set_string(add, "op_namescope", "/");
+    ir_op_set_strings(add, "op_callstack", NULL, 0);
     ir_var *xv = ir_block_find_var_recursive(s->b, x), *yv = ir_block_find_var(s->b, y);
     if (xv && yv)
         ir_var_set_dims(s->b->program, yv, xv->dims, xv->n_dims);
