@@ -9,7 +9,9 @@
 #include <stdbool.h>
 
 /* Exit statuses (contract with job launchers). */
-enum { PDT_OK = 0, PDT_EBADINPUT = 1, PDT_EUSAGE = 2 };
+/* PDT_EINTERNAL: a pass broke a program that passed the input gate (a bug
+ * in pdtrans, never the input's fault). */
+enum { PDT_OK = 0, PDT_EBADINPUT = 1, PDT_EUSAGE = 2, PDT_EINTERNAL = 3 };
 
 void pdt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pdt_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -191,8 +191,10 @@ int cmd_minimize(int argc, char **argv)
     }
     ctx.main_path = argv[optind];
     ctx.main = pdio_read(argv[optind]);
-    if (ctx.main && startup)
+    if (ctx.main && startup) {
         ctx.startup = pdio_read(startup);
+        ctx.startup_path = startup;
+    }
     if (!ctx.main || (startup && !ctx.startup)) {
         pdt_ctx_free(&ctx);
         return PDT_EBADINPUT;

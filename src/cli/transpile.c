@@ -471,6 +471,7 @@ static int read_inputs(opts *o, const char *main_path)
         return PDT_OK;
     }
     ctx->startup = cli_run_read(&o->run, "startup", o->startup_path);
+    ctx->startup_path = o->startup_path;
     if (!ctx->startup)
         return PDT_EBADINPUT;
     if (ctx->startup->n_blocks == 0) {

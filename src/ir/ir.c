@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "../ckd.h"
 #include "ir_internal.h"
 #include "pmap.h"
 #include "util.h"
@@ -204,12 +205,16 @@ void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n)
 int64_t ir_var_numel(const ir_var *v)
 {
     int64_t n = 1;
+    bool unknown = false, overflow = false, zero = false;
     for (size_t i = 0; i < v->n_dims; i++) {
         if (v->dims[i] < 0)
-            return -1;
-        n *= v->dims[i];
+            unknown = true;
+        else if (v->dims[i] == 0)
+            zero = true;
+        else
+            overflow |= ckd_mul_i64(&n, n, v->dims[i]);
     }
-    return n;
+    return unknown ? -1 : zero ? 0 : overflow ? -2 : n;
 }
 
 /* ---- renaming across blocks ---- */

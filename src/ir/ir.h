@@ -256,7 +256,9 @@ size_t ir_block_n_var_names(const ir_block *b);
 /* Live vars in insertion order (skips removed ones). Returns count. */
 size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch);
 void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n);
-int64_t ir_var_numel(const ir_var *v);  /* product of dims; -1 if any < 0 */
+/* Product of dims; -1 if any is < 0; -2 if the product overflows int64
+ * (the input gate refuses such vars, so passes never see -2). */
+int64_t ir_var_numel(const ir_var *v);
 
 /* ---- ops -------------------------------------------------------------- */
 
@@ -350,5 +352,24 @@ const size_t *ir_defuse_readers(const ir_defuse *d, const char *name, size_t *n)
  * array of p->n_blocks flags (g_free it).  Iterative and linear in ops plus
  * attrs; out-of-range indexes are skipped. */
 bool *ir_program_reachable_blocks(const ir_program *p);
+
+/* The block tree as arrays (tree.c), built without recursion in time
+ * linear in the number of blocks; walks over nested blocks use it instead
+ * of following parent links from every block.  Positions, not stored idx. */
+typedef struct ir_tree {
+    size_t n;               /* p->n_blocks when built */
+    int32_t *parent;        /* parent position; -1 for block 0 or a bad link */
+    bool *rooted;           /* the parent chain reaches block 0 (no cycle) */
+    size_t *depth;          /* rooted blocks: hops to block 0 */
+    size_t *enter, *leave;  /* rooted blocks: preorder interval */
+    size_t *order;          /* rooted blocks in preorder, children by index */
+    size_t n_order;
+    size_t *child_start;    /* children of b: children[child_start[b] ..  */
+    size_t *children;       /*   child_start[b + 1]), rooted ones only */
+} ir_tree;
+ir_tree *ir_tree_build(const ir_program *p);
+void ir_tree_free(ir_tree *t);
+/* Block d is strictly below block a (both rooted). */
+bool ir_tree_below(const ir_tree *t, size_t d, size_t a);
 
 #endif

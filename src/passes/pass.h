@@ -64,6 +64,7 @@ typedef struct pdt_ctx {
     ir_program *main;
     ir_program *startup;    /* never NULL inside a pipeline (may be empty) */
     const char *main_path;  /* for messages */
+    const char *startup_path;
 
     /* backward / gradients */
     const char *loss;
@@ -128,8 +129,10 @@ extern const pdt_pass pdt_passes[];
 extern const size_t pdt_n_passes;
 const pdt_pass *pdt_pass_find(const char *name);
 
-/* Runs the named passes in order, verifying after each one (unless
- * ctx->no_verify_each).  Returns the first non-zero status. */
+/* Checks main and startup with the gate (pdt_verify_max, first problem
+ * only: PDT_EBADINPUT), then runs the named passes in order, verifying
+ * after each one unless ctx->no_verify_each (a problem then is a bug:
+ * PDT_EINTERNAL).  Returns the first non-zero status. */
 int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n);
 
 /* Context lifetime: init zeroes and sets defaults; free releases programs

@@ -16,32 +16,53 @@ const pdt_pass *pdt_pass_find(const char *name)
     return NULL;
 }
 
+/* The gate: the structure every pass relies on (block idx, parent links,
+ * BLOCK/BLOCKS attrs naming nested blocks once each, dims whose product
+ * fits in int64, names that resolve) is checked once on the input, so a
+ * pass never sees a malformed program and an input problem is reported as
+ * one message naming the file, block, op and attr or var. */
+static int gate(const pdt_ctx *ctx)
+{
+    if (pdt_verify_max(ctx->main, ctx->main_path, stderr, 1))
+        return PDT_EBADINPUT;
+    if (ctx->startup && pdt_verify_max(ctx->startup, ctx->startup_path, stderr, 1))
+        return PDT_EBADINPUT;
+    return PDT_OK;
+}
+
+/* After a pass, a problem in a program that passed the gate is pdtrans's
+ * fault, not the input's: it gets its own exit status. */
+static int verify_after(const pdt_ctx *ctx, const pdt_pass *pass)
+{
+    size_t errs = pdt_verify(ctx->main, ctx->main_path, stderr);
+    if (ctx->startup)
+        errs += pdt_verify(ctx->startup, ctx->startup_path, stderr);
+    for (size_t k = 0; k < ctx->n_outputs; k++)
+        errs += pdt_verify(ctx->outputs[k].program, ctx->outputs[k].stem, stderr);
+    if (!errs)
+        return PDT_OK;
+    pdt_error("BUG: pass '%s' made an invalid program from valid input (%zu problem%s above); "
+              "please report it with the input and the command line",
+              pass->name, errs, errs == 1 ? "" : "s");
+    return PDT_EINTERNAL;
+}
+
 int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        const pdt_pass *pass = pdt_pass_find(names[i]);
-        if (!pass) {
+    for (size_t i = 0; i < n; i++)
+        if (!pdt_pass_find(names[i])) {
             pdt_error("unknown pass '%s' (see 'pdtrans passes')", names[i]);
             return PDT_EUSAGE;
         }
+    int rc = gate(ctx);
+    for (size_t i = 0; i < n && rc == PDT_OK; i++) {
+        const pdt_pass *pass = pdt_pass_find(names[i]);
         pdt_note("running pass '%s'", pass->name);
-        int rc = pass->run(ctx);
-        if (rc != PDT_OK)
-            return rc;
-        if (ctx->no_verify_each)
-            continue;
-        size_t errs = pdt_verify(ctx->main, ctx->main_path, stderr);
-        if (ctx->startup)
-            errs += pdt_verify(ctx->startup, "startup program", stderr);
-        for (size_t k = 0; k < ctx->n_outputs; k++)
-            errs += pdt_verify(ctx->outputs[k].program, ctx->outputs[k].stem, stderr);
-        if (errs) {
-            pdt_error("pass '%s' produced an invalid program (%zu problem%s above)",
-                      pass->name, errs, errs == 1 ? "" : "s");
-            return PDT_EBADINPUT;
-        }
+        rc = pass->run(ctx);
+        if (rc == PDT_OK && !ctx->no_verify_each)
+            rc = verify_after(ctx, pass);
     }
-    return PDT_OK;
+    return rc;
 }
 
 void pdt_ctx_init(pdt_ctx *ctx)
@@ -55,6 +76,7 @@ void pdt_ctx_init(pdt_ctx *ctx)
                                  .rpc_prefetch_threads = 12, .selected_gpus = 8,
                                  .fuse_allreduce = 1, .loss_scale = 1};
     ctx->main_path = "main program";
+    ctx->startup_path = "startup program";
 }
 
 void pdt_ctx_free(pdt_ctx *ctx)

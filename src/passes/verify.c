@@ -1,46 +1,174 @@
-/* verify.c - structural checks of a program (see `pdtrans check`). */
+/* verify.c - structural checks of a program: what `pdtrans check` reports
+ * and what the pipeline's gate refuses before the first pass.  Every walk
+ * is iterative and linear in blocks + vars + op arguments + attrs, so
+ * nesting depth costs neither stack nor quadratic time (see README.md). */
 #include "verify.h"
 
 #include <glib.h>
-#include <stdlib.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <string.h>
 
+#include "../ckd.h"
 #include "../diag.h"
+#include "../ir/pmap.h"
 #include "pass.h"
 
-static const char *PREFIX = "pdtrans: ";
+typedef struct {
+    const char *name;       /* the file, for messages */
+    FILE *out;
+    size_t max;             /* stop after this many errors (0: never) */
+    size_t errs;
+} vrep;
 
-static void report(FILE *out, const char *name, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-#include <stdarg.h>
-static void report(FILE *out, const char *name, const char *kind, const char *fmt, ...)
+static bool enough(const vrep *r)
 {
-    if (!out || pdt_quiet)
+    return r->max && r->errs >= r->max;
+}
+
+static void say(vrep *r, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(vrep *r, bool error, const char *fmt, ...)
+{
+    if (error) {
+        if (enough(r))
+            return;
+        r->errs++;
+    } else if (r->max) {
+        return;     /* the gate refuses; warnings are for `check` */
+    }
+    if (!r->out || pdt_quiet)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(out, "%s%s: %s: ", PREFIX, kind, name);
-    vfprintf(out, fmt, ap);
-    fputc('\n', out);
+    fprintf(r->out, "pdtrans: %s: %s: ", error ? "error" : "warning", r->name);
+    vfprintf(r->out, fmt, ap);
+    fputc('\n', r->out);
     va_end(ap);
 }
 
-/* Block i's ancestor chain reaches block 0 without repeating a block. */
-static bool reaches_root(const ir_program *p, size_t i)
+static void check_blocks(const ir_program *p, const ir_tree *t, vrep *r)
 {
-    size_t hops = 0;
-    int32_t cur = (int32_t)i;
-    while (cur != 0) {
-        if (hops++ > p->n_blocks)
-            return false;
-        int32_t parent = p->blocks[cur]->parent_idx;
-        if (parent < 0 || (size_t)parent >= p->n_blocks || parent == cur)
-            return false;
-        cur = parent;
+    for (size_t i = 0; i < p->n_blocks && !enough(r); i++) {
+        const ir_block *b = p->blocks[i];
+        if (b->idx != (int32_t)i)
+            say(r, true, "block %zu: idx is %" PRId32 ", expected %zu", i, b->idx, i);
+        if (i == 0 && b->parent_idx != -1)
+            say(r, false, "block 0: parent_idx is %" PRId32 ", expected -1 (treated as the root)",
+                b->parent_idx);
+        else if (i > 0 && !t->rooted[i])
+            say(r, true,
+                "block %zu: parent_idx %" PRId32 " does not lead to block 0 (missing block or cycle)",
+                i, b->parent_idx);
     }
-    return true;
 }
+
+static void check_var(const ir_block *b, size_t i, const ir_var *var, bool dup, vrep *r)
+{
+    if (dup && ir_block_find_var(b, var->name) != var)
+        say(r, true, "block %zu: var '%s' is declared twice", i, var->name);
+    for (size_t d = 0; d < var->n_dims; d++)
+        if (var->dims[d] < -1) {
+            say(r, true, "block %zu: var '%s' has dim %" PRId64 " < -1", i, var->name,
+                var->dims[d]);
+            return;
+        }
+    int64_t numel;
+    if (ckd_dims_product(&numel, var->dims, var->n_dims))
+        say(r, true, "block %zu: var '%s': the product of its %zu dims overflows int64", i,
+            var->name, var->n_dims);
+}
+
+static void check_vars(const ir_program *p, vrep *r)
+{
+    for (size_t i = 0; i < p->n_blocks && !enough(r); i++) {
+        const ir_block *b = p->blocks[i];
+        /* Each live var owns its name in the var map unless a name is
+         * declared twice; the counts tell which case this is, so the
+         * per-var lookups run only when there is something to report. */
+        size_t n_live = 0;
+        for (size_t v = 0; v < b->n_vars; v++)
+            n_live += !b->vars[v]->removed;
+        bool dup = n_live != ir_block_n_var_names(b);
+        for (size_t v = 0; v < b->n_vars && !enough(r); v++)
+            if (!b->vars[v]->removed)
+                check_var(b, i, b->vars[v], dup, r);
+    }
+}
+
+/* Who names a block first (for the "named twice" message). */
+typedef struct {
+    int32_t block;
+    size_t op;
+    const ir_op *o;
+    const char *attr;
+} namer;
+
+static void check_target(const ir_tree *t, namer *named, size_t i, size_t k, const ir_op *op,
+                         const char *attr, int32_t x, vrep *r)
+{
+    if (x < 0 || (size_t)x >= t->n) {
+        say(r, true, "block %zu, op %zu '%s': attr '%s' names missing block %" PRId32, i, k,
+            op->type, attr, x);
+        return;
+    }
+    if ((size_t)x == i) {
+        say(r, true, "block %zu, op %zu '%s': attr '%s' names its own block", i, k, op->type,
+            attr);
+        return;
+    }
+    if (!t->rooted[x])
+        return;     /* its parent_idx is reported already */
+    if (ir_tree_below(t, i, (size_t)x)) {
+        say(r, true,
+            "block %zu, op %zu '%s': attr '%s' names block %" PRId32
+            ", which encloses block %zu (a cycle)",
+            i, k, op->type, attr, x, i);
+        return;
+    }
+    if (!ir_tree_below(t, (size_t)x, i)) {
+        say(r, true,
+            "block %zu, op %zu '%s': attr '%s' names block %" PRId32
+            ", which is not nested in block %zu (parent_idx %" PRId32 ")",
+            i, k, op->type, attr, x, i, t->parent[x]);
+        return;
+    }
+    namer *first = &named[x];
+    if (first->o) {
+        say(r, true,
+            "block %zu, op %zu '%s': attr '%s' names block %" PRId32
+            ", which block %" PRId32 ", op %zu '%s' attr '%s' names already",
+            i, k, op->type, attr, x, first->block, first->op, first->o->type, first->attr);
+        return;
+    }
+    *first = (namer){(int32_t)i, k, op, attr};
+}
+
+/* BLOCK / BLOCKS attrs: each names an existing block nested in the op's
+ * own block, and no block is named twice, so that the sub-block walks of
+ * the passes visit every block at most once and never loop. */
+static void check_block_attrs(const ir_program *p, const ir_tree *t, vrep *r)
+{
+    namer *named = g_new0(namer, p->n_blocks + 1);
+    for (size_t i = 0; i < p->n_blocks && !enough(r); i++) {
+        if (!t->rooted[i])
+            continue;
+        const ir_block *b = p->blocks[i];
+        for (size_t k = 0; k < b->n_ops && !enough(r); k++) {
+            const ir_op *op = b->ops[k];
+            for (size_t a = 0; a < op->n_attrs; a++) {
+                const ir_attr *at = &op->attrs[a];
+                if (at->type == IR_ATTR_BLOCK)
+                    check_target(t, named, i, k, op, at->name, at->block_idx, r);
+                else if (at->type == IR_ATTR_BLOCKS)
+                    for (size_t j = 0; j < at->n_blocks_idx; j++)
+                        check_target(t, named, i, k, op, at->name, at->blocks_idx[j], r);
+            }
+        }
+    }
+    g_free(named);
+}
+
+/* ---- names: every op argument names a var visible from its block ---- */
 
 /* Inputs Paddle resolves from its runtime scope, never from the program:
  * py_reader's queue is made by core.init_lod_tensor_blocking_queue in the
@@ -50,120 +178,109 @@ static bool from_runtime_scope(const ir_op *op, const char *slot)
     return !strcmp(op->type, "create_py_reader") && !strcmp(slot, "blocking_queue");
 }
 
-static size_t check_args(const ir_program *p, const ir_block *b, size_t k,
-                         const ir_op *op, const ir_slot *slots, size_t n,
-                         const char *dir, const char *name, FILE *out)
+typedef struct {
+    const char *name;
+    void *prev;             /* the binding it hid, or NULL */
+} undo;
+
+static void check_args(size_t i, size_t k, const ir_op *op,
+                       const ir_slot *slots, size_t n, const char *dir, const pmap *scope,
+                       vrep *r)
 {
-    size_t errs = 0;
     /* Paddle's placeholder for "no var here" in grad ops. */
     const char *empty = IR_NAME("@EMPTY@");
     for (size_t s = 0; s < n; s++)
-        for (size_t a = 0; a < slots[s].n_args; a++) {
+        for (size_t a = 0; a < slots[s].n_args && !enough(r); a++) {
             const char *arg = slots[s].args[a];
-            if (arg == empty || from_runtime_scope(op, slots[s].name))
-                continue;
-            if (!ir_block_find_var_recursive(b, arg)) {
-                report(out, name, "error",
-                       "block %d, op %zu '%s': %s '%s' names unknown var '%s'",
-                       b->idx, k, op->type, dir, slots[s].name, arg);
-                errs++;
-            }
+            if (arg != empty && !pmap_get(scope, arg) && !from_runtime_scope(op, slots[s].name))
+                say(r, true, "block %zu, op %zu '%s': %s '%s' names unknown var '%s'", i, k,
+                    op->type, dir, slots[s].name, arg);
         }
-    (void)p;
-    return errs;
 }
 
-static size_t check_block_attrs(const ir_program *p, const ir_block *b, size_t k,
-                                const ir_op *op, const char *name, FILE *out)
+/* A preorder walk over the tree with an explicit stack: entering a block
+ * binds its vars over the enclosing ones (noting what they hid), leaving
+ * it restores them, so each lookup is one hash probe at any depth. */
+static void check_names(const ir_program *p, const ir_tree *t, const bool *reach, vrep *r)
 {
-    size_t errs = 0;
-    for (size_t i = 0; i < op->n_attrs; i++) {
-        const ir_attr *at = &op->attrs[i];
-        if (at->type == IR_ATTR_BLOCK && !ir_program_block(p, at->block_idx)) {
-            report(out, name, "error", "block %d, op %zu '%s': attr '%s' names missing block %d",
-                   b->idx, k, op->type, at->name, at->block_idx);
-            errs++;
-        }
-        if (at->type == IR_ATTR_BLOCKS)
-            for (size_t j = 0; j < at->n_blocks_idx; j++)
-                if (!ir_program_block(p, at->blocks_idx[j])) {
-                    report(out, name, "error",
-                           "block %d, op %zu '%s': attr '%s' names missing block %d",
-                           b->idx, k, op->type, at->name, at->blocks_idx[j]);
-                    errs++;
-                }
+    pmap scope = PMAP_INIT;
+    GArray *log = g_array_new(FALSE, FALSE, sizeof(undo));
+    size_t *stack = g_new(size_t, t->n + 1), *cursor = g_new(size_t, t->n + 1);
+    size_t *mark = g_new(size_t, t->n + 1);
+    size_t depth = 0;
+    if (t->n) {
+        stack[0] = 0;
+        cursor[0] = (size_t)-1;
+        depth = 1;
     }
-    return errs;
+    while (depth && !enough(r)) {
+        size_t top = depth - 1, bi = stack[top];
+        const ir_block *b = p->blocks[bi];
+        if (cursor[top] == (size_t)-1) {
+            mark[top] = log->len;
+            for (size_t v = 0; v < b->n_vars; v++) {
+                const ir_var *var = b->vars[v];
+                if (var->removed)
+                    continue;
+                undo u = {var->name, pmap_get(&scope, var->name)};
+                g_array_append_val(log, u);
+                pmap_put(&scope, var->name, (void *)var);
+            }
+            /* Names in a block no op runs are not resolved by anything:
+             * Paddle's get_trainer_program leaves the sub-blocks of the LR
+             * conditional_blocks it deletes behind, naming deleted vars. */
+            for (size_t k = 0; reach[bi] && k < b->n_ops; k++) {
+                const ir_op *op = b->ops[k];
+                check_args(bi, k, op, op->inputs, op->n_inputs, "input", &scope, r);
+                check_args(bi, k, op, op->outputs, op->n_outputs, "output", &scope, r);
+            }
+            cursor[top] = t->child_start[bi];
+        }
+        if (cursor[top] < t->child_start[bi + 1]) {
+            stack[depth] = t->children[cursor[top]++];
+            cursor[depth++] = (size_t)-1;
+            continue;
+        }
+        for (size_t u = log->len; u-- > mark[top];) {
+            const undo *e = &g_array_index(log, undo, u);
+            if (e->prev)
+                pmap_put(&scope, e->name, e->prev);
+            else
+                pmap_remove(&scope, e->name);
+        }
+        g_array_set_size(log, mark[top]);
+        depth--;
+    }
+    g_free(stack);
+    g_free(cursor);
+    g_free(mark);
+    g_array_free(log, TRUE);
+    pmap_free(&scope);
+}
+
+size_t pdt_verify_max(const ir_program *p, const char *name, FILE *out, size_t max)
+{
+    vrep r = {name, out, max, 0};
+    if (p->n_blocks == 0) {
+        say(&r, true, "program has no blocks");
+        return r.errs;
+    }
+    ir_tree *t = ir_tree_build(p);
+    check_blocks(p, t, &r);
+    check_vars(p, &r);
+    check_block_attrs(p, t, &r);
+    if (!enough(&r)) {
+        bool *reach = ir_program_reachable_blocks(p);
+        check_names(p, t, reach, &r);
+        g_free(reach);
+    }
+    ir_tree_free(t);
+    return r.errs;
 }
 
 size_t pdt_verify(const ir_program *p, const char *name, FILE *out)
 {
-    size_t errs = 0;
-    if (p->n_blocks == 0) {
-        report(out, name, "error", "program has no blocks");
-        return 1;
-    }
-    for (size_t i = 0; i < p->n_blocks; i++) {
-        const ir_block *b = p->blocks[i];
-        if (b->idx != (int32_t)i) {
-            report(out, name, "error", "block %zu: idx is %d, expected %zu", i, b->idx, i);
-            errs++;
-        }
-        if (i == 0) {
-            if (b->parent_idx != -1)
-                report(out, name, "warning",
-                       "block 0: parent_idx is %d, expected -1 (treated as the root)",
-                       b->parent_idx);
-        } else if (!reaches_root(p, i)) {
-            report(out, name, "error",
-                   "block %zu: parent_idx %d does not lead to block 0 (missing block or cycle)",
-                   i, b->parent_idx);
-            errs++;
-        }
-    }
-    /* Names in a block no op runs are not resolved by anything: Paddle's
-     * get_trainer_program leaves the sub-blocks of the LR conditional_blocks
-     * it deletes behind, naming vars it also deleted. */
-    bool *reach = ir_program_reachable_blocks(p);
-    for (size_t i = 0; i < p->n_blocks; i++) {
-        const ir_block *b = p->blocks[i];
-        /* Each live var owns its name in the var map unless a name is
-         * declared twice; the counts tell which case this is, so the
-         * per-var lookups run only when there is something to report. */
-        size_t n_live = 0;
-        for (size_t v = 0; v < b->n_vars; v++)
-            n_live += !b->vars[v]->removed;
-        bool dup = n_live != ir_block_n_var_names(b);
-        for (size_t v = 0; v < b->n_vars; v++) {
-            const ir_var *var = b->vars[v];
-            if (var->removed)
-                continue;
-            if (dup && ir_block_find_var(b, var->name) != var) {
-                report(out, name, "error", "block %zu: var '%s' is declared twice", i, var->name);
-                errs++;
-            }
-            for (size_t d = 0; d < var->n_dims; d++)
-                if (var->dims[d] < -1) {
-                    report(out, name, "error", "block %zu: var '%s' has dim %lld < -1", i,
-                           var->name, (long long)var->dims[d]);
-                    errs++;
-                    break;
-                }
-        }
-        /* Only blocks that reach the root have a well-defined scope chain. */
-        if (!reaches_root(p, i))
-            continue;
-        for (size_t k = 0; k < b->n_ops; k++) {
-            const ir_op *op = b->ops[k];
-            if (reach[i]) {
-                errs += check_args(p, b, k, op, op->inputs, op->n_inputs, "input", name, out);
-                errs += check_args(p, b, k, op, op->outputs, op->n_outputs, "output", name, out);
-            }
-            errs += check_block_attrs(p, b, k, op, name, out);
-        }
-    }
-    g_free(reach);
-    return errs;
+    return pdt_verify_max(p, name, out, 0);
 }
 
 int pass_verify(pdt_ctx *ctx)
@@ -181,14 +298,17 @@ size_t pdt_verify_notes(const ir_program *p, const char *name, FILE *out)
             for (size_t s = 0; s < op->n_inputs; s++) {
                 if (!from_runtime_scope(op, op->inputs[s].name))
                     continue;
-                for (size_t a = 0; a < op->inputs[s].n_args; a++)
-                    if (!ir_block_find_var_recursive(b, op->inputs[s].args[a])) {
-                        report(out, name, "note",
-                               "block %zu, op %zu '%s': input '%s' names '%s', which Paddle "
-                               "takes from its runtime scope (not declared in the program)",
-                               i, k, op->type, op->inputs[s].name, op->inputs[s].args[a]);
-                        n++;
-                    }
+                for (size_t a = 0; a < op->inputs[s].n_args; a++) {
+                    if (ir_block_find_var_recursive(b, op->inputs[s].args[a]))
+                        continue;
+                    if (out && !pdt_quiet)
+                        fprintf(out,
+                                "pdtrans: note: %s: block %zu, op %zu '%s': input '%s' names "
+                                "'%s', which Paddle takes from its runtime scope (not declared "
+                                "in the program)\n",
+                                name, i, k, op->type, op->inputs[s].name, op->inputs[s].args[a]);
+                    n++;
+                }
             }
         }
     }

@@ -11,6 +11,10 @@
  * each prefixed with `name` (the file).  Returns the number of errors.
  * Warnings (block 0's parent_idx 0) are printed but not counted. */
 size_t pdt_verify(const ir_program *p, const char *name, FILE *out);
+/* The same checks, stopping after `max` errors (0: no limit) and printing
+ * no warnings when there is a limit.  The gate
+ * before the first pass reports only the first problem. */
+size_t pdt_verify_max(const ir_program *p, const char *name, FILE *out, size_t max);
 
 /* Prints a note for each input that names a var Paddle takes from its
  * runtime scope (create_py_reader's blocking_queue) and the program does
