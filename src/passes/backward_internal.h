@@ -117,6 +117,8 @@ bool bw_reads(const ir_op *op, const char *name);
 /* Interned constant names, set up by bw_init. */
 extern const char *bw_n_sub_block, *bw_n_op_device, *bw_n_sum, *bw_n_while,
     *bw_n_conditional_block, *bw_n_empty;
+/* The block an op's "sub_block" attr names, or -1. */
+int32_t bw_sub_block_id(const ir_op *op);
 /* ops: "block B, op K 'type'" context for messages. */
 int bw_op_index(const ir_block *b, const ir_op *op);
 

@@ -183,19 +183,43 @@ typedef struct {
     void *prev;             /* the binding it hid, or NULL */
 } undo;
 
-static void check_args(size_t i, size_t k, const ir_op *op,
-                       const ir_slot *slots, size_t n, const char *dir, const pmap *scope,
-                       vrep *r)
+/* What one op's names resolve against. */
+typedef struct {
+    const pmap *scope;      /* the block's own chain, bound by the walk */
+    const pmap *anywhere;   /* every name declared in some block */
+    const ir_block *fwd;    /* the forward block a grad block runs in */
+} names;
+
+/* A grad block runs in the scope of its forward block (the op's Scope
+ * input), so it also sees that block's chain, as Paddle's executor does;
+ * backward of nested control flow names forward vars that way. */
+static bool resolves(const names *nm, const char *arg)
+{
+    if (pmap_get(nm->scope, arg))
+        return true;
+    return nm->fwd && pmap_has(nm->anywhere, arg) && ir_block_find_var_recursive(nm->fwd, arg);
+}
+
+static void check_args(size_t i, size_t k, const ir_op *op, const ir_slot *slots, size_t n,
+                       const char *dir, const names *nm, vrep *r)
 {
     /* Paddle's placeholder for "no var here" in grad ops. */
     const char *empty = IR_NAME("@EMPTY@");
     for (size_t s = 0; s < n; s++)
         for (size_t a = 0; a < slots[s].n_args && !enough(r); a++) {
             const char *arg = slots[s].args[a];
-            if (arg != empty && !pmap_get(scope, arg) && !from_runtime_scope(op, slots[s].name))
+            if (arg != empty && !resolves(nm, arg) && !from_runtime_scope(op, slots[s].name))
                 say(r, true, "block %zu, op %zu '%s': %s '%s' names unknown var '%s'", i, k,
                     op->type, dir, slots[s].name, arg);
         }
+}
+
+static void all_names(const ir_program *p, pmap *out)
+{
+    for (size_t i = 0; i < p->n_blocks; i++)
+        for (size_t v = 0; v < p->blocks[i]->n_vars; v++)
+            if (!p->blocks[i]->vars[v]->removed)
+                pmap_add(out, p->blocks[i]->vars[v]->name);
 }
 
 /* A preorder walk over the tree with an explicit stack: entering a block
@@ -203,7 +227,10 @@ static void check_args(size_t i, size_t k, const ir_op *op,
  * it restores them, so each lookup is one hash probe at any depth. */
 static void check_names(const ir_program *p, const ir_tree *t, const bool *reach, vrep *r)
 {
-    pmap scope = PMAP_INIT;
+    pmap scope = PMAP_INIT, anywhere = PMAP_INIT;
+    all_names(p, &anywhere);
+    /* fwd[d]: the forward block of the nearest grad block on the stack. */
+    const ir_block **fwd = g_new0(const ir_block *, t->n + 1);
     GArray *log = g_array_new(FALSE, FALSE, sizeof(undo));
     size_t *stack = g_new(size_t, t->n + 1), *cursor = g_new(size_t, t->n + 1);
     size_t *mark = g_new(size_t, t->n + 1);
@@ -229,10 +256,14 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
             /* Names in a block no op runs are not resolved by anything:
              * Paddle's get_trainer_program leaves the sub-blocks of the LR
              * conditional_blocks it deletes behind, naming deleted vars. */
+            fwd[top] = b->has_forward_block_idx ? ir_program_block(p, b->forward_block_idx)
+                       : top                    ? fwd[top - 1]
+                                                : NULL;
+            names nm = {&scope, &anywhere, fwd[top]};
             for (size_t k = 0; reach[bi] && k < b->n_ops; k++) {
                 const ir_op *op = b->ops[k];
-                check_args(bi, k, op, op->inputs, op->n_inputs, "input", &scope, r);
-                check_args(bi, k, op, op->outputs, op->n_outputs, "output", &scope, r);
+                check_args(bi, k, op, op->inputs, op->n_inputs, "input", &nm, r);
+                check_args(bi, k, op, op->outputs, op->n_outputs, "output", &nm, r);
             }
             cursor[top] = t->child_start[bi];
         }
@@ -254,8 +285,10 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
     g_free(stack);
     g_free(cursor);
     g_free(mark);
+    g_free(fwd);
     g_array_free(log, TRUE);
     pmap_free(&scope);
+    pmap_free(&anywhere);
 }
 
 size_t pdt_verify_max(const ir_program *p, const char *name, FILE *out, size_t max)
