@@ -16,7 +16,8 @@
 # Targets (tests/fuzz/fuzz_NAME.c): read, text (the readers); backward
 # (backward and gradients), minimize, transpile_sync, transpile_async,
 # transpile_table, transpile_nccl2, transpile_collective, check, roundtrip
-# (the text round trip).  All but read and text use the structure-aware
+# (the text round trip), params (parameter records).  All but read, text and
+# params use the structure-aware
 # mutator of fuzz_mutator.h.  See tests/fuzz/README.md.
 #
 # Environment:
@@ -55,7 +56,7 @@ case ${1:-} in
 --available) MODE=available; shift ;;
 --repro) MODE=repro ;;
 esac
-ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip"
+ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip params"
 if [ $MODE = smoke ]; then SECONDS_PER=${FUZZ_SECONDS:-30}; else SECONDS_PER=${FUZZ_SECONDS:-60}; fi
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 JOBS=${FUZZ_JOBS:-1}
@@ -220,6 +221,16 @@ for f in tests/golden/transpile_dist_table*/in/* tests/golden/transpile_remote_*
     cp "$f" "$OUT/seeds/table/$n-$(basename "$f")"
 done
 
+# params: parameter records (one per file, and a combined file), from the
+# inference goldens and the real models' smaller files.
+mkdir -p "$OUT/seeds/params"
+for f in tests/golden/inference_small/in/params/* tests/golden/inference_small/in/params.combined \
+    "$real"/params/gesiannet_gesture/batch_norm_1*; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    cp "$f" "$OUT/seeds/params/$n-$(basename "$f")"
+done
+
 # A dictionary for the text target: field names and enum values of the
 # schema, and the text format's punctuation and literals.
 {
@@ -273,6 +284,7 @@ run_target() {
     case $t in
     read | text) seeds=$OUT/seeds/$t max_len=${FUZZ_MAX_LEN:-131072} ;;
     transpile_table) seeds=$OUT/seeds/table ;;
+    params) seeds=$OUT/seeds/params max_len=${FUZZ_MAX_LEN:-65536} ;;
     esac
     [ "$t" = text ] && dict=-dict=$OUT/text.dict
     fork=
