@@ -1,7 +1,8 @@
 #!/bin/sh
 # Part of make check: runs `make demo`'s script into a temporary folder and
 # asserts it left every per-role file, that each passes `pdtrans check`, and
-# that the --from-env runs wrote the same bytes as the per-role flag runs.
+# that the --from-env runs wrote the same bytes as the per-role flag runs;
+# then runs the commands of README.md's main job and compares their output.
 set -u
 PDTRANS=${PDTRANS:-./pdtrans}
 d=$(mktemp -d)
@@ -31,5 +32,21 @@ for f in pserver_0.pb trainer_0.pb; do
         bad "demo/all/$f (--role=all) differs from demo/job/$f (one role)"; fi
 done
 grep -q 'listen_and_serv' "$d/log" && ok || bad "the demo output shows no dump of a pserver"
+# The README's main job is the same job: run its commands as written (in a
+# scratch folder, with this pdtrans first on PATH) and compare the results.
+mkdir -p "$d/readme/bin"
+ln -s "$(cd "$(dirname "$PDTRANS")" && pwd)/$(basename "$PDTRANS")" "$d/readme/bin/pdtrans"
+ln -s "$(pwd)/testdata" "$d/readme/testdata"
+awk '/^## The main job/ { on = 1; next }
+     on && /^    / { code = 1; sub(/^    /, ""); if (!/^#/) print; next }
+     code && /^[^ ]/ { exit }' \
+    README.md >"$d/readme/job.sh"
+grep -q 'pdtrans transpile' "$d/readme/job.sh" && ok || bad "no transpile command in README.md's main job"
+if (cd "$d/readme" && PATH="$d/readme/bin:$PATH" sh -e job.sh) >"$d/readme.log" 2>&1; then ok; else
+    bad "README.md's main job fails:"; cat "$d/readme.log"; fi
+for f in pserver_1.pb pserver_1.startup.pb trainer_1.pb trainer_1.startup.pb; do
+    if cmp -s "$d/readme/build/demo/job/$f" "$d/demo/job/$f"; then ok; else
+        bad "README.md's main job gives another $f than tests/demo.sh"; fi
+done
 echo "demo: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

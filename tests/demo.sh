@@ -46,9 +46,10 @@ PADDLE_TRAINER_ID=1 \
 
 step "5. what came out"
 run ls "$out/job"
-run "$PDTRANS" dump --ops "$out/job/pserver_0.pb"
+run "$PDTRANS" dump --ops "$out/all/pserver_0.pb"
 run "$PDTRANS" dump --ops "$out/job/trainer_1.pb"
 run "$PDTRANS" check "$out"/job/*.pb
+echo "all $(ls "$out"/job/*.pb | wc -l) programs pass pdtrans check"
 for extra in tests/demo_*.sh; do
     [ -f "$extra" ] || continue
     PDTRANS=$PDTRANS DEMO_OUT=$out sh "$extra"
