@@ -48,5 +48,21 @@ for f in pserver_1.pb pserver_1.startup.pb trainer_1.pb trainer_1.startup.pb; do
     if cmp -s "$d/readme/build/demo/job/$f" "$d/demo/job/$f"; then ok; else
         bad "README.md's main job gives another $f than tests/demo.sh"; fi
 done
+# ... and so is the man page's: its EXAMPLES up to "Show a program's ops".
+mkdir -p "$d/man"
+ln -s "$d/readme/bin" "$d/man/bin"
+ln -s "$(pwd)/testdata" "$d/man/testdata"
+mandoc -T ascii man/pdtrans.1 | col -b | awk '
+    /^EXAMPLES/ { on = 1; next }
+    on && /Show a program/ { exit }
+    on && /^[ \t]+\$ / { sub(/^[ \t]+\$ /, ""); print; cont = /\\$/; next }
+    on && cont { sub(/^[ \t]+/, "    "); print; cont = /\\$/ }' >"$d/man/job.sh"
+grep -q 'pdtrans transpile' "$d/man/job.sh" && ok || bad "no transpile command in the man page's EXAMPLES"
+if (cd "$d/man" && PATH="$d/man/bin:$PATH" sh -e job.sh) >"$d/man.log" 2>&1; then ok; else
+    bad "the man page's main job (EXAMPLES) fails:"; cat "$d/man.log"; fi
+for f in all/pserver_0.pb job/pserver_1.pb job/trainer_1.pb env/pserver_0.pb; do
+    if cmp -s "$d/man/build/demo/$f" "$d/demo/$f"; then ok; else
+        bad "the man page's main job gives another $f than tests/demo.sh"; fi
+done
 echo "demo: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
