@@ -189,7 +189,7 @@ static int run_pserver_mode(pdt_ctx *ctx)
     return rc;
 }
 
-int pass_transpile(pdt_ctx *ctx)
+static int run_mode(pdt_ctx *ctx)
 {
     switch (ctx->mode) {
     case PDT_MODE_PSERVER:
@@ -208,4 +208,15 @@ int pass_transpile(pdt_ctx *ctx)
     }
     pdt_error("transpile: unknown mode %d", (int)ctx->mode);
     return PDT_EUSAGE;
+}
+
+int pass_transpile(pdt_ctx *ctx)
+{
+    GHashTable *input_ops = tp_input_ops(ctx);
+    size_t first = ctx->n_outputs;
+    int rc = run_mode(ctx);
+    for (size_t i = first; rc == PDT_OK && i < ctx->n_outputs; i++)
+        tp_framework_attrs(input_ops, ctx->outputs[i].program);
+    g_hash_table_destroy(input_ops);
+    return rc;
 }

@@ -168,6 +168,14 @@ ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
  * Operator() then sets op_namescope to the current name scope, "/" where
  * the transpiler runs, whatever the copied value was. */
 void tp_copied_op(ir_op *op);
+/* The ops of the input programs (main and startup, every block), as a set
+ * of pointers: an op not in it was appended by the transpiler. */
+GHashTable *tp_input_ops(const pdt_ctx *ctx);
+/* Every op of p that the transpiler appended (new or copied) gets the
+ * framework attrs Python's Operator.__init__ and check_attrs write: its
+ * name scope ("/" where the transpiler runs), and op_device "" and
+ * op_role_var [] when not given.  op_callstack, a traceback, is left out. */
+void tp_framework_attrs(GHashTable *input_ops, ir_program *p);
 /* The seed copies optimize ops from the origin program after
  * _init_splited_vars renamed an unsplit grad to NAME.trainer_<id>;
  * OpDesc::RenameInput renames op_role_var entries too, so the pserver copy
@@ -180,6 +188,10 @@ const char **tp_get_strings(const ir_op *op, const char *name, size_t *n,
                             ir_arena *a);
 int64_t tp_dtype_size(int dtype);
 ir_program *tp_new_program(const ir_program *like);
+/* Takes the program in *slot over (its ops stay the input's, so
+ * tp_framework_attrs tells them from appended ones) and leaves an empty
+ * program of the same version there. */
+ir_program *tp_take_over(ir_program **slot);
 
 /* Output files end in .pbtxt when set, .pb otherwise.  The command sets it
  * (pass.h has no output-format field) so that manifest.json can name the

@@ -520,10 +520,10 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     if (rc)
         return rc;
     if (spmt) {
-        ir_program *s = ir_program_clone(ctx->startup);
+        ir_program *s = tp_take_over(&ctx->startup);
         int nranks = 1;
         tp_spmt_startup(s->blocks[0], eps, ep, c.rank, &nranks);
-        ir_program *m = ir_program_clone(ctx->main);
+        ir_program *m = tp_take_over(&ctx->main);
         tp_spmt_main(m->blocks[0], nranks, &env);
         *main_out = m;
         *startup_out = s;
@@ -534,10 +534,10 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     size_t n_others;
     const char **others = tp_coll_others(eps, ep, &n_others);
     GPtrArray *params = tp_coll_startup_params(ctx->main, ctx->startup);
-    ir_program *s = ir_program_clone(ctx->startup);
+    ir_program *s = tp_take_over(&ctx->startup);
     tp_coll_startup(s->blocks[0], params, c.nranks, c.rank, c.nrings, ep, others, n_others,
                     local_sgd);
-    ir_program *m = ir_program_clone(ctx->main);
+    ir_program *m = tp_take_over(&ctx->main);
     if (local_sgd) {
         tp_coll_local_sgd_main(m->blocks[0], c.nranks, c.nrings);
     } else {

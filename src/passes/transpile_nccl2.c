@@ -45,8 +45,8 @@ int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out
         pdt_error("transpile: nccl_comm_num must be at least 1, not %d", ctx->nccl_comm_num);
         return PDT_EUSAGE;
     }
-    ir_program *m = ir_program_clone(ctx->main);
-    ir_program *s = ir_program_clone(ctx->startup);
+    ir_program *m = tp_take_over(&ctx->main);
+    ir_program *s = tp_take_over(&ctx->startup);
     ir_block *b = s->blocks[0];
     raw_var(b, "NCCLID");
     for (int i = 1; i < ctx->nccl_comm_num; i++)

@@ -131,6 +131,13 @@ int64_t tp_dtype_size(int dtype)
     }
 }
 
+ir_program *tp_take_over(ir_program **slot)
+{
+    ir_program *p = *slot;
+    *slot = tp_new_program(p);
+    return p;
+}
+
 ir_program *tp_new_program(const ir_program *like)
 {
     ir_program *p = ir_program_new();
@@ -143,4 +150,30 @@ ir_program *tp_new_program(const ir_program *like)
     }
     ir_program_add_block(p, -1);
     return p;
+}
+
+GHashTable *tp_input_ops(const pdt_ctx *ctx)
+{
+    GHashTable *h = g_hash_table_new(g_direct_hash, g_direct_equal);
+    const ir_program *ps[2] = {ctx->main, ctx->startup};
+    for (int i = 0; i < 2; i++)
+        for (size_t bi = 0; ps[i] && bi < ps[i]->n_blocks; bi++)
+            for (size_t k = 0; k < ps[i]->blocks[bi]->n_ops; k++)
+                g_hash_table_add(h, ps[i]->blocks[bi]->ops[k]);
+    return h;
+}
+
+void tp_framework_attrs(GHashTable *input_ops, ir_program *p)
+{
+    for (size_t bi = 0; bi < p->n_blocks; bi++)
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
+            ir_op *op = p->blocks[bi]->ops[k];
+            if (g_hash_table_contains(input_ops, op))
+                continue;
+            ir_op_set_string(op, "op_namescope", "/");
+            if (!ir_op_has_attr(op, "op_device"))
+                ir_op_set_string(op, "op_device", "");
+            if (!ir_op_has_attr(op, "op_role_var"))
+                ir_op_set_strings(op, "op_role_var", NULL, 0);
+        }
 }
