@@ -15,16 +15,17 @@ static void help(void)
            "Appends the backward part for the loss VAR to block 0 of IN, as Paddle's\n"
            "append_backward(loss, parameter_list, no_grad_set) does, writes the\n"
            "program to OUT and prints one 'PARAM GRAD' line per parameter that got a\n"
-           "gradient.\n\n"
+           "gradient (to stderr when OUT is '-', so the program alone goes to stdout).\n\n"
            "  --loss=VAR           the loss var (block 0)\n"
            "  --params=P,...       parameter_list (default: every parameter of block 0\n"
            "                       that is not stop_gradient, by name)\n"
            "  --no-grad=V,...      no_grad_set: vars whose gradients are not wanted\n"
            "  --checkpoints=V,...  recompute checkpoints (forward recomputation)\n"
-           "  -o, --output=OUT     output file ('-' is stdout)\n"
+           "  -o, --output=OUT     output FILE ('-' is stdout)\n"
            "  --text               write text form whatever OUT's extension\n"
            "  -f, --force          write binary output even to a terminal\n"
            "  --no-verify-each     skip the structural check after the pass\n"
+           "  -q, --quiet          print no warnings\n"
            "  -h, --help           show this help\n");
 }
 
@@ -39,6 +40,7 @@ int cmd_backward(int argc, char **argv)
         {"text", no_argument, NULL, 't'},
         {"force", no_argument, NULL, 'f'},
         {"no-verify-each", no_argument, NULL, 'V'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *loss = NULL, *params = NULL, *no_grad = NULL, *ckpt = NULL, *out = NULL;
@@ -46,7 +48,9 @@ int cmd_backward(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
+        if (optarg && !*optarg && c != ':' && c != '?')
+            return cli_empty_value("backward", argv);
         switch (c) {
         case 'l': loss = optarg; break;
         case 'p': params = optarg; break;
@@ -56,6 +60,7 @@ int cmd_backward(int argc, char **argv)
         case 't': text = true; break;
         case 'f': force = true; break;
         case 'V': no_verify = true; break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'h': help(); return PDT_OK;
         default: return cli_bad_option("backward", c, argv);
         }
@@ -68,6 +73,8 @@ int cmd_backward(int argc, char **argv)
         pdt_usage_error("backward", "missing -o OUT");
         return PDT_EUSAGE;
     }
+    if (cli_check_out_path("backward", "-o/--output", out, false))
+        return PDT_EUSAGE;
     if (argc - optind != 1) {
         pdt_usage_error("backward", "expected one input program");
         return PDT_EUSAGE;
@@ -85,9 +92,11 @@ int cmd_backward(int argc, char **argv)
     int rc = pdt_run_pipeline(&ctx, &pass, 1);
     if (rc == PDT_OK)
         rc = pdio_write(ctx.main, out, text || pdio_path_is_text(out), force);
+    /* The report must not follow a program written to stdout. */
+    FILE *report = cli_report_stream(out);
     if (rc == PDT_OK)
         for (size_t i = 0; i < ctx.bw_params.n; i++)
-            printf("%s %s\n", ctx.bw_params.items[i], ctx.bw_grads.items[i]);
+            fprintf(report, "%s %s\n", ctx.bw_params.items[i], ctx.bw_grads.items[i]);
     pdt_ctx_free(&ctx);
     return rc;
 }

@@ -15,7 +15,7 @@ static void help(void)
            "form a tree rooted at block 0 and each block's idx is its position; no\n"
            "var is declared twice in a block; every dim is >= -1.  Prints one line\n"
            "per problem to stderr and exits 1 if there is any.\n\n"
-           "  -q, --quiet   print nothing on success (default)\n"
+           "  -q, --quiet   print no warnings or notes, and nothing on success\n"
            "  -v, --verbose also print \"FILE: ok\" for each valid file\n"
            "  -h, --help    show this help\n");
 }
@@ -33,11 +33,15 @@ int cmd_check(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":qvh", opts, NULL)) != -1) {
         switch (c) {
-        case 'q': verbose = false; break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'v': verbose = true; break;
         case 'h': help(); return PDT_OK;
         default: return cli_bad_option("check", c, argv);
         }
+    }
+    if (verbose && pdt_quiet_warnings) {
+        pdt_usage_error("check", "-q/--quiet and -v/--verbose contradict each other; give one");
+        return PDT_EUSAGE;
     }
     if (argc - optind < 1) {
         pdt_usage_error("check", "expected at least one FILE");
@@ -51,7 +55,7 @@ int cmd_check(int argc, char **argv)
             continue;
         }
         size_t errs = pdt_verify(p, argv[i], stderr);
-        pdt_verify_notes(p, argv[i], stderr);
+        pdt_verify_notes(p, argv[i], pdt_quiet_warnings ? NULL : stderr);
         if (errs)
             rc = PDT_EBADINPUT;
         else if (verbose)

@@ -7,6 +7,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "../passes/pass.h"
 
@@ -42,9 +43,15 @@ bool cli_load_main(struct pdt_ctx *ctx, const char *path);
 /* True when EP is HOST:PORT with a port from 1 to 65535; otherwise prints
  * a usage error naming SOURCE (the flag or environment variable). */
 bool cli_check_endpoint(const char *cmd, const char *source, const char *ep);
+/* Call when getopt_long returned an option whose value (optarg) is empty:
+ * prints a usage error naming the option; returns PDT_EUSAGE. */
+int cli_empty_value(const char *cmd, char **argv);
 /* The value of an output option (FLAG names it): never empty; never "-"
  * when it names a folder.  Returns PDT_OK or PDT_EUSAGE (message printed). */
 int cli_check_out_path(const char *cmd, const char *flag, const char *path, bool folder);
+/* Where a command's report goes: stderr when the program it writes goes to
+ * stdout (OUT is "-"), so that stdout holds the program alone. */
+FILE *cli_report_stream(const char *out);
 /* -q and -v together are a usage error (PDT_EUSAGE, message printed). */
 int cli_check_quiet_verbose(const char *cmd);
 /* append_backward without --params trains the vars marked is_parameter; a

@@ -48,10 +48,30 @@ bool cli_check_endpoint(const char *cmd, const char *source, const char *ep)
     return true;
 }
 
+int cli_empty_value(const char *cmd, char **argv)
+{
+    /* optarg is inside argv[optind - 1] ("--loss=", "-o" with nothing
+     * attached) or is all of it, after the flag in argv[optind - 2]. */
+    const char *arg = argv[optind - 1];
+    size_t len = strlen(arg);
+    if (optarg > arg && optarg <= arg + len) {
+        size_t n = (size_t)(optarg - arg);
+        if (n && arg[n - 1] == '=')
+            n--;
+        pdt_usage_error(cmd, "option '%.*s' needs a value, not an empty string", (int)n, arg);
+    } else {
+        pdt_usage_error(cmd, "option '%s' needs a value, not an empty string", argv[optind - 2]);
+    }
+    return PDT_EUSAGE;
+}
+
 int cli_check_out_path(const char *cmd, const char *flag, const char *path, bool folder)
 {
     if (!*path) {
-        pdt_usage_error(cmd, "option '%s' needs a value, not an empty string", flag);
+        if (flag[0] == '-')
+            pdt_usage_error(cmd, "option '%s' needs a value, not an empty string", flag);
+        else
+            pdt_usage_error(cmd, "%s is an empty string, not a file name", flag);
         return PDT_EUSAGE;
     }
     if (folder && !strcmp(path, "-")) {
@@ -60,6 +80,11 @@ int cli_check_out_path(const char *cmd, const char *flag, const char *path, bool
         return PDT_EUSAGE;
     }
     return PDT_OK;
+}
+
+FILE *cli_report_stream(const char *out)
+{
+    return strcmp(out, "-") == 0 ? stderr : stdout;
 }
 
 int cli_check_quiet_verbose(const char *cmd)

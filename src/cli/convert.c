@@ -16,6 +16,7 @@ static void help(void)
            "  --text        write text form whatever the extension\n"
            "  --binary      write binary form whatever the extension\n"
            "  -f, --force   write binary output even to a terminal\n"
+           "  -q, --quiet   print no warnings\n"
            "  -h, --help    show this help\n");
 }
 
@@ -25,6 +26,7 @@ int cmd_convert(int argc, char **argv)
         {"text", no_argument, NULL, 't'},
         {"binary", no_argument, NULL, 'b'},
         {"force", no_argument, NULL, 'f'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int form = -1;
@@ -32,10 +34,18 @@ int cmd_convert(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":fqh", opts, NULL)) != -1) {
         switch (c) {
-        case 't': form = 1; break;
-        case 'b': form = 0; break;
+        case 't':
+        case 'b':
+            if (form >= 0 && form != (c == 't')) {
+                pdt_usage_error("convert", "--text and --binary contradict each other; "
+                                "give one");
+                return PDT_EUSAGE;
+            }
+            form = c == 't';
+            break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'f': force = true; break;
         case 'h': help(); return PDT_OK;
         default: return cli_bad_option("convert", c, argv);
@@ -46,6 +56,8 @@ int cmd_convert(int argc, char **argv)
         return PDT_EUSAGE;
     }
     const char *in = argv[optind], *out = argv[optind + 1];
+    if (cli_check_out_path("convert", "OUT", out, false))
+        return PDT_EUSAGE;
     bool text = form >= 0 ? form == 1 : pdio_path_is_text(out);
     ir_program *p = pdio_read(in);
     if (!p)

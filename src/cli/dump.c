@@ -15,6 +15,7 @@ static void help(void)
            "prints.  With --ops, prints one line per op instead:\n"
            "  BLOCK:INDEX TYPE SLOT=ARG,... -> SLOT=ARG,... (ROLE)\n\n"
            "  --ops         one line per op\n"
+           "  -q, --quiet   print no warnings\n"
            "  -h, --help    show this help\n");
 }
 
@@ -74,15 +75,17 @@ int cmd_dump(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"ops", no_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     bool ops = false;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': ops = true; break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'h': help(); return PDT_OK;
         default: return cli_bad_option("dump", c, argv);
         }

@@ -21,7 +21,8 @@ static void help(void)
            "block 0 of IN, as Paddle's paddle.static.gradients(targets, inputs,\n"
            "target_gradients, no_grad_set) does, writes the program to OUT and prints\n"
            "one line per input: 'INPUT GRAD', or 'INPUT' alone when the targets do\n"
-           "not depend on it.\n\n"
+           "not depend on it (to stderr when OUT is '-', so the program alone goes\n"
+           "to stdout).\n\n"
            "  --targets=T,...       target vars (block 0)\n"
            "  --fetch-targets       the targets are the vars the fetch ops read\n"
            "  --inputs=X,...        input vars (block 0)\n"
@@ -29,10 +30,11 @@ static void help(void)
            "                        that an op reads, other than feed/fetch lists\n"
            "  --target-grads=G,...  given gradients of the targets (default: ones)\n"
            "  --no-grad=V,...       vars whose gradients are not wanted\n"
-           "  -o, --output=OUT      output file ('-' is stdout)\n"
+           "  -o, --output=OUT      output FILE ('-' is stdout)\n"
            "  --text                write text form whatever OUT's extension\n"
            "  -f, --force           write binary output even to a terminal\n"
            "  --no-verify-each      skip the structural check after the pass\n"
+           "  -q, --quiet           print no warnings\n"
            "  -h, --help            show this help\n");
 }
 
@@ -88,6 +90,7 @@ int cmd_gradients(int argc, char **argv)
         {"text", no_argument, NULL, 't'},
         {"force", no_argument, NULL, 'f'},
         {"no-verify-each", no_argument, NULL, 'V'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *targets = NULL, *inputs = NULL, *tgrads = NULL, *no_grad = NULL, *out = NULL;
@@ -95,7 +98,9 @@ int cmd_gradients(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
+        if (optarg && !*optarg && c != ':' && c != '?')
+            return cli_empty_value("gradients", argv);
         switch (c) {
         case 'T': targets = optarg; break;
         case 'F': fetch = true; break;
@@ -107,6 +112,7 @@ int cmd_gradients(int argc, char **argv)
         case 't': text = true; break;
         case 'f': force = true; break;
         case 'V': no_verify = true; break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'h': help(); return PDT_OK;
         default: return cli_bad_option("gradients", c, argv);
         }
@@ -123,6 +129,8 @@ int cmd_gradients(int argc, char **argv)
         pdt_usage_error("gradients", "missing -o OUT");
         return PDT_EUSAGE;
     }
+    if (cli_check_out_path("gradients", "-o/--output", out, false))
+        return PDT_EUSAGE;
     if (argc - optind != 1) {
         pdt_usage_error("gradients", "expected one input program");
         return PDT_EUSAGE;
@@ -141,12 +149,14 @@ int cmd_gradients(int argc, char **argv)
     int rc = pdt_run_pipeline(&ctx, &pass, 1);
     if (rc == PDT_OK)
         rc = pdio_write(ctx.main, out, text || pdio_path_is_text(out), force);
+    /* The report must not follow a program written to stdout. */
+    FILE *report = cli_report_stream(out);
     if (rc == PDT_OK)
         for (size_t i = 0; i < ctx.bw_params.n; i++) {
             if (ctx.bw_grads.items[i])
-                printf("%s %s\n", ctx.bw_params.items[i], ctx.bw_grads.items[i]);
+                fprintf(report, "%s %s\n", ctx.bw_params.items[i], ctx.bw_grads.items[i]);
             else
-                printf("%s\n", ctx.bw_params.items[i]);
+                fprintf(report, "%s\n", ctx.bw_params.items[i]);
         }
     pdt_ctx_free(&ctx);
     return rc;

@@ -40,9 +40,10 @@ static void help(void)
            "  --params=P1,P2,...      parameters to optimize (append_backward)\n"
            "  --no-grad=V1,V2,...     vars that get no gradient (append_backward)\n"
            "  -s, --startup=FILE      startup program (default: an empty one)\n"
-           "  -o, --out-dir=DIR       output folder (default .)\n"
+           "  -o, --out-dir=DIR       output FOLDER, not a file (default .)\n"
            "  --text                  write the text form\n"
            "  --no-verify-each        skip the structural check after each pass\n"
+           "  -q, --quiet             print no warnings\n"
            "  -h, --help              show this help\n");
 }
 
@@ -138,6 +139,7 @@ int cmd_minimize(int argc, char **argv)
         {"out-dir", required_argument, NULL, 'o'},
         {"text", no_argument, NULL, O_TEXT},
         {"no-verify-each", no_argument, NULL, O_NOVERIFY},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     pdt_ctx ctx;
@@ -147,7 +149,11 @@ int cmd_minimize(int argc, char **argv)
     int c, rc = PDT_OK;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:o:qh", opts, NULL)) != -1) {
+        if (optarg && !*optarg && c != ':' && c != '?') {
+            pdt_ctx_free(&ctx);
+            return cli_empty_value("minimize", argv);
+        }
         switch (c) {
         case O_LOSS: ctx.loss = optarg; break;
         case O_OPT: ctx.optimizer = optarg; break;
@@ -172,11 +178,14 @@ int cmd_minimize(int argc, char **argv)
         case 'o': dir = optarg; break;
         case O_TEXT: text = true; break;
         case O_NOVERIFY: ctx.no_verify_each = true; break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'h': help(); pdt_ctx_free(&ctx); return PDT_OK;
         default: pdt_ctx_free(&ctx); return cli_bad_option("minimize", c, argv);
         }
     }
-    if (argc - optind != 1) {
+    if (cli_check_out_path("minimize", "-o/--out-dir", dir, true)) {
+        rc = PDT_EUSAGE;
+    } else if (argc - optind != 1) {
         pdt_usage_error("minimize", "expected one MAIN program");
         rc = PDT_EUSAGE;
     } else if (!ctx.loss || !ctx.optimizer) {

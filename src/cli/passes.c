@@ -8,13 +8,19 @@
 
 int cmd_passes(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: pdtrans passes\n\nLists the registered passes in pipeline order,\n"
-               "one per line: NAME, then a one-line summary.\n");
-        return PDT_OK;
-    }
-    if (argc > 1) {
-        pdt_usage_error("passes", "unexpected argument '%s'", argv[1]);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: pdtrans passes [-q]\n\nLists the registered passes in pipeline "
+                   "order,\none per line: NAME, then a one-line summary.\n\n"
+                   "  -q, --quiet   print no warnings (accepted as in every command)\n"
+                   "  -h, --help    show this help\n");
+            return PDT_OK;
+        }
+        if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+            pdt_quiet_warnings = true;
+            continue;
+        }
+        pdt_usage_error("passes", "unexpected argument '%s'", argv[i]);
         return PDT_EUSAGE;
     }
     for (size_t i = 0; i < pdt_n_passes; i++)

@@ -197,6 +197,8 @@ static int parse_args(int argc, char **argv, opts *o)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":s:o:vqh", lopts, NULL)) != -1) {
+        if (optarg && !*optarg && c != ':' && c != '?')
+            return cli_empty_value(CMD, argv);
         switch (c) {
         case 's': o->startup_path = optarg; break;
         case 'o': o->out_dir = optarg; break;

@@ -36,7 +36,7 @@ static void say(vrep *r, bool error, const char *fmt, ...)
     } else if (r->max) {
         return;     /* the gate refuses; warnings are for `check` */
     }
-    if (!r->out || pdt_quiet)
+    if (!r->out || pdt_quiet || (!error && pdt_quiet_warnings))
         return;
     va_list ap;
     va_start(ap, fmt);
