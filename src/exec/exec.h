@@ -1,0 +1,163 @@
+/*
+ * exec.h - the reference executor: runs a program in float64 on the CPU.
+ *
+ * It exists to check pdtrans's rewrites numerically (`pdtrans verify`); it
+ * is not a training runtime and no other command links to it at run time.
+ * Every tensor holds doubles whatever its declared dtype (integer dtypes
+ * keep integral values, bool 0/1), so a program and its rewrite can be
+ * compared to 1e-9.  Random ops draw from ex_rng (rng.c), a documented
+ * PRNG of our own, so runs are reproducible bit for bit.
+ *
+ * Contracts:
+ * - A scope maps interned var names to tensors and owns them.  Its names
+ *   are kept in insertion order, so any walk over a scope is deterministic.
+ * - A kernel reads its inputs, builds its outputs as new tensors and only
+ *   then stores them (ex_put), so in-place ops (X and Out the same var)
+ *   read the old value.
+ * - Failure: a kernel returns false after ex_fail(); ex_run_block prefixes
+ *   the message with "block B, op I 'TYPE'" and stops.
+ */
+#ifndef PDT_EXEC_H
+#define PDT_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ir/ir.h"
+#include "../ir/pmap.h"
+
+#define EX_MAX_DIMS 8
+
+typedef enum { EX_DENSE = 0, EX_ROWS } ex_kind;
+
+typedef struct ex_tensor {
+    ex_kind kind;
+    int dtype;                  /* IR_FP32, IR_INT64, ... (informational) */
+    int nd;
+    int64_t dims[EX_MAX_DIMS];  /* EX_ROWS: dims[0] = number of rows */
+    size_t numel;
+    double *data;
+    /* level-1 LoD offsets (n_lod = sequences + 1), or none */
+    size_t n_lod;
+    int64_t *lod;
+    /* EX_ROWS (SELECTED_ROWS): row indexes into a table of `height` rows */
+    int64_t height;
+    int64_t *rows;
+} ex_tensor;
+
+ex_tensor *ex_tensor_new(int dtype, int nd, const int64_t *dims); /* zeroed */
+ex_tensor *ex_tensor_like(const ex_tensor *t);                   /* zeroed, same shape */
+ex_tensor *ex_tensor_copy(const ex_tensor *t);
+void ex_tensor_free(ex_tensor *t);
+/* A SELECTED_ROWS value: n rows of width `width`, table height h. */
+ex_tensor *ex_rows_new(int dtype, size_t n, const int64_t *rows, int64_t width_nd,
+                       const int64_t *width_dims, int64_t height);
+/* Dense form of a SELECTED_ROWS value (duplicate rows summed); a copy of a
+ * dense tensor. */
+ex_tensor *ex_densify(const ex_tensor *t);
+bool ex_same_shape(const ex_tensor *a, const ex_tensor *b);
+void ex_tensor_set_lod(ex_tensor *t, const int64_t *lod, size_t n);
+/* "[2, 3]" into buf. */
+const char *ex_dims_str(const ex_tensor *t, char *buf, size_t len);
+
+/* ---- scope ------------------------------------------------------------ */
+
+typedef struct ex_scope {
+    pmap map;           /* interned name -> ex_tensor* */
+    size_t n, cap;
+    const char **names; /* insertion order (may hold removed names) */
+} ex_scope;
+
+ex_scope *ex_scope_new(void);
+void ex_scope_free(ex_scope *s);
+ex_scope *ex_scope_clone(const ex_scope *s);
+ex_tensor *ex_scope_get(const ex_scope *s, const char *name);
+/* Takes ownership of t; frees the previous tensor of that name. */
+void ex_scope_put(ex_scope *s, const char *name, ex_tensor *t);
+void ex_scope_remove(ex_scope *s, const char *name);
+/* Names holding a tensor, in insertion order; returns the count.  The
+ * array is g_malloc'd. */
+size_t ex_scope_names(const ex_scope *s, const char ***out);
+
+/* ---- random numbers (rng.c) ------------------------------------------- */
+
+typedef struct { uint64_t s[4]; } ex_rng;
+void ex_rng_seed(ex_rng *r, uint64_t seed);
+uint64_t ex_rng_next(ex_rng *r);
+double ex_rng_uniform(ex_rng *r);       /* [0, 1) with 53 random bits */
+double ex_rng_normal(ex_rng *r);        /* N(0, 1), Box-Muller */
+
+/* ---- running ---------------------------------------------------------- */
+
+typedef struct ex_ctx ex_ctx;
+
+/* Distributed ops (send, recv, barriers, listen_and_serv...) call out to
+ * whoever runs the cluster (dist.c); NULL when running a single program. */
+typedef struct ex_dist_hooks {
+    void *user;
+    bool (*op)(ex_ctx *x, const ir_op *op, void *user);
+} ex_dist_hooks;
+
+struct ex_ctx {
+    const ir_program *prog;
+    ex_scope *scope;
+    ex_rng rng;
+    const ex_dist_hooks *dist;
+    /* where we are, for messages */
+    const ir_block *block;
+    size_t op_idx;
+    char err[512];
+    int depth;          /* nested sub-block runs, bounded */
+};
+
+typedef bool (*ex_kernel_fn)(ex_ctx *x, const ir_op *op);
+typedef struct {
+    const char *type;
+    ex_kernel_fn fn;
+} ex_kernel;
+
+/* The kernel registered for `type`, or NULL. */
+ex_kernel_fn ex_kernel_find(const char *type);
+
+void ex_ctx_init(ex_ctx *x, const ir_program *prog, ex_scope *scope, uint64_t seed);
+/* Runs ops [0, n) of block `idx` whose op_role passes `filter` (NULL: all).
+ * On failure prints nothing; x->err holds "block B, op I 'TYPE': ...". */
+typedef bool (*ex_op_filter)(const ir_op *op);
+bool ex_run_block(ex_ctx *x, int32_t idx, ex_op_filter filter);
+/* Runs one op (the kernel or the dist hook). */
+bool ex_run_op(ex_ctx *x, const ir_op *op);
+
+/* Role filters. */
+bool ex_is_forward_op(const ir_op *op);    /* role Forward or Forward|Loss */
+bool ex_is_not_optimize_op(const ir_op *op);
+
+/* ---- kernel helpers (kernel.c) ---------------------------------------- */
+
+bool ex_fail(ex_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* First argument of an input slot as a tensor; fails naming the slot or
+ * the var when absent. */
+const ex_tensor *ex_in(ex_ctx *x, const ir_op *op, const char *slot);
+/* NULL without failing when the slot is absent or empty; fails when it
+ * names a var with no value. */
+const ex_tensor *ex_in_opt(ex_ctx *x, const ir_op *op, const char *slot, bool *ok);
+/* i-th argument of a slot. */
+const ex_tensor *ex_in_at(ex_ctx *x, const ir_op *op, const char *slot, size_t i);
+size_t ex_n_in(const ir_op *op, const char *slot);
+size_t ex_n_out(const ir_op *op, const char *slot);
+/* Output var name (first argument), or NULL when the slot is absent, empty
+ * or @EMPTY@. */
+const char *ex_out_name(const ir_op *op, const char *slot, size_t i);
+/* Stores t as the output (frees t when the slot names no var). */
+void ex_put(ex_ctx *x, const ir_op *op, const char *slot, size_t i, ex_tensor *t);
+/* Attribute lists as int64 (INTS or LONGS); n = 0 when absent. */
+size_t ex_attr_ints(const ir_op *op, const char *name, int64_t *out, size_t max);
+size_t ex_attr_floats(const ir_op *op, const char *name, double *out, size_t max);
+/* Values of integer dtypes are rounded toward zero, as a cast would. */
+bool ex_dtype_is_int(int dtype);
+
+/* Kernel tables, one per op family (k_*.c). */
+extern const ex_kernel ex_kernels_math[], ex_kernels_act[], ex_kernels_misc[],
+    ex_kernels_table[], ex_kernels_optim[], ex_kernels_nn[], ex_kernels_loss[];
+
+#endif

@@ -1,0 +1,250 @@
+/* tensor.c - tensors and scopes of the reference executor. */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec.h"
+
+static size_t numel_of(int nd, const int64_t *dims)
+{
+    size_t n = 1;
+    for (int i = 0; i < nd; i++)
+        n *= dims[i] > 0 ? (size_t)dims[i] : 0;
+    return n;
+}
+
+ex_tensor *ex_tensor_new(int dtype, int nd, const int64_t *dims)
+{
+    ex_tensor *t = g_new0(ex_tensor, 1);
+    t->dtype = dtype;
+    t->nd = nd > EX_MAX_DIMS ? EX_MAX_DIMS : nd;
+    for (int i = 0; i < t->nd; i++)
+        t->dims[i] = dims[i];
+    t->numel = numel_of(t->nd, t->dims);
+    t->data = g_new0(double, t->numel ? t->numel : 1);
+    return t;
+}
+
+ex_tensor *ex_tensor_like(const ex_tensor *t)
+{
+    ex_tensor *r = ex_tensor_new(t->dtype, t->nd, t->dims);
+    r->kind = t->kind;
+    r->height = t->height;
+    if (t->rows) {
+        size_t n = t->nd ? (size_t)t->dims[0] : 0;
+        r->rows = g_new0(int64_t, n + 1);
+        memcpy(r->rows, t->rows, n * sizeof *t->rows);
+    }
+    if (t->lod)
+        ex_tensor_set_lod(r, t->lod, t->n_lod);
+    return r;
+}
+
+ex_tensor *ex_tensor_copy(const ex_tensor *t)
+{
+    ex_tensor *r = ex_tensor_like(t);
+    memcpy(r->data, t->data, t->numel * sizeof *t->data);
+    return r;
+}
+
+void ex_tensor_free(ex_tensor *t)
+{
+    if (!t)
+        return;
+    g_free(t->data);
+    g_free(t->lod);
+    g_free(t->rows);
+    g_free(t);
+}
+
+void ex_tensor_set_lod(ex_tensor *t, const int64_t *lod, size_t n)
+{
+    g_free(t->lod);
+    t->lod = NULL;
+    if (n) {
+        t->lod = g_new(int64_t, n);
+        memcpy(t->lod, lod, n * sizeof *lod);
+    }
+    t->n_lod = n;
+}
+
+ex_tensor *ex_rows_new(int dtype, size_t n, const int64_t *rows, int64_t width_nd,
+                       const int64_t *width_dims, int64_t height)
+{
+    int64_t dims[EX_MAX_DIMS];
+    dims[0] = (int64_t)n;
+    int nd = 1;
+    for (int64_t i = 0; i < width_nd && nd < EX_MAX_DIMS; i++)
+        dims[nd++] = width_dims[i];
+    ex_tensor *t = ex_tensor_new(dtype, nd, dims);
+    t->kind = EX_ROWS;
+    t->height = height;
+    t->rows = g_new0(int64_t, n + 1);
+    if (n)
+        memcpy(t->rows, rows, n * sizeof *rows);
+    return t;
+}
+
+ex_tensor *ex_densify(const ex_tensor *t)
+{
+    if (t->kind == EX_DENSE)
+        return ex_tensor_copy(t);
+    int64_t dims[EX_MAX_DIMS];
+    memcpy(dims, t->dims, sizeof dims);
+    dims[0] = t->height;
+    ex_tensor *d = ex_tensor_new(t->dtype, t->nd, dims);
+    size_t n = (size_t)t->dims[0], w = n ? t->numel / n : 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t r = t->rows[i];
+        if (r < 0 || r >= t->height)
+            continue;   /* callers check row ranges where it matters */
+        for (size_t j = 0; j < w; j++)
+            d->data[(size_t)r * w + j] += t->data[i * w + j];
+    }
+    return d;
+}
+
+bool ex_same_shape(const ex_tensor *a, const ex_tensor *b)
+{
+    if (a->nd != b->nd)
+        return false;
+    for (int i = 0; i < a->nd; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+const char *ex_dims_str(const ex_tensor *t, char *buf, size_t len)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, len - o, "[");
+    for (int i = 0; i < t->nd && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? ", " : "",
+                              (long long)t->dims[i]);
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+    return buf;
+}
+
+/* ---- scope ------------------------------------------------------------ */
+
+ex_scope *ex_scope_new(void)
+{
+    return g_new0(ex_scope, 1);
+}
+
+void ex_scope_free(ex_scope *s)
+{
+    if (!s)
+        return;
+    PMAP_FOR(&s->map, slot) ex_tensor_free(slot->val);
+    pmap_free(&s->map);
+    g_free(s->names);
+    g_free(s);
+}
+
+ex_tensor *ex_scope_get(const ex_scope *s, const char *name)
+{
+    return name ? pmap_get(&s->map, ir_intern(name)) : NULL;
+}
+
+void ex_scope_put(ex_scope *s, const char *name, ex_tensor *t)
+{
+    name = ir_intern(name);
+    ex_tensor *old = pmap_get(&s->map, name);
+    if (old == t)
+        return;
+    if (old) {
+        ex_tensor_free(old);
+    } else if (!pmap_has(&s->map, name)) {
+        if (s->n == s->cap) {
+            s->cap = s->cap ? s->cap * 2 : 16;
+            s->names = g_renew(const char *, s->names, s->cap);
+        }
+        s->names[s->n++] = name;
+    }
+    pmap_put(&s->map, name, t);
+}
+
+void ex_scope_remove(ex_scope *s, const char *name)
+{
+    name = ir_intern(name);
+    ex_tensor *old = pmap_get(&s->map, name);
+    if (!old)
+        return;
+    ex_tensor_free(old);
+    pmap_put(&s->map, name, NULL);  /* keeps its place in `names` */
+}
+
+size_t ex_scope_names(const ex_scope *s, const char ***out)
+{
+    const char **v = g_new(const char *, s->n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (pmap_get(&s->map, s->names[i]))
+            v[k++] = s->names[i];
+    *out = v;
+    return k;
+}
+
+ex_scope *ex_scope_clone(const ex_scope *s)
+{
+    ex_scope *c = ex_scope_new();
+    for (size_t i = 0; i < s->n; i++) {
+        ex_tensor *t = pmap_get(&s->map, s->names[i]);
+        if (t)
+            ex_scope_put(c, s->names[i], ex_tensor_copy(t));
+    }
+    return c;
+}
+
+/* ---- random numbers ----------------------------------------------------
+ * xoshiro256** (Blackman and Vigna, public domain reference algorithm),
+ * seeded through splitmix64 so that any 64-bit seed, 0 included, gives a
+ * well-mixed state.  Doubles take the top 53 bits. */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void ex_rng_seed(ex_rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t ex_rng_next(ex_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double ex_rng_uniform(ex_rng *r)
+{
+    return (double)(ex_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+double ex_rng_normal(ex_rng *r)
+{
+    double u1 = ex_rng_uniform(r), u2 = ex_rng_uniform(r);
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
