@@ -93,11 +93,11 @@ static int verify_grad(int argc, char **argv)
         }
     }
     if (!loss || !*loss) {
-        pdt_usage_error("verify", "grad: missing --loss=VAR");
+        pdt_usage_error("verify", "missing --loss=VAR");
         return PDT_EUSAGE;
     }
     if (argc - optind != 1) {
-        pdt_usage_error("verify", "grad: expected one program");
+        pdt_usage_error("verify", "expected one program");
         return PDT_EUSAGE;
     }
     const char *path = argv[optind];

@@ -81,7 +81,7 @@ ex_tensor *ex_rows_new(int dtype, size_t n, const int64_t *rows, int64_t width_n
     t->kind = EX_ROWS;
     t->height = height;
     t->rows = g_new0(int64_t, n + 1);
-    if (n)
+    if (n && rows)
         memcpy(t->rows, rows, n * sizeof *rows);
     return t;
 }
