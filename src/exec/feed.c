@@ -85,7 +85,8 @@ bool ex_feed_random(const ir_program *p, ex_scope *s, const ex_feed_opts *o, ex_
                     ok = false;
                     break;
                 }
-                if (v->type != IR_LOD_TENSOR && v->type != IR_SELECTED_ROWS)
+                if ((v->type != IR_LOD_TENSOR && v->type != IR_SELECTED_ROWS) ||
+                    (o->data_only && v->persistable))
                     continue;
                 ex_scope_put(s, a, make_feed(v, b, op, sl->name, o, r));
             }

@@ -7,6 +7,7 @@
 typedef struct {
     int64_t batch;      /* rows per feed (sequences, for LoD feeds) */
     double scale;       /* float feeds are uniform in [-scale, scale) */
+    bool data_only;     /* skip persistable vars */
 } ex_feed_opts;
 
 /* Puts a value in `s` for every var block 0 reads before writing it and
