@@ -81,6 +81,11 @@ static int parse(int argc, char **argv, opts *o)
                             "not '%s'", i ? "params-filename" : "model-filename", names[i]);
             return PDT_EUSAGE;
         }
+    if (o->params_name && strcmp(o->params_name, o->model_name ? o->model_name : "__model__") == 0) {
+        pdt_usage_error("inference", "--params-filename and --model-filename name the same "
+                        "file '%s'", o->params_name);
+        return PDT_EUSAGE;
+    }
     if (argc - optind != 1) {
         pdt_usage_error("inference", "expected one MODEL program");
         return PDT_EUSAGE;
@@ -101,6 +106,17 @@ static ir_tensors *read_params(const ir_program *p, const char *path)
     return S_ISDIR(st.st_mode) ? params_read_dir(p, path) : params_read_combined(p, path);
 }
 
+static bool saves_var(const ir_program *p, const char *name)
+{
+    ir_var **vars;
+    size_t n = params_list_vars(p, &vars);
+    bool found = false;
+    for (size_t i = 0; i < n && !found; i++)
+        found = strcmp(vars[i]->name, name) == 0;
+    g_free(vars);
+    return found;
+}
+
 /* The folder is made only when everything else is ready, and removed again
  * if it was new and writing failed: no partial output. */
 static int write_outputs(const pdt_ctx *ctx, const opts *o)
@@ -112,6 +128,10 @@ static int write_outputs(const pdt_ctx *ctx, const opts *o)
         char *path = g_build_filename(o->out_dir, o->params_name, NULL);
         rc = params_add_combined(b, ctx->main, ctx->param_values, path);
         g_free(path);
+    } else if (rc == PDT_OK && saves_var(ctx->main, o->model_name)) {
+        pdt_error("%s: var '%s' would overwrite the program file (use --model-filename or "
+                  "--params-filename)", o->out_dir, o->model_name);
+        rc = PDT_EBADINPUT;
     } else if (rc == PDT_OK) {
         rc = params_add_dir(b, ctx->main, ctx->param_values, o->out_dir);
     }
