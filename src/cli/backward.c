@@ -88,6 +88,7 @@ int cmd_backward(int argc, char **argv)
     ctx.no_grad = pdt_list_split(no_grad);
     ctx.checkpoints = pdt_list_split(ckpt);
     ctx.no_verify_each = no_verify;
+    cli_warn_no_params(&ctx);
     const char *pass = "append_backward";
     int rc = pdt_run_pipeline(&ctx, &pass, 1);
     if (rc == PDT_OK)

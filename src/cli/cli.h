@@ -58,6 +58,8 @@ int cli_check_quiet_verbose(const char *cmd);
  * program with none (a saved inference model) is a usage error that
  * suggests --params.  Returns PDT_OK or PDT_EUSAGE (message printed). */
 int cli_check_has_params(const char *cmd, const struct pdt_ctx *ctx);
+/* The same as a warning (backward: Paddle then appends no gradient). */
+void cli_warn_no_params(const struct pdt_ctx *ctx);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
 

@@ -37,10 +37,11 @@ bool cli_check_endpoint(const char *cmd, const char *source, const char *ep)
 {
     /* The port is after the last colon, so "[::1]:6170" is host "[::1]". */
     const char *colon = strrchr(ep, ':');
-    char *end = NULL;
-    long port = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (!colon || colon == ep || !colon[1] || *end || colon[1] == '-' || colon[1] == '+' ||
-        port < 1 || port > 65535) {
+    long port = 0;
+    size_t digits = colon ? strspn(colon + 1, "0123456789") : 0;
+    if (colon && colon != ep && digits && digits <= 5 && !colon[1 + digits])
+        port = strtol(colon + 1, NULL, 10);
+    if (port < 1 || port > 65535) {
         pdt_usage_error(cmd, "%s: endpoint '%s' is not HOST:PORT with a port from 1 to 65535",
                         source, ep);
         return false;
@@ -113,18 +114,33 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     return PDT_EUSAGE;
 }
 
-int cli_check_has_params(const char *cmd, const pdt_ctx *ctx)
+static const char NO_PARAMS[] = "%s: no var of block 0 is marked as a parameter "
+                                "(is_parameter), as in a saved inference model; name the "
+                                "vars to train with --params=P,...";
+
+static bool has_params(const pdt_ctx *ctx)
 {
     const ir_block *b = ir_program_block(ctx->main, 0);
     if (ctx->params.n || !b)
-        return PDT_OK;
+        return true;
     for (size_t i = 0; i < b->n_vars; i++)
         if (!b->vars[i]->removed && b->vars[i]->is_parameter)
-            return PDT_OK;
-    pdt_usage_error(cmd, "%s: no var of block 0 is marked as a parameter (is_parameter), as "
-                    "in a saved inference model; name the vars to train with --params=P,...",
-                    ctx->main_path);
+            return true;
+    return false;
+}
+
+int cli_check_has_params(const char *cmd, const pdt_ctx *ctx)
+{
+    if (has_params(ctx))
+        return PDT_OK;
+    pdt_usage_error(cmd, NO_PARAMS, ctx->main_path);
     return PDT_EUSAGE;
+}
+
+void cli_warn_no_params(const pdt_ctx *ctx)
+{
+    if (!has_params(ctx))
+        pdt_warning(NO_PARAMS, ctx->main_path);
 }
 
 bool cli_load_main(pdt_ctx *ctx, const char *path)

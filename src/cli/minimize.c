@@ -93,6 +93,8 @@ static int check_input(pdt_ctx *ctx, const char **names, size_t *n)
                       "built yet; give a program that already has them", ctx->main_path);
             return PDT_EBADINPUT;
         }
+        if (cli_check_has_params("minimize", ctx))
+            return PDT_EUSAGE;
         names[(*n)++] = "append_backward";
     }
     static const char *const mine[] = {"lr_schedule", "gradient_clip", "regularization",

@@ -467,9 +467,6 @@ static int read_inputs(opts *o, const char *main_path)
     if (!o->startup_path) {
         ctx->startup = ir_program_new();
         ir_program_add_block(ctx->startup, -1);
-        if (ctx->mode == PDT_MODE_PSERVER && ctx->role != PDT_ROLE_TRAINER)
-            pdt_warning("no startup program given (-s): the pserver startup programs will "
-                        "initialise no parameters");
         return PDT_OK;
     }
     ctx->startup = cli_run_read(&o->run, "startup", o->startup_path);
@@ -507,6 +504,9 @@ int cmd_transpile(int argc, char **argv)
         goto done;
     tp_text_output = o.text;
     rc = pick_passes(&ctx, o.passes, &passes);
+    if (!rc && !o.startup_path && ctx.mode == PDT_MODE_PSERVER && ctx.role != PDT_ROLE_TRAINER)
+        pdt_warning("no startup program given (-s): the pserver startup programs will "
+                    "initialise no parameters");
     record_options(&o);
     ctx.run = cli_run_info(&o.run, passes.items, passes.n);
     if (!rc)
