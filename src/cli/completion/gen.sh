@@ -70,7 +70,8 @@ zsh_data() {
         *)  v=$(choice_of "$c" "$o")
             if [ "$o" = --passes ]; then spec="$o$sep[$s]:pass:_pdtrans_passes"
             elif [ -n "$v" ] && [ "${v%:}" != "$v" ]; then
-                spec="$o$sep[$s]:value:{compadd -S '' -- $v}"
+                # no space after a spec's "KIND:"; _arguments splits at ':'
+                spec="$o$sep[$s]:value:{compadd -S '' -- $(printf '%s' "$v" | sed 's/:/\\:/g')}"
             elif [ -n "$v" ]; then spec="$o$sep[$s]:value:($v)"
             else spec="$o$sep[$s]:value: "; fi ;;
         esac

@@ -1,0 +1,26 @@
+#!/usr/bin/env zsh
+# Real zsh (compsys in a pseudo-terminal) completes with the generated _pdtrans:
+# each line of stdin is typed, TAB is pressed, and the completed line is
+# printed (one output line per input line), so the caller compares them.
+#   zsh -f tests/completion_zsh.zsh FPATH_DIR PDTRANS_DIR < lines
+# Reads block on the shell's output (no sleeps); run it under timeout(1).
+zmodload zsh/zpty || exit 3
+fdir=$1 bindir=$2
+zpty z zsh -f -i
+zpty -w z "PS1='> '; PROMPT_EOL_MARK=''; unsetopt zle_bracketed_paste 2>/dev/null"
+zpty -w z "fpath=(${(q)fdir} \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w z "PATH=${(q)bindir}:\$PATH; setopt nobeep"
+# ^X^D prints the line as it stands between @@ marks and clears it
+zpty -w z 'pdt_dump() { zle -I; print -r -- "@@$BUFFER@@"; BUFFER=; }; zle -N pdt_dump; bindkey "^X^D" pdt_dump; print READY' 
+zpty -r z out $'*\nREADY*' || exit 3
+n=0
+while IFS= read -r line; do
+    (( n++ ))
+    # type, complete, then print the completed line
+    zpty -w -n z "$line"$'\t\C-x\C-d'
+    zpty -r z out "*@@*@@*" || exit 3
+    got=${out#*@@}
+    print -r -- "${got%%@@*}"
+    zpty -r z rest "*> *" || exit 3   # the fresh prompt: zle is ready for the next line
+done
+zpty -d z
