@@ -219,11 +219,16 @@ int params_decode_record(const char *file, const ir_var *v, const uint8_t *data,
 {
     cursor c = {file, v->name, data, len, *off};
     bool ok;
-    if (v->type == IR_SELECTED_ROWS)
+    if (v->type != IR_LOD_TENSOR && v->type != IR_SELECTED_ROWS) {
+        pdt_error("%s: var '%s': its type (%d) has no tensor record pdtrans reads (LoD "
+                  "tensors and SelectedRows only)", file, v->name, v->type);
+        ok = false;
+    } else if (v->type == IR_SELECTED_ROWS) {
         ok = read_selected_rows(&c, t);
-    else
+    } else {
         ok = read_version(&c, "the LoDTensor version") && read_lod(&c, t) &&
              read_tensor(&c, t);
+    }
     ok = ok && matches_var(&c, v, t);
     *off = c.off;
     return ok ? PDT_OK : PDT_EBADINPUT;

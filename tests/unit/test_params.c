@@ -254,6 +254,9 @@ START_TEST(corrupt_fields_are_refused)
         bad[cases[i].at] = cases[i].v;
         ck_assert_msg(decode_bytes(p, bad, 50) == PDT_EBADINPUT, "case %zu accepted", i);
     }
+    /* A var of a type without a tensor record (a Vocab) is refused, not misread. */
+    ir_block_find_var(p->blocks[0], "w")->type = IR_VOCAB;
+    ck_assert_int_eq(decode_bytes(p, good, 50), PDT_EBADINPUT);
     ir_program_free(p);
 }
 END_TEST
