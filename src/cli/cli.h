@@ -60,6 +60,10 @@ int cli_check_quiet_verbose(const char *cmd);
 int cli_check_has_params(const char *cmd, const struct pdt_ctx *ctx);
 /* The same as a warning (backward: Paddle then appends no gradient). */
 void cli_warn_no_params(const struct pdt_ctx *ctx);
+/* --regularization=SPEC: the optimizer's regularizer (given once) or,
+ * with "@PARAMS", a per-parameter one (repeatable).  Prints a usage error
+ * naming the flag and returns false when given twice. */
+bool cli_add_regularization(const char *cmd, struct pdt_ctx *ctx, const char *spec);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
 

@@ -155,3 +155,18 @@ bool cli_load_main(pdt_ctx *ctx, const char *path)
     ir_program_add_block(ctx->startup, -1);
     return true;
 }
+
+bool cli_add_regularization(const char *cmd, pdt_ctx *ctx, const char *spec)
+{
+    if (strchr(spec, '@')) {
+        pdt_list_append(&ctx->param_regularizations, spec);
+        return true;
+    }
+    if (ctx->regularization) {
+        pdt_usage_error(cmd, "option '--regularization' gives the optimizer's regularizer twice; "
+                             "per-parameter ones take @PARAMS");
+        return false;
+    }
+    ctx->regularization = ir_intern(spec);
+    return true;
+}

@@ -160,15 +160,9 @@ int cmd_minimize(int argc, char **argv)
         case O_LOSS: ctx.loss = optarg; break;
         case O_OPT: ctx.optimizer = optarg; break;
         case O_REG:
-            if (strchr(optarg, '@')) {
-                pdt_list_append(&ctx.param_regularizations, optarg);
-            } else if (ctx.regularization) {
-                pdt_usage_error("minimize", "option '--regularization' gives the optimizer's "
-                                            "regularizer twice; per-parameter ones take @PARAMS");
+            if (!cli_add_regularization("minimize", &ctx, optarg)) {
                 pdt_ctx_free(&ctx);
                 return PDT_EUSAGE;
-            } else {
-                ctx.regularization = optarg;
             }
             break;
         case O_CLIP: ctx.clip = optarg; break;

@@ -65,7 +65,8 @@ static void help(void)
         "      --loss=VAR --optimizer=SPEC   MAIN has no backward/optimizer ops yet:\n"
         "                            run append_backward and the optimizer passes\n"
         "                            first (also --regularization, --clip,\n"
-        "                            --lr-schedule, --params, --no-grad; see\n"
+        "                            --lr-schedule, --learning-rate-var, --params,\n"
+        "                            --no-grad; see\n"
         "                            'pdtrans minimize --help')\n"
         "      --passes=LIST         run exactly these passes (see 'pdtrans passes')\n"
         "      --no-verify-each      skip the structural check after each pass\n"
@@ -82,7 +83,7 @@ enum {
     O_HALF_ASYNC, O_NO_SLICE, O_MIN_BLOCK, O_SPLIT, O_SEED, O_FROM_ENV, O_LOSS, O_OPTIMIZER,
     O_REG, O_CLIP, O_LR, O_PARAMS, O_NO_GRAD, O_PASSES, O_NO_VERIFY, O_TEXT,
     O_NCCL_COMM_NUM, O_HIERARCHICAL, O_INTER_NRANKS, O_DC_ASGD, O_COLLECTIVE_MODE,
-    O_RPC_SEND, O_RPC_GET, O_RPC_PREFETCH, O_GPUS, O_FUSE, O_LOSS_SCALE
+    O_RPC_SEND, O_RPC_GET, O_RPC_PREFETCH, O_GPUS, O_FUSE, O_LOSS_SCALE, O_LRVAR
 };
 
 typedef tcli_opts opts;
@@ -170,6 +171,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"regularization", required_argument, NULL, O_REG},
         {"clip", required_argument, NULL, O_CLIP},
         {"lr-schedule", required_argument, NULL, O_LR},
+        {"learning-rate-var", required_argument, NULL, O_LRVAR},
         {"params", required_argument, NULL, O_PARAMS},
         {"no-grad", required_argument, NULL, O_NO_GRAD},
         {"passes", required_argument, NULL, O_PASSES},
@@ -291,9 +293,13 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_FROM_ENV: o->from_env = true; break;
         case O_LOSS: ctx->loss = ir_intern(optarg); break;
         case O_OPTIMIZER: ctx->optimizer = ir_intern(optarg); break;
-        case O_REG: ctx->regularization = ir_intern(optarg); break;
+        case O_REG:
+            if (!cli_add_regularization(CMD, ctx, optarg))
+                return PDT_EUSAGE;
+            break;
         case O_CLIP: ctx->clip = ir_intern(optarg); break;
         case O_LR: ctx->lr_schedule = ir_intern(optarg); break;
+        case O_LRVAR: ctx->learning_rate_var = ir_intern(optarg); break;
         case O_PARAMS: pdt_list_free(&ctx->params); ctx->params = pdt_list_split(optarg); break;
         case O_NO_GRAD: pdt_list_free(&ctx->no_grad); ctx->no_grad = pdt_list_split(optarg); break;
         case O_PASSES: o->passes = optarg; break;
@@ -346,7 +352,9 @@ static int pick_passes(pdt_ctx *ctx, const char *list, pdt_list *out)
     /* Options of the minimize part, which runs only before a transpile of
      * a program without optimizer ops; never silently dropped. */
     const char *extra = ctx->optimizer ? "--optimizer" : ctx->clip ? "--clip"
-                        : ctx->regularization ? "--regularization"
+                        : ctx->regularization || ctx->param_regularizations.n
+                            ? "--regularization"
+                        : ctx->learning_rate_var ? "--learning-rate-var"
                         : ctx->lr_schedule ? "--lr-schedule" : ctx->loss ? "--loss" : NULL;
     if (optimized && extra) {
         pdt_usage_error(CMD, "%s already has optimizer ops (op_role Optimize), so %s would "
@@ -435,19 +443,22 @@ static int write_outputs(const opts *o)
 static void record_options(opts *o)
 {
     const pdt_ctx *ctx = o->ctx;
-    const char *names[] = {"loss", "optimizer", "regularization", "clip", "lr_schedule"};
+    const char *names[] = {"loss", "optimizer", "regularization", "clip", "lr_schedule",
+                           "learning_rate_var"};
     const char *values[] = {ctx->loss, ctx->optimizer, ctx->regularization, ctx->clip,
-                            ctx->lr_schedule};
+                            ctx->lr_schedule, ctx->learning_rate_var};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cli_run_option(&o->run, names[i], values[i]);
-    const pdt_list *lists[] = {&ctx->params, &ctx->no_grad};
-    const char *list_names[] = {"params", "no_grad"};
-    for (size_t i = 0; i < 2; i++) {
+    /* Per-parameter regularizers hold commas of their own: ';' joins them. */
+    const pdt_list *lists[] = {&ctx->params, &ctx->no_grad, &ctx->param_regularizations};
+    const char *list_names[] = {"params", "no_grad", "param_regularization"};
+    const char *seps[] = {",", ",", ";"};
+    for (size_t i = 0; i < 3; i++) {
         if (!lists[i]->n)
             continue;
         GString *joined = g_string_new(lists[i]->items[0]);
         for (size_t k = 1; k < lists[i]->n; k++)
-            g_string_append_printf(joined, ",%s", lists[i]->items[k]);
+            g_string_append_printf(joined, "%s%s", seps[i], lists[i]->items[k]);
         cli_run_option(&o->run, list_names[i], joined->str);
         g_string_free(joined, TRUE);
     }

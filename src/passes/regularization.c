@@ -116,6 +116,27 @@ int pass_regularization(pdt_ctx *ctx)
     opt_ops ops = {0};
     reg_rule *store;
     GHashTable *own = param_rules(ctx, &store);
+    /* A per-parameter regularizer for a name that is no optimized
+     * parameter would silently do nothing: refuse it. */
+    GHashTable *optimized = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < ctx->bw_params.n; i++)
+        g_hash_table_add(optimized, (void *)ctx->bw_params.items[i]);
+    GHashTableIter it;
+    void *key;
+    g_hash_table_iter_init(&it, own);
+    const char *stray = NULL;
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        if (!g_hash_table_contains(optimized, key) && (!stray || strcmp(key, stray) < 0))
+            stray = key;
+    g_hash_table_destroy(optimized);
+    if (stray) {
+        pdt_error("%s: '--regularization' names '%s', which is not a parameter being optimized",
+                  ctx->main_path, stray);
+        g_hash_table_destroy(own);
+        g_free(store);
+        opt_namer_free(names);
+        return PDT_EBADINPUT;
+    }
     for (size_t i = 0; i < ctx->bw_params.n; i++) {
         const char *p = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
         /* append_regularization_ops: param.regularizer, else the
