@@ -25,7 +25,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check unit golden golden-update demo bench install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke
+.PHONY: all check unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke
 
 all: $(BIN)
 
@@ -96,6 +96,11 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare $(BUILD)/bench/gen
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/bench/bench.sh
+
+# How time and memory grow from 1k to 1M ops (SIZES="1000 10000" to shorten).
+bench-scale: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/bench/scale.sh
 
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libpdtrans.a
 	@mkdir -p $(dir $@)
