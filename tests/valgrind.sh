@@ -31,6 +31,18 @@ for args in "$PS -s $g/transpile_basic/in/startup.pbtxt $g/transpile_basic/in/ma
     rc=$?
     [ $rc = 0 ] || { echo "valgrind: FAIL (exit $rc) pdtrans $args"; cat "$tmp/err"; fail=1; }
 done
+# --from-env with Paddle 2.x names (and a FLAGS_rpc_* value), and a refused
+# disagreement between the generations (exit 2).
+ENV2="TRAINING_ROLE=PSERVER PADDLE_PSERVERS_IP_PORT_LIST=127.0.0.1:6174,127.0.0.1:6175
+ PADDLE_TRAINERS_NUM=2 POD_IP=127.0.0.1 PADDLE_PORT=6175 FLAGS_rpc_send_thread_num=3"
+for extra in "" "PADDLE_TRAINING_ROLE=TRAINER"; do
+    # shellcheck disable=SC2086
+    env $ENV2 $extra $VG "$PDTRANS" --from-env -s $g/transpile_basic/in/startup.pbtxt \
+        $g/transpile_basic/in/main.pbtxt -o "$tmp/env" >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ $rc = "$([ -z "$extra" ] && echo 0 || echo 2)" ] ||
+        { echo "valgrind: FAIL (exit $rc) pdtrans --from-env $extra"; cat "$tmp/err"; fail=1; }
+done
 # inference: both parameter layouts, and a refused truncated file.
 for args in "--params=$g/inference_small/in/params --text $g/inference_small/in/model.pbtxt" \
             "--params=$g/inference_small/in/params.combined --params-filename=p $g/inference_small/in/model.pbtxt"; do
