@@ -52,6 +52,7 @@ void ir_program_free(ir_program *p)
             pmap_free(p->blocks[i]->var_map);
             free(p->blocks[i]->var_map);
         }
+    ir_scope_free(p);
     ir_arena_free(p->arena);
 }
 
@@ -93,6 +94,13 @@ ir_var *ir_block_find_var(const ir_block *b, const char *name)
 ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)
 {
     name = ir_intern(name);
+    ir_var *own = pmap_get(b->var_map, name);
+    if (own)
+        return own;
+    bool answered;
+    ir_var *found = ir_scope_lookup(b, name, &answered);
+    if (answered)
+        return found;
     size_t hops = 0;
     for (; b && hops <= b->program->n_blocks; b = ir_block_parent(b), hops++) {
         ir_var *v = pmap_get(b->var_map, name);
@@ -111,6 +119,8 @@ ir_var *ir_block_add_var_raw(ir_block *b, const char *name)
     b->vars = ir_grow(p->arena, b->vars, sizeof *b->vars, b->n_vars,
                       &b->cap_vars, b->n_vars + 1);
     b->vars[b->n_vars++] = v;
+    if (!pmap_get(b->var_map, v->name))
+        ir_scope_declare(b, v->name);
     pmap_put(b->var_map, v->name, v);
     return v;
 }
@@ -180,6 +190,7 @@ void ir_block_remove_var(ir_block *b, const char *name)
         return;
     v->removed = true;
     pmap_remove(b->var_map, v->name);
+    ir_scope_undeclare(b, v->name);
 }
 
 size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch)
@@ -221,6 +232,9 @@ int64_t ir_var_numel(const ir_var *v)
 
 static bool descends_from(const ir_block *b, const ir_block *root)
 {
+    int below = ir_scope_below(b, root);
+    if (below >= 0)
+        return below;
     size_t hops = 0;
     for (; b && hops <= b->program->n_blocks; b = ir_block_parent(b), hops++)
         if (b == root)
@@ -238,6 +252,7 @@ void ir_block_rename_var(ir_block *b, const char *from, const char *to)
     ir_var *v = ir_block_find_var(b, from);
     if (v) {
         pmap_remove(b->var_map, from);
+        ir_scope_undeclare(b, from);
         ir_var *clash = ir_block_find_var(b, to);
         if (clash)
             ir_block_remove_var(b, to);

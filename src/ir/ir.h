@@ -223,6 +223,7 @@ struct ir_program {
     ir_bytes op_version_map;    /* wire bytes of OpVersionMap */
     ir_bytes unknown;           /* e.g. retired fields 2 and 3 */
     size_t var_seq;
+    struct ir_scope *scope;     /* name lookup index, private to scope.c */
 };
 
 /* ---- program and blocks ----------------------------------------------- */
@@ -240,7 +241,11 @@ ir_block *ir_block_parent(const ir_block *b);
 
 /* The var named `name` in b itself (not ancestors), or NULL. */
 ir_var *ir_block_find_var(const ir_block *b, const char *name);
-/* Search b, then its ancestors; stops after n_blocks hops on a cycle. */
+/* Search b, then its ancestors; stops after n_blocks hops on a cycle.
+ * Costs O(log depth), not the depth, on a program whose blocks sit at
+ * their idx with parents before them (see scope.c): parent_idx and idx
+ * must not change once a block is added (the reader and clone set idx
+ * right after adding). */
 ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name);
 /* Creates (or returns the existing) var `name` in b.  New vars are
  * LOD_TENSOR, FP32, no dims, has_persistable=true persistable=false. */
