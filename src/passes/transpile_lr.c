@@ -24,17 +24,57 @@ static void init_one(ir_block *sb, const ir_var *v)
     ir_op_set_role(op, IR_ROLE_FORWARD);
 }
 
-static void reset_counter_init(ir_block *sb, const char *counter, int trainers)
+/* The startup's fill_constant ops by the one var they write, so that each
+ * counter's init is found without a scan of the startup per counter. */
+static GHashTable *inits_by_output(const ir_block *sb)
 {
     const char *fc = ir_intern("fill_constant");
+    GHashTable *by_out = g_hash_table_new_full(g_direct_hash, NULL, NULL,
+                                               (GDestroyNotify)g_ptr_array_unref);
     for (size_t i = 0; i < sb->n_ops; i++) {
         ir_op *op = sb->ops[i];
         if (op->type != fc)
             continue;
-        for (size_t s = 0; s < op->n_outputs; s++)
-            if (op->outputs[s].n_args == 1 && op->outputs[s].args[0] == counter)
-                ir_op_set_float(op, "value", (float)(0.0 - trainers));
+        for (size_t s = 0; s < op->n_outputs; s++) {
+            if (op->outputs[s].n_args != 1)
+                continue;
+            const char *out = op->outputs[s].args[0];
+            GPtrArray *list = g_hash_table_lookup(by_out, out);
+            if (!list) {
+                list = g_ptr_array_new();
+                g_hash_table_insert(by_out, (void *)out, list);
+            }
+            g_ptr_array_add(list, op);
+        }
     }
+    return by_out;
+}
+
+static void reset_counter_init(GHashTable *inits, const char *counter, int trainers)
+{
+    GPtrArray *list = g_hash_table_lookup(inits, counter);
+    for (guint i = 0; list && i < list->len; i++)
+        ir_op_set_float(list->pdata[i], "value", (float)(0.0 - trainers));
+}
+
+static bool is_lr_increment(const ir_op *op)
+{
+    int role = ir_op_role(op);
+    return op->type == IR_NAME("increment") &&
+           (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE));
+}
+
+/* _remove_op + _insert_op: a new sum with the increment's outputs and only
+ * op_role, in the increment's place. */
+static ir_op *counter_sum(ir_program *p, const ir_op *inc, const char **names, int n)
+{
+    ir_op *sum = ir_op_new(p, "sum");
+    ir_op_set_input(sum, "X", names, (size_t)n);
+    for (size_t s = 0; s < inc->n_outputs; s++)
+        ir_op_set_output(sum, inc->outputs[s].name, (const char *const *)inc->outputs[s].args,
+                         inc->outputs[s].n_args);
+    ir_op_set_role(sum, IR_ROLE_LRSCHED);
+    return sum;
 }
 
 int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
@@ -43,20 +83,24 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
     if (ctx->startup->n_blocks == 0)
         ir_program_add_block(ctx->startup, -1);
     ir_block *sb = ctx->startup->blocks[0];
-    const char *inc = ir_intern("increment");
+    GHashTable *inits = inits_by_output(sb);
     int n = ctx->trainers;
-    for (size_t i = 0; i < b->n_ops; i++) {
+    /* The ops of block 0 with each increment replaced, set in one step. */
+    ir_op **ops = g_new(ir_op *, b->n_ops + 1);
+    bool changed = false;
+    int rc = PDT_OK;
+    for (size_t i = 0; i < b->n_ops && rc == PDT_OK; i++) {
         ir_op *op = b->ops[i];
-        int role = ir_op_role(op);
-        if (op->type != inc ||
-            (role != IR_ROLE_LRSCHED && role != (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)))
+        ops[i] = op;
+        if (!is_lr_increment(op))
             continue;
         const ir_slot *out = ir_op_output(op, "Out");
         const ir_var *cv = out && out->n_args == 1 ? ir_block_find_var(b, out->args[0]) : NULL;
         if (!cv) {
             pdt_error("%s: block 0, op %zu 'increment': output 'Out' must name one declared var",
                       ctx->main_path, i);
-            return PDT_EBADINPUT;
+            rc = PDT_EBADINPUT;
+            break;
         }
         const char *counter = cv->name;
         const char **names = g_new(const char *, (size_t)n);
@@ -65,23 +109,21 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
             tp_create_var(b, names[t], cv->type, cv->dtype, cv->dims, cv->n_dims, -1,
                           cv->persistable);
         }
-        reset_counter_init(sb, counter, n);
+        reset_counter_init(inits, counter, n);
         for (int t = 0; t < n; t++) {
             ir_var *sv = tp_create_var(sb, names[t], cv->type, cv->dtype, cv->dims, cv->n_dims,
                                        -1, cv->persistable);
             init_one(sb, sv);
         }
         g_ptr_array_add(mine, (void *)names[ctx->trainer_id]);
-        /* _remove_op + _insert_op: a new sum with the increment's outputs
-         * and only op_role. */
-        ir_op *sum = ir_block_insert_op(b, i + 1, "sum");
-        ir_op_set_input(sum, "X", names, (size_t)n);
-        for (size_t s = 0; s < op->n_outputs; s++)
-            ir_op_set_output(sum, op->outputs[s].name, (const char *const *)op->outputs[s].args,
-                             op->outputs[s].n_args);
-        ir_op_set_role(sum, IR_ROLE_LRSCHED);
-        ir_block_remove_op(b, i);
+        ops[i] = counter_sum(ctx->main, op, names, n);
+        op->block = NULL;
+        changed = true;
         g_free(names);
     }
-    return PDT_OK;
+    if (rc == PDT_OK && changed)
+        ir_block_set_ops(b, ops, b->n_ops);
+    g_free(ops);
+    g_hash_table_destroy(inits);
+    return rc;
 }

@@ -300,45 +300,79 @@ static GPtrArray *declare_held(pserver *ps)
     return recv_inputs;
 }
 
-/* __clone_lr_op_sub_block__: copies an LR op's sub-block (and its own
- * sub-blocks) under `parent`. */
-static void clone_sub_block(pserver *ps, ir_op *op, int32_t parent)
+/* One LR sub-block being copied: `op` (in the pserver program) gets the
+ * copy `nb` of `ob` once every op of ob is copied. */
+typedef struct {
+    ir_op *op;
+    const ir_block *ob;
+    ir_block *nb;
+    size_t k;               /* next op of ob to copy */
+} clone_frame;
+
+/* Starts the copy of op's sub-block under `parent`; false when op has none. */
+static bool clone_open(pserver *ps, ir_op *op, int32_t parent, clone_frame *f)
 {
     const ir_attr *at = ir_op_attr(op, "sub_block");
     if (!at || at->type != IR_ATTR_BLOCK)
-        return;
+        return false;
     const ir_block *ob = ir_program_block(ps->st->main, at->block_idx);
     if (!ob)
-        return;
+        return false;
     ir_block *nb = ir_program_add_block(ps->p, parent);
     ir_var **vars = NULL;
     size_t nv = ir_block_live_vars(ob, &vars, ps->st->arena);
     for (size_t i = 0; i < nv; i++)
         tp_clone_variable(nb, vars[i], NULL);
-    for (size_t k = 0; k < ob->n_ops; k++) {
-        const ir_op *src = ob->ops[k];
-        /* _clone_lr_op: vars missing from block 0 are cloned into nb. */
-        const ir_slot *sets[2] = {src->inputs, src->outputs};
-        size_t counts[2] = {src->n_inputs, src->n_outputs};
-        for (int io = 0; io < 2; io++)
-            for (size_t s = 0; s < counts[io]; s++)
-                for (size_t a = 0; a < sets[io][s].n_args; a++) {
-                    const char *n = sets[io][s].args[a];
-                    const ir_var *ov = ir_block_find_var_recursive(ob, n);
-                    if (ov && !ir_block_find_var(ps->g, n))
-                        tp_clone_variable(nb, ov, NULL);
-                }
-        ir_op *c = ir_block_append_op(nb, src->type);
-        ir_op_copy_attrs(c, src);
-        tp_copied_op(c);
-        for (size_t s = 0; s < src->n_inputs; s++)
-            ir_op_set_input(c, src->inputs[s].name, src->inputs[s].args, src->inputs[s].n_args);
-        for (size_t s = 0; s < src->n_outputs; s++)
-            ir_op_set_output(c, src->outputs[s].name, src->outputs[s].args,
-                             src->outputs[s].n_args);
-        clone_sub_block(ps, c, nb->idx);
+    *f = (clone_frame){op, ob, nb, 0};
+    return true;
+}
+
+/* Copies op f->k of f->ob into f->nb (_clone_lr_op: vars missing from
+ * block 0 are cloned into nb); returns the copy. */
+static ir_op *clone_one(pserver *ps, clone_frame *f)
+{
+    const ir_op *src = f->ob->ops[f->k++];
+    const ir_slot *sets[2] = {src->inputs, src->outputs};
+    size_t counts[2] = {src->n_inputs, src->n_outputs};
+    for (int io = 0; io < 2; io++)
+        for (size_t s = 0; s < counts[io]; s++)
+            for (size_t a = 0; a < sets[io][s].n_args; a++) {
+                const char *n = sets[io][s].args[a];
+                const ir_var *ov = ir_block_find_var_recursive(f->ob, n);
+                if (ov && !ir_block_find_var(ps->g, n))
+                    tp_clone_variable(f->nb, ov, NULL);
+            }
+    ir_op *c = ir_block_append_op(f->nb, src->type);
+    ir_op_copy_attrs(c, src);
+    tp_copied_op(c);
+    for (size_t s = 0; s < src->n_inputs; s++)
+        ir_op_set_input(c, src->inputs[s].name, src->inputs[s].args, src->inputs[s].n_args);
+    for (size_t s = 0; s < src->n_outputs; s++)
+        ir_op_set_output(c, src->outputs[s].name, src->outputs[s].args, src->outputs[s].n_args);
+    return c;
+}
+
+/* __clone_lr_op_sub_block__: copies an LR op's sub-block (and its own
+ * sub-blocks, depth first, numbered as the seed's recursion numbers them)
+ * under `parent`.  An explicit stack: nesting costs no C stack. */
+static void clone_sub_block(pserver *ps, ir_op *op, int32_t parent)
+{
+    GArray *stack = g_array_new(FALSE, FALSE, sizeof(clone_frame));
+    clone_frame f;
+    if (clone_open(ps, op, parent, &f))
+        g_array_append_val(stack, f);
+    while (stack->len) {
+        clone_frame *top = &g_array_index(stack, clone_frame, stack->len - 1);
+        if (top->k < top->ob->n_ops) {
+            ir_op *c = clone_one(ps, top);
+            if (clone_open(ps, c, top->nb->idx, &f))
+                g_array_append_val(stack, f);   /* top is stale from here */
+            continue;
+        }
+        ir_op_set_block(top->op, "sub_block", top->nb->idx);
+        g_array_set_size(stack, stack->len - 1);
     }
-    ir_op_set_block(op, "sub_block", nb->idx);
+    g_array_free(stack, TRUE);
 }
 
 static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_blocks,
