@@ -112,8 +112,8 @@ static void check_target(const ir_tree *t, namer *named, size_t i, size_t k, con
         return;
     }
     if ((size_t)x == i) {
-        say(r, true, "block %zu, op %zu '%s': attr '%s' names its own block", i, k, op->type,
-            attr);
+        say(r, true, "block %zu, op %zu '%s': attr '%s' names block %zu, the op's own block", i,
+            k, op->type, attr, i);
         return;
     }
     if (!t->rooted[x])
@@ -136,7 +136,7 @@ static void check_target(const ir_tree *t, namer *named, size_t i, size_t k, con
     if (first->o) {
         say(r, true,
             "block %zu, op %zu '%s': attr '%s' names block %" PRId32
-            ", which block %" PRId32 ", op %zu '%s' attr '%s' names already",
+            ", which block %" PRId32 ", op %zu '%s' already names (attr '%s')",
             i, k, op->type, attr, x, first->block, first->op, first->o->type, first->attr);
         return;
     }
