@@ -12,7 +12,9 @@
 
 const pdt_command pdt_commands[] = {
 #define CMD(name, summary) {#name, summary, cmd_##name},
+#define CMD_NAMED(ident, name, summary) {name, summary, cmd_##ident},
 #include "commands.def"
+#undef CMD_NAMED
 #undef CMD
 };
 

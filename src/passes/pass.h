@@ -30,6 +30,16 @@ typedef enum {
 
 /* One program the transpile pass wants written.  `stem` is the file name
  * without extension ("trainer_0", "pserver_1.startup"). */
+/* memory_optimize / release_memory options (src/passes/memory/). */
+typedef struct {
+    pdt_list skip;              /* --skip: skip_opt_set */
+    int level;                  /* memory_optimize: 0 exact shape, 1 best fit */
+    bool skip_grads;            /* memory_optimize: skip_grads=True */
+    bool print_log;             /* memory_optimize: collect print_log's lines in `log` */
+    char *log;                  /* malloc'd, NUL-terminated; NULL when empty */
+    size_t log_len;
+} pdt_memory_opts;
+
 typedef struct {
     const char *stem;
     ir_program *program;    /* owned by the context */
@@ -111,6 +121,8 @@ typedef struct pdt_ctx {
     /* inference: parameter values (src/ir/tensors.h) the fold reads and
      * extends; owned by the context. */
     struct ir_tensors *param_values;
+
+    pdt_memory_opts memory;
 
     size_t n_outputs, cap_outputs;
     pdt_output *outputs;

@@ -88,6 +88,8 @@ void pdt_ctx_free(pdt_ctx *ctx)
     free(ctx->outputs);
     free(ctx->manifest_json);
     ir_tensors_free(ctx->param_values);
+    free(ctx->memory.log);
+    pdt_list_free(&ctx->memory.skip);
     pdt_list *lists[] = {&ctx->params, &ctx->no_grad, &ctx->checkpoints,
                          &ctx->targets, &ctx->inputs, &ctx->target_grads,
                          &ctx->bw_params, &ctx->bw_grads, &ctx->pservers,
