@@ -280,7 +280,7 @@ const char *mem_pool_take(mem_pool *p, const mem_cfg *cfg, size_t i, const char 
     for (pool_entry *e = pmap_get(&p->by_name, x); e; e = e->next_same)
         if (!own || cmp_order(e, own) < 0)
             own = e;
-    bool same = own && (!fit || cmp_order(own, fit) < 0);
+    bool same = own && (!fit || cmp_order(own, fit) <= 0);
     if (log) {
         walk_ctx w = {p, cfg, i, x, xv, dims, n, same ? own : fit, 0, log};
         g_tree_foreach(p->order, walk_one, &w);
