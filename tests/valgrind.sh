@@ -54,6 +54,18 @@ done
 head -c 300 $g/inference_small/in/params.combined >"$tmp/cut"
 $VG "$PDTRANS" inference --params="$tmp/cut" $g/inference_small/in/model.pbtxt -o "$tmp/inf2" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] || { echo "valgrind: FAIL pdtrans inference on a truncated file"; cat "$tmp/err"; fail=1; }
+# memory passes: both levels with the print_log walk, sub-blocks, and a refused program.
+for args in "memory-optimize --print-log $g/memory_optimize_levels/in/level1.pbtxt" \
+            "memory-optimize --level=1 --print-log $g/memory_optimize_sub_blocks/in/sub_blocks.pbtxt" \
+            "memory-optimize --skip-grads --skip=t $g/memory_optimize_skip_grads/in/skip_grads.pbtxt" \
+            "release-memory $g/release_memory_sub_blocks/in/sub_blocks.pbtxt"; do
+    # shellcheck disable=SC2086
+    $VG "$PDTRANS" $args -o "$tmp/mem.pb" >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ $rc = 0 ] || { echo "valgrind: FAIL (exit $rc) pdtrans $args"; cat "$tmp/err"; fail=1; }
+done
+$VG "$PDTRANS" memory-optimize $g/memory_errors/in/no_sub_block.pbtxt -o "$tmp/mem2.pb" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || { echo "valgrind: FAIL memory-optimize on a while without sub_block"; cat "$tmp/err"; fail=1; }
 for f in ../shared/testdata-real/fit_a_line.pdmodel ../shared/testdata-real/fl_server_main_subblocks.pdmodel; do
     [ -f "$f" ] || continue
     $VG "$PDTRANS" convert "$f" "$tmp/y.pb" 2>"$tmp/err" || { echo "valgrind: FAIL convert $f"; cat "$tmp/err"; fail=1; }
