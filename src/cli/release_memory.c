@@ -19,6 +19,7 @@ static void help(void)
            "  --text             write text form whatever OUT's extension\n"
            "  -f, --force        write binary output even to a terminal\n"
            "  --no-verify-each   skip the structural check after the pass\n"
+           "  -q, --quiet        print no warnings\n"
            "  -h, --help         show this help\n");
 }
 
@@ -31,6 +32,7 @@ int cmd_release_memory(int argc, char **argv)
         {"text", no_argument, NULL, 't'},
         {"force", no_argument, NULL, 'f'},
         {"no-verify-each", no_argument, NULL, 'V'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *skip = NULL, *out = NULL;
@@ -38,21 +40,26 @@ int cmd_release_memory(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
+        if (optarg && !*optarg && c != ':' && c != '?')
+            return cli_empty_value(cmd, argv);
         switch (c) {
         case 's': skip = optarg; break;
         case 'o': out = optarg; break;
         case 't': text = true; break;
         case 'f': force = true; break;
         case 'V': no_verify = true; break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'h': help(); return PDT_OK;
         default: return cli_bad_option(cmd, c, argv);
         }
     }
-    if (!out || !*out) {
+    if (!out) {
         pdt_usage_error(cmd, "missing -o OUT");
         return PDT_EUSAGE;
     }
+    if (cli_check_out_path(cmd, "-o/--output", out, false))
+        return PDT_EUSAGE;
     if (argc - optind != 1) {
         pdt_usage_error(cmd, "expected one input program");
         return PDT_EUSAGE;
