@@ -16,7 +16,8 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
-ALL_CFLAGS = $(CFLAGS_BASE) -I$(BUILD)/gen -Isrc $(PKG_CFLAGS) $(CFLAGS)
+# src/ir/alloc.h counts GLib's allocations in every file (see that header).
+ALL_CFLAGS = $(CFLAGS_BASE) -I$(BUILD)/gen -Isrc -include src/ir/alloc.h $(PKG_CFLAGS) $(CFLAGS)
 
 SRCS = $(sort $(wildcard src/*.c src/*/*.c src/*/*/*.c))
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))

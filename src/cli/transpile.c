@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../diag.h"
+#include "../ir/util.h"
 #include "../io/pdio.h"
 #include "../passes/pass.h"
 #include "../passes/transpile.h"
@@ -379,7 +380,7 @@ static int pick_passes(pdt_ctx *ctx, const char *list, pdt_list *out)
             names[n++] = minimize[i];
     }
     names[n++] = "transpile";
-    out->items = calloc(n, sizeof *out->items);
+    out->items = xcalloc(n, sizeof *out->items);
     for (size_t i = 0; i < n; i++)
         out->items[i] = ir_intern(names[i]);
     out->n = n;
@@ -388,7 +389,7 @@ static int pick_passes(pdt_ctx *ctx, const char *list, pdt_list *out)
 
 static int make_dirs(const char *dir)
 {
-    char *path = strdup(dir);
+    char *path = xstrdup(dir);
     int rc = PDT_OK;
     for (char *c = path + 1;; c++) {
         if (*c != '/' && *c != '\0')
@@ -416,9 +417,7 @@ static int make_dirs(const char *dir)
 static int write_outputs(const opts *o)
 {
     const pdt_ctx *ctx = o->ctx;
-    int rc = make_dirs(o->out_dir);
-    if (rc)
-        return rc;
+    int rc = PDT_OK;
     pdio_batch *b = pdio_batch_new(false);
     for (size_t i = 0; i < ctx->n_outputs && rc == PDT_OK; i++) {
         char *path = g_strdup_printf("%s/%s", o->out_dir, tp_file_name(ctx->outputs[i].stem));
@@ -432,6 +431,10 @@ static int write_outputs(const opts *o)
         pdio_batch_add_bytes(b, path, ctx->manifest_json, strlen(ctx->manifest_json), false);
         g_free(path);
     }
+    /* The folder is made only once every file is built in memory, so a
+     * failure before (or running out of memory) leaves no new folder. */
+    if (rc == PDT_OK)
+        rc = make_dirs(o->out_dir);
     if (rc == PDT_OK && pdio_batch_commit(b) != 0)
         rc = PDT_EBADINPUT;
     pdio_batch_free(b);

@@ -346,10 +346,25 @@ static void *alloc_msg(pbconv_out *out, size_t size, const void *init)
     return m;
 }
 
+/* protobuf-c's default allocator, but counted and never failing (util.h);
+ * what it allocates is still released with free(). */
+static void *owned_alloc(void *data, size_t size)
+{
+    (void)data;
+    return xmalloc(size);
+}
+
+static void owned_free(void *data, void *p)
+{
+    (void)data;
+    free(p);
+}
+
 static ProtobufCMessage *unpack_owned(pbconv_out *out, const ProtobufCMessageDescriptor *d,
                                       ir_bytes b)
 {
-    ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, b.len, b.data);
+    ProtobufCAllocator alloc = {owned_alloc, owned_free, NULL};
+    ProtobufCMessage *m = protobuf_c_message_unpack(d, &alloc, b.len, b.data);
     if (!m)
         return NULL;
     if (out->n_owned == out->cap_owned) {

@@ -7,6 +7,8 @@
  * elements), so on error the partial message is freed the same way. */
 #include "pbtext.h"
 
+#include "../ir/util.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -55,7 +57,7 @@ static bool b_put(bytes *b, const void *p, size_t n)
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->len + n)
             cap *= 2;
-        uint8_t *q = realloc(b->p, cap);
+        uint8_t *q = xrealloc(b->p, cap);
         if (!q)
             return false;
         b->p = q;
@@ -407,7 +409,7 @@ static void *value_slot(P *ps, ProtobufCMessage *m, const ProtobufCFieldDescript
     void **arr = (void **)(base + f->offset);
     if (n == fr->cap[i]) {
         size_t cap = n ? n * 2 : 4;
-        void *q = realloc(*arr, cap * sz);
+        void *q = xrealloc(*arr, cap * sz);
         if (!q) {
             oom(ps);
             return NULL;
@@ -570,7 +572,7 @@ static bool parse_scalar(P *ps, const ProtobufCFieldDescriptor *f, void *dst)
         if (ps->str.len && memchr(ps->str.p, 0, ps->str.len))
             return fail_at(ps, line, col,
                            "string field '%s' cannot hold a NUL byte", f->name);
-        char *s = malloc(ps->str.len + 1);
+        char *s = xmalloc(ps->str.len + 1);
         if (!s)
             return oom(ps);
         if (ps->str.len)
@@ -586,7 +588,7 @@ static bool parse_scalar(P *ps, const ProtobufCFieldDescriptor *f, void *dst)
         bd->len = ps->str.len;
         bd->data = NULL;
         if (ps->str.len) {
-            if (!(bd->data = malloc(ps->str.len)))
+            if (!(bd->data = xmalloc(ps->str.len)))
                 return oom(ps);
             memcpy(bd->data, ps->str.p, ps->str.len);
         }
@@ -718,7 +720,7 @@ static bool add_unknown(P *ps, ProtobufCMessage *m, frame *fr, uint32_t num, uva
 {
     if (m->n_unknown_fields == fr->ucap) {
         size_t cap = fr->ucap ? fr->ucap * 2 : 4;
-        void *q = realloc(m->unknown_fields, cap * sizeof *m->unknown_fields);
+        void *q = xrealloc(m->unknown_fields, cap * sizeof *m->unknown_fields);
         if (!q)
             return oom(ps);
         m->unknown_fields = q;
@@ -730,7 +732,7 @@ static bool add_unknown(P *ps, ProtobufCMessage *m, frame *fr, uint32_t num, uva
     uf->len = u->raw.len;
     uf->data = u->raw.p;     /* ownership moves to the message */
     u->raw.p = NULL;
-    if (!uf->data && !(uf->data = malloc(1)))
+    if (!uf->data && !(uf->data = xmalloc(1)))
         return oom(ps);
     m->n_unknown_fields++;
     return true;
@@ -753,7 +755,7 @@ static bool push_path(P *ps, const ProtobufCFieldDescriptor *f, ProtobufCMessage
         size_t cap = ps->pcap ? ps->pcap * 2 : 256;
         while (cap < need)
             cap *= 2;
-        char *q = realloc(ps->path, cap);
+        char *q = xrealloc(ps->path, cap);
         if (!q)
             return oom(ps);
         ps->path = q;
@@ -779,7 +781,7 @@ static bool parse_submessage(P *ps, ProtobufCMessage *m, const ProtobufCFieldDes
     size_t saved;
     if (!slot || !push_path(ps, f, m, &saved))
         return false;
-    ProtobufCMessage *sub = malloc(sd->sizeof_message);
+    ProtobufCMessage *sub = xmalloc(sd->sizeof_message);
     if (!sub)
         return oom(ps);
     protobuf_c_message_init(sd, sub);
@@ -909,7 +911,7 @@ static bool check_required(P *ps, ProtobufCMessage *m, frame *fr)
             continue;
         if (ps->n_missing++ == 0) {
             size_t n = ps->plen + strlen(d->fields[i].name) + 2;
-            if (!(ps->missing = malloc(n)))
+            if (!(ps->missing = xmalloc(n)))
                 return oom(ps);
             snprintf(ps->missing, n, "%.*s%s%s", (int)ps->plen, ps->plen ? ps->path : "",
                      ps->plen ? "." : "", d->fields[i].name);
@@ -929,13 +931,13 @@ static void trim_arrays(ProtobufCMessage *m, frame *fr)
         size_t n = *(size_t *)((char *)m + f->quantifier_offset);
         void **arr = (void **)((char *)m + f->offset);
         if (n && n < fr->cap[i]) {
-            void *q = realloc(*arr, n * pbtext_elt_size(f->type));
+            void *q = xrealloc(*arr, n * pbtext_elt_size(f->type));
             if (q)
                 *arr = q;
         }
     }
     if (m->n_unknown_fields && m->n_unknown_fields < fr->ucap) {
-        void *q = realloc(m->unknown_fields, m->n_unknown_fields * sizeof *m->unknown_fields);
+        void *q = xrealloc(m->unknown_fields, m->n_unknown_fields * sizeof *m->unknown_fields);
         if (q)
             m->unknown_fields = q;
     }
@@ -954,8 +956,8 @@ static bool parse_body(P *ps, ProtobufCMessage *m, char close, int depth)
         fr.seen = fr.small_seen;
         fr.cap = fr.small_cap;
     } else {
-        fr.seen = calloc(d->n_fields, sizeof *fr.seen);
-        fr.cap = calloc(d->n_fields, sizeof *fr.cap);
+        fr.seen = xcalloc(d->n_fields, sizeof *fr.seen);
+        fr.cap = xcalloc(d->n_fields, sizeof *fr.cap);
         if (!fr.seen || !fr.cap)
             ok = oom(ps);
     }
@@ -994,7 +996,7 @@ ProtobufCMessage *pbtext_parse(const ProtobufCMessageDescriptor *desc, const cha
              .line_start = text, .line = 1, .err = err, .errlen = errlen };
     if (err && errlen)
         err[0] = 0;
-    ProtobufCMessage *m = malloc(desc->sizeof_message);
+    ProtobufCMessage *m = xmalloc(desc->sizeof_message);
     if (!m) {
         if (err && errlen)
             snprintf(err, errlen, "%s: out of memory", ps.name);

@@ -6,6 +6,8 @@
  * bytes. */
 #include "pbtext.h"
 
+#include "../ir/util.h"
+
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -48,7 +50,7 @@ static bool ob_reserve(obuf *b, size_t n)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + n + 1)
         cap *= 2;
-    char *p = realloc(b->p, cap);
+    char *p = xrealloc(b->p, cap);
     if (!p) {
         b->err = true;
         return false;
@@ -541,7 +543,7 @@ static void print_message(obuf *b, const ProtobufCMessage *m, int depth)
         if (d->fields[i - 1].id > d->fields[i].id)
             sorted = false;
     if (!sorted) {
-        order = malloc(d->n_fields * sizeof *order);
+        order = xmalloc(d->n_fields * sizeof *order);
         if (!order) {
             b->err = true;
             return;

@@ -12,6 +12,8 @@
  * message that was cut. */
 #include "pbtext.h"
 
+#include "../ir/util.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -216,7 +218,7 @@ static int partial(W *w, const ProtobufCMessageDescriptor *d, size_t start, int 
     const char *why;
     if (depth > MAX_DEPTH)
         return W_STRUCT;
-    if (d->n_fields > SMALL && !(cnt = calloc(d->n_fields, sizeof *cnt)))
+    if (d->n_fields > SMALL && !(cnt = xcalloc(d->n_fields, sizeof *cnt)))
         return W_STRUCT;
     if (cnt == cnt_small)
         memset(cnt_small, 0, sizeof cnt_small);
@@ -313,8 +315,8 @@ static int walk(W *w, const ProtobufCMessageDescriptor *d, size_t start, size_t 
     if (depth > MAX_DEPTH)
         return say(w, true, "messages nested deeper than %d at byte %zu", MAX_DEPTH, start);
     if (d->n_fields > SMALL) {
-        cnt = calloc(d->n_fields, sizeof *cnt);
-        seen = calloc(d->n_fields, sizeof *seen);
+        cnt = xcalloc(d->n_fields, sizeof *cnt);
+        seen = xcalloc(d->n_fields, sizeof *seen);
         if (!cnt || !seen) {
             res = say(w, false, "out of memory");
             goto out;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../ir/alloc.h"
 #include "../ir/util.h"
 #include "pbconv.h"
 #include "pbtext.h"
@@ -150,6 +151,7 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    pdt_alloc_doing("reading '%s'", name);
     if (!f) {
         pdt_error("%s: cannot open: %s", name, strerror(errno));
         return NULL;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../diag.h"
+#include "../ir/alloc.h"
 #include "../ir/util.h"
 #include "pdio.h"
 
@@ -16,7 +17,9 @@ typedef struct {
     uint8_t *data;
     size_t len;
     bool binary;
-    char *tmp;          /* temporary file, once written */
+    char *tmp;          /* temporary file's name, made when added, so that
+                         * committing allocates nothing (alloc.h) */
+    bool tmp_made;      /* it exists on disk */
 } pending;
 
 struct pdio_batch {
@@ -44,12 +47,16 @@ static void add(pdio_batch *b, const char *path, uint8_t *data, size_t len, bool
     f->data = data;
     f->len = len;
     f->binary = binary;
-    f->tmp = NULL;
+    size_t n = strlen(path) + 16;
+    f->tmp = xmalloc(n);
+    snprintf(f->tmp, n, "%s.tmp.XXXXXX", path);
+    f->tmp_made = false;
 }
 
 int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p, bool text)
 {
     size_t len = 0;
+    pdt_alloc_doing("writing '%s'", path);
     uint8_t *data = pdio_serialize(p, text, &len);
     if (!data) {
         pdt_error("%s: cannot serialize program", path);
@@ -87,25 +94,21 @@ static bool write_all(int fd, const uint8_t *data, size_t len)
 static void drop_temporaries(pdio_batch *b)
 {
     for (size_t i = 0; i < b->n; i++)
-        if (b->files[i].tmp) {
+        if (b->files[i].tmp_made) {
             unlink(b->files[i].tmp);
-            free(b->files[i].tmp);
-            b->files[i].tmp = NULL;
+            b->files[i].tmp_made = false;
         }
 }
 
 static bool write_temporary(pending *f)
 {
-    size_t n = strlen(f->path);
-    f->tmp = xmalloc(n + 16);
-    snprintf(f->tmp, n + 16, "%s.tmp.XXXXXX", f->path);
+    pdt_alloc_doing("writing '%s'", f->path);
     int fd = mkstemp(f->tmp);
     if (fd < 0) {
         pdt_error("%s: cannot create: %s", f->path, strerror(errno));
-        free(f->tmp);
-        f->tmp = NULL;
         return false;
     }
+    f->tmp_made = true;
     /* mkstemp makes 0600 files; outputs should get the usual 0666 & ~umask. */
     mode_t mask = umask(0);
     umask(mask);
@@ -121,7 +124,23 @@ static bool write_temporary(pending *f)
     return ok;
 }
 
+/* Out of memory halfway through: no temporary may stay behind. */
+static void drop_temporaries_on_failure(void *b)
+{
+    drop_temporaries(b);
+}
+
+static int commit(pdio_batch *b);
+
 int pdio_batch_commit(pdio_batch *b)
+{
+    pdt_alloc_on_failure(drop_temporaries_on_failure, b);
+    int rc = commit(b);
+    pdt_alloc_on_failure(NULL, NULL);
+    return rc;
+}
+
+static int commit(pdio_batch *b)
 {
     if (b->failed)
         return PDT_EBADINPUT;
@@ -142,7 +161,7 @@ int pdio_batch_commit(pdio_batch *b)
     }
     for (size_t i = 0; i < b->n; i++) {
         pending *f = &b->files[i];
-        if (!f->tmp) {
+        if (!f->tmp_made) {     /* "-": standard output */
             if (fwrite(f->data, 1, f->len, stdout) != f->len || fflush(stdout) != 0) {
                 pdt_error("cannot write to standard output");
                 drop_temporaries(b);
@@ -155,8 +174,7 @@ int pdio_batch_commit(pdio_batch *b)
             drop_temporaries(b);
             return PDT_EBADINPUT;
         }
-        free(f->tmp);
-        f->tmp = NULL;
+        f->tmp_made = false;
     }
     return PDT_OK;
 }
@@ -169,6 +187,7 @@ void pdio_batch_free(pdio_batch *b)
     for (size_t i = 0; i < b->n; i++) {
         free(b->files[i].path);
         free(b->files[i].data);
+        free(b->files[i].tmp);
     }
     free(b->files);
     free(b);

@@ -1,37 +1,34 @@
 #include "util.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void oom(void)
-{
-    fputs("pdtrans: fatal: out of memory\n", stderr);
-    abort();
-}
+#include "alloc.h"
 
+/* Every failure, real or injected (PDTRANS_FAIL_ALLOC), ends the run
+ * through pdt_out_of_memory: one message, temporaries removed, exit 1. */
 void *xmalloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = pdt_alloc_should_fail() ? NULL : malloc(n ? n : 1);
     if (!p)
-        oom();
+        pdt_out_of_memory();
     return p;
 }
 
 void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p = pdt_alloc_should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        oom();
+        pdt_out_of_memory();
     return p;
 }
 
 void *xrealloc(void *p, size_t n)
 {
-    p = realloc(p, n ? n : 1);
-    if (!p)
-        oom();
-    return p;
+    void *q = pdt_alloc_should_fail() ? NULL : realloc(p, n ? n : 1);
+    if (!q)
+        pdt_out_of_memory();
+    return q;
 }
 
 char *xstrdup(const char *s)

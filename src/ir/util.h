@@ -4,8 +4,10 @@
 
 #include <stddef.h>
 
-/* These abort with a message on out-of-memory: there is no sane recovery
- * for a command-line tool, and every caller would otherwise need a check. */
+/* These never return NULL: on out-of-memory (real, or injected with
+ * PDTRANS_FAIL_ALLOC) the run ends through pdt_out_of_memory (alloc.h) with
+ * one message and exit status 1; there is no sane recovery for a
+ * command-line tool, and every caller would otherwise need a check. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../ir/alloc.h"
 #include "../ir/tensors.h"
 #include "../ir/util.h"
 #include "pass.h"
@@ -58,6 +59,7 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
     for (size_t i = 0; i < n && rc == PDT_OK; i++) {
         const pdt_pass *pass = pdt_pass_find(names[i]);
         pdt_note("running pass '%s'", pass->name);
+        pdt_alloc_doing("running pass '%s'", pass->name);
         rc = pass->run(ctx);
         if (rc == PDT_OK && !ctx->no_verify_each)
             rc = verify_after(ctx, pass);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/util.h"
 #include "transpile.h"
 
 const char *tp_file_name(const char *stem)
@@ -203,7 +204,7 @@ static char *mf_end(mf *m)
 {
     g_string_append(m->out, "\n}\n");
     /* pdt_ctx_free releases the manifest with free(). */
-    char *out = strdup(m->out->str);
+    char *out = xstrdup(m->out->str);
     g_string_free(m->out, TRUE);
     return out;
 }
