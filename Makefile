@@ -26,7 +26,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke
+.PHONY: all check unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke alloc-sweep
 
 all: $(BIN)
 
@@ -89,6 +89,7 @@ check: deps
 	@PDTRANS=./$(BIN) COMPLETION_DIR=$(BUILD)/completion sh tests/completion.sh
 	@sh tests/install.sh
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh
+	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -117,6 +118,11 @@ fuzz: deps
 
 fuzz-smoke: deps
 	@sh tests/fuzz/run.sh --smoke
+
+# Every allocation of a transpile and a backward run failed in turn
+# (tests/alloc_fail.sh --full; check runs a sample).  Minutes under SANITIZE=1.
+alloc-sweep: $(BIN)
+	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh --full
 
 valgrind: $(BIN) $(UNIT_BINS)
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/valgrind.sh $(UNIT_BINS)
