@@ -55,6 +55,7 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
             pdt_error("unknown pass '%s' (see 'pdtrans passes')", names[i]);
             return PDT_EUSAGE;
         }
+    pdt_alloc_doing("checking '%s'", ctx->main_path);
     int rc = gate(ctx);
     for (size_t i = 0; i < n && rc == PDT_OK; i++) {
         const pdt_pass *pass = pdt_pass_find(names[i]);
