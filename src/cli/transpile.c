@@ -101,12 +101,6 @@ static bool parse_choice(const char *flag, const char *v, const char *const *nam
     return false;
 }
 
-static int usage_empty(const char *flag)
-{
-    pdt_usage_error(CMD, "option '%s' needs a value", flag);
-    return PDT_EUSAGE;
-}
-
 /* --sync, --async and --half-async choose one mode: two different ones
  * contradict each other. */
 static bool set_sync(opts *o, int c)
@@ -268,8 +262,6 @@ static int parse_args(int argc, char **argv, opts *o)
                 return PDT_EUSAGE;
             break;
         case O_GPUS:
-            if (!*optarg)
-                return usage_empty("--selected-gpus");
             ctx->runtime.selected_gpus = tcli_count_gpus(optarg);
             o->has_gpus = true;
             break;
