@@ -112,7 +112,8 @@ bool grad_fn_while(grad_ctx *c);
 
 /* Which var a grad op's compile-time InferShape shares its LoD from
  * (ShareLoD) for the grad vars it writes: the forward var of the grad (most
- * grad ops), the op's first input (sum accumulating renamed grads), or
+ * grad ops), the op's first input (sum, scale, cast, assign: forward ops
+ * serving as grad ops), or
  * none (the op only sets dims, so the new var has no lod_level). */
 typedef enum { GRAD_LOD_FORWARD = 0, GRAD_LOD_FIRST_INPUT, GRAD_LOD_NONE } grad_lod;
 grad_lod grad_lod_rule(const char *grad_type);

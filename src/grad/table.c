@@ -331,12 +331,25 @@ const grad_maker *grad_maker_find(const char *type)
 static const char *const no_share_lod[] = {
     "mul_grad", "clip_grad", "softmax_grad", "data_norm_grad", "lstm_grad",
     "im2sequence_grad",
+    /* Confirmed on the real training programs (tests/regen): Paddle wrote
+     * no lod_level on what these grad ops create. */
+    "batch_norm_grad", "conv2d_grad", "depthwise_conv2d_grad", "conv2d_transpose_grad",
+    "pool2d_grad", "nearest_interp_grad", "slice_grad", "softmax_with_cross_entropy_grad",
+    "log_loss_grad",
+    /* The loss grad: fill_constant has no input to share from. */
+    "fill_constant",
 };
+
+/* Forward ops that serve as grad ops: their InferShape shares the LoD of
+ * their own input X (sum_op.cc, scale_op.cc, cast_op.cc, assign_op.cc). */
+static const char *const share_first_input[] = {"sum", "scale", "cast", "assign",
+                                                 "fill_any_like"};
 
 grad_lod grad_lod_rule(const char *grad_type)
 {
-    if (!strcmp(grad_type, "sum"))
-        return GRAD_LOD_FIRST_INPUT;
+    for (size_t i = 0; i < sizeof share_first_input / sizeof *share_first_input; i++)
+        if (!strcmp(grad_type, share_first_input[i]))
+            return GRAD_LOD_FIRST_INPUT;
     for (size_t i = 0; i < sizeof no_share_lod / sizeof *no_share_lod; i++)
         if (!strcmp(grad_type, no_share_lod[i]))
             return GRAD_LOD_NONE;

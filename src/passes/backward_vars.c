@@ -54,9 +54,12 @@ static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const
         break;
     default: break;
     }
-    if (gv->type == IR_LOD_TENSOR && lod_from && lod_from->has_lod_level) {
+    /* ShareLoD sets the field even to 0 (GetLoDLevel of a var without one
+     * reads 0), but only from a LoD tensor or tensor array. */
+    if (gv->type == IR_LOD_TENSOR && lod_from &&
+        (lod_from->type == IR_LOD_TENSOR || lod_from->type == IR_LOD_TENSOR_ARRAY)) {
         gv->has_lod_level = true;
-        gv->lod_level = lod_from->lod_level;
+        gv->lod_level = lod_from->has_lod_level ? lod_from->lod_level : 0;
     }
     return fv;
 }

@@ -174,6 +174,13 @@ int pass_regularization(pdt_ctx *ctx)
             ir_var *nv = opt_var_like(b, new_grad, param, false, false);
             set_param_lod_level(nv, param);
         }
+        /* sum_op.cc InferShape: ShareLoD(X[0] -> Out), so the gradient
+         * gets a lod_level field (0 when the grad had none). */
+        ir_var *out_var = ir_block_find_var(b, new_grad);
+        if (out_var && out_var->type == IR_LOD_TENSOR && grad->type == IR_LOD_TENSOR) {
+            out_var->lod_level = grad->has_lod_level ? grad->lod_level : 0;
+            out_var->has_lod_level = true;
+        }
         ir_op *sum = opt_op_new(ctx->main, "sum", IR_ROLE_OPTIMIZE, scope, p, g, NULL);
         const char *xs[2] = {g, decay};
         ir_op_set_input(sum, "X", xs, 2);
