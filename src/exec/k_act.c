@@ -46,6 +46,9 @@ static double g_sqrt(double o, const ir_op *op) { (void)op; return 0.5 / o; }
 static double f_exp(double v, const ir_op *op) { (void)op; return exp(v); }
 static double g_exp(double o, const ir_op *op) { (void)op; return o; }
 static double f_log(double v, const ir_op *op) { (void)op; return log(v); }
+/* g_log is GLib's (declared in every file through the Makefile's -include
+ * src/ir/alloc.h); ACT(log) pastes g_##name, so the name is remapped. */
+#define g_log act_log_grad
 static double g_log(double v, const ir_op *op) { (void)op; return 1 / v; }
 static double f_abs(double v, const ir_op *op) { (void)op; return fabs(v); }
 static double g_abs(double v, const ir_op *op) { (void)op; return v > 0 ? 1 : v < 0 ? -1 : 0; }
