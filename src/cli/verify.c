@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #include "../diag.h"
+#include "../exec/dist.h"
 #include "../exec/gradcheck.h"
 #include "../io/pdio.h"
 #include "cli.h"
@@ -32,7 +36,19 @@ static void help(void)
            "                       (default 64; 0 checks every element)\n"
            "  --batch=N            rows (or sequences) per feed (default 4)\n"
            "  --seed=N             seed of feeds, initialisers and dropout (default 1)\n"
-           "  -h, --help           show this help\n");
+           "  -h, --help           show this help\n\n"
+           "transpile: transpiles MAIN (with STARTUP) once per trainer with the given\n"
+           "transpile flags (--flag=value form; not -o, --role, --trainer-id,\n"
+           "--endpoint, -s), then runs every trainer and pserver in one process for K\n"
+           "steps on seeded batches, send/recv/barriers/allreduce moving tensors\n"
+           "between them, next to single-process training of MAIN with the gradient\n"
+           "averaged over the trainers' batches.  Sync pserver, nccl2 and collective\n"
+           "grad_allreduce modes must match it; async and half-async must keep every\n"
+           "parameter finite, and match it with one trainer.  Prints one line per\n"
+           "parameter; exit 1 on a mismatch.\n\n"
+           "  --steps=K            training steps (default 2)\n"
+           "  --tolerance=T        largest relative difference (default 1e-9)\n"
+           "  --batch=N, --seed=N  as for grad\n");
 }
 
 static bool parse_double(const char *flag, const char *s, double min, double *out)
@@ -138,6 +154,271 @@ static int verify_grad(int argc, char **argv)
     return rc;
 }
 
+/* ---- verify transpile ------------------------------------------------- */
+
+typedef struct {
+    char dir[64];
+    size_t n_runs;
+    json_t *manifest;           /* of run 0 */
+    ir_program **progs;         /* 2 per trainer, then 2 per pserver */
+    size_t n_progs;
+} tp_job;
+
+static void rm_tree(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *e;
+    while (d && (e = g_dir_read_name(d))) {
+        char *p = g_build_filename(dir, e, NULL);
+        if (g_file_test(p, G_FILE_TEST_IS_DIR))
+            rm_tree(p);
+        else
+            unlink(p);
+        g_free(p);
+    }
+    if (d)
+        g_dir_close(d);
+    rmdir(dir);
+}
+
+static bool flag_taken(const char *a)
+{
+    static const char *const taken[] = {"-o", "--out-dir", "--role", "--trainer-id", "--endpoint",
+                                        "-s", "--startup", "--text", "--from-env", NULL};
+    for (size_t i = 0; taken[i]; i++) {
+        size_t n = strlen(taken[i]);
+        if (!strncmp(a, taken[i], n) && (a[n] == 0 || a[n] == '='))
+            return true;
+    }
+    return false;
+}
+
+/* The i-th endpoint of a --trainers=EP,EP list, or NULL. */
+static char *nth_endpoint(char **flags, size_t n, size_t i)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!strncmp(flags[k], "--trainers=", 11) && strchr(flags[k], ':')) {
+            char **eps = g_strsplit(flags[k] + 11, ",", -1);
+            char *r = i < g_strv_length(eps) ? g_strdup(eps[i]) : NULL;
+            g_strfreev(eps);
+            return r;
+        }
+    return NULL;
+}
+
+static int run_transpile(char **flags, size_t nf, const char *main_path, const char *startup,
+                         const char *out, size_t tid, bool collective)
+{
+    GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(a, g_strdup("transpile"));
+    for (size_t i = 0; i < nf; i++)
+        g_ptr_array_add(a, g_strdup(flags[i]));
+    g_ptr_array_add(a, g_strdup_printf("--startup=%s", startup));
+    g_ptr_array_add(a, g_strdup_printf("--trainer-id=%zu", tid));
+    if (tid > 0 && !collective)
+        g_ptr_array_add(a, g_strdup("--role=trainer"));
+    char *ep = collective ? nth_endpoint(flags, nf, tid) : NULL;
+    if (ep)
+        g_ptr_array_add(a, g_strdup_printf("--endpoint=%s", ep));
+    g_free(ep);
+    g_ptr_array_add(a, g_strdup_printf("--out-dir=%s", out));
+    g_ptr_array_add(a, g_strdup(main_path));
+    char **argv = g_new0(char *, a->len + 1);
+    for (size_t i = 0; i < a->len; i++)
+        argv[i] = g_ptr_array_index(a, i);
+    int rc = cmd_transpile((int)a->len, argv);
+    g_free(argv);
+    g_ptr_array_free(a, TRUE);
+    return rc;
+}
+
+static ir_program *load_file(tp_job *j, const char *dir, const char *name)
+{
+    char *p = g_build_filename(dir, name ? name : "", NULL);
+    ir_program *prog = name ? pdio_read(p) : NULL;
+    g_free(p);
+    if (prog) {
+        j->progs = g_renew(ir_program *, j->progs, j->n_progs + 1);
+        j->progs[j->n_progs++] = prog;
+    }
+    return prog;
+}
+
+static const char *jstr(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* Loads trainer `t`'s programs (and, from run 0, the pservers'). */
+static bool load_run(tp_job *j, ex_cluster *c, size_t t, json_t *m, const char *dir)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(m, "files"), i, f) {
+        const char *role = jstr(f, "role");
+        if (role && !strcmp(role, "trainer") && (size_t)json_integer_value(json_object_get(f, "trainer_id")) == t) {
+            ex_proc *p = &c->trainers[t];
+            if (!(p->main = load_file(j, dir, jstr(f, "main"))) ||
+                !(p->startup = load_file(j, dir, jstr(f, "startup"))))
+                return false;
+        } else if (role && !strcmp(role, "pserver") && t == 0) {
+            c->pservers = g_renew(ex_proc, c->pservers, c->n_pservers + 1);
+            ex_proc *p = memset(&c->pservers[c->n_pservers++], 0, sizeof(ex_proc));
+            p->endpoint = ir_intern(jstr(f, "endpoint") ? jstr(f, "endpoint") : "");
+            if (!(p->main = load_file(j, dir, jstr(f, "main"))) ||
+                !(p->startup = load_file(j, dir, jstr(f, "startup"))))
+                return false;
+        }
+    }
+    if (!c->trainers[t].main) {
+        pdt_error("verify: the transpile wrote no program for trainer %zu", t);
+        return false;
+    }
+    return true;
+}
+
+static size_t trainer_count(json_t *m)
+{
+    json_t *t = json_object_get(json_object_get(m, "flags"), "trainers");
+    if (json_is_array(t))
+        return json_array_size(t);
+    return json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
+}
+
+static int report_transpile(const char *path, ex_param_result *r, size_t n, bool exact, double tol)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool fail = !r[i].finite || (exact && !(r[i].worst_rel <= tol));
+        bad += fail;
+        printf("%s: %s, largest relative difference from single-process training %.2e%s\n",
+               r[i].param, r[i].finite ? "finite" : "NOT FINITE", r[i].worst_rel, fail ? " FAIL" : "");
+    }
+    if (bad) {
+        pdt_error("%s: %zu of %zu parameters %s", path, bad, n,
+                  exact ? "differ from single-process training" : "are not finite");
+        return PDT_EBADINPUT;
+    }
+    return PDT_OK;
+}
+
+static int transpile_job(char **flags, size_t nf, const char *main_path, const char *startup_path,
+                         const ex_transpile_opts *o, bool collective)
+{
+    tp_job j = {0};
+    g_strlcpy(j.dir, "/tmp/pdtrans-verify-XXXXXX", sizeof j.dir);
+    if (!mkdtemp(j.dir)) {
+        pdt_error("verify: cannot make a scratch folder in /tmp: %s", strerror(errno));
+        return PDT_EBADINPUT;
+    }
+    ex_cluster c = {0};
+    int rc = PDT_OK;
+    ir_program *main = pdio_read(main_path), *startup = main ? pdio_read(startup_path) : NULL;
+    if (!startup)
+        rc = PDT_EBADINPUT;
+    size_t n_tr = 1;
+    for (size_t t = 0; rc == PDT_OK && t < n_tr; t++) {
+        char *out = g_strdup_printf("%s/%zu", j.dir, t);
+        rc = run_transpile(flags, nf, main_path, startup_path, out, t, collective);
+        json_t *m = NULL;
+        if (rc == PDT_OK) {
+            char *mp = g_build_filename(out, "manifest.json", NULL);
+            m = json_load_file(mp, 0, NULL);
+            g_free(mp);
+            rc = m ? PDT_OK : PDT_EBADINPUT;
+        }
+        if (rc == PDT_OK && t == 0) {
+            n_tr = trainer_count(m);
+            const char *mode = jstr(m, "mode");
+            c.mode = mode && !strcmp(mode, "nccl2") ? EX_CL_NCCL2
+                   : mode && !strcmp(mode, "collective") ? EX_CL_COLLECTIVE : EX_CL_PSERVER;
+            c.dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
+            c.n_trainers = n_tr;
+            c.trainers = g_new0(ex_proc, n_tr);
+        }
+        if (rc == PDT_OK && !load_run(&j, &c, t, m, out))
+            rc = PDT_EBADINPUT;
+        json_decref(m);
+        g_free(out);
+    }
+    ex_param_result *res = NULL;
+    size_t n = 0;
+    if (rc == PDT_OK && !ex_transpile_check(&c, main, startup, o, &res, &n)) {
+        pdt_error("%s: %s", main_path, c.err);
+        rc = PDT_EBADINPUT;
+    }
+    bool exact = c.dist_mode == 0 || c.n_trainers == 1;
+    if (rc == PDT_OK)
+        rc = report_transpile(main_path, res, n, exact, o->tolerance);
+    g_free(res);
+    ex_cluster_free(&c);
+    g_free(c.trainers);
+    g_free(c.pservers);
+    for (size_t i = 0; i < j.n_progs; i++)
+        ir_program_free(j.progs[i]);
+    g_free(j.progs);
+    ir_program_free(main);
+    ir_program_free(startup);
+    rm_tree(j.dir);
+    return rc;
+}
+
+static bool own_flag(const char *a, const char *name, const char **val)
+{
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) || a[n] != '=')
+        return false;
+    *val = a + n + 1;
+    return true;
+}
+
+static int verify_transpile(int argc, char **argv)
+{
+    ex_transpile_opts o = {.seed = 1, .batch = 4, .steps = 2, .tolerance = 1e-9};
+    const char *pos[2] = {NULL, NULL}, *v;
+    size_t npos = 0, nf = 0;
+    char **flags = g_new0(char *, (size_t)argc + 1);
+    bool collective = false;
+    long n;
+    int rc = PDT_OK;
+    for (int i = 1; rc == PDT_OK && i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help();
+            g_free(flags);
+            return PDT_OK;
+        } else if (own_flag(a, "--steps", &v)) {
+            rc = cli_parse_long("verify", "--steps", v, 1, 1000, &n) ? PDT_OK : PDT_EUSAGE;
+            o.steps = (int)n;
+        } else if (own_flag(a, "--batch", &v)) {
+            rc = cli_parse_long("verify", "--batch", v, 1, 1L << 16, &n) ? PDT_OK : PDT_EUSAGE;
+            o.batch = n;
+        } else if (own_flag(a, "--seed", &v)) {
+            rc = cli_parse_long("verify", "--seed", v, 0, 1L << 62, &n) ? PDT_OK : PDT_EUSAGE;
+            o.seed = (uint64_t)n;
+        } else if (own_flag(a, "--tolerance", &v)) {
+            rc = parse_double("--tolerance", v, 0, &o.tolerance) ? PDT_OK : PDT_EUSAGE;
+        } else if (a[0] != '-' && npos < 2) {
+            pos[npos++] = a;
+        } else if (a[0] != '-' || flag_taken(a)) {
+            pdt_usage_error("verify", "transpile: '%s' is not allowed here (verify picks the "
+                            "roles, trainer ids and outputs itself; give flags as --flag=value)", a);
+            rc = PDT_EUSAGE;
+        } else {
+            collective |= !strcmp(a, "--mode=nccl2") || !strcmp(a, "--mode=collective");
+            flags[nf++] = argv[i];
+        }
+    }
+    if (rc == PDT_OK && npos != 2) {
+        pdt_usage_error("verify", "transpile: expected MAIN and STARTUP");
+        rc = PDT_EUSAGE;
+    }
+    if (rc == PDT_OK)
+        rc = transpile_job(flags, nf, pos[0], pos[1], &o, collective);
+    g_free(flags);
+    return rc;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     if (argc < 2) {
@@ -150,6 +431,8 @@ int cmd_verify(int argc, char **argv)
     }
     if (!strcmp(argv[1], "grad"))
         return verify_grad(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "transpile"))
+        return verify_transpile(argc - 1, argv + 1);
     pdt_usage_error("verify", "unknown subcommand '%s' (expected 'grad' or 'transpile')",
                     argv[1]);
     return PDT_EUSAGE;

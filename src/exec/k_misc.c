@@ -360,7 +360,24 @@ static bool k_conditional_block(ex_ctx *x, const ir_op *op)
     return ex_run_block(x, a->block_idx, NULL);
 }
 
+/* Out = X[TrainerId] (DC-ASGD's per-trainer parameter backups). */
+static bool k_ref_by_trainer_id(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *id = ex_in(x, op, "TrainerId");
+    if (!id)
+        return false;
+    int64_t i = id->numel ? (int64_t)id->data[0] : -1;
+    if (i < 0 || (size_t)i >= ex_n_in(op, "X"))
+        return ex_fail(x, "trainer id %lld has no X", (long long)i);
+    const ex_tensor *t = ex_in_at(x, op, "X", (size_t)i);
+    if (!t)
+        return false;
+    ex_put(x, op, "Out", 0, ex_tensor_copy(t));
+    return true;
+}
+
 const ex_kernel ex_kernels_misc[] = {
+    {"ref_by_trainer_id", k_ref_by_trainer_id},
     {"fill_constant", k_fill_constant},
     {"fill_any_like", k_fill_any_like}, {"fill_zeros_like", k_fill_any_like},
     {"uniform_random", k_uniform_random}, {"gaussian_random", k_gaussian_random},

@@ -1,0 +1,439 @@
+/* dist.c - a transpiled cluster in one process.  Trainers run op by op;
+ * barrier and collective ops are sync points where every trainer must
+ * stop at the same op type before any goes on.  Pservers never run their
+ * listen_and_serv block: the scheduler runs their optimize blocks (all of
+ * them at a send_barrier in sync mode, the grad's own block on each send
+ * otherwise).  send/recv copy tensors between scopes by endpoint. */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "dist.h"
+
+static bool is_sync_op(const ex_cluster *c, ex_proc *t, const ir_op *op)
+{
+    const char *ty = op->type;
+    if (!strcmp(ty, "send_barrier") || !strcmp(ty, "fetch_barrier") ||
+        !strncmp(ty, "c_allreduce_", 12) || !strcmp(ty, "c_broadcast"))
+        return true;
+    /* nccl2 programs hold no collective ops: the grads are averaged (an
+     * allreduce) right before the first optimizer op */
+    int role = ir_op_role(op);
+    return c->mode == EX_CL_NCCL2 && !t->synced && role >= 0 && (role & IR_ROLE_OPTIMIZE);
+}
+
+static ex_proc *pserver_at(ex_cluster *c, const char *ep)
+{
+    for (size_t k = 0; k < c->n_pservers; k++)
+        if (c->pservers[k].endpoint && !strcmp(c->pservers[k].endpoint, ep))
+            return &c->pservers[k];
+    return NULL;
+}
+
+static const ir_op *listen_op(const ex_proc *p)
+{
+    const ir_block *b = ir_program_block(p->main, 0);
+    for (size_t i = 0; b && i < b->n_ops; i++)
+        if (!strcmp(b->ops[i]->type, "listen_and_serv"))
+            return b->ops[i];
+    return NULL;
+}
+
+static bool run_pserver_block(ex_cluster *c, ex_proc *p, int32_t blk)
+{
+    if (ex_run_block(&p->ctx, blk, NULL))
+        return true;
+    g_snprintf(c->err, sizeof c->err, "pserver %s: %s", p->endpoint, p->ctx.err);
+    return false;
+}
+
+/* Sync mode: every optimize block, in the listed order (the LR-decay block
+ * first when there is one). */
+static bool pserver_round(ex_cluster *c, ex_proc *p)
+{
+    const ir_op *ls = listen_op(p);
+    const ir_attr *a = ls ? ir_op_attr(ls, "optimize_blocks") : NULL;
+    for (size_t i = 0; a && i < a->n_blocks_idx; i++)
+        if (!run_pserver_block(c, p, a->blocks_idx[i]))
+            return false;
+    return true;
+}
+
+/* Async: the block that grad_to_block_id names for `grad`. */
+static bool pserver_on_grad(ex_cluster *c, ex_proc *p, const char *grad)
+{
+    const ir_op *ls = listen_op(p);
+    const ir_attr *a = ls ? ir_op_attr(ls, "grad_to_block_id") : NULL;
+    size_t n = strlen(grad);
+    for (size_t i = 0; a && i < a->n_strings; i++) {
+        const char *s = (const char *)a->strings[i].data;
+        if (a->strings[i].len > n + 1 && !strncmp(s, grad, n) && s[n] == ':')
+            return run_pserver_block(c, p, (int32_t)g_ascii_strtoll(s + n + 1, NULL, 10));
+    }
+    return true;    /* e.g. a counter the LR block reads */
+}
+
+/* One tensor from a trainer to the pserver at `ep`. */
+static bool deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, ex_tensor *t)
+{
+    ex_proc *p = pserver_at(c, ep);
+    if (!p) {
+        ex_tensor_free(t);
+        return ex_fail(x, "no pserver listens at '%s' (sending '%s')", ep, name);
+    }
+    const ir_op *ls = listen_op(p);
+    bool expected = false;
+    const ir_slot *in = ls ? ir_op_input(ls, "X") : NULL;
+    for (size_t i = 0; in && i < in->n_args && !expected; i++)
+        expected = !strcmp(in->args[i], name);
+    if (!expected) {
+        ex_tensor_free(t);
+        return ex_fail(x, "pserver '%s' does not expect '%s'", ep, name);
+    }
+    ex_scope_put(p->scope, name, t);
+    int64_t one = 1;
+    ex_tensor *id = ex_tensor_new(IR_INT64, 1, &one);
+    id->data[0] = (double)c->cur_trainer;
+    ex_scope_put(p->scope, "@TRAINER_ID@", id);
+    if (c->dist_mode != 0 && !pserver_on_grad(c, p, name))
+        return ex_fail(x, "%s", c->err);
+    return true;
+}
+
+static bool op_strings(const ir_op *op, const char *attr, const char ***out, size_t *n)
+{
+    const ir_attr *a = ir_op_attr(op, attr);
+    *n = a ? a->n_strings : 0;
+    *out = g_new0(const char *, *n + 1);
+    for (size_t i = 0; i < *n; i++)
+        (*out)[i] = ir_intern_n((const char *)a->strings[i].data, a->strings[i].len);
+    return a != NULL;
+}
+
+static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
+{
+    const char **ep, **names;
+    size_t n_ep, n_names;
+    op_strings(op, "epmap", &ep, &n_ep);
+    op_strings(op, "send_varnames", &names, &n_names);
+    bool ok = true;
+    if (n_names) {
+        /* one var split by rows into send_varnames (runtime_split_send_recv) */
+        const ex_tensor *X = ex_in(x, op, "X");
+        int64_t sec[256];
+        size_t ns = ex_attr_ints(op, "sections", sec, 256);
+        ok = X && ns == n_names && n_ep == n_names;
+        if (X && !ok)
+            ex_fail(x, "send_varnames, sections and epmap differ in length");
+        ex_tensor *d = ok ? ex_densify(X) : NULL;
+        size_t w = d && d->dims[0] ? d->numel / (size_t)d->dims[0] : 0;
+        int64_t at = 0;
+        for (size_t i = 0; ok && i < n_names; i++) {
+            int64_t dims[EX_MAX_DIMS];
+            memcpy(dims, d->dims, sizeof dims);
+            dims[0] = sec[i];
+            if (at + sec[i] > d->dims[0]) {
+                ok = ex_fail(x, "sections exceed the %lld rows of '%s'", (long long)d->dims[0],
+                             ir_op_input1(op, "X"));
+                break;
+            }
+            ex_tensor *part = ex_tensor_new(d->dtype, d->nd, dims);
+            memcpy(part->data, d->data + (size_t)at * w, (size_t)sec[i] * w * sizeof *part->data);
+            at += sec[i];
+            ok = deliver(x, c, ep[i], names[i], part);
+        }
+        if (ok && at != d->dims[0])
+            ok = ex_fail(x, "sections cover %lld of the %lld rows of '%s'", (long long)at,
+                         (long long)d->dims[0], ir_op_input1(op, "X"));
+        ex_tensor_free(d);
+    } else {
+        size_t n = ex_n_in(op, "X");
+        if (n != n_ep)
+            ok = ex_fail(x, "%zu inputs but %zu endpoints in epmap", n, n_ep);
+        for (size_t i = 0; ok && i < n; i++) {
+            const ex_tensor *t = ex_in_at(x, op, "X", i);
+            ok = t && deliver(x, c, ep[i], ir_op_input(op, "X")->args[i], ex_tensor_copy(t));
+        }
+    }
+    g_free(ep);
+    g_free(names);
+    return ok;
+}
+
+static bool do_recv(ex_ctx *x, ex_cluster *c, const ir_op *op)
+{
+    const char **ep, **names;
+    size_t n_ep, n_names;
+    op_strings(op, "epmap", &ep, &n_ep);
+    op_strings(op, "recv_varnames", &names, &n_names);
+    size_t n = n_names ? n_names : ex_n_out(op, "Out");
+    bool ok = n == n_ep || ex_fail(x, "%zu vars but %zu endpoints in epmap", n, n_ep);
+    ex_tensor **parts = g_new0(ex_tensor *, n + 1);
+    for (size_t i = 0; ok && i < n; i++) {
+        const char *name = n_names ? names[i] : ir_op_output(op, "Out")->args[i];
+        ex_proc *p = pserver_at(c, ep[i]);
+        const ex_tensor *t = p ? ex_scope_get(p->scope, name) : NULL;
+        if (!t)
+            ok = ex_fail(x, p ? "pserver '%s' holds no '%s'" : "no pserver listens at '%s' (for '%s')",
+                         ep[i], name);
+        else
+            parts[i] = ex_tensor_copy(t);
+        /* DC-ASGD: the pserver keeps what each trainer last fetched */
+        const ir_op *ls = p ? listen_op(p) : NULL;
+        if (t && ls && ir_op_get_bool(ls, "dc_asgd", false)) {
+            char *bak = g_strdup_printf("%s.trainer_%zu_bak", name, c->cur_trainer);
+            if (ex_scope_get(p->scope, bak))
+                ex_scope_put(p->scope, bak, ex_tensor_copy(t));
+            g_free(bak);
+        }
+    }
+    if (ok && n_names) {
+        /* slices concatenated by rows into the one Out */
+        int64_t rows = 0;
+        for (size_t i = 0; i < n; i++)
+            rows += parts[i]->dims[0];
+        int64_t dims[EX_MAX_DIMS];
+        memcpy(dims, parts[0]->dims, sizeof dims);
+        dims[0] = rows;
+        ex_tensor *all = ex_tensor_new(parts[0]->dtype, parts[0]->nd, dims);
+        size_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            memcpy(all->data + at, parts[i]->data, parts[i]->numel * sizeof *all->data);
+            at += parts[i]->numel;
+        }
+        ex_put(x, op, "Out", 0, all);
+    } else if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            ex_put(x, op, "Out", i, parts[i]);
+            parts[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        ex_tensor_free(parts[i]);
+    g_free(parts);
+    g_free(ep);
+    g_free(names);
+    return ok;
+}
+
+static bool dist_op(ex_ctx *x, const ir_op *op, void *user)
+{
+    ex_cluster *c = user;
+    const char *ty = op->type;
+    if (!strcmp(ty, "send"))
+        return do_send(x, c, op);
+    if (!strcmp(ty, "recv"))
+        return do_recv(x, c, op);
+    if (!strcmp(ty, "fake_init")) {
+        int64_t dims[EX_MAX_DIMS];
+        size_t nd = ex_attr_ints(op, "shape", dims, EX_MAX_DIMS);
+        ex_put(x, op, "Out", 0, ex_tensor_new(IR_FP32, (int)nd, dims));
+        return true;
+    }
+    static const char *const noop[] = {"c_sync_calc_stream", "c_sync_comm_stream", "c_gen_nccl_id",
+                                       "c_comm_init", "c_comm_init_all", "c_comm_init_multitrainer",
+                                       "gen_nccl_id", "checkpoint_notify", NULL};
+    for (size_t i = 0; noop[i]; i++)
+        if (!strcmp(ty, noop[i]))
+            return true;
+    return ex_fail(x, "verify transpile does not simulate this op");
+}
+
+/* ---- the scheduler ------------------------------------------------------ */
+
+/* Runs trainer t until a sync op (left at pc) or the end. */
+static bool advance(ex_cluster *c, ex_proc *t, const ir_program *prog, size_t ti)
+{
+    const ir_block *b = ir_program_block(prog, 0);
+    ex_ctx *x = &t->ctx;
+    x->prog = prog;
+    c->cur_trainer = ti;
+    while (b && t->pc < b->n_ops) {
+        const ir_op *op = b->ops[t->pc];
+        if (is_sync_op(c, t, op))
+            return true;
+        x->block = b;
+        x->op_idx = t->pc;
+        if (!ex_run_op(x, op)) {
+            g_snprintf(c->err, sizeof c->err, "trainer %zu: block 0, op %zu '%s': %s", ti, t->pc,
+                       op->type, x->err);
+            return false;
+        }
+        t->pc++;
+    }
+    return true;
+}
+
+static bool allreduce(ex_cluster *c, const char *name, bool average)
+{
+    ex_tensor *sum = NULL;
+    for (size_t t = 0; t < c->n_trainers; t++) {
+        const ex_tensor *v = ex_scope_get(c->trainers[t].scope, name);
+        if (!v) {
+            ex_tensor_free(sum);
+            g_snprintf(c->err, sizeof c->err, "trainer %zu holds no '%s' to allreduce", t, name);
+            return false;
+        }
+        ex_tensor *d = ex_densify(v);
+        if (!sum) {
+            sum = d;
+            continue;
+        }
+        if (d->numel != sum->numel) {
+            ex_tensor_free(d);
+            ex_tensor_free(sum);
+            g_snprintf(c->err, sizeof c->err, "trainers hold '%s' in different sizes", name);
+            return false;
+        }
+        for (size_t i = 0; i < sum->numel; i++)
+            sum->data[i] += d->data[i];
+        ex_tensor_free(d);
+    }
+    if (average)
+        for (size_t i = 0; i < sum->numel; i++)
+            sum->data[i] /= (double)c->n_trainers;
+    for (size_t t = 0; t < c->n_trainers; t++)
+        ex_scope_put(c->trainers[t].scope, name, ex_tensor_copy(sum));
+    ex_tensor_free(sum);
+    return true;
+}
+
+static bool sync_point(ex_cluster *c, const ir_op *op, bool startup)
+{
+    const char *ty = op->type;
+    if (!strcmp(ty, "send_barrier")) {
+        for (size_t k = 0; k < c->n_pservers; k++)
+            if (c->dist_mode == 0 && !pserver_round(c, &c->pservers[k]))
+                return false;
+        return true;
+    }
+    if (!strcmp(ty, "fetch_barrier"))
+        return true;
+    if (!strncmp(ty, "c_allreduce_", 12)) {
+        if (strcmp(ty, "c_allreduce_sum")) {
+            g_snprintf(c->err, sizeof c->err, "'%s' is not simulated", ty);
+            return false;
+        }
+        for (size_t i = 0; i < ex_n_in(op, "X"); i++)
+            if (!allreduce(c, ir_op_input(op, "X")->args[i], false))
+                return false;
+        return true;
+    }
+    if (!strcmp(ty, "c_broadcast")) {
+        size_t root = (size_t)ir_op_get_int(op, "root", 0);
+        const char *name = ir_op_input1(op, "X");
+        const ex_tensor *v = root < c->n_trainers ? ex_scope_get(c->trainers[root].scope, name) : NULL;
+        if (!v) {
+            g_snprintf(c->err, sizeof c->err, "c_broadcast: root %zu holds no '%s'", root, name);
+            return false;
+        }
+        for (size_t t = 0; t < c->n_trainers; t++)
+            if (t != root)
+                ex_scope_put(c->trainers[t].scope, ir_op_output1(op, "Out"), ex_tensor_copy(v));
+        return true;
+    }
+    (void)startup;
+    /* nccl2: average every parameter grad, then let the optimizer run */
+    for (size_t i = 0; i < c->n_grads; i++)
+        if (!allreduce(c, c->grads[i], true))
+            return false;
+    for (size_t t = 0; t < c->n_trainers; t++)
+        c->trainers[t].synced = true;
+    return true;
+}
+
+/* Runs every trainer's `startup` or `main` program to its end. */
+static bool run_trainers(ex_cluster *c, bool startup)
+{
+    for (size_t t = 0; t < c->n_trainers; t++) {
+        c->trainers[t].pc = 0;
+        c->trainers[t].synced = false;
+    }
+    for (;;) {
+        const ir_op *at = NULL;
+        size_t done = 0;
+        for (size_t t = 0; t < c->n_trainers; t++) {
+            ex_proc *p = &c->trainers[t];
+            const ir_program *prog = startup ? p->startup : p->main;
+            if (!advance(c, p, prog, t))
+                return false;
+            const ir_block *b = ir_program_block(prog, 0);
+            if (!b || p->pc >= b->n_ops) {
+                done++;
+                continue;
+            }
+            const ir_op *op = b->ops[p->pc];
+            if (at && strcmp(at->type, op->type)) {
+                g_snprintf(c->err, sizeof c->err,
+                           "trainer %zu waits at op %zu '%s' while another waits at '%s'", t,
+                           p->pc, op->type, at->type);
+                return false;
+            }
+            at = op;
+        }
+        if (done == c->n_trainers)
+            return true;
+        if (done) {
+            g_snprintf(c->err, sizeof c->err, "a trainer ended while others wait at '%s'", at->type);
+            return false;
+        }
+        if (!sync_point(c, at, startup))
+            return false;
+        for (size_t t = 0; t < c->n_trainers; t++) {
+            ex_proc *p = &c->trainers[t];
+            const ir_block *b = ir_program_block(startup ? p->startup : p->main, 0);
+            /* nccl2's optimizer op itself runs next (synced is now set) */
+            if (is_sync_op(c, p, b->ops[p->pc]) && !strcmp(b->ops[p->pc]->type, at->type))
+                p->pc++;
+        }
+    }
+}
+
+bool ex_cluster_startup(ex_cluster *c, uint64_t seed)
+{
+    c->hooks.user = c;
+    c->hooks.op = dist_op;
+    for (size_t k = 0; k < c->n_pservers; k++) {
+        ex_proc *p = &c->pservers[k];
+        p->scope = ex_scope_new();
+        ex_ctx_init(&p->ctx, p->startup, p->scope, seed + 1000 + k);
+        if (!ex_run_block(&p->ctx, 0, NULL)) {
+            g_snprintf(c->err, sizeof c->err, "pserver %s startup: %s", p->endpoint, p->ctx.err);
+            return false;
+        }
+        p->ctx.prog = p->main;
+    }
+    for (size_t t = 0; t < c->n_trainers; t++) {
+        ex_proc *p = &c->trainers[t];
+        p->scope = ex_scope_new();
+        /* the same seed on every trainer, as identical startups on real
+         * machines draw from generators seeded alike */
+        ex_ctx_init(&p->ctx, p->startup, p->scope, seed);
+        p->ctx.dist = &c->hooks;
+    }
+    return run_trainers(c, true);
+}
+
+bool ex_cluster_step(ex_cluster *c)
+{
+    if (!run_trainers(c, false))
+        return false;
+    /* async pservers have no barrier to hang the LR-decay block on: it
+     * runs once per step */
+    for (size_t k = 0; c->dist_mode != 0 && k < c->n_pservers; k++) {
+        const ir_op *ls = listen_op(&c->pservers[k]);
+        int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
+        if (lr > 0 && !run_pserver_block(c, &c->pservers[k], (int32_t)lr))
+            return false;
+    }
+    return true;
+}
+
+void ex_cluster_free(ex_cluster *c)
+{
+    for (size_t t = 0; t < c->n_trainers; t++)
+        ex_scope_free(c->trainers[t].scope);
+    for (size_t k = 0; k < c->n_pservers; k++)
+        ex_scope_free(c->pservers[k].scope);
+    g_free(c->grads);
+}

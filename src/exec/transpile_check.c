@@ -1,0 +1,236 @@
+/* transpile_check.c - single-process training next to the cluster: each
+ * step, every trainer's seeded batch goes through main's forward and
+ * backward ops on the same parameters, the parameter grads are averaged
+ * over the trainers, and main's LR-schedule and optimizer ops run once. */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "dist.h"
+#include "feed.h"
+
+static bool is_update_op(const ir_op *op)
+{
+    int r = ir_op_role(op);
+    return r >= 0 && (r & (IR_ROLE_OPTIMIZE | IR_ROLE_LRSCHED));
+}
+
+static bool is_forward_backward_op(const ir_op *op)
+{
+    return !is_update_op(op);
+}
+
+/* [param, grad] pairs of main's optimizer ops, first occurrence kept. */
+static size_t update_pairs(const ir_block *b, const char ***params, const char ***grads)
+{
+    GPtrArray *ps = g_ptr_array_new(), *gs = g_ptr_array_new();
+    pmap seen = PMAP_INIT;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const ir_attr *rv = ir_op_attr(b->ops[i], "op_role_var");
+        int role = ir_op_role(b->ops[i]);
+        if (!rv || role < 0 || !(role & IR_ROLE_OPTIMIZE))
+            continue;
+        for (size_t k = 0; k + 1 < rv->n_strings; k += 2) {
+            const char *p = ir_intern_n((const char *)rv->strings[k].data, rv->strings[k].len);
+            if (!pmap_add(&seen, p))
+                continue;
+            g_ptr_array_add(ps, (void *)p);
+            g_ptr_array_add(gs, (void *)ir_intern_n((const char *)rv->strings[k + 1].data,
+                                                    rv->strings[k + 1].len));
+        }
+    }
+    pmap_free(&seen);
+    size_t n = ps->len;
+    *params = (const char **)g_ptr_array_free(ps, FALSE);
+    *grads = (const char **)g_ptr_array_free(gs, FALSE);
+    return n;
+}
+
+static ex_scope *feeds_for(const ir_program *main, uint64_t seed, int step, size_t trainer,
+                           int64_t batch, char *err, size_t errlen)
+{
+    ex_scope *f = ex_scope_new();
+    ex_rng r;
+    ex_rng_seed(&r, seed * 1000003u + (uint64_t)step * 7919u + trainer);
+    ex_feed_opts fo = {.batch = batch, .scale = 1.0, .data_only = true};
+    if (!ex_feed_random(main, f, &fo, &r, err, errlen)) {
+        ex_scope_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void copy_into(ex_scope *dst, const ex_scope *src)
+{
+    const char **names;
+    size_t n = ex_scope_names(src, &names);
+    for (size_t i = 0; i < n; i++)
+        ex_scope_put(dst, names[i], ex_tensor_copy(ex_scope_get(src, names[i])));
+    g_free(names);
+}
+
+/* grads[g] = mean over trainers; SELECTED_ROWS values stay rows (their
+ * rows concatenated), as the pservers' sum + scale keeps them. */
+static ex_tensor *average(ex_tensor **per, size_t n)
+{
+    bool rows = true;
+    size_t total = 0;
+    for (size_t t = 0; t < n; t++) {
+        rows &= per[t]->kind == EX_ROWS;
+        total += per[t]->kind == EX_ROWS ? (size_t)per[t]->dims[0] : 0;
+    }
+    ex_tensor *out;
+    if (rows) {
+        out = ex_rows_new(per[0]->dtype, total, NULL, per[0]->nd - 1, per[0]->dims + 1, per[0]->height);
+        size_t r = 0, at = 0;
+        for (size_t t = 0; t < n; t++) {
+            memcpy(out->rows + r, per[t]->rows, (size_t)per[t]->dims[0] * sizeof *out->rows);
+            memcpy(out->data + at, per[t]->data, per[t]->numel * sizeof *out->data);
+            r += (size_t)per[t]->dims[0];
+            at += per[t]->numel;
+        }
+    } else {
+        out = ex_densify(per[0]);
+        for (size_t t = 1; t < n; t++) {
+            ex_tensor *d = ex_densify(per[t]);
+            for (size_t i = 0; i < out->numel && i < d->numel; i++)
+                out->data[i] += d->data[i];
+            ex_tensor_free(d);
+        }
+    }
+    for (size_t i = 0; i < out->numel; i++)
+        out->data[i] /= (double)n;
+    return out;
+}
+
+static bool reference_step(ex_scope *R, const ir_program *main, ex_scope **feeds, size_t n_tr,
+                           const char **grads, size_t n_grads, char *err, size_t errlen)
+{
+    ex_tensor **per = g_new0(ex_tensor *, n_grads * n_tr + 1);
+    bool ok = true;
+    for (size_t t = 0; ok && t < n_tr; t++) {
+        copy_into(R, feeds[t]);
+        ex_ctx x;
+        ex_ctx_init(&x, main, R, 99);
+        ok = ex_run_block(&x, 0, is_forward_backward_op);
+        if (!ok)
+            g_snprintf(err, errlen, "single-process run: %s", x.err);
+        for (size_t g = 0; ok && g < n_grads; g++) {
+            const ex_tensor *v = ex_scope_get(R, grads[g]);
+            if (!v) {
+                g_snprintf(err, errlen, "single-process run: no op computes '%s'", grads[g]);
+                ok = false;
+                break;
+            }
+            per[g * n_tr + t] = ex_tensor_copy(v);
+        }
+    }
+    for (size_t g = 0; ok && g < n_grads; g++)
+        ex_scope_put(R, grads[g], average(per + g * n_tr, n_tr));
+    if (ok) {
+        ex_ctx x;
+        ex_ctx_init(&x, main, R, 99);
+        ok = ex_run_block(&x, 0, is_update_op);
+        if (!ok)
+            g_snprintf(err, errlen, "single-process run: %s", x.err);
+    }
+    for (size_t i = 0; i < n_grads * n_tr; i++)
+        ex_tensor_free(per[i]);
+    g_free(per);
+    return ok;
+}
+
+/* The reference starts from the trainers' parameters after their startup
+ * (the pservers initialised them, slice by slice). */
+static void adopt_initial_values(ex_scope *R, const ex_scope *trainer, const ir_block *b)
+{
+    const char **names;
+    size_t n = ex_scope_names(trainer, &names);
+    for (size_t i = 0; i < n; i++) {
+        const ir_var *v = ir_block_find_var(b, names[i]);
+        const ex_tensor *mine = ex_scope_get(R, names[i]), *theirs = ex_scope_get(trainer, names[i]);
+        if (v && v->persistable && mine && theirs->numel == mine->numel)
+            ex_scope_put(R, names[i], ex_tensor_copy(theirs));
+    }
+    g_free(names);
+}
+
+static double rel_diff(const ex_tensor *a, const ex_tensor *b, bool *finite)
+{
+    double worst = 0;
+    *finite = true;
+    if (a->numel != b->numel)
+        return INFINITY;
+    for (size_t i = 0; i < a->numel; i++) {
+        *finite &= isfinite(a->data[i]);
+        double d = fabs(a->data[i] - b->data[i]) / fmax(1.0, fabs(b->data[i]));
+        worst = isnan(d) ? INFINITY : fmax(worst, d);
+    }
+    return worst;
+}
+
+bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program *startup,
+                        const ex_transpile_opts *o, ex_param_result **res, size_t *n_res)
+{
+    *res = NULL;
+    *n_res = 0;
+    const ir_block *b0 = ir_program_block(main, 0);
+    const char **params = NULL, **grads = NULL;
+    size_t np = b0 ? update_pairs(b0, &params, &grads) : 0;
+    if (!np) {
+        g_free(params);
+        g_free(grads);
+        g_snprintf(c->err, sizeof c->err, "MAIN has no optimizer op naming a parameter (op_role_var)");
+        return false;
+    }
+    c->grads = grads;
+    c->n_grads = np;
+    ex_scope *R = ex_scope_new();
+    bool ok = ex_cluster_startup(c, o->seed);
+    if (ok) {
+        ex_ctx x;
+        ex_ctx_init(&x, startup, R, o->seed);
+        ok = ex_run_block(&x, 0, NULL);
+        if (!ok)
+            g_snprintf(c->err, sizeof c->err, "single-process startup: %s", x.err);
+    }
+    if (ok)
+        adopt_initial_values(R, c->trainers[0].scope, b0);
+    ex_scope **feeds = g_new0(ex_scope *, c->n_trainers + 1);
+    for (int s = 0; ok && s < o->steps; s++) {
+        for (size_t t = 0; ok && t < c->n_trainers; t++) {
+            ex_scope_free(feeds[t]);
+            feeds[t] = feeds_for(main, o->seed, s, t, o->batch, c->err, sizeof c->err);
+            ok = feeds[t] != NULL;
+            if (ok)
+                copy_into(c->trainers[t].scope, feeds[t]);
+        }
+        ok = ok && reference_step(R, main, feeds, c->n_trainers, grads, np, c->err, sizeof c->err);
+        ok = ok && ex_cluster_step(c);
+    }
+    for (size_t t = 0; t < c->n_trainers; t++)
+        ex_scope_free(feeds[t]);
+    g_free(feeds);
+    ex_param_result *r = g_new0(ex_param_result, np + 1);
+    for (size_t i = 0; ok && i < np; i++) {
+        r[i].param = params[i];
+        r[i].finite = true;
+        const ex_tensor *want = ex_scope_get(R, params[i]);
+        for (size_t t = 0; t < c->n_trainers; t++) {
+            const ex_tensor *got = ex_scope_get(c->trainers[t].scope, params[i]);
+            bool fin = false;
+            double d = got && want ? rel_diff(got, want, &fin) : INFINITY;
+            r[i].worst_rel = fmax(r[i].worst_rel, d);
+            r[i].finite &= got && fin;
+        }
+    }
+    ex_scope_free(R);
+    g_free(params);
+    if (!ok) {
+        g_free(r);
+        return false;
+    }
+    *res = r;
+    *n_res = np;
+    return true;
+}

@@ -1,0 +1,157 @@
+/* test_exec_dist.c - verify transpile on in-process transpiles: a correct
+ * sync transpile equals single-process training; deliberately broken ones
+ * (a wrong split_byref `sections`, the pserver's merge without its `scale`,
+ * a send to the wrong endpoint) are caught. */
+#include <glib.h>
+#include <math.h>
+
+#include "exec/dist.h"
+#include "unit.h"
+#include "transpile_fixture.h"
+
+#define CASE "tests/golden/transpile_basic/in/"
+
+typedef struct {
+    pdt_ctx ctx[2];
+    ir_program *main, *startup;
+    ex_cluster c;
+} job;
+
+static void job_init(job *j)
+{
+    memset(j, 0, sizeof *j);
+    for (int t = 0; t < 2; t++) {
+        tpf_load(&j->ctx[t], CASE "main.pbtxt", CASE "startup.pbtxt");
+        j->ctx[t].trainer_id = t;
+        const char *pass = "transpile";
+        ck_assert_int_eq(pdt_run_pipeline(&j->ctx[t], &pass, 1), 0);
+    }
+    j->main = pdio_read(CASE "main.pbtxt");
+    j->startup = pdio_read(CASE "startup.pbtxt");
+    j->c.n_trainers = 2;
+    j->c.trainers = g_new0(ex_proc, 2);
+    j->c.n_pservers = 2;
+    j->c.pservers = g_new0(ex_proc, 2);
+    for (int t = 0; t < 2; t++) {
+        char *m = g_strdup_printf("trainer_%d", t), *s = g_strdup_printf("trainer_%d.startup", t);
+        j->c.trainers[t].main = tpf_output(&j->ctx[t], m);
+        j->c.trainers[t].startup = tpf_output(&j->ctx[t], s);
+        ck_assert_ptr_nonnull(j->c.trainers[t].main);
+        g_free(m);
+        g_free(s);
+    }
+    for (int k = 0; k < 2; k++) {
+        char *m = g_strdup_printf("pserver_%d", k), *s = g_strdup_printf("pserver_%d.startup", k);
+        j->c.pservers[k].main = tpf_output(&j->ctx[0], m);
+        j->c.pservers[k].startup = tpf_output(&j->ctx[0], s);
+        j->c.pservers[k].endpoint = j->ctx[0].pservers.items[k];
+        ck_assert_ptr_nonnull(j->c.pservers[k].main);
+        g_free(m);
+        g_free(s);
+    }
+}
+
+/* Worst relative difference over the parameters; -1 when the run failed. */
+static double job_run(job *j)
+{
+    ex_transpile_opts o = {.seed = 3, .batch = 4, .steps = 2, .tolerance = 1e-9};
+    ex_param_result *r = NULL;
+    size_t n = 0;
+    double worst = -1;
+    if (ex_transpile_check(&j->c, j->main, j->startup, &o, &r, &n)) {
+        ck_assert_uint_eq(n, 2);
+        worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            ck_assert(r[i].finite);
+            worst = fmax(worst, r[i].worst_rel);
+        }
+    }
+    g_free(r);
+    return worst;
+}
+
+static void job_free(job *j)
+{
+    ex_cluster_free(&j->c);
+    g_free(j->c.trainers);
+    g_free(j->c.pservers);
+    ir_program_free(j->main);
+    ir_program_free(j->startup);
+    pdt_ctx_free(&j->ctx[0]);
+    pdt_ctx_free(&j->ctx[1]);
+}
+
+START_TEST(sync_transpile_equals_single_process)
+{
+    job j;
+    job_init(&j);
+    double w = job_run(&j);
+    ck_assert_msg(w >= 0 && w <= 1e-9, "worst %g: %s", w, j.c.err);
+    job_free(&j);
+}
+END_TEST
+
+START_TEST(wrong_sections_are_caught)
+{
+    job j;
+    job_init(&j);
+    for (int t = 0; t < 2; t++) {
+        ir_op *s = tpf_find_op(j.c.trainers[t].main->blocks[0], "split_byref", 0);
+        ck_assert_ptr_nonnull(s);
+        int64_t sec[] = {600, 400};
+        ir_op_set_longs(s, "sections", sec, 2);
+    }
+    double w = job_run(&j);
+    ck_assert_msg(w < 0 || w > 1e-6, "not caught (worst %g)", w);
+    job_free(&j);
+}
+END_TEST
+
+START_TEST(missing_merge_scale_is_caught)
+{
+    job j;
+    job_init(&j);
+    for (int k = 0; k < 2; k++) {
+        ir_program *p = j.c.pservers[k].main;
+        for (size_t b = 1; b < p->n_blocks; b++) {
+            ir_block *blk = p->blocks[b];
+            for (size_t i = 0; i < blk->n_ops; i++)
+                if (!strcmp(blk->ops[i]->type, "scale")) {
+                    ir_block_remove_op(blk, i);
+                    break;
+                }
+        }
+    }
+    double w = job_run(&j);
+    ck_assert_msg(w > 1e-6, "not caught (worst %g)", w);
+    job_free(&j);
+}
+END_TEST
+
+START_TEST(send_to_wrong_endpoint_is_caught)
+{
+    job j;
+    job_init(&j);
+    ir_op *s = tpf_find_op(j.c.trainers[1].main->blocks[0], "send", 0);
+    ck_assert_ptr_nonnull(s);
+    const char *ep[] = {"127.0.0.1:6175"};   /* fc_b lives on 6174 */
+    ir_op_set_strings(s, "epmap", ep, 1);
+    double w = job_run(&j);
+    ck_assert_msg(w < 0, "not caught (worst %g)", w);
+    ck_assert_msg(strstr(j.c.err, "does not expect") != NULL, "%s", j.c.err);
+    job_free(&j);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("exec_dist");
+    TCase *tc = tcase_create("dist");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, sync_transpile_equals_single_process);
+    tcase_add_test(tc, wrong_sections_are_caught);
+    tcase_add_test(tc, missing_merge_scale_is_caught);
+    tcase_add_test(tc, send_to_wrong_endpoint_is_caught);
+    suite_add_tcase(s, tc);
+    return s;
+}
