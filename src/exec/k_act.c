@@ -33,49 +33,46 @@ static bool unary_grad(ex_ctx *x, const ir_op *op, const char *from, unary_fn g)
     return true;
 }
 
-static double f_relu(double v, const ir_op *op) { (void)op; return v > 0 ? v : 0; }
-static double g_relu(double o, const ir_op *op) { (void)op; return o > 0 ? 1 : 0; }
-static double f_sigmoid(double v, const ir_op *op) { (void)op; return 1 / (1 + exp(-v)); }
-static double g_sigmoid(double o, const ir_op *op) { (void)op; return o * (1 - o); }
-static double f_tanh(double v, const ir_op *op) { (void)op; return tanh(v); }
-static double g_tanh(double o, const ir_op *op) { (void)op; return 1 - o * o; }
-static double f_square(double v, const ir_op *op) { (void)op; return v * v; }
-static double g_square(double v, const ir_op *op) { (void)op; return 2 * v; }
-static double f_sqrt(double v, const ir_op *op) { (void)op; return sqrt(v); }
-static double g_sqrt(double o, const ir_op *op) { (void)op; return 0.5 / o; }
-static double f_exp(double v, const ir_op *op) { (void)op; return exp(v); }
-static double g_exp(double o, const ir_op *op) { (void)op; return o; }
-static double f_log(double v, const ir_op *op) { (void)op; return log(v); }
-/* g_log is GLib's (declared in every file through the Makefile's -include
- * src/ir/alloc.h); ACT(log) pastes g_##name, so the name is remapped. */
-#define g_log act_log_grad
-static double g_log(double v, const ir_op *op) { (void)op; return 1 / v; }
-static double f_abs(double v, const ir_op *op) { (void)op; return fabs(v); }
-static double g_abs(double v, const ir_op *op) { (void)op; return v > 0 ? 1 : v < 0 ? -1 : 0; }
-static double f_floor(double v, const ir_op *op) { (void)op; return floor(v); }
-static double f_ceil(double v, const ir_op *op) { (void)op; return ceil(v); }
-static double f_sign(double v, const ir_op *op) { (void)op; return v > 0 ? 1 : v < 0 ? -1 : 0; }
-static double f_leaky(double v, const ir_op *op)
+static double fd_relu(double v, const ir_op *op) { (void)op; return v > 0 ? v : 0; }
+static double gd_relu(double o, const ir_op *op) { (void)op; return o > 0 ? 1 : 0; }
+static double fd_sigmoid(double v, const ir_op *op) { (void)op; return 1 / (1 + exp(-v)); }
+static double gd_sigmoid(double o, const ir_op *op) { (void)op; return o * (1 - o); }
+static double fd_tanh(double v, const ir_op *op) { (void)op; return tanh(v); }
+static double gd_tanh(double o, const ir_op *op) { (void)op; return 1 - o * o; }
+static double fd_square(double v, const ir_op *op) { (void)op; return v * v; }
+static double gd_square(double v, const ir_op *op) { (void)op; return 2 * v; }
+static double fd_sqrt(double v, const ir_op *op) { (void)op; return sqrt(v); }
+static double gd_sqrt(double o, const ir_op *op) { (void)op; return 0.5 / o; }
+static double fd_exp(double v, const ir_op *op) { (void)op; return exp(v); }
+static double gd_exp(double o, const ir_op *op) { (void)op; return o; }
+static double fd_log(double v, const ir_op *op) { (void)op; return log(v); }
+static double gd_log(double v, const ir_op *op) { (void)op; return 1 / v; }
+static double fd_abs(double v, const ir_op *op) { (void)op; return fabs(v); }
+static double gd_abs(double v, const ir_op *op) { (void)op; return v > 0 ? 1 : v < 0 ? -1 : 0; }
+static double fd_floor(double v, const ir_op *op) { (void)op; return floor(v); }
+static double fd_ceil(double v, const ir_op *op) { (void)op; return ceil(v); }
+static double fd_sign(double v, const ir_op *op) { (void)op; return v > 0 ? 1 : v < 0 ? -1 : 0; }
+static double fd_leaky(double v, const ir_op *op)
 {
     return v > 0 ? v : ir_op_get_float(op, "alpha", 0.02) * v;
 }
-static double g_leaky(double v, const ir_op *op)
+static double gd_leaky(double v, const ir_op *op)
 {
     return v > 0 ? 1 : ir_op_get_float(op, "alpha", 0.02);
 }
-static double f_clip(double v, const ir_op *op)
+static double fd_clip(double v, const ir_op *op)
 {
     double lo = ir_op_get_float(op, "min", 0), hi = ir_op_get_float(op, "max", 0);
     return v < lo ? lo : v > hi ? hi : v;
 }
-static double g_clip(double v, const ir_op *op)
+static double gd_clip(double v, const ir_op *op)
 {
     return v > ir_op_get_float(op, "min", 0) && v < ir_op_get_float(op, "max", 0) ? 1 : 0;
 }
 
 #define ACT(name, dep)                                                                     \
-    static bool k_##name(ex_ctx *x, const ir_op *op) { return unary(x, op, f_##name); }   \
-    static bool k_##name##_grad(ex_ctx *x, const ir_op *op) { return unary_grad(x, op, dep, g_##name); }
+    static bool k_##name(ex_ctx *x, const ir_op *op) { return unary(x, op, fd_##name); }   \
+    static bool k_##name##_grad(ex_ctx *x, const ir_op *op) { return unary_grad(x, op, dep, gd_##name); }
 ACT(relu, "Out")
 ACT(sigmoid, "Out")
 ACT(tanh, "Out")
@@ -86,9 +83,9 @@ ACT(log, "X")
 ACT(abs, "X")
 ACT(leaky, "X")
 ACT(clip, "X")
-static bool k_floor(ex_ctx *x, const ir_op *op) { return unary(x, op, f_floor); }
-static bool k_ceil(ex_ctx *x, const ir_op *op) { return unary(x, op, f_ceil); }
-static bool k_sign(ex_ctx *x, const ir_op *op) { return unary(x, op, f_sign); }
+static bool k_floor(ex_ctx *x, const ir_op *op) { return unary(x, op, fd_floor); }
+static bool k_ceil(ex_ctx *x, const ir_op *op) { return unary(x, op, fd_ceil); }
+static bool k_sign(ex_ctx *x, const ir_op *op) { return unary(x, op, fd_sign); }
 
 /* outer x n x inner view around `axis`. */
 static void axis_split(const ex_tensor *t, int axis, size_t *outer, size_t *n, size_t *inner)
