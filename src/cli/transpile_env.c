@@ -250,6 +250,20 @@ static int env_collective(tcli_opts *o)
             return missing("PADDLE_TRAINER_ENDPOINTS is not set; give --trainers otherwise");
         o->trainers_arg = eps;
         o->src_trainers = "PADDLE_TRAINER_ENDPOINTS";
+        /* Both launchers export the count too; a count that is not the
+         * list's length means the environment is not one job's. */
+        bool ok = true;
+        const char *num = int_var(o, "PADDLE_TRAINERS_NUM", 1, &ok);
+        pdt_list l = pdt_list_split(eps);
+        const char *count = ir_internf("%zu", l.n);
+        pdt_list_free(&l);
+        if (!ok)
+            return PDT_EUSAGE;
+        if (num && num != count) {
+            pdt_usage_error(TCLI_CMD, "--from-env: PADDLE_TRAINERS_NUM is %s but "
+                            "PADDLE_TRAINER_ENDPOINTS lists %s trainers", num, count);
+            return PDT_EUSAGE;
+        }
     }
     if (!o->has_endpoint) {
         const char *ep = cli_run_getenv(&o->run, "PADDLE_CURRENT_ENDPOINT");
