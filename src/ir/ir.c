@@ -2,6 +2,8 @@
 #include "ir.h"
 
 #include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../ckd.h"
@@ -14,13 +16,19 @@ void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
 {
     if (need <= *cap)
         return arr;
-    size_t ncap = *cap ? *cap * 2 : 4;
+    size_t ncap = *cap ? *cap : 4, bytes;
     while (ncap < need)
-        ncap *= 2;
+        if (ckd_mul_size(&ncap, ncap, 2))
+            ncap = need;
+    if (ckd_mul_size(&bytes, ncap, elem)) {
+        fprintf(stderr, "pdtrans: fatal: array of %zu elements of %zu bytes is too large\n",
+                ncap, elem);
+        abort();
+    }
     /* Not zeroed: only the first n elements are ever read until the
      * caller fills more, and zeroing the spare capacity (ops' attr arrays
      * are large) costs time and touches memory. */
-    void *fresh = ir_arena_alloc_raw(a, ncap * elem);
+    void *fresh = ir_arena_alloc_raw(a, bytes);
     if (n)
         memcpy(fresh, arr, n * elem);
     *cap = ncap;

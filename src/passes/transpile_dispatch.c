@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ckd.h"
 #include "../diag.h"
 #include "transpile.h"
 
@@ -119,6 +120,14 @@ typedef struct {
     size_t seq;             /* position in send order */
 } cand;
 
+/* Byte totals over many vars: each var's bytes fit in int64 (checked when
+ * it is split), a pserver's sum saturates rather than wraps. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return ckd_add_i64(&r, a, b) ? INT64_MAX : r;
+}
+
 static int by_bytes_desc(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
@@ -188,7 +197,7 @@ static void place_balanced(tp_state *st)
                 best = (int)e;
         p->ep[c[i].slice] = best;
         pl[c[i].slice] = true;
-        load[best] += c[i].bytes;
+        load[best] = sat_add(load[best], c[i].bytes);
     }
     GHashTableIter it;
     void *key, *val;
@@ -246,7 +255,8 @@ int tp_dispatch(tp_state *st)
             e->refs[e->n].pair = pi;
             e->refs[e->n].slice = k;
             e->n++;
-            e->bytes += p->param.slices[k].numel * tp_dtype_size(p->param.var->dtype);
+            e->bytes = sat_add(e->bytes,
+                               p->param.slices[k].numel * tp_dtype_size(p->param.var->dtype));
         }
     }
     return PDT_OK;

@@ -2,14 +2,19 @@
  * each param and grad is cut into slices, and what the slices are called. */
 #include <string.h>
 
+#include "../ckd.h"
 #include "../diag.h"
 #include "transpile.h"
 
+/* a / b rounded up, without the a + b - 1 that overflows near INT64_MAX. */
 static int64_t ceil_div(int64_t a, int64_t b)
 {
-    return (a + b - 1) / b;
+    return a / b + (a % b != 0);
 }
 
+/* dims are known and their product fits in int64 (check_shape and the
+ * input gate); every size below is at most that product: block_size is
+ * rounded up to whole rows, and numel is a whole number of rows. */
 size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
                       int64_t min_block_size, int64_t **sizes)
 {
@@ -44,13 +49,33 @@ size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
 
 static int check_shape(tp_state *st, const ir_var *v)
 {
-    int64_t numel = ir_var_numel(v);
-    if (numel > 0)
+    int64_t numel = ir_var_numel(v), bytes;
+    if (numel > 0 && !ckd_mul_i64(&bytes, numel, tp_dtype_size(v->dtype)))
         return PDT_OK;
-    pdt_error("%s: block 0: var '%s' has %s shape; a distributed param or grad needs a "
-              "known, non-empty shape", st->ctx->main_path, v->name,
-              numel == 0 ? "an empty" : "an unknown (-1)");
+    if (numel > 0 || numel == -2)
+        pdt_error("%s: block 0: var '%s': its size in bytes overflows int64",
+                  st->ctx->main_path, v->name);
+    else
+        pdt_error("%s: block 0: var '%s' has %s shape; a distributed param or grad needs a "
+                  "known, non-empty shape", st->ctx->main_path, v->name,
+                  numel == 0 ? "an empty" : "an unknown (-1)");
     return PDT_EBADINPUT;
+}
+
+/* split_byref's `sections` attr is an int32 list (Paddle's
+ * std::vector<int>): a slice of more rows cannot be described. */
+static int check_sections(tp_state *st, const tp_dvar *d)
+{
+    if (d->n_slices < 2 || d->var->type == IR_SELECTED_ROWS || st->runtime_split)
+        return PDT_OK;
+    for (size_t k = 0; k < d->n_slices; k++)
+        if (d->slices[k].dims[0] > INT32_MAX) {
+            pdt_error("%s: block 0: var '%s': slice %zu has %lld rows, more than split_byref's "
+                      "int32 'sections' attr holds", st->ctx->main_path, d->name, k,
+                      (long long)d->slices[k].dims[0]);
+            return PDT_EBADINPUT;
+        }
+    return PDT_OK;
 }
 
 /* Cuts var d into the given sizes; names follow _create_vars_from_blocklist. */
@@ -113,6 +138,9 @@ int tp_split_vars(tp_state *st)
         }
         g_free(ps);
         g_free(gs);
+        rc = same ? check_sections(st, &p->grad) : PDT_OK;
+        if (rc)
+            return rc;
         if (!same) {
             /* The seed pairs grad slice k with param slice k. */
             pdt_error("%s: grad '%s' does not split like its param '%s' (their shapes differ)",
