@@ -17,7 +17,8 @@ static void usage(void)
     printf("\n'pdtrans COMMAND --help' describes a command's options.\n"
            "  -h, --help      show this help\n"
            "  -V, --version   show the version\n"
-           "exit status: 0 ok, 1 bad input or failure, 2 usage error\n");
+           "exit status: 0 ok, 1 bad input or failure, 2 usage error,\n"
+           "3 internal error (a bug in pdtrans)\n");
 }
 
 static int dispatch(int argc, char **argv)

@@ -10,11 +10,13 @@
 static void help(void)
 {
     printf("usage: pdtrans check FILE...\n\n"
-           "Validates each program: every op argument names a var visible from its\n"
-           "block; BLOCK and BLOCKS attrs name existing blocks; parent_idx links\n"
-           "form a tree rooted at block 0 and each block's idx is its position; no\n"
-           "var is declared twice in a block; every dim is >= -1.  Prints one line\n"
-           "per problem to stderr and exits 1 if there is any.\n\n"
+           "Validates each program: each block's idx is its position; parent_idx\n"
+           "links form a tree rooted at block 0; BLOCK and BLOCKS attrs name existing\n"
+           "blocks nested in the op's block, none named twice; no var is declared\n"
+           "twice in a block; every dim is >= -1 and a var's dims multiply within\n"
+           "int64; every op argument names a var visible from its block.  Prints one\n"
+           "line per problem to stderr and exits 1 if there is any.  Commands that\n"
+           "run passes check their input the same way first.\n\n"
            "  -q, --quiet   print no warnings or notes, and nothing on success\n"
            "  -v, --verbose also print \"FILE: ok\" for each valid file\n"
            "  -h, --help    show this help\n");
