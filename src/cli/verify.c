@@ -233,6 +233,56 @@ static int run_transpile(char **flags, size_t nf, const char *main_path, const c
     return rc;
 }
 
+static bool minimize_flag(const char *a)
+{
+    static const char *const mf[] = {"--loss=", "--optimizer=", "--regularization=", "--clip=",
+                                      "--lr-schedule=", "--learning-rate-var=", "--params=",
+                                      "--no-grad=", NULL};
+    for (size_t i = 0; mf[i]; i++)
+        if (!strncmp(a, mf[i], strlen(mf[i])))
+            return true;
+    return false;
+}
+
+/* With --loss/--optimizer among the flags the transpile runs the backward
+ * and optimizer passes first; the single-process reference is then what
+ * `pdtrans minimize` makes of MAIN with the same flags. */
+static int reference_programs(char **flags, size_t nf, const char *main_path,
+                              const char *startup_path, const char *dir, ir_program **main,
+                              ir_program **startup)
+{
+    GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(a, g_strdup("minimize"));
+    for (size_t i = 0; i < nf; i++)
+        if (minimize_flag(flags[i]))
+            g_ptr_array_add(a, g_strdup(flags[i]));
+    bool needed = a->len > 1;
+    char *out = g_build_filename(dir, "reference", NULL);
+    int rc = PDT_OK;
+    if (needed) {
+        g_ptr_array_add(a, g_strdup_printf("--startup=%s", startup_path));
+        g_ptr_array_add(a, g_strdup_printf("--out-dir=%s", out));
+        g_ptr_array_add(a, g_strdup(main_path));
+        char **argv = g_new0(char *, a->len + 1);
+        for (size_t i = 0; i < a->len; i++)
+            argv[i] = g_ptr_array_index(a, i);
+        rc = cmd_minimize((int)a->len, argv);
+        g_free(argv);
+    }
+    g_ptr_array_free(a, TRUE);
+    char *m = needed ? g_build_filename(out, "main.pb", NULL) : g_strdup(main_path);
+    char *st = needed ? g_build_filename(out, "startup.pb", NULL) : g_strdup(startup_path);
+    if (rc == PDT_OK) {
+        *main = pdio_read(m);
+        *startup = *main ? pdio_read(st) : NULL;
+        rc = *startup ? PDT_OK : PDT_EBADINPUT;
+    }
+    g_free(m);
+    g_free(st);
+    g_free(out);
+    return rc;
+}
+
 static ir_program *load_file(tp_job *j, const char *dir, const char *name)
 {
     char *p = g_build_filename(dir, name ? name : "", NULL);
@@ -314,9 +364,8 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
     }
     ex_cluster c = {0};
     int rc = PDT_OK;
-    ir_program *main = pdio_read(main_path), *startup = main ? pdio_read(startup_path) : NULL;
-    if (!startup)
-        rc = PDT_EBADINPUT;
+    ir_program *main = NULL, *startup = NULL;
+    rc = reference_programs(flags, nf, main_path, startup_path, j.dir, &main, &startup);
     size_t n_tr = 1;
     for (size_t t = 0; rc == PDT_OK && t < n_tr; t++) {
         char *out = g_strdup_printf("%s/%zu", j.dir, t);

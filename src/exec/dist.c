@@ -70,7 +70,10 @@ static bool pserver_on_grad(ex_cluster *c, ex_proc *p, const char *grad)
         if (a->strings[i].len > n + 1 && !strncmp(s, grad, n) && s[n] == ':')
             return run_pserver_block(c, p, (int32_t)g_ascii_strtoll(s + n + 1, NULL, 10));
     }
-    return true;    /* e.g. a counter the LR block reads */
+    /* not a grad: a trainer's LR-decay step counter; the decay block runs
+     * on its arrival, as Paddle's notify handler does */
+    int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
+    return lr <= 0 || run_pserver_block(c, p, (int32_t)lr);
 }
 
 /* One tensor from a trainer to the pserver at `ep`. */
@@ -86,6 +89,9 @@ static bool deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, 
     const ir_slot *in = ls ? ir_op_input(ls, "X") : NULL;
     for (size_t i = 0; in && i < in->n_args && !expected; i++)
         expected = !strcmp(in->args[i], name);
+    /* async LR-decay counters are declared vars, not listed inputs */
+    const ir_var *v = ir_block_find_var(ir_program_block(p->main, 0), ir_intern(name));
+    expected |= c->dist_mode != 0 && v && v->persistable && strstr(name, "@LR_DECAY_COUNTER@");
     if (!expected) {
         ex_tensor_free(t);
         return ex_fail(x, "pserver '%s' does not expect '%s'", ep, name);
@@ -148,11 +154,15 @@ static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
         ex_tensor_free(d);
     } else {
         size_t n = ex_n_in(op, "X");
-        if (n != n_ep)
+        /* one var and several endpoints: every pserver gets it (the async
+         * LR-decay step counters) */
+        bool bcast = n == 1 && n_ep > 1;
+        if (n != n_ep && !bcast)
             ok = ex_fail(x, "%zu inputs but %zu endpoints in epmap", n, n_ep);
-        for (size_t i = 0; ok && i < n; i++) {
-            const ex_tensor *t = ex_in_at(x, op, "X", i);
-            ok = t && deliver(x, c, ep[i], ir_op_input(op, "X")->args[i], ex_tensor_copy(t));
+        for (size_t i = 0; ok && i < (bcast ? n_ep : n); i++) {
+            const ex_tensor *t = ex_in_at(x, op, "X", bcast ? 0 : i);
+            ok = t && deliver(x, c, ep[i], ir_op_input(op, "X")->args[bcast ? 0 : i],
+                              ex_tensor_copy(t));
         }
     }
     g_free(ep);
@@ -402,6 +412,11 @@ bool ex_cluster_startup(ex_cluster *c, uint64_t seed)
             return false;
         }
         p->ctx.prog = p->main;
+        /* async: the learning rate exists before the first grad arrives */
+        const ir_op *ls = listen_op(p);
+        int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
+        if (c->dist_mode != 0 && lr > 0 && !run_pserver_block(c, p, (int32_t)lr))
+            return false;
     }
     for (size_t t = 0; t < c->n_trainers; t++) {
         ex_proc *p = &c->trainers[t];
@@ -416,17 +431,7 @@ bool ex_cluster_startup(ex_cluster *c, uint64_t seed)
 
 bool ex_cluster_step(ex_cluster *c)
 {
-    if (!run_trainers(c, false))
-        return false;
-    /* async pservers have no barrier to hang the LR-decay block on: it
-     * runs once per step */
-    for (size_t k = 0; c->dist_mode != 0 && k < c->n_pservers; k++) {
-        const ir_op *ls = listen_op(&c->pservers[k]);
-        int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
-        if (lr > 0 && !run_pserver_block(c, &c->pservers[k], (int32_t)lr))
-            return false;
-    }
-    return true;
+    return run_trainers(c, false);
 }
 
 void ex_cluster_free(ex_cluster *c)
