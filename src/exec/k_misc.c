@@ -376,7 +376,48 @@ static bool k_ref_by_trainer_id(ex_ctx *x, const ir_op *op)
     return true;
 }
 
+/* conditional_block_grad: the grad sub-block runs when the forward one
+ * did (same scope, so it reads the forward block's vars); every
+ * Input@GRAD it did not produce, and all of them when the condition was
+ * false, are zeros shaped like the input. */
+static bool k_conditional_block_grad(ex_ctx *x, const ir_op *op)
+{
+    bool scalar = ir_op_get_bool(op, "is_scalar_condition", false), run = true;
+    for (size_t i = 0; i < ex_n_in(op, "Cond"); i++) {
+        const ex_tensor *c = ex_in_at(x, op, "Cond", i);
+        if (!c)
+            return false;
+        run = scalar ? c->numel > 0 && c->data[0] != 0 : run && c->numel > 0;
+    }
+    size_t n = ex_n_out(op, "Input@GRAD");
+    for (size_t i = 0; i < n; i++) {
+        const char *g = ex_out_name(op, "Input@GRAD", i);
+        if (g)      /* a value from an earlier run must not count as produced */
+            ex_scope_remove(x->scope, g);
+    }
+    if (run) {
+        int64_t blk = ir_op_get_int(op, "sub_block", -1);
+        if (blk < 0)
+            return ex_fail(x, "attr 'sub_block' is missing");
+        if (!ex_run_block(x, (int32_t)blk, NULL))
+            return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *g = ex_out_name(op, "Input@GRAD", i);
+        if (!g || (run && ex_scope_get(x->scope, g)))
+            continue;
+        const ex_tensor *in = ex_in_at(x, op, "Input", i);
+        if (!in)
+            return false;
+        ex_tensor *z = ex_tensor_like(in);
+        z->kind = EX_DENSE;
+        ex_scope_put(x->scope, g, z);
+    }
+    return true;
+}
+
 const ex_kernel ex_kernels_misc[] = {
+    {"conditional_block_grad", k_conditional_block_grad},
     {"ref_by_trainer_id", k_ref_by_trainer_id},
     {"fill_constant", k_fill_constant},
     {"fill_any_like", k_fill_any_like}, {"fill_zeros_like", k_fill_any_like},

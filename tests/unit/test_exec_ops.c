@@ -500,7 +500,8 @@ START_TEST(every_kernel_of_the_issue_is_registered)
                          "cross_entropy_grad2", "square_grad", "mean_grad", "reduce_sum_grad",
                          "reduce_mean_grad", "lookup_table_grad", "lookup_table_v2_grad",
                          "sequence_pool_grad", "concat_grad", "conv2d_grad",
-                         "depthwise_conv2d_grad", "batch_norm_grad", "pool2d_grad", "dropout_grad"};
+                         "depthwise_conv2d_grad", "batch_norm_grad", "pool2d_grad", "dropout_grad",
+                         "conditional_block_grad"};
     for (size_t i = 0; i < G_N_ELEMENTS(ops); i++)
         ck_assert_msg(ex_kernel_find(ops[i]) != NULL, "%s", ops[i]);
 }
