@@ -70,5 +70,14 @@ for f in ../shared/testdata-real/fit_a_line.pdmodel ../shared/testdata-real/fl_s
     [ -f "$f" ] || continue
     $VG "$PDTRANS" convert "$f" "$tmp/y.pb" 2>"$tmp/err" || { echo "valgrind: FAIL convert $f"; cat "$tmp/err"; fail=1; }
 done
+# The input gate on each crash class (exit 1), and backward through 300
+# nested blocks (the iterative walks and the lookup index).
+for f in $g/gate_crash_classes/in/*.pbtxt; do
+    $VG "$PDTRANS" backward --loss=loss "$f" -o "$tmp/gate.pb" >/dev/null 2>"$tmp/err"
+    [ $? = 1 ] || { echo "valgrind: FAIL backward on $f"; cat "$tmp/err"; fail=1; }
+done
+sh tests/bench/gen_nested.sh 300 "$tmp/nested.pbtxt"
+$VG "$PDTRANS" backward --loss=loss "$tmp/nested.pbtxt" -o "$tmp/nested.pb" >/dev/null 2>"$tmp/err"
+[ $? = 0 ] || { echo "valgrind: FAIL backward on 300 nested blocks"; tail -3 "$tmp/err"; fail=1; }
 [ $fail = 0 ] && echo "valgrind: clean"
 exit $fail
