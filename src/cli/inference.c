@@ -32,6 +32,7 @@ static void help(void)
            "  --text                 write the program in text form\n"
            "  --no-verify-each       skip the structural check after each pass\n"
            "  -v, --verbose          say how many sites were folded\n"
+           "  -q, --quiet            print no warnings or notes (errors still)\n"
            "  -h, --help             show this help\n");
 }
 
@@ -50,12 +51,15 @@ static int parse(int argc, char **argv, opts *o)
         {"text", no_argument, NULL, 't'},
         {"no-verify-each", no_argument, NULL, 'V'},
         {"verbose", no_argument, NULL, 'v'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:vh", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:vqh", long_opts, NULL)) != -1) {
+        if (optarg && !*optarg && c != ':' && c != '?')
+            return cli_empty_value("inference", argv);
         switch (c) {
         case 'p': o->params = optarg; break;
         case 'o': o->out_dir = optarg; break;
@@ -64,6 +68,7 @@ static int parse(int argc, char **argv, opts *o)
         case 't': o->text = true; break;
         case 'V': o->no_verify = true; break;
         case 'v': pdt_verbosity++; break;
+        case 'q': pdt_quiet_warnings = true; break;
         case 'h': help(); return -1;
         default: return cli_bad_option("inference", c, argv);
         }
@@ -73,6 +78,13 @@ static int parse(int argc, char **argv, opts *o)
         pdt_usage_error("inference", "missing %s", missing);
         return PDT_EUSAGE;
     }
+    if (pdt_quiet_warnings && pdt_verbosity) {
+        pdt_usage_error("inference", "options '-q' and '-v' contradict each other");
+        return PDT_EUSAGE;
+    }
+    int rc = cli_check_out_path("inference", "-o/--out-dir", o->out_dir, true);
+    if (rc != PDT_OK)
+        return rc;
     const char *names[] = {o->model_name, o->params_name};
     for (size_t i = 0; i < 2; i++)
         if (names[i] && (!*names[i] || strchr(names[i], '/') || !strcmp(names[i], ".") ||
