@@ -328,7 +328,90 @@ static bool k_reduce_mean(ex_ctx *x, const ir_op *op) { return reduce(x, op, tru
 static bool k_reduce_sum_grad(ex_ctx *x, const ir_op *op) { return reduce_grad(x, op, false); }
 static bool k_reduce_mean_grad(ex_ctx *x, const ir_op *op) { return reduce_grad(x, op, true); }
 
+/* top_k: the k largest of each row, descending; ties keep the lower
+ * index first. */
+static bool k_top_k(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *X = ex_in(x, op, "X");
+    bool ok;
+    const ex_tensor *K = X ? ex_in_opt(x, op, "K", &ok) : NULL;
+    if (!X || !ok)
+        return false;
+    size_t w, n = rows_of(X, &w);
+    int64_t k = K ? (int64_t)K->data[0] : ir_op_get_int(op, "k", 1);
+    if (k < 1 || (size_t)k > w)
+        return ex_fail(x, "k %lld is outside [1, %zu]", (long long)k, w);
+    ex_tensor *out = per_row(X), *idx;
+    out->dims[out->nd - 1] = k;
+    out->numel = n * (size_t)k;
+    out->data = g_renew(double, out->data, out->numel + 1);
+    idx = ex_tensor_copy(out);
+    idx->dtype = IR_INT64;
+    for (size_t i = 0; i < n; i++) {
+        const double *row = X->data + i * w;
+        for (int64_t j = 0; j < k; j++) {
+            size_t best = w;
+            for (size_t c = 0; c < w; c++) {
+                bool taken = false;
+                for (int64_t q = 0; q < j && !taken; q++)
+                    taken = idx->data[i * (size_t)k + (size_t)q] == (double)c;
+                if (!taken && (best == w || row[c] > row[best]))
+                    best = c;
+            }
+            out->data[i * (size_t)k + (size_t)j] = row[best];
+            idx->data[i * (size_t)k + (size_t)j] = (double)best;
+        }
+    }
+    ex_put(x, op, "Out", 0, out);
+    ex_put(x, op, "Indices", 0, idx);
+    return true;
+}
+
+static bool k_top_k_grad(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *X = ex_in(x, op, "X"), *I = X ? ex_in(x, op, "Indices") : NULL;
+    const ex_tensor *d = I ? ex_in(x, op, "Out@GRAD") : NULL;
+    if (!d)
+        return false;
+    size_t w, n = rows_of(X, &w), k = n ? I->numel / n : 0;
+    ex_tensor *dx = ex_tensor_like(X);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < k; j++) {
+            size_t c = (size_t)I->data[i * k + j];
+            if (c < w)
+                dx->data[i * w + c] += d->data[i * k + j];
+        }
+    ex_put(x, op, "X@GRAD", 0, dx);
+    return true;
+}
+
+/* accuracy: the share of rows whose label is among their top-k Indices. */
+static bool k_accuracy(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *I = ex_in(x, op, "Indices"), *L = I ? ex_in(x, op, "Label") : NULL;
+    if (!L)
+        return false;
+    size_t n = L->numel, k = n ? I->numel / n : 0, correct = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < k; j++)
+            if (I->data[i * k + j] == L->data[i]) {
+                correct++;
+                break;
+            }
+    int64_t one = 1;
+    ex_tensor *acc = ex_tensor_new(IR_FP32, 1, &one), *c = ex_tensor_new(IR_INT32, 1, &one),
+              *t = ex_tensor_new(IR_INT32, 1, &one);
+    acc->data[0] = n ? (double)correct / (double)n : 0;
+    c->data[0] = (double)correct;
+    t->data[0] = (double)n;
+    ex_put(x, op, "Accuracy", 0, acc);
+    ex_put(x, op, "Correct", 0, c);
+    ex_put(x, op, "Total", 0, t);
+    return true;
+}
+
 const ex_kernel ex_kernels_loss[] = {
+    {"top_k", k_top_k}, {"top_k_grad", k_top_k_grad}, {"accuracy", k_accuracy},
     {"cross_entropy", k_cross_entropy}, {"cross_entropy_grad", k_cross_entropy_grad},
     {"cross_entropy2", k_cross_entropy}, {"cross_entropy_grad2", k_cross_entropy_grad2},
     {"softmax_with_cross_entropy", k_softmax_xent},

@@ -369,6 +369,22 @@ START_TEST(grad_dropout)
 }
 END_TEST
 
+START_TEST(grad_top_k)
+{
+    net_new();
+    net_var("x", IR_FP32, "-1,4", DATA);
+    net_var("w", IR_FP32, "4,5", PARAM);
+    net_var("h", IR_FP32, "-1,5", TMP);
+    net_var("v", IR_FP32, "-1,2", TMP);
+    net_var("i", IR_INT64, "-1,2", TMP);
+    net_var("loss", IR_FP32, "1", TMP);
+    net_op("mul", "X=x Y=w", "Out=h");
+    ir_op_set_int(net_op("top_k", "X=h", "Out=v Indices=i"), "k", 2);
+    net_op("mean", "X=v", "Out=loss");
+    ASSERT_GRADS("loss", 1);
+}
+END_TEST
+
 /* ---- broken backward programs are caught -------------------------------- */
 
 static ir_op *find_op(ir_program *p, const char *type)
@@ -443,6 +459,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, grad_lookup_v2_padding);
     tcase_add_test(tc, grad_conv_pool_batch_norm);
     tcase_add_test(tc, grad_dropout);
+    tcase_add_test(tc, grad_top_k);
     tcase_add_test(tc, broken_grad_ops_are_caught);
     tcase_add_test(tc, rel_error_measure);
     suite_add_tcase(s, tc);

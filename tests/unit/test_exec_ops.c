@@ -148,6 +148,23 @@ START_TEST(loss_and_reduce_ops)
 }
 END_TEST
 
+START_TEST(metric_ops)
+{
+    fresh();
+    PUT("x", "2,3", 0.1, 0.7, 0.2, 0.5, 0.5, 0.0);
+    ir_op *tk = net_op("top_k", "X=x", "Out=v Indices=i");
+    ir_op_set_int(tk, "k", 2);
+    run(tk);
+    EXPECT("v", 0.7, 0.2, 0.5, 0.5);
+    EXPECT("i", 1, 2, 0, 1);
+    PUT("label", "2,1", 2, 2);
+    run(net_op("accuracy", "Out=v Indices=i Label=label", "Accuracy=acc Correct=c Total=t"));
+    EXPECT("acc", 0.5);
+    EXPECT("c", 1);
+    EXPECT("t", 2);
+}
+END_TEST
+
 START_TEST(plumbing_ops)
 {
     fresh();
@@ -523,6 +540,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, activation_ops);
     tcase_add_test(tc, loss_and_reduce_ops);
     tcase_add_test(tc, plumbing_ops);
+    tcase_add_test(tc, metric_ops);
     tcase_add_test(tc, random_ops_are_seeded);
     tcase_add_test(tc, table_ops);
     tcase_add_test(tc, nn_ops);
