@@ -1,4 +1,6 @@
 /* main.c - picks the command and hands over; options belong to commands. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +19,9 @@ static void usage(void)
     printf("\n'pdtrans COMMAND --help' describes a command's options.\n"
            "  -h, --help      show this help\n"
            "  -V, --version   show the version\n"
+           "      --max-input-size=BYTES\n"
+           "                  refuse an input file larger than BYTES (K, M or G\n"
+           "                  suffix; default 2G); given to any command\n"
            "exit status: 0 ok, 1 bad input or failure, 2 usage error,\n"
            "3 internal error (a bug in pdtrans)\n");
 }
@@ -46,11 +51,18 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int rc = dispatch(argc, argv);
+    int rc = cli_take_input_options(&argc, argv);
+    if (rc == PDT_OK)
+        rc = dispatch(argc, argv);
     ir_intern_shutdown();
-    if (fflush(stdout) != 0 && rc == PDT_OK) {
-        pdt_error("cannot write to standard output");
-        rc = PDT_EBADINPUT;
+    /* A command that printed more than stdio buffers has met a write
+     * error already and may have returned 1 without a word: report it. */
+    bool flushed = fflush(stdout) == 0;
+    if (!flushed || ferror(stdout)) {
+        pdt_error("cannot write to standard output%s%s", flushed ? "" : ": ",
+                  flushed ? "" : strerror(errno));
+        if (rc == PDT_OK)
+            rc = PDT_EBADINPUT;
     }
     return rc;
 }

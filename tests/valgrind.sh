@@ -66,6 +66,10 @@ for args in "memory-optimize --print-log $g/memory_optimize_levels/in/level1.pbt
 done
 $VG "$PDTRANS" memory-optimize $g/memory_errors/in/no_sub_block.pbtxt -o "$tmp/mem2.pb" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] || { echo "valgrind: FAIL memory-optimize on a while without sub_block"; cat "$tmp/err"; fail=1; }
+# The undo path of a set that fails part-way (the third rename).
+PDTRANS_FAIL_AT=rename:3 $VG "$PDTRANS" $PS -s $g/transpile_basic/in/startup.pbtxt $g/transpile_basic/in/main.pbtxt \
+    -o "$tmp/tp" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || { echo "valgrind: FAIL injected rename failure"; cat "$tmp/err"; fail=1; }
 for f in ../shared/testdata-real/fit_a_line.pdmodel ../shared/testdata-real/fl_server_main_subblocks.pdmodel; do
     [ -f "$f" ] || continue
     $VG "$PDTRANS" convert "$f" "$tmp/y.pb" 2>"$tmp/err" || { echo "valgrind: FAIL convert $f"; cat "$tmp/err"; fail=1; }

@@ -64,6 +64,11 @@ void cli_warn_no_params(const struct pdt_ctx *ctx);
  * with "@PARAMS", a per-parameter one (repeatable).  Prints a usage error
  * naming the flag and returns false when given twice. */
 bool cli_add_regularization(const char *cmd, struct pdt_ctx *ctx, const char *spec);
+/* Takes --max-input-size=BYTES (or "--max-input-size BYTES") out of argv,
+ * wherever it stands before "--", and sets the input cap: it applies to
+ * every command that reads a program, including commands added later.
+ * PDT_OK, or PDT_EUSAGE with a message naming the flag. */
+int cli_take_input_options(int *argc, char **argv);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
 

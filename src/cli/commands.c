@@ -172,3 +172,38 @@ bool cli_add_regularization(const char *cmd, pdt_ctx *ctx, const char *spec)
     ctx->regularization = ir_intern(spec);
     return true;
 }
+
+int cli_take_input_options(int *argc, char **argv)
+{
+    static const char flag[] = "--max-input-size";
+    const size_t flag_len = sizeof flag - 1;
+    int kept = 1;
+    bool options_end = false;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            options_end = true;
+        if (options_end || strncmp(a, flag, flag_len) != 0 ||
+            (a[flag_len] != '=' && a[flag_len] != '\0')) {
+            argv[kept++] = argv[i];
+            continue;
+        }
+        const char *value = a[flag_len] == '=' ? a + flag_len + 1 : NULL;
+        if (!value && i + 1 < *argc)
+            value = argv[++i];
+        uint64_t bytes = 0;
+        if (!value) {
+            pdt_usage_error(NULL, "option '%s' needs a value", flag);
+            return PDT_EUSAGE;
+        }
+        if (!pdio_parse_size(value, &bytes)) {
+            pdt_usage_error(NULL, "option '%s' needs a size in bytes, with an optional "
+                            "K, M or G suffix, not '%s'", flag, value);
+            return PDT_EUSAGE;
+        }
+        pdio_set_max_input_size(bytes);
+    }
+    argv[kept] = NULL;
+    *argc = kept;
+    return PDT_OK;
+}

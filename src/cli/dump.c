@@ -103,7 +103,7 @@ int cmd_dump(int argc, char **argv)
     } else {
         size_t len = 0;
         uint8_t *text = pdio_serialize(p, true, &len);
-        if (!text || fwrite(text, 1, len, stdout) != len)
+        if (!text || pdio_write_stdout(text, len) != PDT_OK)
             rc = PDT_EBADINPUT;
         free(text);
     }

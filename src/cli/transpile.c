@@ -379,38 +379,14 @@ static int pick_passes(pdt_ctx *ctx, const char *list, pdt_list *out)
     return PDT_OK;
 }
 
-static int make_dirs(const char *dir)
-{
-    char *path = xstrdup(dir);
-    int rc = PDT_OK;
-    for (char *c = path + 1;; c++) {
-        if (*c != '/' && *c != '\0')
-            continue;
-        char saved = *c;
-        *c = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            pdt_error("cannot create folder '%s': %s", path, strerror(errno));
-            rc = PDT_EBADINPUT;
-            break;
-        }
-        *c = saved;
-        if (saved == '\0')
-            break;
-    }
-    free(path);
-    struct stat sbuf;
-    if (rc == PDT_OK && (stat(dir, &sbuf) != 0 || !S_ISDIR(sbuf.st_mode))) {
-        pdt_error("'%s' is not a folder", dir);
-        rc = PDT_EBADINPUT;
-    }
-    return rc;
-}
-
 static int write_outputs(const opts *o)
 {
     const pdt_ctx *ctx = o->ctx;
     int rc = PDT_OK;
     pdio_batch *b = pdio_batch_new(false);
+    /* Made at commit, once every file is built in memory; removed again if
+     * the set fails. */
+    pdio_batch_create_folder(b, o->out_dir);
     for (size_t i = 0; i < ctx->n_outputs && rc == PDT_OK; i++) {
         char *path = g_strdup_printf("%s/%s", o->out_dir, tp_file_name(ctx->outputs[i].stem));
         if (pdio_batch_add_program(b, path, ctx->outputs[i].program, o->text) != 0)
@@ -423,12 +399,8 @@ static int write_outputs(const opts *o)
         pdio_batch_add_bytes(b, path, ctx->manifest_json, strlen(ctx->manifest_json), false);
         g_free(path);
     }
-    /* The folder is made only once every file is built in memory, so a
-     * failure before (or running out of memory) leaves no new folder. */
     if (rc == PDT_OK)
-        rc = make_dirs(o->out_dir);
-    if (rc == PDT_OK && pdio_batch_commit(b) != 0)
-        rc = PDT_EBADINPUT;
+        rc = pdio_batch_commit(b);
     pdio_batch_free(b);
     return rc;
 }

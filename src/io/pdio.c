@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <glib.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../diag.h"
 #include "../ir/alloc.h"
@@ -17,14 +19,89 @@
 static const ProtobufCMessageDescriptor *PROGRAM_DESC =
     &paddle__framework__proto__program_desc__descriptor;
 
-/* Reads the whole stream; NULL (with errno) on a read error. */
-static uint8_t *slurp(FILE *f, size_t *len)
+static uint64_t max_input = PDIO_DEFAULT_MAX_INPUT;
+
+void pdio_set_max_input_size(uint64_t bytes)
 {
-    size_t cap = 1 << 16, n = 0;
+    max_input = bytes;
+}
+
+uint64_t pdio_max_input_size(void)
+{
+    return max_input;
+}
+
+bool pdio_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    /* Beyond 2^62 no machine holds the file; the bound keeps sums of
+     * sizes from overflowing. */
+    if (errno || *end || v == 0 || v > (UINT64_C(1) << 62) >> shift)
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+/* "2 GiB" for a round cap, "1000 bytes" otherwise. */
+static void describe_size(uint64_t v, char *buf, size_t cap)
+{
+    static const char *const units[] = {"GiB", "MiB", "KiB"};
+    static const unsigned shifts[] = {30, 20, 10};
+    for (int i = 0; i < 3; i++)
+        if (v >> shifts[i] && v % (UINT64_C(1) << shifts[i]) == 0) {
+            snprintf(buf, cap, "%" PRIu64 " %s", v >> shifts[i], units[i]);
+            return;
+        }
+    snprintf(buf, cap, "%" PRIu64 " bytes", v);
+}
+
+static void report_too_large(const char *name)
+{
+    char size[64];
+    describe_size(max_input, size, sizeof size);
+    pdt_error("%s: larger than the input size cap of %s; --max-input-size raises it",
+              name, size);
+}
+
+/* Reads the whole stream, at most max_input bytes: a regular file's size
+ * is known up front, a pipe or device is read until one byte past the cap.
+ * NULL when the cap is exceeded (*too_large set) or on a read error (errno
+ * set). */
+static uint8_t *slurp(FILE *f, size_t *len, bool *too_large)
+{
+    struct stat st;
+    size_t cap = 1 << 16;
+    *too_large = false;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > max_input) {
+            *too_large = true;
+            return NULL;
+        }
+        cap = (size_t)st.st_size + 1;
+    }
+    size_t n = 0;
     uint8_t *buf = xmalloc(cap);
     for (;;) {
         if (n == cap) {
-            cap *= 2;
+            if ((uint64_t)n > max_input) {
+                free(buf);
+                *too_large = true;
+                return NULL;
+            }
+            /* Grow to at most one byte past the cap: enough to tell. */
+            uint64_t next = (uint64_t)cap * 2;
+            cap = (size_t)(next > max_input + 1 ? max_input + 1 : next);
             buf = xrealloc(buf, cap);
         }
         size_t got = fread(buf + n, 1, cap - n, f);
@@ -36,6 +113,11 @@ static uint8_t *slurp(FILE *f, size_t *len)
             }
             break;
         }
+    }
+    if ((uint64_t)n > max_input) {
+        free(buf);
+        *too_large = true;
+        return NULL;
     }
     *len = n;
     return buf;
@@ -157,10 +239,15 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
         return NULL;
     }
     size_t len = 0;
-    uint8_t *data = slurp(f, &len);
+    bool too_large = false;
+    uint8_t *data = slurp(f, &len, &too_large);
     int saved = errno;
     if (f != stdin)
         fclose(f);
+    if (too_large) {
+        report_too_large(name);
+        return NULL;
+    }
     if (!data) {
         pdt_error("%s: cannot read: %s", name, strerror(saved));
         return NULL;

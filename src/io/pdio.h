@@ -12,11 +12,20 @@
 #include "../ir/ir.h"
 
 /* Reads PATH ("-" = stdin), binary or text (told apart by content).
- * NULL on failure. */
+ * NULL on failure, including input larger than the cap below. */
 ir_program *pdio_read(const char *path);
 /* As pdio_read; also puts the SHA-256 of the bytes read, as 64 lower-case
  * hex digits and a NUL, into sha256 (manifest.json names its inputs so). */
 ir_program *pdio_read_sha256(const char *path, char sha256[65]);
+/* The most bytes one input file may hold (--max-input-size), so that
+ * /dev/zero or an endless pipe fails with a message instead of exhausting
+ * memory.  Default PDIO_DEFAULT_MAX_INPUT. */
+#define PDIO_DEFAULT_MAX_INPUT ((uint64_t)2 << 30)
+void pdio_set_max_input_size(uint64_t bytes);
+uint64_t pdio_max_input_size(void);
+/* Parses a --max-input-size value: decimal bytes with an optional K, M or
+ * G suffix (powers of 1024), at least 1.  False when malformed. */
+bool pdio_parse_size(const char *s, uint64_t *out);
 /* Parses bytes already in memory; `name` is used in messages. */
 ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len);
 
@@ -27,20 +36,32 @@ uint8_t *pdio_serialize(const ir_program *p, bool text, size_t *len);
 /* True if PATH names the text form (ends in ".pbtxt" or ".txt"). */
 bool pdio_path_is_text(const char *path);
 
-/* A set of output files written all-or-nothing: every file is built in
- * memory first, written to a temporary file in its folder, then renamed
- * into place in the order added.  On any failure the temporaries are
- * removed and nothing is renamed.  "-" means stdout (written directly,
- * refused for binary data on a terminal unless `force`). */
+/* A set of output files written all-or-nothing.  Every target is checked
+ * before anything is written: a regular file or a missing path is replaced
+ * through a temporary beside it (fsync'd, renamed in the order added, the
+ * folder fsync'd); a character device or FIFO is written straight through,
+ * after the renames; "-" means stdout (binary refused on a terminal unless
+ * `force`); a folder or other kind of file is refused.  On any failure the
+ * renames already done are undone, so the previous files stay as they were,
+ * and no temporary is left.  See src/io/README.md. */
 typedef struct pdio_batch pdio_batch;
 pdio_batch *pdio_batch_new(bool force);
+/* Asks commit to create DIR and its parents first (mkdir -p); folders it
+ * made are removed again if the commit fails. */
+void pdio_batch_create_folder(pdio_batch *b, const char *dir);
 int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p,
                            bool text);
 /* Takes a copy of data. */
 void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data,
                           size_t len, bool binary);
-int pdio_batch_commit(pdio_batch *b);  /* 0 ok, 1 failure (message printed) */
+/* PDT_OK, PDT_EBADINPUT, or PDT_EUSAGE (binary to a terminal, a malformed
+ * PDTRANS_FAIL_AT); every failure has printed its message. */
+int pdio_batch_commit(pdio_batch *b);
 void pdio_batch_free(pdio_batch *b);
+
+/* Writes bytes to stdout unbuffered, after flushing stdio; a failure is
+ * reported with its reason.  PDT_OK or PDT_EBADINPUT. */
+int pdio_write_stdout(const void *data, size_t len);
 
 /* Convenience: one program to one path (atomic as above). */
 int pdio_write(const ir_program *p, const char *path, bool text, bool force);

@@ -1,6 +1,12 @@
-/* pdio_write.c - all-or-nothing output: temporaries, then renames. */
+/* pdio_write.c - a set of output files that lands together or not at all.
+ *
+ * Regular files are replaced by rename, so a reader never sees half a file
+ * and a failure part-way through can be undone; character devices, FIFOs
+ * and stdout are written straight through, last, because a write there
+ * cannot be taken back.  The steps and their failure handling are
+ * described in README.md in this folder. */
 #include <errno.h>
-#include <fcntl.h>
+#include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +17,23 @@
 #include "../ir/alloc.h"
 #include "../ir/util.h"
 #include "pdio.h"
+#include "pdio_fs.h"
+
+typedef enum { TO_STDOUT, TO_STREAM, TO_FILE } target_kind;
 
 typedef struct {
-    char *path;
+    char *path;         /* as the user named it; used in messages */
+    char *real;         /* the file replaced or written (symlinks resolved) */
     uint8_t *data;
     size_t len;
     bool binary;
-    char *tmp;          /* temporary file's name, made when added, so that
-                         * committing allocates nothing (alloc.h) */
-    bool tmp_made;      /* it exists on disk */
+    target_kind kind;
+    bool existed;       /* real held a regular file before */
+    mode_t mode;        /* its permissions, which the replacement keeps */
+    char *tmp;          /* temporary beside real, once created */
+    char *bak;          /* the old file under its backup name */
+    bool bak_moved;     /* bak was made by rename, so real is gone */
+    bool in_place;      /* tmp has been renamed onto real */
 } pending;
 
 struct pdio_batch {
@@ -27,13 +41,24 @@ struct pdio_batch {
     bool failed;
     size_t n, cap;
     pending *files;
+    char *folder;       /* created at commit, when asked */
+    GPtrArray *made;    /* folders this batch created, outermost first */
+    GPtrArray *dirs;    /* distinct folders holding TO_FILE targets */
 };
 
 pdio_batch *pdio_batch_new(bool force)
 {
     pdio_batch *b = xcalloc(1, sizeof *b);
     b->force = force;
+    b->made = g_ptr_array_new_with_free_func(free);
+    b->dirs = g_ptr_array_new_with_free_func(free);
     return b;
+}
+
+void pdio_batch_create_folder(pdio_batch *b, const char *dir)
+{
+    free(b->folder);
+    b->folder = xstrdup(dir);
 }
 
 static void add(pdio_batch *b, const char *path, uint8_t *data, size_t len, bool binary)
@@ -43,14 +68,11 @@ static void add(pdio_batch *b, const char *path, uint8_t *data, size_t len, bool
         b->files = xrealloc(b->files, b->cap * sizeof *b->files);
     }
     pending *f = &b->files[b->n++];
+    memset(f, 0, sizeof *f);
     f->path = xstrdup(path);
     f->data = data;
     f->len = len;
     f->binary = binary;
-    size_t n = strlen(path) + 16;
-    f->tmp = xmalloc(n);
-    snprintf(f->tmp, n, "%s.tmp.XXXXXX", path);
-    f->tmp_made = false;
 }
 
 int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p, bool text)
@@ -76,105 +98,317 @@ void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data, siz
     add(b, path, copy, len, binary);
 }
 
-static bool write_all(int fd, const uint8_t *data, size_t len)
+/* mkdir -p, remembering what it made so that a failed batch leaves no
+ * empty folder behind. */
+static int make_folders(pdio_batch *b)
 {
-    while (len) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        data += w;
-        len -= (size_t)w;
+    const char *dir = b->folder;
+    if (!*dir) {
+        pdt_error("the output folder name is empty");
+        return PDT_EBADINPUT;
     }
-    return true;
+    size_t n = strlen(dir);
+    char *prefix = xmalloc(n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && dir[i] != '/')
+            continue;
+        memcpy(prefix, dir, i);
+        prefix[i] = '\0';
+        /* Recorded before it is made: running out of memory after the
+         * mkdir must not leave it behind unrecorded. */
+        g_ptr_array_add(b->made, xstrdup(prefix));
+        if (mkdir(prefix, 0777) == 0)
+            continue;
+        int e = errno;
+        g_ptr_array_remove_index(b->made, b->made->len - 1);
+        if (e != EEXIST) {
+            pdt_error("cannot create folder '%s': %s", prefix, strerror(e));
+            free(prefix);
+            return PDT_EBADINPUT;
+        }
+    }
+    free(prefix);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        pdt_error("'%s' is not a folder", dir);
+        return PDT_EBADINPUT;
+    }
+    return PDT_OK;
 }
 
-static void drop_temporaries(pdio_batch *b)
+/* Decides how F is written: only a regular file (or nothing) is replaced
+ * by rename; a device or FIFO is written through; anything else is refused
+ * before any file is touched. */
+static int classify(pending *f)
 {
-    for (size_t i = 0; i < b->n; i++)
-        if (b->files[i].tmp_made) {
-            unlink(b->files[i].tmp);
-            b->files[i].tmp_made = false;
+    if (strcmp(f->path, "-") == 0) {
+        f->kind = TO_STDOUT;
+        return PDT_OK;
+    }
+    f->kind = TO_FILE;
+    f->real = xstrdup(f->path);
+    struct stat st;
+    if (lstat(f->path, &st) != 0) {
+        if (errno == ENOENT)
+            return PDT_OK;
+        pdt_error("%s: cannot write: %s", f->path, strerror(errno));
+        return PDT_EBADINPUT;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char *resolved = fs_follow_links(f->path);
+        if (!resolved || stat(resolved, &st) != 0) {
+            pdt_error("%s: cannot follow the symbolic link: %s", f->path, strerror(errno));
+            free(resolved);
+            return PDT_EBADINPUT;
         }
+        free(f->real);
+        f->real = resolved;
+    }
+    if (S_ISREG(st.st_mode)) {
+        f->existed = true;
+        f->mode = st.st_mode & 07777;
+    } else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+        f->kind = TO_STREAM;
+    } else if (S_ISDIR(st.st_mode)) {
+        pdt_error("%s: is a folder, not a file; refusing to replace it", f->path);
+        return PDT_EBADINPUT;
+    } else {
+        pdt_error("%s: is not a regular file, character device or FIFO; refusing to "
+                  "write to it", f->path);
+        return PDT_EBADINPUT;
+    }
+    return PDT_OK;
+}
+
+static int check_targets(pdio_batch *b)
+{
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    int rc = PDT_OK;
+    for (size_t i = 0; i < b->n && rc == PDT_OK; i++) {
+        pending *f = &b->files[i];
+        rc = classify(f);
+        if (rc == PDT_OK && f->kind == TO_STDOUT && f->binary && !b->force &&
+            isatty(STDOUT_FILENO)) {
+            pdt_error("refusing to write binary output to a terminal (use -f to force, "
+                      "or --text)");
+            rc = PDT_EUSAGE;
+        }
+        if (rc != PDT_OK || f->kind != TO_FILE)
+            continue;
+        if (!g_hash_table_add(seen, f->real)) {
+            pdt_error("%s: the same file is written twice", f->path);
+            rc = PDT_EBADINPUT;
+        }
+        char *dir = fs_folder_of(f->real);
+        bool known = false;
+        for (size_t k = 0; k < b->dirs->len && !known; k++)
+            known = strcmp(g_ptr_array_index(b->dirs, k), dir) == 0;
+        if (known)
+            free(dir);
+        else
+            g_ptr_array_add(b->dirs, dir);
+    }
+    g_hash_table_destroy(seen);
+    return rc;
 }
 
 static bool write_temporary(pending *f)
 {
     pdt_alloc_doing("writing '%s'", f->path);
-    int fd = mkstemp(f->tmp);
+    f->tmp = fs_temp_template(f->real, "tmp");
+    int fd = fs_create_temp(f->tmp);
     if (fd < 0) {
         pdt_error("%s: cannot create: %s", f->path, strerror(errno));
+        free(f->tmp);
+        f->tmp = NULL;
         return false;
     }
-    f->tmp_made = true;
-    /* mkstemp makes 0600 files; outputs should get the usual 0666 & ~umask. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    bool ok = write_all(fd, f->data, f->len);
+    /* mkstemp makes 0600 files; a replacement keeps the old file's
+     * permissions, a new file gets the usual 0666 & ~umask. */
+    mode_t mode = f->mode;
+    if (!f->existed) {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    fchmod(fd, mode);
+    const char *step = "write";
+    bool ok = fs_write_all(fd, f->data, f->len);
+    if (ok && fs_fsync(fd) != 0) {
+        ok = false;
+        step = "sync";
+    }
     int saved = errno;
     if (close(fd) != 0 && ok) {
         ok = false;
         saved = errno;
     }
     if (!ok)
-        pdt_error("%s: cannot write: %s", f->path, strerror(saved));
+        pdt_error("%s: cannot %s: %s", f->path, step, strerror(saved));
     return ok;
 }
 
-/* Out of memory halfway through: no temporary may stay behind. */
-static void drop_temporaries_on_failure(void *b)
+/* Puts F's temporary in place, keeping the old file as a backup until the
+ * whole set is in.  A hard link keeps the old file visible under its name
+ * until the rename replaces it; where links are not supported the old
+ * file is moved aside instead. */
+static bool put_in_place(pending *f)
 {
-    drop_temporaries(b);
-}
-
-static int commit(pdio_batch *b);
-
-int pdio_batch_commit(pdio_batch *b)
-{
-    pdt_alloc_on_failure(drop_temporaries_on_failure, b);
-    int rc = commit(b);
-    pdt_alloc_on_failure(NULL, NULL);
-    return rc;
-}
-
-static int commit(pdio_batch *b)
-{
-    if (b->failed)
-        return PDT_EBADINPUT;
-    for (size_t i = 0; i < b->n; i++)
-        if (strcmp(b->files[i].path, "-") == 0 && b->files[i].binary && !b->force &&
-            isatty(STDOUT_FILENO)) {
-            pdt_error("refusing to write binary output to a terminal (use -f to force, "
-                      "or --text)");
-            return PDT_EUSAGE;
+    if (f->existed) {
+        f->bak = fs_backup_name(f->tmp);
+        if (fs_link(f->real, f->bak) != 0) {
+            int e = errno;
+            bool no_links = e == EPERM || e == EXDEV || e == ENOTSUP || e == EMLINK;
+            if (!no_links || fs_rename(f->real, f->bak) != 0) {
+                pdt_error("%s: cannot keep a backup of the old file: %s", f->path,
+                          strerror(no_links ? errno : e));
+                free(f->bak);
+                f->bak = NULL;
+                return false;
+            }
+            f->bak_moved = true;
         }
-    for (size_t i = 0; i < b->n; i++) {
-        if (strcmp(b->files[i].path, "-") == 0)
-            continue;
-        if (!write_temporary(&b->files[i])) {
-            drop_temporaries(b);
+    }
+    if (fs_rename(f->tmp, f->real) != 0) {
+        pdt_error("%s: cannot rename into place: %s", f->path, strerror(errno));
+        return false;
+    }
+    free(f->tmp);
+    f->tmp = NULL;
+    f->in_place = true;
+    return true;
+}
+
+int pdio_write_stdout(const void *data, size_t len)
+{
+    /* Straight to the descriptor, after anything stdio holds, so that a
+     * failure is reported here, with its reason, and not again at exit. */
+    if (fflush(stdout) != 0 || !fs_write_all(STDOUT_FILENO, data, len)) {
+        pdt_error("cannot write to standard output: %s", strerror(errno));
+        return PDT_EBADINPUT;
+    }
+    return PDT_OK;
+}
+
+static bool write_stream(pdio_batch *b, pending *f)
+{
+    if (f->kind == TO_STDOUT)
+        return pdio_write_stdout(f->data, f->len) == PDT_OK;
+    int fd = fs_open_stream(f->real);
+    if (fd < 0) {
+        pdt_error("%s: cannot open: %s", f->path, strerror(errno));
+        return false;
+    }
+    bool ok = true;
+    if (f->binary && !b->force && isatty(fd)) {
+        pdt_error("%s: refusing to write binary output to a terminal (use -f to force, "
+                  "or --text)", f->path);
+        ok = false;
+    } else if (!fs_write_all(fd, f->data, f->len)) {
+        pdt_error("%s: cannot write: %s", f->path, strerror(errno));
+        ok = false;
+    }
+    close(fd);
+    return ok;
+}
+
+static void sync_folders(pdio_batch *b)
+{
+    for (size_t k = 0; k < b->dirs->len; k++)
+        fs_fsync_folder(g_ptr_array_index(b->dirs, k), false);
+}
+
+/* Takes back every step of a failed commit: old files return under their
+ * names, new ones and temporaries go, folders made for the set go. */
+static void undo(pdio_batch *b)
+{
+    for (size_t i = b->n; i-- > 0;) {
+        pending *f = &b->files[i];
+        if (f->bak && (f->in_place || f->bak_moved)) {
+            if (rename(f->bak, f->real) != 0)
+                pdt_error("%s: cannot put the old file back (%s); it is kept as '%s'",
+                          f->path, strerror(errno), f->bak);
+            free(f->bak);
+            f->bak = NULL;
+        } else if (f->in_place) {
+            unlink(f->real);
+        }
+        f->in_place = false;
+        if (f->bak)
+            unlink(f->bak);
+        if (f->tmp)
+            unlink(f->tmp);
+        free(f->bak);
+        free(f->tmp);
+        f->bak = f->tmp = NULL;
+    }
+    sync_folders(b);
+    for (size_t k = b->made->len; k-- > 0;)
+        rmdir(g_ptr_array_index(b->made, k));
+}
+
+static int land(pdio_batch *b)
+{
+    for (size_t k = 0; k < b->dirs->len; k++)
+        fs_remove_stale(g_ptr_array_index(b->dirs, k));
+    for (size_t i = 0; i < b->n; i++)
+        if (b->files[i].kind == TO_FILE && !write_temporary(&b->files[i]))
+            return PDT_EBADINPUT;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->files[i].kind == TO_FILE && !put_in_place(&b->files[i]))
+            return PDT_EBADINPUT;
+    for (size_t k = 0; k < b->dirs->len; k++) {
+        const char *dir = g_ptr_array_index(b->dirs, k);
+        if (fs_fsync_folder(dir, true) != 0) {
+            pdt_error("cannot sync folder '%s': %s", dir, strerror(errno));
             return PDT_EBADINPUT;
         }
     }
+    for (size_t k = 0; k < b->made->len; k++) {
+        char *parent = fs_folder_of(g_ptr_array_index(b->made, k));
+        fs_fsync_folder(parent, false);
+        free(parent);
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (b->files[i].kind != TO_FILE && !write_stream(b, &b->files[i]))
+            return PDT_EBADINPUT;
+    return PDT_OK;
+}
+
+/* Out of memory part-way (alloc.h ends the run): undo as for any failure.
+ * Every step records what it did only once it is done, and undo allocates
+ * nothing, so it can run from inside any allocation of the commit. */
+static void undo_on_failure(void *b)
+{
+    undo(b);
+}
+
+int pdio_batch_commit(pdio_batch *b)
+{
+    if (b->failed)
+        return PDT_EBADINPUT;
+    if (!fs_fault_init())
+        return PDT_EUSAGE;
+    pdt_alloc_on_failure(undo_on_failure, b);
+    int rc = b->folder ? make_folders(b) : PDT_OK;
+    if (rc == PDT_OK)
+        rc = check_targets(b);
+    if (rc == PDT_OK)
+        rc = land(b);
+    if (rc != PDT_OK)
+        undo(b);
+    pdt_alloc_on_failure(NULL, NULL);
+    if (rc != PDT_OK) {
+        b->failed = true;
+        return rc;
+    }
     for (size_t i = 0; i < b->n; i++) {
         pending *f = &b->files[i];
-        if (!f->tmp_made) {     /* "-": standard output */
-            if (fwrite(f->data, 1, f->len, stdout) != f->len || fflush(stdout) != 0) {
-                pdt_error("cannot write to standard output");
-                drop_temporaries(b);
-                return PDT_EBADINPUT;
-            }
-            continue;
-        }
-        if (rename(f->tmp, f->path) != 0) {
-            pdt_error("%s: cannot rename into place: %s", f->path, strerror(errno));
-            drop_temporaries(b);
-            return PDT_EBADINPUT;
-        }
-        f->tmp_made = false;
+        if (f->bak)
+            unlink(f->bak);
+        free(f->bak);
+        f->bak = NULL;
+        f->in_place = false;
     }
     return PDT_OK;
 }
@@ -183,13 +417,20 @@ void pdio_batch_free(pdio_batch *b)
 {
     if (!b)
         return;
-    drop_temporaries(b);
     for (size_t i = 0; i < b->n; i++) {
-        free(b->files[i].path);
-        free(b->files[i].data);
-        free(b->files[i].tmp);
+        pending *f = &b->files[i];
+        if (f->tmp)
+            unlink(f->tmp);
+        free(f->tmp);
+        free(f->bak);
+        free(f->path);
+        free(f->real);
+        free(f->data);
     }
     free(b->files);
+    free(b->folder);
+    g_ptr_array_free(b->made, true);
+    g_ptr_array_free(b->dirs, true);
     free(b);
 }
 
