@@ -129,11 +129,12 @@ static bool saves_var(const ir_program *p, const char *name)
     return found;
 }
 
-/* The folder is made only when everything else is ready, and removed again
- * if it was new and writing failed: no partial output. */
+/* The folder is made by the commit, once everything else is ready, and
+ * removed again if it was new and writing failed: no partial output. */
 static int write_outputs(const pdt_ctx *ctx, const opts *o)
 {
     pdio_batch *b = pdio_batch_new(true);
+    pdio_batch_create_folder(b, o->out_dir);
     char *model = g_build_filename(o->out_dir, o->model_name, NULL);
     int rc = pdio_batch_add_program(b, model, ctx->main, o->text);
     if (rc == PDT_OK && o->params_name) {
@@ -147,19 +148,9 @@ static int write_outputs(const pdt_ctx *ctx, const opts *o)
     } else if (rc == PDT_OK) {
         rc = params_add_dir(b, ctx->main, ctx->param_values, o->out_dir);
     }
-    bool made = false;
-    if (rc == PDT_OK) {
-        made = mkdir(o->out_dir, 0777) == 0;
-        if (!made && errno != EEXIST) {
-            pdt_error("%s: cannot create folder: %s", o->out_dir, strerror(errno));
-            rc = PDT_EBADINPUT;
-        }
-    }
     if (rc == PDT_OK)
         rc = pdio_batch_commit(b);
     pdio_batch_free(b);
-    if (rc != PDT_OK && made)
-        rmdir(o->out_dir);
     g_free(model);
     return rc;
 }

@@ -106,22 +106,19 @@ static int check_input(pdt_ctx *ctx, const char **names, size_t *n)
 
 static int write_outputs(const pdt_ctx *ctx, const char *dir, bool text)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        pdt_error("%s: cannot create folder: %s", dir, strerror(errno));
-        return PDT_EBADINPUT;
-    }
     const char *ext = text ? "pbtxt" : "pb";
     char main_path[4096], startup_path[4096];
     snprintf(main_path, sizeof main_path, "%s/main.%s", dir, ext);
     snprintf(startup_path, sizeof startup_path, "%s/startup.%s", dir, ext);
     pdio_batch *batch = pdio_batch_new(true);
+    pdio_batch_create_folder(batch, dir);   /* removed again if the set fails */
     int rc = pdio_batch_add_program(batch, main_path, ctx->main, text);
     if (rc == PDT_OK)
         rc = pdio_batch_add_program(batch, startup_path, ctx->startup, text);
     if (rc == PDT_OK)
         rc = pdio_batch_commit(batch);
     pdio_batch_free(batch);
-    return rc ? PDT_EBADINPUT : PDT_OK;
+    return rc;
 }
 
 int cmd_minimize(int argc, char **argv)
