@@ -97,12 +97,16 @@ static void check_vars(const ir_program *p, vrep *r)
 }
 
 /* In a pass's output, the grad op of an op with a sub_block may name the
- * same block: Paddle's DefaultGradOpMaker copies every forward attr, and
- * only the control-flow makers point theirs at the grad block.  The input
+ * same block: Paddle's grad makers copy forward attrs (a BLOCK-typed attr
+ * included), and only the control-flow makers point theirs at the grad
+ * block.  A Backward-role op naming a forward op's block is taken as such.  The input
  * gate still refuses it (a second backward would walk the block twice per
  * level). */
 static bool shared_by_grad(const ir_op *fwd, const ir_op *grad)
 {
+    int fr = ir_op_role(fwd), gr = ir_op_role(grad);
+    if (gr > 0 && (gr & IR_ROLE_BACKWARD) && !(fr > 0 && (fr & IR_ROLE_BACKWARD)))
+        return true;    /* grad makers (split -> concat, ...) copy attrs too */
     size_t n = strlen(fwd->type);
     return strncmp(grad->type, fwd->type, n) == 0 && strcmp(grad->type + n, "_grad") == 0;
 }
