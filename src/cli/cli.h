@@ -15,6 +15,9 @@
 #include "commands.def"
 #undef CMD
 
+/* `verify rewrite` (verify_rewrite.c), dispatched by cmd_verify. */
+int cmd_verify_rewrite(int argc, char **argv);
+
 typedef struct {
     const char *name;
     const char *summary;

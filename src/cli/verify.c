@@ -20,7 +20,8 @@
 static void help(void)
 {
     printf("usage: pdtrans verify grad [OPTIONS] --loss=VAR PROGRAM\n"
-           "       pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n\n"
+           "       pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n"
+           "       pdtrans verify rewrite [OPTIONS] BEFORE AFTER   (see verify rewrite --help)\n\n"
            "Runs programs on pdtrans's reference executor (float64, CPU, seeded) to\n"
            "show numerically that a rewrite computes what it should.\n\n"
            "grad: every parameter's gradient from the backward ops of PROGRAM (as\n"
@@ -472,7 +473,7 @@ static int verify_transpile(int argc, char **argv)
 int cmd_verify(int argc, char **argv)
 {
     if (argc < 2) {
-        pdt_usage_error("verify", "expected 'grad' or 'transpile'");
+        pdt_usage_error("verify", "expected 'grad', 'transpile' or 'rewrite'");
         return PDT_EUSAGE;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -483,7 +484,9 @@ int cmd_verify(int argc, char **argv)
         return verify_grad(argc - 1, argv + 1);
     if (!strcmp(argv[1], "transpile"))
         return verify_transpile(argc - 1, argv + 1);
-    pdt_usage_error("verify", "unknown subcommand '%s' (expected 'grad' or 'transpile')",
+    if (!strcmp(argv[1], "rewrite"))
+        return cmd_verify_rewrite(argc - 1, argv + 1);
+    pdt_usage_error("verify", "unknown subcommand '%s' (expected 'grad', 'transpile' or 'rewrite')",
                     argv[1]);
     return PDT_EUSAGE;
 }

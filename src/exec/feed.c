@@ -1,7 +1,8 @@
 /* feed.c - seeded inputs for a program: data vars (read in block 0 before
  * any op writes them) get random values shaped by their VarDesc, with -1
  * dims set to the batch size; persistable vars that nothing initialised
- * get random values too.  Values respect what reads them: class labels
+ * get random values too.  Feed ops count as not writing their targets (the
+ * caller skips them).  Values respect what reads them: class labels
  * fall in [0, classes), embedding ids in [0, table rows), and a var with
  * lod_level >= 1 gets `batch` sequences of 1 to 3 rows. */
 #include <glib.h>
@@ -72,6 +73,9 @@ bool ex_feed_random(const ir_program *p, ex_scope *s, const ex_feed_opts *o, ex_
     bool ok = true;
     for (size_t i = 0; ok && i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
+        /* A feed op's target is fed here, like a var nothing writes. */
+        if (!strcmp(op->type, "feed"))
+            continue;
         for (size_t k = 0; k < op->n_inputs; k++) {
             const ir_slot *sl = &op->inputs[k];
             for (size_t j = 0; j < sl->n_args; j++) {

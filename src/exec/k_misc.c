@@ -416,7 +416,18 @@ static bool k_conditional_block_grad(ex_ctx *x, const ir_op *op)
     return true;
 }
 
+/* release_memory's op: Paddle's delete_var erases its X vars from the
+ * scope (names with no value are fine). */
+static bool k_delete_var(ex_ctx *x, const ir_op *op)
+{
+    const ir_slot *s = ir_op_input(op, "X");
+    for (size_t i = 0; s && i < s->n_args; i++)
+        ex_scope_remove(x->scope, s->args[i]);
+    return true;
+}
+
 const ex_kernel ex_kernels_misc[] = {
+    {"delete_var", k_delete_var},
     {"conditional_block_grad", k_conditional_block_grad},
     {"ref_by_trainer_id", k_ref_by_trainer_id},
     {"fill_constant", k_fill_constant},
