@@ -83,5 +83,21 @@ done
 sh tests/bench/gen_nested.sh 300 "$tmp/nested.pbtxt"
 $VG "$PDTRANS" backward --loss=loss "$tmp/nested.pbtxt" -o "$tmp/nested.pb" >/dev/null 2>"$tmp/err"
 [ $? = 0 ] || { echo "valgrind: FAIL backward on 300 nested blocks"; tail -3 "$tmp/err"; fail=1; }
+# verify rewrite: a memory-optimized program (exit 0), a wrong one (exit 1),
+# and fuse_batch_norm's output with its parameter files.
+"$PDTRANS" backward --loss=loss $g/verify_rewrite/in/fc_net.pbtxt -o "$tmp/bw.pbtxt" >/dev/null
+"$PDTRANS" memory-optimize --level=1 "$tmp/bw.pbtxt" -o "$tmp/mo.pbtxt" --text
+sed 's/arguments: "sq@GRAD"/arguments: "diff"/' "$tmp/mo.pbtxt" >"$tmp/wrong.pbtxt"
+small=$g/inference_small/in
+"$PDTRANS" inference --params=$small/params $small/model.pbtxt -o "$tmp/folded" 2>/dev/null
+vg_verify_rewrite() {
+    want=$1; shift
+    $VG "$PDTRANS" verify rewrite "$@" >/dev/null 2>"$tmp/err"
+    [ $? = "$want" ] || { echo "valgrind: FAIL verify rewrite $*"; cat "$tmp/err"; fail=1; }
+}
+vg_verify_rewrite 0 "$tmp/bw.pbtxt" "$tmp/mo.pbtxt"
+vg_verify_rewrite 1 "$tmp/bw.pbtxt" "$tmp/wrong.pbtxt"
+vg_verify_rewrite 0 --params=$small/params --after-params="$tmp/folded" --tolerance=1e-5 \
+    $small/model.pbtxt "$tmp/folded/__model__"
 [ $fail = 0 ] && echo "valgrind: clean"
 exit $fail
