@@ -8,16 +8,16 @@
 bool *ir_program_reachable_blocks(const ir_program *p)
 {
     bool *seen = g_new0(bool, p->n_blocks + 1);
-    size_t *todo = g_new(size_t, p->n_blocks + 1);
-    size_t n_todo = 0;
+    size_t *pending = g_new(size_t, p->n_blocks + 1);
+    size_t n_pending = 0;
     if (p->n_blocks) {
         seen[0] = true;
-        todo[n_todo++] = 0;
+        pending[n_pending++] = 0;
     }
     /* Each block enters the work list at most once, so the list never
      * holds more than n_blocks entries. */
-    while (n_todo) {
-        const ir_block *b = p->blocks[todo[--n_todo]];
+    while (n_pending) {
+        const ir_block *b = p->blocks[pending[--n_pending]];
         for (size_t k = 0; k < b->n_ops; k++) {
             const ir_op *op = b->ops[k];
             for (size_t a = 0; a < op->n_attrs; a++) {
@@ -34,11 +34,11 @@ bool *ir_program_reachable_blocks(const ir_program *p)
                 for (size_t i = 0; i < n; i++)
                     if (ix[i] >= 0 && (size_t)ix[i] < p->n_blocks && !seen[ix[i]]) {
                         seen[ix[i]] = true;
-                        todo[n_todo++] = (size_t)ix[i];
+                        pending[n_pending++] = (size_t)ix[i];
                     }
             }
         }
     }
-    g_free(todo);
+    g_free(pending);
     return seen;
 }
