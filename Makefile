@@ -7,7 +7,11 @@ CC ?= cc
 BUILD ?= build
 PKGS = libprotobuf-c glib-2.0 jansson
 
-CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -g
+# The warnings Lua's makefile uses (issue 15), errors like the rest.
+LUA_WARNINGS = -Wmissing-prototypes -Wshadow -Wwrite-strings -Wstrict-prototypes \
+  -Wredundant-decls -Wundef -Wold-style-definition -Wnested-externs
+CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -g \
+  $(LUA_WARNINGS)
 ifeq ($(SANITIZE),1)
   BUILD := build-san
   CFLAGS_BASE += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

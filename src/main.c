@@ -44,7 +44,7 @@ static int dispatch(int argc, char **argv)
     }
     /* Default command: transpile sees the whole command line, with its
      * own name standing in for argv[0]. */
-    char *name = "transpile";
+    static char name[] = "transpile";
     argv[0] = name;
     return cmd_transpile(argc, argv);
 }

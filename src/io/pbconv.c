@@ -422,7 +422,7 @@ static PbAttr *attr_out(pbconv_out *out, const ir_attr *s)
     d->has_i = s->has_i; d->i = s->i;
     d->has_f = s->has_f; d->f = s->f;
     if (s->has_s)
-        d->s = s->s.data ? (char *)(uintptr_t)s->s.data : "";
+        d->s = s->s.data ? (char *)(uintptr_t)s->s.data : (char *)(uintptr_t)"";
     d->has_b = s->has_b; d->b = s->b;
     d->has_block_idx = s->has_block_idx; d->block_idx = s->block_idx;
     d->has_l = s->has_l; d->l = s->l;
@@ -581,7 +581,7 @@ static PbVar *var_out(pbconv_out *out, const ir_var *v)
             da->type = (Paddle__Framework__Proto__AttrType)s->type;
             da->has_i = s->has_i; da->i = s->i;
             if (s->has_s)
-                da->s = s->s.data ? (char *)(uintptr_t)s->s.data : "";
+                da->s = s->s.data ? (char *)(uintptr_t)s->s.data : (char *)(uintptr_t)"";
             da->n_ints = s->n_ints; da->ints = s->ints;
             bytes_to_unknown(out->scratch, s->unknown, &da->base);
             d->attrs[i] = da;

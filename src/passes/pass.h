@@ -136,6 +136,11 @@ typedef struct {
     int (*run)(pdt_ctx *ctx);
 } pdt_pass;
 
+/* Each registered pass (passes.def) is `int pass_NAME(pdt_ctx *)`. */
+#define PASS(name, summary) int pass_##name(pdt_ctx *ctx);
+#include "passes.def"
+#undef PASS
+
 /* Registry (passes.c): the one list of passes, in pipeline order. */
 extern const pdt_pass pdt_passes[];
 extern const size_t pdt_n_passes;

@@ -3,10 +3,6 @@
  * and add one line here. */
 #include "pass.h"
 
-#define PASS(name, summary) int pass_##name(pdt_ctx *ctx);
-#include "passes.def"
-#undef PASS
-
 const pdt_pass pdt_passes[] = {
 #define PASS(name, summary) {#name, summary, pass_##name},
 #include "passes.def"

@@ -114,8 +114,6 @@ typedef struct tp_state {
     tp_endpoint *epl;       /* n_eps of them */
 } tp_state;
 
-/* The pass itself (registered in passes.def). */
-int pass_transpile(pdt_ctx *ctx);
 
 /* ---- transpile_optimize.c ---- */
 /* Fills op_kind, opt_pos, opt_by_param, pairs (without slices).

@@ -6,10 +6,6 @@
 #include "passes/pass.h"
 #include "passes/verify.h"
 
-int pass_optimizer(pdt_ctx *ctx);
-int pass_regularization(pdt_ctx *ctx);
-int pass_gradient_clip(pdt_ctx *ctx);
-int pass_lr_schedule(pdt_ctx *ctx);
 
 /* ---- a tiny program: params w [4,3], b [3] with backward ops ---------- */
 

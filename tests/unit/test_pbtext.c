@@ -230,7 +230,7 @@ START_TEST(test_floats)
         float fl[2] = { cases[i].f, 2.5f };
         double dl[1] = { cases[i].d };
         char want[128];
-        a.name = "x";
+        a.name = (char *)(uintptr_t)"x";
         a.type = PADDLE__FRAMEWORK__PROTO__ATTR_TYPE__FLOAT;
         a.has_f = 1;
         a.f = cases[i].f;
@@ -250,7 +250,7 @@ START_TEST(test_floats)
     }
     /* NaN prints without its sign or payload, and comes back as a NaN */
     Attr a = PADDLE__FRAMEWORK__PROTO__OP_DESC__ATTR__INIT;
-    a.name = "x";
+    a.name = (char *)(uintptr_t)"x";
     a.has_f = 1;
     a.f = bitsf(0xffc00001u);
     a.has_float64 = 1;
@@ -273,8 +273,9 @@ START_TEST(test_escapes)
     for (int i = 1; i < 256; i++)
         all[i - 1] = (char)i;
     all[255] = 0;
-    char *args[] = { all, "q\"'\\", "h\xc3\xa9llo \xe4\xb8\xad", "", "tab\there\r\n" };
-    v.parameter = "p";
+    static char q[] = "q\"'\\", u[] = "h\xc3\xa9llo \xe4\xb8\xad", e[] = "", tab[] = "tab\there\r\n";
+    char *args[] = { all, q, u, e, tab };
+    v.parameter = (char *)(uintptr_t)"p";
     v.n_arguments = sizeof args / sizeof args[0];
     v.arguments = args;
     char *text = check_print(&v.base, "OpDesc.Var");
@@ -405,7 +406,7 @@ START_TEST(test_unnamed_enum)
     protobuf_c_message_free_unpacked(m, NULL);
 
     Attr a = PADDLE__FRAMEWORK__PROTO__OP_DESC__ATTR__INIT;
-    a.name = "b";
+    a.name = (char *)(uintptr_t)"b";
     a.type = -1;
     text = check_print(&a.base, "OpDesc.Attr");
     ck_assert_str_eq(text, "name: \"b\"\n2: 18446744073709551615\n");
@@ -432,7 +433,7 @@ START_TEST(test_empty_and_required)
     Paddle__Framework__Proto__OpDesc op = PADDLE__FRAMEWORK__PROTO__OP_DESC__INIT;
     Paddle__Framework__Proto__OpDesc__Var in = PADDLE__FRAMEWORK__PROTO__OP_DESC__VAR__INIT;
     Paddle__Framework__Proto__OpDesc__Var *ins[] = { &in };
-    in.parameter = "X";
+    in.parameter = (char *)(uintptr_t)"X";
     op.n_inputs = 1;
     op.inputs = ins;
     op.has_is_target = 1;
