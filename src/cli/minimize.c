@@ -9,7 +9,7 @@
 
 #include "../diag.h"
 #include "../io/pdio.h"
-#include "../passes/optimizer_util.h"
+#include "../passes/optimizer/optimizer_util.h"
 #include "../passes/pass.h"
 #include "cli.h"
 

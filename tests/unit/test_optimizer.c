@@ -2,7 +2,7 @@
  * optimizer-family passes on programs built through ir.h. */
 #include "unit.h"
 
-#include "passes/optimizer_util.h"
+#include "passes/optimizer/optimizer_util.h"
 #include "passes/pass.h"
 #include "passes/verify.h"
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../grad/grad.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
 #include "backward_recompute.h"
 
 /* ---- ProgramStats -------------------------------------------------------- */

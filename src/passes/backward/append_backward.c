@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../grad/grad.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
 #include "backward_internal.h"
 #include "backward_recompute.h"
-#include "pass.h"
+#include "../pass.h"
 
 /* _find_loss_op_: the last op whose output list is exactly [loss]. */
 static ir_op *find_loss_op(ir_block *b, const char *loss)

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pass.h"
+#include "../pass.h"
 
 /* ---- SPEC parsing: "kind:key=value,key=value" --------------------------
  * A list value continues over bare comma-separated items

@@ -1,7 +1,7 @@
 /* backward_internal.h - the machinery shared by the append_backward and
  * calc_gradient passes: one function per function of Paddle's
  * python/paddle/base/backward.py (the seed, ../shared/seeds/backward.py.txt),
- * named after it.  Private to src/passes/backward_*.c, append_backward.c and
+ * named after it.  Private to src/passes/backward/backward_*.c, append_backward.c and
  * calc_gradient.c. */
 #ifndef PDT_BACKWARD_INTERNAL_H
 #define PDT_BACKWARD_INTERNAL_H
@@ -9,7 +9,7 @@
 #include <glib.h>
 #include <stdbool.h>
 
-#include "../ir/ir.h"
+#include "../../ir/ir.h"
 
 /* One backward run over a program. */
 typedef struct bw_run {

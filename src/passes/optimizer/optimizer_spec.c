@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../ir/util.h"
 #include "optimizer_util.h"
 
 static bool is_ident(const char *s, size_t n)

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../grad/grad.h"
-#include "../ir/util.h"
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
 #include "backward_internal.h"
 
 typedef struct {

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../ir/util.h"
 #include "optimizer_util.h"
 
 #define COUNTER "@LR_DECAY_COUNTER@"

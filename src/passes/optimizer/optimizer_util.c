@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../ir/util.h"
 
 /* ---- unique names ------------------------------------------------------ */
 

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../grad/grad.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
 #include "backward_internal.h"
 
 static pmap *name_set(void)

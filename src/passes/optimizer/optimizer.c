@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../ir/util.h"
 #include "optimizer_util.h"
 
 enum { MAX_KEYS = 6, MAX_ACCS = 4 };

@@ -9,9 +9,9 @@
  * the recursion. */
 #include <string.h>
 
-#include "../diag.h"
-#include "../grad/grad.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
 #include "backward_internal.h"
 
 static bool some_in(const ir_slot *slots, size_t n, pmap *set)

@@ -9,9 +9,9 @@
  * built once, not by scanning every op of the program per block. */
 #include <string.h>
 
-#include "../diag.h"
-#include "../grad/grad.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
 #include "backward_internal.h"
 
 /* _infer_var_data_type_shape_: dtype and shape of the forward var. */

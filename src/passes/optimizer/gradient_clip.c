@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../ir/util.h"
 #include "optimizer_util.h"
 
 int opt_parse_clip(const char *cmd, const char *text, opt_clip_kind *kind, double *max, double *min)

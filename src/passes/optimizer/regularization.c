@@ -13,7 +13,7 @@
 
 #include <glib.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "optimizer_util.h"
 
 int opt_parse_regularization(const char *cmd, const char *text, opt_reg_kind *kind, double *coeff)

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
-#include "../grad/grad.h"
-#include "../ir/util.h"
+#include "../../diag.h"
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
 #include "backward_internal.h"
-#include "pass.h"
+#include "../pass.h"
 
 static bool same_shape(const ir_var *a, const ir_var *b)
 {

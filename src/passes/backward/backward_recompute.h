@@ -3,7 +3,7 @@
 #define PDT_BACKWARD_RECOMPUTE_H
 
 #include "backward_internal.h"
-#include "pass.h"
+#include "../pass.h"
 
 /* Appends the grad ops of `path` with forward recomputation between the
  * checkpoints to `target`.  May insert `seed` ops into `path` and block b
