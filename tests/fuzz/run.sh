@@ -182,7 +182,8 @@ have_protoc=false
 command -v protoc >/dev/null 2>&1 && have_protoc=true
 n=0
 for f in testdata/*.pbtxt tests/golden/*/in/* "$real"/*.pdmodel; do
-    [ -f "$f" ] || continue
+    # A link in a case's in/ names a testdata/ file seeded already.
+    [ -f "$f" ] && [ ! -L "$f" ] || continue
     n=$((n + 1))
     name=$n-$(basename "$f")
     cp "$f" "$OUT/seeds/read/$name"
@@ -209,7 +210,7 @@ done
 mkdir -p "$OUT/seeds/prog" "$OUT/seeds/table"
 n=0
 for f in testdata/*.pbtxt tests/golden/*/in/* "$real"/*.pdmodel "$real"/train/*.pdmodel; do
-    [ -f "$f" ] || continue
+    [ -f "$f" ] && [ ! -L "$f" ] || continue
     n=$((n + 1))
     cp "$f" "$OUT/seeds/prog/$n-$(basename "$f")"
 done

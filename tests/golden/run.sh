@@ -1,15 +1,22 @@
 #!/bin/sh
 # Golden test runner.  A case is a folder tests/golden/<case>/ holding
 #   cmd        shell commands, run by sh in a fresh scratch folder
-#   in/        input files (copied to the scratch folder's in/)
+#   in/        input files (copied to the scratch folder's in/, links
+#              followed: an input several cases share lives once in
+#              testdata/ and each case's in/ holds a relative link to it)
 #   expected/  every file the commands must leave in the scratch folder,
 #              plus `stdout`, `stderr` and `status` (exit status of cmd)
 # $PDTRANS is the binary under test (absolute), $SHARED is ../shared
 # (absolute; cases that use it start with `need_shared`).  Every file in the
 # scratch folder (except in/) must match expected/ exactly, and no other
 # file may exist, so "no partial output" is tested too.
+# Cases run under LC_ALL=C, so messages, sort order and number formats do
+# not depend on the caller's locale.
 # Usage: run.sh [--update] [CASE...]
+#   --update  rewrites expected/ of the failing cases only, naming each
 set -u
+LC_ALL=C
+export LC_ALL
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 update=0
@@ -24,14 +31,14 @@ for v in $(env | sed -n 's/^\(PADDLE_[A-Za-z0-9_]*\|FLAGS_[A-Za-z0-9_]*\|TRAININ
 done
 cases="$*"
 [ -n "$cases" ] || cases=$(cd "$here" && for d in */; do [ -f "$d/cmd" ] && echo "${d%/}"; done)
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 updated=0
 scratch_root=$(mktemp -d)
 trap 'rm -rf "$scratch_root"' EXIT
 for c in $cases; do
     dir="$here/$c"
     work="$scratch_root/$c"
     mkdir -p "$work"
-    [ -d "$dir/in" ] && cp -R "$dir/in" "$work/in"
+    [ -d "$dir/in" ] && cp -RL "$dir/in" "$work/in"
     (
         cd "$work" || exit 99
         need_shared() { [ -d "$SHARED/testdata-real" ] || { echo "skipped: ../shared absent" >"$work/.skip"; exit 0; }; }
@@ -44,19 +51,23 @@ for c in $cases; do
         continue
     fi
     rm -rf "$work/in"
-    if [ $update = 1 ]; then
-        rm -rf "$dir/expected"
-        cp -R "$work" "$dir/expected"
-        continue
-    fi
     if diff -r -u "$dir/expected" "$work" >"$scratch_root/diff.txt" 2>&1; then
         pass=$((pass + 1))
+    elif [ $update = 1 ]; then
+        rm -rf "$dir/expected"
+        cp -R "$work" "$dir/expected"
+        updated=$((updated + 1))
+        echo "golden: updated $c"
     else
         fail=$((fail + 1))
         echo "golden: FAIL $c"
         head -n 80 "$scratch_root/diff.txt"
     fi
 done
-[ $update = 1 ] && { echo "golden: expected files rewritten; read 'git diff tests/golden' before committing"; exit 0; }
+if [ $update = 1 ]; then
+    echo "golden: $pass unchanged, $updated updated, $skip skipped"
+    [ $updated = 0 ] || echo "golden: read 'git diff tests/golden' before committing"
+    exit 0
+fi
 echo "golden: $pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
