@@ -18,6 +18,22 @@ static bool is_clip_op(const ir_op *op)
     return ns && (strstr(ns, "@CLIP") || strstr(ns, "gradient_clip"));
 }
 
+/* An optimize op moves to a pserver program, where a BLOCK/BLOCKS attr
+ * would name a block of the input that is not there (the seed copies the
+ * attr as it is, leaving a dangling block reference).  Only the LR ops'
+ * sub-blocks are copied (__clone_lr_op_sub_block__), so refuse the rest. */
+static int refuse_block_attrs(tp_state *st, const ir_op *op, size_t pos)
+{
+    for (size_t a = 0; a < op->n_attrs; a++)
+        if (op->attrs[a].type == IR_ATTR_BLOCK || op->attrs[a].type == IR_ATTR_BLOCKS) {
+            pdt_error("%s: block 0, op %zu '%s': attr '%s' names a sub-block, but optimize ops "
+                      "move to the pservers without their sub-blocks",
+                      st->ctx->main_path, pos, op->type, op->attrs[a].name);
+            return PDT_EBADINPUT;
+        }
+    return PDT_OK;
+}
+
 /* Every var an optimize op names must exist: the pservers copy their descs
  * from the input (seed: KeyError deep inside get_pserver_program). */
 static int check_declared(tp_state *st, const ir_op *op, size_t pos)
@@ -144,6 +160,8 @@ int tp_find_optimize(tp_state *st)
         st->op_kind[i] = TP_OP_OPTIMIZE;
         st->opt_pos[st->n_opt++] = i;
         rc = check_declared(st, op, i);
+        if (!rc && pserver)
+            rc = refuse_block_attrs(st, op, i);
         if (rc)
             break;
         const ir_slot *lr = ir_op_input(op, "LearningRate");

@@ -265,7 +265,12 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets
         pmap_add(output_names, it_s->key);
     for (size_t p = path->len; p-- > 0;) {
         const ir_op *op = path->pdata[p];
-        if (bw_sub_block_id(op) < 0) {
+        /* The seed skips ops with a sub_block: the grads of conditional_block
+         * and while fill missing output grads themselves.  Any other op's
+         * grad reads every output grad, so its unused outputs need their
+         * fill_zeros_like (the seed would leave a dangling @GRAD name). */
+        if (bw_sub_block_id(op) < 0 ||
+            (op->type != bw_n_conditional_block && op->type != bw_n_while)) {
             for (size_t s = 0; s < op->n_outputs; s++)
                 for (size_t k = 0; k < op->outputs[s].n_args; k++) {
                     const char *n = op->outputs[s].args[k];
