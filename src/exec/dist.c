@@ -22,7 +22,7 @@ static bool is_sync_op(const ex_cluster *c, ex_proc *t, const ir_op *op)
     return c->mode == EX_CL_NCCL2 && !t->synced && role >= 0 && (role & IR_ROLE_OPTIMIZE);
 }
 
-static ex_proc *pserver_at(ex_cluster *c, const char *ep)
+ex_proc *ex_pserver_at(ex_cluster *c, const char *ep)
 {
     for (size_t k = 0; k < c->n_pservers; k++)
         if (c->pservers[k].endpoint && !strcmp(c->pservers[k].endpoint, ep))
@@ -30,7 +30,7 @@ static ex_proc *pserver_at(ex_cluster *c, const char *ep)
     return NULL;
 }
 
-static const ir_op *listen_op(const ex_proc *p)
+const ir_op *ex_listen_op(const ex_proc *p)
 {
     const ir_block *b = ir_program_block(p->main, 0);
     for (size_t i = 0; b && i < b->n_ops; i++)
@@ -39,7 +39,7 @@ static const ir_op *listen_op(const ex_proc *p)
     return NULL;
 }
 
-static bool run_pserver_block(ex_cluster *c, ex_proc *p, int32_t blk)
+bool ex_pserver_run_block(ex_cluster *c, ex_proc *p, int32_t blk)
 {
     if (ex_run_block(&p->ctx, blk, NULL))
         return true;
@@ -51,10 +51,10 @@ static bool run_pserver_block(ex_cluster *c, ex_proc *p, int32_t blk)
  * first when there is one). */
 static bool pserver_round(ex_cluster *c, ex_proc *p)
 {
-    const ir_op *ls = listen_op(p);
+    const ir_op *ls = ex_listen_op(p);
     const ir_attr *a = ls ? ir_op_attr(ls, "optimize_blocks") : NULL;
     for (size_t i = 0; a && i < a->n_blocks_idx; i++)
-        if (!run_pserver_block(c, p, a->blocks_idx[i]))
+        if (!ex_pserver_run_block(c, p, a->blocks_idx[i]))
             return false;
     return true;
 }
@@ -62,33 +62,60 @@ static bool pserver_round(ex_cluster *c, ex_proc *p)
 /* Async: the block that grad_to_block_id names for `grad`. */
 static bool pserver_on_grad(ex_cluster *c, ex_proc *p, const char *grad)
 {
-    const ir_op *ls = listen_op(p);
-    const ir_attr *a = ls ? ir_op_attr(ls, "grad_to_block_id") : NULL;
-    size_t n = strlen(grad);
-    for (size_t i = 0; a && i < a->n_strings; i++) {
-        const char *s = (const char *)a->strings[i].data;
-        if (a->strings[i].len > n + 1 && !strncmp(s, grad, n) && s[n] == ':')
-            return run_pserver_block(c, p, (int32_t)g_ascii_strtoll(s + n + 1, NULL, 10));
-    }
+    const ir_op *ls = ex_listen_op(p);
+    int32_t blk = ex_named_block(ls, "grad_to_block_id", grad);
+    if (blk >= 0)
+        return ex_pserver_run_block(c, p, blk);
     /* not a grad: a trainer's LR-decay step counter; the decay block runs
      * on its arrival, as Paddle's notify handler does */
     int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
-    return lr <= 0 || run_pserver_block(c, p, (int32_t)lr);
+    return lr <= 0 || ex_pserver_run_block(c, p, (int32_t)lr);
+}
+
+static void accept_inputs(ex_proc *p, const ir_block *b)
+{
+    const ir_block *b0 = ir_program_block(p->main, 0);
+    for (size_t i = 0; b && i < b->n_ops; i++)
+        for (size_t s = 0; s < b->ops[i]->n_inputs; s++) {
+            const ir_slot *in = &b->ops[i]->inputs[s];
+            for (size_t a = 0; a < in->n_args; a++) {
+                const ir_var *v = ir_block_find_var(b0, in->args[a]);
+                if (v && !v->persistable)
+                    pmap_add(&p->accepts, in->args[a]);
+            }
+        }
+}
+
+/* What a pserver takes from trainers: its listen_and_serv's X, the grads
+ * of grad_to_block_id, and, for a grad it does not list in X (a
+ * distributed table's), the non-persistable inputs of that grad's block
+ * (the trainers' shards the sync table block sums). */
+static void pserver_accepts(ex_proc *p)
+{
+    const ir_op *ls = ex_listen_op(p);
+    const ir_slot *in = ls ? ir_op_input(ls, "X") : NULL;
+    for (size_t i = 0; in && i < in->n_args; i++)
+        pmap_add(&p->accepts, in->args[i]);
+    const ir_attr *a = ls ? ir_op_attr(ls, "grad_to_block_id") : NULL;
+    for (size_t i = 0; a && i < a->n_strings; i++) {
+        const char *s = (const char *)a->strings[i].data, *colon = memchr(s, ':', a->strings[i].len);
+        if (!colon)
+            continue;
+        const char *grad = ir_intern_n(s, (size_t)(colon - s));
+        if (pmap_add(&p->accepts, grad))
+            accept_inputs(p, ir_program_block(p->main, (int32_t)g_ascii_strtoll(colon + 1, NULL, 10)));
+    }
 }
 
 /* One tensor from a trainer to the pserver at `ep`. */
 static bool deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, ex_tensor *t)
 {
-    ex_proc *p = pserver_at(c, ep);
+    ex_proc *p = ex_pserver_at(c, ep);
     if (!p) {
         ex_tensor_free(t);
         return ex_fail(x, "no pserver listens at '%s' (sending '%s')", ep, name);
     }
-    const ir_op *ls = listen_op(p);
-    bool expected = false;
-    const ir_slot *in = ls ? ir_op_input(ls, "X") : NULL;
-    for (size_t i = 0; in && i < in->n_args && !expected; i++)
-        expected = !strcmp(in->args[i], name);
+    bool expected = pmap_has(&p->accepts, ir_intern(name));
     /* async LR-decay counters are declared vars, not listed inputs */
     const ir_var *v = ir_block_find_var(ir_program_block(p->main, 0), ir_intern(name));
     expected |= c->dist_mode != 0 && v && v->persistable && strstr(name, "@LR_DECAY_COUNTER@");
@@ -123,11 +150,15 @@ static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
     op_strings(op, "epmap", &ep, &n_ep);
     op_strings(op, "send_varnames", &names, &n_names);
     bool ok = true;
+    int64_t sec[256];
+    size_t ns = ex_attr_ints(op, "sections", sec, 256);
+    /* half-async sends an LR-decay counter unsplit (no sections) to every
+     * pserver, like the plain send below */
+    if (n_names == 1 && ns == 0)
+        n_names = 0;
     if (n_names) {
         /* one var split by rows into send_varnames (runtime_split_send_recv) */
         const ex_tensor *X = ex_in(x, op, "X");
-        int64_t sec[256];
-        size_t ns = ex_attr_ints(op, "sections", sec, 256);
         ok = X && ns == n_names && n_ep == n_names;
         if (X && !ok)
             ex_fail(x, "send_varnames, sections and epmap differ in length");
@@ -181,7 +212,7 @@ static bool do_recv(ex_ctx *x, ex_cluster *c, const ir_op *op)
     ex_tensor **parts = g_new0(ex_tensor *, n + 1);
     for (size_t i = 0; ok && i < n; i++) {
         const char *name = n_names ? names[i] : ir_op_output(op, "Out")->args[i];
-        ex_proc *p = pserver_at(c, ep[i]);
+        ex_proc *p = ex_pserver_at(c, ep[i]);
         const ex_tensor *t = p ? ex_scope_get(p->scope, name) : NULL;
         if (!t)
             ok = ex_fail(x, p ? "pserver '%s' holds no '%s'" : "no pserver listens at '%s' (for '%s')",
@@ -189,7 +220,7 @@ static bool do_recv(ex_ctx *x, ex_cluster *c, const ir_op *op)
         else
             parts[i] = ex_tensor_copy(t);
         /* DC-ASGD: the pserver keeps what each trainer last fetched */
-        const ir_op *ls = p ? listen_op(p) : NULL;
+        const ir_op *ls = p ? ex_listen_op(p) : NULL;
         if (t && ls && ir_op_get_bool(ls, "dc_asgd", false)) {
             char *bak = g_strdup_printf("%s.trainer_%zu_bak", name, c->cur_trainer);
             if (ex_scope_get(p->scope, bak))
@@ -234,6 +265,10 @@ static bool dist_op(ex_ctx *x, const ir_op *op, void *user)
         return do_send(x, c, op);
     if (!strcmp(ty, "recv"))
         return do_recv(x, c, op);
+    if (!strcmp(ty, "prefetch"))
+        return ex_dist_prefetch(x, c, op);
+    if (!strcmp(ty, "distributed_lookup_table"))
+        return ex_dist_lookup_table(x, c, op);
     if (!strcmp(ty, "fake_init")) {
         int64_t dims[EX_MAX_DIMS];
         size_t nd = ex_attr_ints(op, "shape", dims, EX_MAX_DIMS);
@@ -403,19 +438,22 @@ bool ex_cluster_startup(ex_cluster *c, uint64_t seed)
 {
     c->hooks.user = c;
     c->hooks.op = dist_op;
+    ex_tables_find(c);
     for (size_t k = 0; k < c->n_pservers; k++) {
         ex_proc *p = &c->pservers[k];
         p->scope = ex_scope_new();
+        pserver_accepts(p);
         ex_ctx_init(&p->ctx, p->startup, p->scope, seed + 1000 + k);
         if (!ex_run_block(&p->ctx, 0, NULL)) {
             g_snprintf(c->err, sizeof c->err, "pserver %s startup: %s", p->endpoint, p->ctx.err);
             return false;
         }
+        ex_tables_shard(c, k);
         p->ctx.prog = p->main;
         /* async: the learning rate exists before the first grad arrives */
-        const ir_op *ls = listen_op(p);
+        const ir_op *ls = ex_listen_op(p);
         int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
-        if (c->dist_mode != 0 && lr > 0 && !run_pserver_block(c, p, (int32_t)lr))
+        if (c->dist_mode != 0 && lr > 0 && !ex_pserver_run_block(c, p, (int32_t)lr))
             return false;
     }
     for (size_t t = 0; t < c->n_trainers; t++) {
@@ -438,7 +476,14 @@ void ex_cluster_free(ex_cluster *c)
 {
     for (size_t t = 0; t < c->n_trainers; t++)
         ex_scope_free(c->trainers[t].scope);
-    for (size_t k = 0; k < c->n_pservers; k++)
+    for (size_t k = 0; k < c->n_pservers; k++) {
         ex_scope_free(c->pservers[k].scope);
+        pmap_free(&c->pservers[k].accepts);
+    }
+    for (size_t i = 0; i < c->n_tables; i++) {
+        g_free(c->tables[i].slices);
+        g_free(c->tables[i].eps);
+    }
+    g_free(c->tables);
     g_free(c->grads);
 }

@@ -15,7 +15,22 @@ typedef struct {
     ex_ctx ctx;
     size_t pc;                      /* trainers: next op of the running program */
     bool synced;                    /* nccl2: grads already averaged this step */
+    pmap accepts;                   /* pservers: the var names trainers may send */
 } ex_proc;
+
+/* A lookup table the trainers never hold: its values live on the pservers. */
+typedef enum {
+    EX_TABLE_BY_ID = 0, /* distributed table: pserver k holds ids k, k + n, ... (prefetch) */
+    EX_TABLE_SLICED     /* remote_prefetch: row slices, as a sliced param */
+} ex_table_kind;
+
+typedef struct {
+    const char *name;               /* the table param of MAIN */
+    ex_table_kind kind;
+    int64_t height;
+    size_t n_slices;                /* EX_TABLE_SLICED: slice k is var slices[k] at eps[k] */
+    const char **slices, **eps;
+} ex_table;
 
 typedef struct ex_cluster {
     ex_cluster_mode mode;
@@ -27,6 +42,8 @@ typedef struct ex_cluster {
     size_t cur_trainer;             /* the trainer running now */
     size_t n_grads;
     const char **grads;
+    size_t n_tables;
+    ex_table *tables;
     char err[700];
 } ex_cluster;
 
@@ -55,5 +72,24 @@ bool ex_cluster_startup(ex_cluster *c, uint64_t seed);
 /* Runs every trainer's main program once (one step), with the pservers. */
 bool ex_cluster_step(ex_cluster *c);
 void ex_cluster_free(ex_cluster *c);
+
+/* The table `name` is (or NULL), and its value gathered from the pservers
+ * (a dense [height, width] tensor; NULL and c->err set on failure). */
+const ex_table *ex_cluster_table(const ex_cluster *c, const char *name);
+ex_tensor *ex_table_gather(ex_cluster *c, const ex_table *t);
+
+/* Internal to dist.c and dist_table.c. */
+ex_proc *ex_pserver_at(ex_cluster *c, const char *ep);
+const ir_op *ex_listen_op(const ex_proc *p);
+bool ex_pserver_run_block(ex_cluster *c, ex_proc *p, int32_t blk);
+/* Finds the tables in the programs, before any startup runs. */
+void ex_tables_find(ex_cluster *c);
+/* After pserver k's startup: its shard of each distributed table becomes a
+ * SELECTED_ROWS value whose slot s holds id k + s * pservers. */
+void ex_tables_shard(ex_cluster *c, size_t k);
+/* The block of `attr` (NAME:BLOCK strings) for name, or -1. */
+int32_t ex_named_block(const ir_op *ls, const char *attr, const char *name);
+bool ex_dist_prefetch(ex_ctx *x, ex_cluster *c, const ir_op *op);
+bool ex_dist_lookup_table(ex_ctx *x, ex_cluster *c, const ir_op *op);
 
 #endif

@@ -56,6 +56,9 @@ ex_tensor *ex_rows_new(int dtype, size_t n, const int64_t *rows, int64_t width_n
 /* Dense form of a SELECTED_ROWS value (duplicate rows summed); a copy of a
  * dense tensor. */
 ex_tensor *ex_densify(const ex_tensor *t);
+/* The slot of each id among a SELECTED_ROWS table's rows (its first, if
+ * repeated), SIZE_MAX when absent; g_malloc'd.  One hash, O(rows + n). */
+size_t *ex_rows_locate(const ex_tensor *table, const int64_t *ids, size_t n);
 bool ex_same_shape(const ex_tensor *a, const ex_tensor *b);
 void ex_tensor_set_lod(ex_tensor *t, const int64_t *lod, size_t n);
 /* "[2, 3]" into buf. */

@@ -131,7 +131,9 @@ static bool k_sum(ex_ctx *x, const ir_op *op)
     if (all_rows) {
         const ex_tensor *f = in[0];
         out = ex_rows_new(f->dtype, total_rows, NULL, f->nd - 1, f->dims + 1, f->height);
-        size_t w = f->dims[0] ? f->numel / (size_t)f->dims[0] : 0, r = 0;
+        size_t w = 1, r = 0;
+        for (int d = 1; d < f->nd; d++)
+            w *= (size_t)f->dims[d];
         for (size_t i = 0; i < k; i++) {
             size_t m = (size_t)in[i]->dims[0];
             if (m && in[i]->numel / m != w) {

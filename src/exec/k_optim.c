@@ -75,8 +75,40 @@ static double scalar_in(ex_ctx *x, const ir_op *op, const char *slot, bool *ok)
     return t->data[0];
 }
 
+/* A pserver's distributed-table shard (SELECTED_ROWS Param): each grad
+ * row updates the slot holding its id, as Paddle's sgd does with
+ * AutoGrownIndex(row, false). */
+static bool sgd_table(ex_ctx *x, const ir_op *op, const ex_tensor *P)
+{
+    const ex_tensor *g = ex_in(x, op, "Grad"), *lr = g ? ex_in(x, op, "LearningRate") : NULL;
+    if (!lr)
+        return false;
+    if (g->kind != EX_ROWS || !lr->numel)
+        return ex_fail(x, "a SELECTED_ROWS Param needs a SELECTED_ROWS Grad and a LearningRate");
+    size_t n = (size_t)g->dims[0], w = n ? g->numel / n : 0, pw = P->dims[0] ? P->numel / (size_t)P->dims[0] : 0;
+    if (n && w != pw)
+        return ex_fail(x, "Grad rows have %zu values, Param rows %zu", w, pw);
+    size_t *at = ex_rows_locate(P, g->rows, n);
+    ex_tensor *p = ex_tensor_copy(P);
+    for (size_t i = 0; i < n; i++) {
+        if (at[i] == SIZE_MAX) {
+            g_free(at);
+            ex_tensor_free(p);
+            return ex_fail(x, "Grad row %lld is not in Param's rows", (long long)g->rows[i]);
+        }
+        for (size_t j = 0; j < w; j++)
+            p->data[at[i] * w + j] -= lr->data[0] * g->data[i * w + j];
+    }
+    g_free(at);
+    ex_put(x, op, "ParamOut", 0, p);
+    return true;
+}
+
 static bool k_sgd(ex_ctx *x, const ir_op *op)
 {
+    const ex_tensor *P = ex_in(x, op, "Param");
+    if (P && P->kind == EX_ROWS)
+        return sgd_table(x, op, P);
     opt_in o;
     if (!opt_begin(x, op, &o))
         return false;

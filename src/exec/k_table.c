@@ -492,7 +492,46 @@ static bool k_merge_ids(ex_ctx *x, const ir_op *op)
     return ok;
 }
 
+/* lookup_sparse_table (a pserver's prefetch block): W is the pserver's
+ * SELECTED_ROWS shard of a distributed table, looked up by id.  Paddle
+ * grows the table on a miss (the next free slot of the startup's random
+ * value); verify transpile gives every slot its id up front (dist.c), so a
+ * miss means the id reached a pserver that does not hold it. */
+static bool k_lookup_sparse_table(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *W = ex_in(x, op, "W"), *I = W ? ex_in(x, op, "Ids") : NULL;
+    if (!I)
+        return false;
+    if (W->kind != EX_ROWS || W->nd != 2)
+        return ex_fail(x, "W '%s' is not a 2-dim SELECTED_ROWS table", ir_op_input1(op, "W"));
+    int64_t pad = ir_op_get_int(op, "padding_idx", -1), dims[2] = {(int64_t)I->numel, W->dims[1]};
+    size_t w = (size_t)W->dims[1];
+    int64_t *ids = g_new(int64_t, I->numel + 1);
+    for (size_t i = 0; i < I->numel; i++)
+        ids[i] = (int64_t)I->data[i];
+    size_t *at = ex_rows_locate(W, ids, I->numel);
+    ex_tensor *out = ex_tensor_new(W->dtype, 2, dims);
+    bool ok = true;
+    for (size_t i = 0; ok && i < I->numel; i++) {
+        if (ids[i] == pad)
+            continue;
+        if (at[i] == SIZE_MAX)
+            ok = ex_fail(x, "id %lld is not in this pserver's rows of '%s'", (long long)ids[i],
+                         ir_op_input1(op, "W"));
+        else
+            memcpy(out->data + i * w, W->data + at[i] * w, w * sizeof *out->data);
+    }
+    g_free(ids);
+    g_free(at);
+    if (ok)
+        ex_put(x, op, "Out", 0, out);
+    else
+        ex_tensor_free(out);
+    return ok;
+}
+
 const ex_kernel ex_kernels_table[] = {
+    {"lookup_sparse_table", k_lookup_sparse_table},
     {"lookup_table", k_lookup}, {"lookup_table_grad", lookup_grad},
     {"lookup_table_v2", k_lookup_v2}, {"lookup_table_v2_grad", lookup_grad},
     {"sequence_pool", k_sequence_pool}, {"sequence_pool_grad", k_sequence_pool_grad},

@@ -105,6 +105,20 @@ ex_tensor *ex_densify(const ex_tensor *t)
     return d;
 }
 
+size_t *ex_rows_locate(const ex_tensor *table, const int64_t *ids, size_t n)
+{
+    GHashTable *slot = g_hash_table_new(g_int64_hash, g_int64_equal);
+    size_t nr = table->kind == EX_ROWS ? (size_t)table->dims[0] : 0;
+    for (size_t i = 0; i < nr; i++)
+        if (!g_hash_table_contains(slot, &table->rows[i]))
+            g_hash_table_insert(slot, &table->rows[i], GSIZE_TO_POINTER(i + 1));
+    size_t *at = g_new(size_t, n + 1);
+    for (size_t i = 0; i < n; i++)
+        at[i] = GPOINTER_TO_SIZE(g_hash_table_lookup(slot, &ids[i])) - 1;
+    g_hash_table_destroy(slot);
+    return at;
+}
+
 bool ex_same_shape(const ex_tensor *a, const ex_tensor *b)
 {
     if (a->nd != b->nd)

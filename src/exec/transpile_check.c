@@ -103,9 +103,63 @@ static ex_tensor *average(ex_tensor **per, size_t n)
     return out;
 }
 
-static bool reference_step(ex_scope *R, const ir_program *main, ex_scope **feeds, size_t n_tr,
-                           const char **grads, size_t n_grads, char *err, size_t errlen)
+/* A distributed table (prefetch) is not updated by MAIN's optimizer: its
+ * pservers apply sgd with the learning rate of that optimizer to the sum of
+ * the trainers' grads (Paddle's _create_table_optimize_block), so the
+ * reference does the same.  The grad in R is then the sum. */
+static bool by_id_table(const ex_cluster *c, const char *param)
 {
+    const ex_table *t = param ? ex_cluster_table(c, param) : NULL;
+    return t && t->kind == EX_TABLE_BY_ID;
+}
+
+static bool table_sgd(ex_scope *R, const ir_op *op, char *err, size_t errlen)
+{
+    const char *pn = ir_op_input1(op, "Param"), *gn = ir_op_input1(op, "Grad");
+    const char *ln = ir_op_input1(op, "LearningRate");
+    ex_tensor *p = ex_scope_get(R, pn);
+    const ex_tensor *g = gn ? ex_scope_get(R, gn) : NULL, *lr = ln ? ex_scope_get(R, ln) : NULL;
+    if (!p || !g || !lr || !lr->numel) {
+        g_snprintf(err, errlen, "single-process run: the update of table '%s' lacks its inputs", pn);
+        return false;
+    }
+    ex_tensor *d = ex_densify(g);
+    for (size_t i = 0; i < p->numel && i < d->numel; i++)
+        p->data[i] -= lr->data[0] * d->data[i];
+    ex_tensor_free(d);
+    return true;
+}
+
+static bool run_updates(ex_scope *R, const ir_program *main, const ex_cluster *c, char *err,
+                        size_t errlen)
+{
+    ex_ctx x;
+    ex_ctx_init(&x, main, R, 99);
+    const ir_block *b = ir_program_block(main, 0);
+    x.block = b;
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const ir_op *op = b->ops[i];
+        if (!is_update_op(op))
+            continue;
+        if (by_id_table(c, ir_op_input1(op, "Param"))) {
+            if (!table_sgd(R, op, err, errlen))
+                return false;
+            continue;
+        }
+        x.op_idx = i;
+        if (!ex_run_op(&x, op)) {
+            g_snprintf(err, errlen, "single-process run: block 0, op %zu '%s': %s", i, op->type, x.err);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster *c,
+                           ex_scope **feeds, const char **params, const char **grads,
+                           size_t n_grads, char *err, size_t errlen)
+{
+    size_t n_tr = c->n_trainers;
     ex_tensor **per = g_new0(ex_tensor *, n_grads * n_tr + 1);
     bool ok = true;
     for (size_t t = 0; ok && t < n_tr; t++) {
@@ -125,15 +179,13 @@ static bool reference_step(ex_scope *R, const ir_program *main, ex_scope **feeds
             per[g * n_tr + t] = ex_tensor_copy(v);
         }
     }
-    for (size_t g = 0; ok && g < n_grads; g++)
-        ex_scope_put(R, grads[g], average(per + g * n_tr, n_tr));
-    if (ok) {
-        ex_ctx x;
-        ex_ctx_init(&x, main, R, 99);
-        ok = ex_run_block(&x, 0, is_update_op);
-        if (!ok)
-            g_snprintf(err, errlen, "single-process run: %s", x.err);
+    for (size_t g = 0; ok && g < n_grads; g++) {
+        ex_tensor *avg = average(per + g * n_tr, n_tr);
+        for (size_t i = 0; by_id_table(c, params[g]) && i < avg->numel; i++)
+            avg->data[i] *= (double)n_tr;
+        ex_scope_put(R, grads[g], avg);
     }
+    ok = ok && run_updates(R, main, c, err, errlen);
     for (size_t i = 0; i < n_grads * n_tr; i++)
         ex_tensor_free(per[i]);
     g_free(per);
@@ -196,6 +248,12 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
     }
     if (ok)
         adopt_initial_values(R, c->trainers[0].scope, b0);
+    for (size_t i = 0; ok && i < c->n_tables; i++) {
+        ex_tensor *t = ex_table_gather(c, &c->tables[i]);
+        ok = t != NULL;
+        if (ok)
+            ex_scope_put(R, c->tables[i].name, t);
+    }
     ex_scope **feeds = g_new0(ex_scope *, c->n_trainers + 1);
     for (int s = 0; ok && s < o->steps; s++) {
         for (size_t t = 0; ok && t < c->n_trainers; t++) {
@@ -205,7 +263,7 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
             if (ok)
                 copy_into(c->trainers[t].scope, feeds[t]);
         }
-        ok = ok && reference_step(R, main, feeds, c->n_trainers, grads, np, c->err, sizeof c->err);
+        ok = ok && reference_step(R, main, c, feeds, params, grads, np, c->err, sizeof c->err);
         ok = ok && ex_cluster_step(c);
     }
     for (size_t t = 0; t < c->n_trainers; t++)
@@ -216,12 +274,16 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
         r[i].param = params[i];
         r[i].finite = true;
         const ex_tensor *want = ex_scope_get(R, params[i]);
-        for (size_t t = 0; t < c->n_trainers; t++) {
-            const ex_tensor *got = ex_scope_get(c->trainers[t].scope, params[i]);
+        /* a table lives on the pservers, every other param on every trainer */
+        const ex_table *tab = ex_cluster_table(c, params[i]);
+        for (size_t t = 0; t < (tab ? 1 : c->n_trainers); t++) {
+            ex_tensor *mine = tab ? ex_table_gather(c, tab) : NULL;
+            const ex_tensor *got = tab ? mine : ex_scope_get(c->trainers[t].scope, params[i]);
             bool fin = false;
             double d = got && want ? rel_diff(got, want, &fin) : INFINITY;
             r[i].worst_rel = fmax(r[i].worst_rel, d);
             r[i].finite &= got && fin;
+            ex_tensor_free(mine);
         }
     }
     ex_scope_free(R);
