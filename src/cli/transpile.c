@@ -13,7 +13,7 @@
 #include "../ir/util.h"
 #include "../io/pdio.h"
 #include "../passes/pass.h"
-#include "../passes/transpile.h"
+#include "../passes/transpile/transpile.h"
 #include "cli.h"
 #include "transpile_cli.h"
 

@@ -6,7 +6,7 @@
 
 #include "io/pdio.h"
 #include "passes/pass.h"
-#include "passes/transpile.h"
+#include "passes/transpile/transpile.h"
 #include "unit.h"
 #include "transpile_fixture.h"
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ckd.h"
-#include "../diag.h"
+#include "../../ckd.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 /* ---- numpy's legacy MT19937 (RandomState) ---- */

@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 struct tp_table {

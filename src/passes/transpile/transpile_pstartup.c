@@ -6,7 +6,7 @@
  * defect 3). */
 #include <string.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 static bool is_init_op(const char *type)

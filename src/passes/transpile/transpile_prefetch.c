@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 typedef struct {

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pass.h"
+#include "../pass.h"
 
 /* Seed values of DistributedMode (listen_and_serv's distributed_mode). */
 enum { TP_DM_SYNC = 0, TP_DM_ASYNC = 1, TP_DM_HALF_ASYNC = 2 };

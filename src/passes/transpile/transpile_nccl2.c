@@ -4,7 +4,7 @@
  * passes at run time). */
 #include <stdlib.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 static void raw_var(ir_block *b, const char *name)

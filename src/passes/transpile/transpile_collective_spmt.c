@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile_collective.h"
 
 /* The host of host:port: up to the last colon.  Python takes up to the

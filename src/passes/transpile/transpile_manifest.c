@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/util.h"
+#include "../../ir/util.h"
 #include "transpile.h"
 
 const char *tp_file_name(const char *stem)

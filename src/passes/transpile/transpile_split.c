@@ -2,8 +2,8 @@
  * each param and grad is cut into slices, and what the slices are called. */
 #include <string.h>
 
-#include "../ckd.h"
-#include "../diag.h"
+#include "../../ckd.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 /* a / b rounded up, without the a + b - 1 that overflows near INT64_MAX. */

@@ -2,7 +2,7 @@
  * and the (param, grad) pairs they update. */
 #include <string.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 bool tp_is_optimizer_op(const ir_op *op)

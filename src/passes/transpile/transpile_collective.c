@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile_collective.h"
 
 ir_op *tp_coll_op(ir_program *p, const char *type, int role)

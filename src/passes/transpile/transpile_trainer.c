@@ -4,7 +4,7 @@
  * Both are built from clones of the inputs, which stay untouched. */
 #include <string.h>
 
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 typedef struct {

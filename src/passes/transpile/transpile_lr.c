@@ -7,7 +7,7 @@
  * the rewritten programs, as in the seed.  The trainer later sends its own
  * counters (transpile_trainer.c): all of them, where the seed keeps only
  * the last in self.counter_var and so never advances the other decays. */
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 /* The Constant(1) initializer Block.create_var(initializer=...) runs:

@@ -3,7 +3,7 @@
  * every incoming grad for the trainer's staleness before the optimizer runs
  * (get_pserver_program step 3.3, _append_dc_asgd_ops, get_startup_program).
  * The trainer programs do not change. */
-#include "../diag.h"
+#include "../../diag.h"
 #include "transpile.h"
 
 static const char *bak_name(const char *param_slice, int trainer)
