@@ -53,7 +53,7 @@ static bool pserver_round(ex_cluster *c, ex_proc *p)
 {
     const ir_op *ls = ex_listen_op(p);
     const ir_attr *a = ls ? ir_op_attr(ls, "optimize_blocks") : NULL;
-    for (size_t i = 0; a && i < a->n_blocks_idx; i++)
+    for (size_t i = 0; a && a->type == IR_ATTR_BLOCKS && i < a->n_blocks_idx; i++)
         if (!ex_pserver_run_block(c, p, a->blocks_idx[i]))
             return false;
     return true;
@@ -97,7 +97,7 @@ static void pserver_accepts(ex_proc *p)
     for (size_t i = 0; in && i < in->n_args; i++)
         pmap_add(&p->accepts, in->args[i]);
     const ir_attr *a = ls ? ir_op_attr(ls, "grad_to_block_id") : NULL;
-    for (size_t i = 0; a && i < a->n_strings; i++) {
+    for (size_t i = 0; a && a->type == IR_ATTR_STRINGS && i < a->n_strings; i++) {
         const char *s = (const char *)a->strings[i].data, *colon = memchr(s, ':', a->strings[i].len);
         if (!colon)
             continue;
@@ -136,7 +136,7 @@ static bool deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, 
 static bool op_strings(const ir_op *op, const char *attr, const char ***out, size_t *n)
 {
     const ir_attr *a = ir_op_attr(op, attr);
-    *n = a ? a->n_strings : 0;
+    *n = a && a->type == IR_ATTR_STRINGS ? a->n_strings : 0;
     *out = g_new0(const char *, *n + 1);
     for (size_t i = 0; i < *n; i++)
         (*out)[i] = ir_intern_n((const char *)a->strings[i].data, a->strings[i].len);

@@ -15,7 +15,7 @@
 static size_t strings_of(const ir_op *op, const char *attr, const char ***out)
 {
     const ir_attr *a = ir_op_attr(op, attr);
-    size_t n = a ? a->n_strings : 0;
+    size_t n = a && a->type == IR_ATTR_STRINGS ? a->n_strings : 0;
     *out = g_new0(const char *, n + 1);
     for (size_t i = 0; i < n; i++)
         (*out)[i] = ir_intern_n((const char *)a->strings[i].data, a->strings[i].len);
@@ -26,7 +26,7 @@ int32_t ex_named_block(const ir_op *ls, const char *attr, const char *name)
 {
     const ir_attr *a = ls ? ir_op_attr(ls, attr) : NULL;
     size_t n = strlen(name);
-    for (size_t i = 0; a && i < a->n_strings; i++) {
+    for (size_t i = 0; a && a->type == IR_ATTR_STRINGS && i < a->n_strings; i++) {
         const char *s = (const char *)a->strings[i].data;
         if (a->strings[i].len > n + 1 && !strncmp(s, name, n) && s[n] == ':')
             return (int32_t)g_ascii_strtoll(s + n + 1, NULL, 10);

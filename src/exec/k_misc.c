@@ -222,7 +222,9 @@ static bool k_assign_value(ex_ctx *x, const ir_op *op)
         const ir_attr *a = ir_op_attr(op, keys[k]);
         if (!a)
             continue;
-        size_t n = a->n_floats + a->n_ints + a->n_longs + a->n_bools;
+        int ty = a->type;
+        size_t n = ty == IR_ATTR_FLOATS ? a->n_floats : ty == IR_ATTR_INTS ? a->n_ints
+                 : ty == IR_ATTR_LONGS ? a->n_longs : ty == IR_ATTR_BOOLEANS ? a->n_bools : 0;
         if (!n)
             continue;
         if (n != t->numel) {
@@ -230,8 +232,8 @@ static bool k_assign_value(ex_ctx *x, const ir_op *op)
             return ex_fail(x, "attr '%s' has %zu values for %zu elements", keys[k], n, t->numel);
         }
         for (size_t i = 0; i < n; i++)
-            t->data[i] = a->n_floats ? a->floats[i] : a->n_ints ? a->ints[i]
-                       : a->n_longs ? (double)a->longs[i] : a->bools[i];
+            t->data[i] = ty == IR_ATTR_FLOATS ? a->floats[i] : ty == IR_ATTR_INTS ? a->ints[i]
+                       : ty == IR_ATTR_LONGS ? (double)a->longs[i] : a->bools[i];
         got = n;
     }
     ex_put(x, op, "Out", 0, t);
@@ -357,7 +359,7 @@ static bool k_conditional_block(ex_ctx *x, const ir_op *op)
     if (!run)
         return true;
     const ir_attr *a = ir_op_attr(op, "sub_block");
-    if (!a)
+    if (!a || a->type != IR_ATTR_BLOCK)
         return ex_fail(x, "attr 'sub_block' is missing");
     return ex_run_block(x, a->block_idx, NULL);
 }

@@ -28,7 +28,7 @@ static size_t update_pairs(const ir_block *b, const char ***params, const char *
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_attr *rv = ir_op_attr(b->ops[i], "op_role_var");
         int role = ir_op_role(b->ops[i]);
-        if (!rv || role < 0 || !(role & IR_ROLE_OPTIMIZE))
+        if (!rv || rv->type != IR_ATTR_STRINGS || role < 0 || !(role & IR_ROLE_OPTIMIZE))
             continue;
         for (size_t k = 0; k + 1 < rv->n_strings; k += 2) {
             const char *p = ir_intern_n((const char *)rv->strings[k].data, rv->strings[k].len);

@@ -140,7 +140,7 @@ static void scalar_in(ir_arena *a, ir_scalar *d, const PbScalar *s)
 
 #define DUPN(dst, src, n) ((n) ? ir_arena_dup(a, (src), (n) * sizeof *(src)) : NULL)
 
-static void attr_in(ir_arena *a, ir_attr *d, const PbAttr *s)
+static void attr_in_full(ir_arena *a, ir_attr_full *d, const PbAttr *s)
 {
     d->name = ir_intern(s->name);
     d->type = (ir_attr_type)s->type;
@@ -185,6 +185,13 @@ static void attr_in(ir_arena *a, ir_attr *d, const PbAttr *s)
             scalar_in(a, &d->scalars[i], s->scalars[i]);
     }
     d->unknown = unknown_to_bytes(a, &s->base);
+}
+
+static void attr_in(ir_arena *a, ir_attr *d, const PbAttr *s)
+{
+    ir_attr_full full = {0};
+    attr_in_full(a, &full, s);
+    ir_attr_compact(a, d, &full);
 }
 
 static void slots_in(ir_arena *a, ir_slot **out, size_t *n, size_t *cap,
@@ -292,13 +299,14 @@ static void var_in(ir_block *b, const PbVar *s)
     v->var_attrs = s->n_attrs ? ir_arena_alloc(a, s->n_attrs * sizeof *v->var_attrs) : NULL;
     for (size_t i = 0; i < s->n_attrs; i++) {
         const PbVarAttr *sa = s->attrs[i];
-        ir_attr *d = &v->var_attrs[i];
+        ir_attr_full full = {0}, *d = &full;
         d->name = ir_intern(sa->name);
         d->type = (ir_attr_type)sa->type;
         d->has_i = sa->has_i; d->i = sa->i;
         if (sa->s) { d->has_s = true; d->s = str_bytes(a, sa->s); }
         d->n_ints = sa->n_ints; d->ints = DUPN(d->ints, sa->ints, sa->n_ints);
         d->unknown = unknown_to_bytes(a, &sa->base);
+        ir_attr_compact(a, &v->var_attrs[i], &full);
     }
     v->unknown = unknown_to_bytes(a, &s->base);
 }
@@ -412,9 +420,12 @@ static char **strs_out(ir_arena *a, const ir_bytes *s, size_t n)
     return r;
 }
 
-static PbAttr *attr_out(pbconv_out *out, const ir_attr *s)
+static PbAttr *attr_out(pbconv_out *out, const ir_attr *compact)
 {
     static const PbAttr init = PADDLE__FRAMEWORK__PROTO__OP_DESC__ATTR__INIT;
+    ir_attr_full full;
+    ir_attr_widen(compact, &full);
+    const ir_attr_full *s = &full;
     ir_arena *a = out->scratch;
     PbAttr *d = alloc_msg(out, sizeof *d, &init);
     d->name = (char *)(uintptr_t)s->name;
@@ -575,7 +586,9 @@ static PbVar *var_out(pbconv_out *out, const ir_var *v)
     if (v->n_var_attrs) {
         d->attrs = ir_arena_alloc(out->scratch, v->n_var_attrs * sizeof *d->attrs);
         for (size_t i = 0; i < v->n_var_attrs; i++) {
-            const ir_attr *s = &v->var_attrs[i];
+            ir_attr_full full;
+            ir_attr_widen(&v->var_attrs[i], &full);
+            const ir_attr_full *s = &full;
             PbVarAttr *da = alloc_msg(out, sizeof *da, &ainit);
             da->name = (char *)(uintptr_t)s->name;
             da->type = (Paddle__Framework__Proto__AttrType)s->type;

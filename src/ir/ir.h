@@ -102,35 +102,39 @@ typedef struct {            /* framework.proto Scalar */
     ir_bytes unknown;
 } ir_scalar;
 
-/* An attribute mirrors OpDesc.Attr: the `has_*` flags and lists record
- * exactly what the file held, so unusual files survive a round trip.
- * Passes use the typed setters/getters below and never touch this layout. */
+/* An attribute: its name, its type and the one value of that type, in 40
+ * bytes (lists out of line).  Only the `has_*` flag of the type's own field
+ * is ever set, and only the union member of that type is meaningful: read
+ * `n_strings` only after checking `type == IR_ATTR_STRINGS`.  What else a
+ * file's OpDesc.Attr held (fields of other kinds, unknown fields) is kept
+ * by the I/O layer in `more`, so unusual files survive a round trip.
+ * Passes use the typed setters/getters below. */
 typedef struct ir_attr {
     const char *name;
     ir_attr_type type;
-    bool has_i, has_f, has_s, has_b, has_block_idx, has_l, has_var_name,
-         has_float64, has_scalar;
-    int32_t i;
-    float f;
-    ir_bytes s;                 /* STRING value; may hold any bytes */
-    bool b;
-    int32_t block_idx;
-    int64_t l;
-    const char *var_name;       /* interned */
-    double float64;
-    ir_scalar scalar;
-    size_t n_ints, n_floats, n_strings, n_bools, n_blocks_idx, n_longs,
-           n_float64s, n_vars_name, n_scalars;
-    int32_t *ints;
-    float *floats;
-    ir_bytes *strings;
-    bool *bools;
-    int32_t *blocks_idx;
-    int64_t *longs;
-    double *float64s;
-    const char **vars_name;     /* interned */
-    ir_scalar *scalars;
-    ir_bytes unknown;
+    bool has_i : 1, has_f : 1, has_s : 1, has_b : 1, has_block_idx : 1, has_l : 1,
+         has_var_name : 1, has_float64 : 1, has_scalar : 1;
+    union {
+        int32_t i;
+        float f;
+        ir_bytes s;             /* STRING value; may hold any bytes */
+        bool b;
+        int32_t block_idx;
+        int64_t l;
+        const char *var_name;   /* interned */
+        double float64;
+        ir_scalar *scalar;
+        struct { size_t n_ints; int32_t *ints; };
+        struct { size_t n_floats; float *floats; };
+        struct { size_t n_strings; ir_bytes *strings; };
+        struct { size_t n_bools; bool *bools; };
+        struct { size_t n_blocks_idx; int32_t *blocks_idx; };
+        struct { size_t n_longs; int64_t *longs; };
+        struct { size_t n_float64s; double *float64s; };
+        struct { size_t n_vars_name; const char **vars_name; };  /* interned */
+        struct { size_t n_scalars; ir_scalar *scalars; };
+    };
+    struct ir_attr_full *more;  /* NULL unless the file held more (ir_internal.h) */
 } ir_attr;
 
 /* One input or output slot: parameter -> arguments. */

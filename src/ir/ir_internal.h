@@ -8,10 +8,50 @@
 void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
               size_t need);
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
+/* The arena an op allocates from, attached or not (op.c). */
+ir_arena *ir_op_arena(const ir_op *op);
 /* Appends a var without defaults (the reader fills every field). */
 ir_var *ir_block_add_var_raw(ir_block *b, const char *name);
 void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src);
 void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src);
+
+/* An OpDesc.Attr (or VarDesc.Attr) as the file held it: every field with
+ * its presence, whatever the type says.  The I/O layer reads into and
+ * writes from this form; the IR keeps the compact ir_attr, with the full
+ * form hung on `more` only when the file held fields of other kinds or
+ * unknown fields (attr.c). */
+typedef struct ir_attr_full {
+    const char *name;
+    ir_attr_type type;
+    bool has_i, has_f, has_s, has_b, has_block_idx, has_l, has_var_name,
+         has_float64, has_scalar;
+    int32_t i;
+    float f;
+    ir_bytes s;
+    bool b;
+    int32_t block_idx;
+    int64_t l;
+    const char *var_name;
+    double float64;
+    ir_scalar scalar;
+    size_t n_ints, n_floats, n_strings, n_bools, n_blocks_idx, n_longs,
+           n_float64s, n_vars_name, n_scalars;
+    int32_t *ints;
+    float *floats;
+    ir_bytes *strings;
+    bool *bools;
+    int32_t *blocks_idx;
+    int64_t *longs;
+    double *float64s;
+    const char **vars_name;
+    ir_scalar *scalars;
+    ir_bytes unknown;
+} ir_attr_full;
+/* dst takes src's value of its type (sharing src's arrays, which must live
+ * in arena a); when src holds anything else, a copy of src goes to `more`. */
+void ir_attr_compact(ir_arena *a, ir_attr *dst, const ir_attr_full *src);
+/* The full form of src: `more` (if any) with the typed value put over it. */
+void ir_attr_widen(const ir_attr *src, ir_attr_full *dst);
 /* true if s is the canonical copy of its name (no hashing; see intern.c). */
 bool ir_is_interned(const char *s);
 

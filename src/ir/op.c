@@ -17,7 +17,7 @@ typedef struct {
     ir_program *program;
 } op_box;
 
-static ir_arena *arena_of(const ir_op *op)
+ir_arena *ir_op_arena(const ir_op *op)
 {
     return op_arena(op, ((const op_box *)(const void *)op)->program);
 }
@@ -36,37 +36,6 @@ static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
     *dst = *src;
     dst->cap_args = src->n_args;
     dst->args = src->n_args ? ir_arena_dup(a, src->args, src->n_args * sizeof *src->args) : NULL;
-    dst->unknown = ir_bytes_copy(a, src->unknown);
-}
-
-static ir_scalar *scalars_copy(ir_arena *a, const ir_scalar *s, size_t n)
-{
-    if (!n)
-        return NULL;
-    ir_scalar *r = ir_arena_dup(a, s, n * sizeof *s);
-    for (size_t i = 0; i < n; i++)
-        r[i].unknown = ir_bytes_copy(a, s[i].unknown);
-    return r;
-}
-
-void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
-{
-    *dst = *src;
-#define DUP(f, n) dst->f = src->n ? ir_arena_dup(a, src->f, src->n * sizeof *src->f) : NULL
-    DUP(ints, n_ints);
-    DUP(floats, n_floats);
-    DUP(bools, n_bools);
-    DUP(blocks_idx, n_blocks_idx);
-    DUP(longs, n_longs);
-    DUP(float64s, n_float64s);
-    DUP(vars_name, n_vars_name);
-    DUP(strings, n_strings);
-#undef DUP
-    for (size_t i = 0; i < src->n_strings; i++)
-        dst->strings[i] = ir_bytes_copy(a, src->strings[i]);
-    dst->s = ir_bytes_copy(a, src->s);
-    dst->scalar.unknown = ir_bytes_copy(a, src->scalar.unknown);
-    dst->scalars = scalars_copy(a, src->scalars, src->n_scalars);
     dst->unknown = ir_bytes_copy(a, src->unknown);
 }
 
@@ -259,7 +228,7 @@ static ir_slot *get_or_add_slot(ir_op *op, bool out, const char *name)
     ir_slot *s = find_slot(*slots, *n, name);
     if (s)
         return s;
-    *slots = ir_grow(arena_of(op), *slots, sizeof **slots, *n, cap, *n + 1);
+    *slots = ir_grow(ir_op_arena(op), *slots, sizeof **slots, *n, cap, *n + 1);
     s = &(*slots)[(*n)++];
     memset(s, 0, sizeof *s);
     s->name = ir_intern(name);
@@ -270,7 +239,7 @@ static void slot_set(ir_op *op, bool out, const char *slot,
                      const char *const *args, size_t n)
 {
     ir_slot *s = get_or_add_slot(op, out, slot);
-    ir_arena *a = arena_of(op);
+    ir_arena *a = ir_op_arena(op);
     s->args = n ? ir_arena_alloc(a, n * sizeof *s->args) : NULL;
     for (size_t i = 0; i < n; i++)
         s->args[i] = ir_intern(args[i]);
@@ -301,7 +270,7 @@ void ir_op_set_output1(ir_op *op, const char *slot, const char *arg)
 static void slot_add(ir_op *op, bool out, const char *slot, const char *arg)
 {
     ir_slot *s = get_or_add_slot(op, out, slot);
-    s->args = ir_grow(arena_of(op), s->args, sizeof *s->args, s->n_args,
+    s->args = ir_grow(ir_op_arena(op), s->args, sizeof *s->args, s->n_args,
                       &s->cap_args, s->n_args + 1);
     s->args[s->n_args++] = ir_intern(arg);
     op->dirty = true;
@@ -357,11 +326,11 @@ static bool rename_attrs(ir_op *op, const char *from, const char *to)
     bool changed = false;
     for (size_t i = 0; i < op->n_attrs; i++) {
         ir_attr *at = &op->attrs[i];
-        if (at->has_var_name && at->var_name == from) {
+        if (at->type == IR_ATTR_VAR && at->has_var_name && at->var_name == from) {
             at->var_name = to;
             changed = true;
         }
-        for (size_t k = 0; k < at->n_vars_name; k++)
+        for (size_t k = 0; at->type == IR_ATTR_VARS && k < at->n_vars_name; k++)
             if (at->vars_name[k] == from) {
                 at->vars_name[k] = to;
                 changed = true;
@@ -408,207 +377,4 @@ bool ir_op_reads(const ir_op *op, const char *name)
 bool ir_op_writes(const ir_op *op, const char *name)
 {
     return slots_mention(op->outputs, op->n_outputs, ir_intern(name));
-}
-
-/* ---- attributes ---- */
-
-ir_attr *ir_op_attr(const ir_op *op, const char *name)
-{
-    for (size_t i = 0; i < op->n_attrs; i++)
-        if (op->attrs[i].name == name)
-            return &op->attrs[i];
-    if (!op->n_attrs || ir_is_interned(name))
-        return NULL;
-    for (size_t i = 0; i < op->n_attrs; i++)
-        if (strcmp(op->attrs[i].name, name) == 0)
-            return &op->attrs[i];
-    return NULL;
-}
-
-bool ir_op_has_attr(const ir_op *op, const char *name)
-{
-    return ir_op_attr(op, name) != NULL;
-}
-
-void ir_op_remove_attr(ir_op *op, const char *name)
-{
-    ir_attr *at = ir_op_attr(op, name);
-    if (!at)
-        return;
-    size_t i = (size_t)(at - op->attrs);
-    memmove(op->attrs + i, op->attrs + i + 1, (op->n_attrs - i - 1) * sizeof *at);
-    op->n_attrs--;
-    op->dirty = true;
-}
-
-/* A cleared attr of the given name and type, in place or appended. */
-static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
-{
-    ir_attr *at = ir_op_attr(op, name);
-    if (!at) {
-        op->attrs = ir_grow(arena_of(op), op->attrs, sizeof *op->attrs,
-                            op->n_attrs, &op->cap_attrs, op->n_attrs + 1);
-        at = &op->attrs[op->n_attrs++];
-    }
-    memset(at, 0, sizeof *at);
-    at->name = ir_intern(name);
-    at->type = type;
-    op->dirty = true;
-    return at;
-}
-
-void ir_op_set_int(ir_op *op, const char *name, int32_t v)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_INT);
-    at->has_i = true;
-    at->i = v;
-}
-
-void ir_op_set_long(ir_op *op, const char *name, int64_t v)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_LONG);
-    at->has_l = true;
-    at->l = v;
-}
-
-void ir_op_set_float(ir_op *op, const char *name, float v)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_FLOAT);
-    at->has_f = true;
-    at->f = v;
-}
-
-void ir_op_set_float64(ir_op *op, const char *name, double v)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_FLOAT64);
-    at->has_float64 = true;
-    at->float64 = v;
-}
-
-void ir_op_set_bool(ir_op *op, const char *name, bool v)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_BOOLEAN);
-    at->has_b = true;
-    at->b = v;
-}
-
-void ir_op_set_string(ir_op *op, const char *name, const char *v)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_STRING);
-    at->has_s = true;
-    at->s.len = strlen(v);
-    at->s.data = ir_arena_dup(arena_of(op), v, at->s.len);
-}
-
-void ir_op_set_block(ir_op *op, const char *name, int32_t block_idx)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_BLOCK);
-    at->has_block_idx = true;
-    at->block_idx = block_idx;
-}
-
-#define LIST_SETTER(fn, T, kind, field, count)                               \
-    void fn(ir_op *op, const char *name, const T *v, size_t n)               \
-    {                                                                        \
-        ir_attr *at = fresh_attr(op, name, kind);                            \
-        at->count = n;                                                       \
-        at->field = n ? ir_arena_dup(arena_of(op), v, n * sizeof *v) : NULL; \
-    }
-LIST_SETTER(ir_op_set_ints, int32_t, IR_ATTR_INTS, ints, n_ints)
-LIST_SETTER(ir_op_set_longs, int64_t, IR_ATTR_LONGS, longs, n_longs)
-LIST_SETTER(ir_op_set_floats, float, IR_ATTR_FLOATS, floats, n_floats)
-LIST_SETTER(ir_op_set_bools, bool, IR_ATTR_BOOLEANS, bools, n_bools)
-LIST_SETTER(ir_op_set_blocks, int32_t, IR_ATTR_BLOCKS, blocks_idx, n_blocks_idx)
-#undef LIST_SETTER
-
-void ir_op_set_strings(ir_op *op, const char *name, const char *const *v, size_t n)
-{
-    ir_attr *at = fresh_attr(op, name, IR_ATTR_STRINGS);
-    ir_arena *a = arena_of(op);
-    at->n_strings = n;
-    at->strings = n ? ir_arena_alloc(a, n * sizeof *at->strings) : NULL;
-    for (size_t i = 0; i < n; i++) {
-        at->strings[i].len = strlen(v[i]);
-        at->strings[i].data = ir_arena_dup(a, v[i], at->strings[i].len);
-    }
-}
-
-void ir_op_copy_attr(ir_op *op, const ir_attr *src)
-{
-    ir_attr *at = fresh_attr(op, src->name, src->type);
-    ir_attr_copy(arena_of(op), at, src);
-}
-
-void ir_op_copy_attrs(ir_op *op, const ir_op *src)
-{
-    /* Room for all of them (and op_role_var, which the backward pass often
-     * adds) at once: attrs are large, and growing by doubling wastes. */
-    size_t need = op->n_attrs + src->n_attrs + 1;
-    if (need > op->cap_attrs) {
-        ir_attr *attrs = ir_arena_alloc_raw(arena_of(op), need * sizeof *attrs);
-        if (op->n_attrs)
-            memcpy(attrs, op->attrs, op->n_attrs * sizeof *attrs);
-        op->attrs = attrs;
-        op->cap_attrs = need;
-    }
-    for (size_t i = 0; i < src->n_attrs; i++)
-        ir_op_copy_attr(op, &src->attrs[i]);
-}
-
-int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt)
-{
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at)
-        return dflt;
-    switch (at->type) {
-    case IR_ATTR_INT: return at->i;
-    case IR_ATTR_LONG: return at->l;
-    case IR_ATTR_BOOLEAN: return at->b;
-    case IR_ATTR_BLOCK: return at->block_idx;
-    default: return dflt;
-    }
-}
-
-double ir_op_get_float(const ir_op *op, const char *name, double dflt)
-{
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at)
-        return dflt;
-    switch (at->type) {
-    case IR_ATTR_FLOAT: return at->f;
-    case IR_ATTR_FLOAT64: return at->float64;
-    case IR_ATTR_INT: return at->i;
-    case IR_ATTR_LONG: return (double)at->l;
-    default: return dflt;
-    }
-}
-
-bool ir_op_get_bool(const ir_op *op, const char *name, bool dflt)
-{
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at)
-        return dflt;
-    if (at->type == IR_ATTR_BOOLEAN)
-        return at->b;
-    if (at->type == IR_ATTR_INT)
-        return at->i != 0;
-    return dflt;
-}
-
-const char *ir_op_get_string(const ir_op *op, const char *name)
-{
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at || at->type != IR_ATTR_STRING)
-        return NULL;
-    return ir_intern_n((const char *)at->s.data, at->s.len);
-}
-
-int ir_op_role(const ir_op *op)
-{
-    return (int)ir_op_get_int(op, IR_NAME("op_role"), -1);
-}
-
-void ir_op_set_role(ir_op *op, int role)
-{
-    ir_op_set_int(op, IR_NAME("op_role"), role);
 }

@@ -112,7 +112,7 @@ static double check_site(const site *s, const ir_tensors *before, const ir_tenso
 static int attr2(const ir_op *op, const char *name, int i, int dflt)
 {
     const ir_attr *a = ir_op_attr(op, name);
-    return a && a->n_ints > (size_t)i ? a->ints[i] : dflt;
+    return a && a->type == IR_ATTR_INTS && a->n_ints > (size_t)i ? a->ints[i] : dflt;
 }
 
 static uint64_t rng_state;

@@ -2,6 +2,7 @@
  * def-use. */
 #include "unit.h"
 
+#include "io/pdio.h"
 #include "ir/pmap.h"
 
 static ir_program *two_block_program(void)
@@ -280,6 +281,55 @@ START_TEST(defuse_lists_positions)
 }
 END_TEST
 
+/* An attr of type INT that also holds a string, a list and an unknown field
+ * (an unusual file): the compact attr keeps the INT value where passes read
+ * it and the rest aside, and writing gives back the same bytes, also after
+ * a clone and an in-place edit; a setter drops the rest. */
+static const uint8_t irregular_attr[] = {
+    0x0a, 0x25, 0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+    0x22, 0x16, 0x1a, 0x01, 0x74, 0x22, 0x11, 0x0a, 0x01, 0x61, 0x10, 0x00, 0x18, 0x03,
+    0x2a, 0x01, 0x78, 0x30, 0x01, 0x30, 0x02, 0x98, 0x06, 0x07,
+};
+
+static void expect_bytes(const ir_program *p, const uint8_t *want, size_t n)
+{
+    size_t len = 0;
+    uint8_t *got = pdio_serialize(p, false, &len);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_eq(len, n);
+    ck_assert_mem_eq(got, want, n);
+    free(got);
+}
+
+START_TEST(irregular_attr_round_trips)
+{
+    ck_assert_uint_le(sizeof(ir_attr), 40);
+    ir_program *p = pdio_parse("irregular", irregular_attr, sizeof irregular_attr);
+    ck_assert_ptr_nonnull(p);
+    ir_op *op = p->blocks[0]->ops[0];
+    ir_attr *at = ir_op_attr(op, "a");
+    ck_assert(at && at->type == IR_ATTR_INT && at->has_i && at->i == 3);
+    ck_assert(!at->has_s && at->more);
+    ck_assert_int_eq(ir_op_get_int(op, "a", -1), 3);
+    expect_bytes(p, irregular_attr, sizeof irregular_attr);
+    ir_program *q = ir_program_clone(p);
+    expect_bytes(q, irregular_attr, sizeof irregular_attr);
+    ir_program_free(q);
+    uint8_t edited[sizeof irregular_attr];
+    memcpy(edited, irregular_attr, sizeof edited);
+    edited[28] = 0x05;      /* the value of i */
+    at->i = 5;
+    expect_bytes(p, edited, sizeof edited);
+    ir_op_set_int(op, "a", 4);
+    static const uint8_t plain[] = {
+        0x0a, 0x1b, 0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        0x22, 0x0c, 0x1a, 0x01, 0x74, 0x22, 0x07, 0x0a, 0x01, 0x61, 0x10, 0x00, 0x18, 0x04,
+    };
+    expect_bytes(p, plain, sizeof plain);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("ir");
@@ -294,6 +344,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, splice_inserts_and_removes);
     tcase_add_test(tc, rename_reaches_sub_blocks);
     tcase_add_test(tc, clone_is_deep);
+    tcase_add_test(tc, irregular_attr_round_trips);
     tcase_add_test(tc, defuse_lists_positions);
     suite_add_tcase(s, tc);
     return s;

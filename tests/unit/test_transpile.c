@@ -481,7 +481,7 @@ START_TEST(manifest_is_valid_json_with_odd_names)
     for (size_t k = 0; k < ctx.main->blocks[0]->n_ops; k++) {
         ir_op *op = ctx.main->blocks[0]->ops[k];
         const ir_attr *rv = ir_op_attr(op, "op_role_var");
-        if (rv && rv->n_strings && rv->strings[0].len == 4 &&
+        if (rv && rv->type == IR_ATTR_STRINGS && rv->n_strings && rv->strings[0].len == 4 &&
             !memcmp(rv->strings[0].data, "fc_b", 4)) {
             const char *v[] = {"b\"q\\s\x01", "fc_b@GRAD"};
             ir_op_set_strings(op, "op_role_var", v, 2);

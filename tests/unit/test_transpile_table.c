@@ -29,7 +29,7 @@ static void make_lookup(pdt_ctx *ctx, const char *type, bool distributed)
 
 static bool has_string(const ir_attr *a, const char *s)
 {
-    for (size_t i = 0; a && i < a->n_strings; i++)
+    for (size_t i = 0; a && a->type == IR_ATTR_STRINGS && i < a->n_strings; i++)
         if (a->strings[i].len == strlen(s) && !memcmp(a->strings[i].data, s, a->strings[i].len))
             return true;
     return false;

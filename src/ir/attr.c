@@ -1,0 +1,369 @@
+/* attr.c - the compact attribute value, its full wire-shaped form, and the
+ * op attribute API (setters replace in place, getters read by type). */
+#include "ir.h"
+
+#include <string.h>
+
+#include "ir_internal.h"
+
+/* Bit k: the file held the field that an attr of type k uses (the
+ * AttrType numbers name the fields one to one). */
+static uint32_t kinds_present(const ir_attr_full *f)
+{
+    uint32_t m = 0;
+#define K(t, cond) if (cond) m |= 1u << (t)
+    K(IR_ATTR_INT, f->has_i);
+    K(IR_ATTR_FLOAT, f->has_f);
+    K(IR_ATTR_STRING, f->has_s);
+    K(IR_ATTR_INTS, f->n_ints);
+    K(IR_ATTR_FLOATS, f->n_floats);
+    K(IR_ATTR_STRINGS, f->n_strings);
+    K(IR_ATTR_BOOLEAN, f->has_b);
+    K(IR_ATTR_BOOLEANS, f->n_bools);
+    K(IR_ATTR_BLOCK, f->has_block_idx);
+    K(IR_ATTR_LONG, f->has_l);
+    K(IR_ATTR_BLOCKS, f->n_blocks_idx);
+    K(IR_ATTR_LONGS, f->n_longs);
+    K(IR_ATTR_FLOAT64S, f->n_float64s);
+    K(IR_ATTR_VAR, f->has_var_name);
+    K(IR_ATTR_VARS, f->n_vars_name);
+    K(IR_ATTR_FLOAT64, f->has_float64);
+    K(IR_ATTR_SCALAR, f->has_scalar);
+    K(IR_ATTR_SCALARS, f->n_scalars);
+#undef K
+    return m;
+}
+
+/* Moves the value of the attr's own type between the two forms; `to_full`
+ * picks the direction.  The scalar is the one value kept by pointer. */
+static void move_typed(ir_arena *a, ir_attr *c, ir_attr_full *f, bool to_full)
+{
+#define V(flag, field) \
+    if (to_full) { f->flag = c->flag; f->field = c->field; } \
+    else { c->flag = f->flag; c->field = f->field; } break
+#define L(count, field) \
+    if (to_full) { f->count = c->count; f->field = c->field; } \
+    else { c->count = f->count; c->field = f->field; } break
+    switch (c->type) {
+    case IR_ATTR_INT: V(has_i, i);
+    case IR_ATTR_FLOAT: V(has_f, f);
+    case IR_ATTR_STRING: V(has_s, s);
+    case IR_ATTR_INTS: L(n_ints, ints);
+    case IR_ATTR_FLOATS: L(n_floats, floats);
+    case IR_ATTR_STRINGS: L(n_strings, strings);
+    case IR_ATTR_BOOLEAN: V(has_b, b);
+    case IR_ATTR_BOOLEANS: L(n_bools, bools);
+    case IR_ATTR_BLOCK: V(has_block_idx, block_idx);
+    case IR_ATTR_LONG: V(has_l, l);
+    case IR_ATTR_BLOCKS: L(n_blocks_idx, blocks_idx);
+    case IR_ATTR_LONGS: L(n_longs, longs);
+    case IR_ATTR_FLOAT64S: L(n_float64s, float64s);
+    case IR_ATTR_VAR: V(has_var_name, var_name);
+    case IR_ATTR_VARS: L(n_vars_name, vars_name);
+    case IR_ATTR_FLOAT64: V(has_float64, float64);
+    case IR_ATTR_SCALARS: L(n_scalars, scalars);
+    case IR_ATTR_SCALAR:
+        if (to_full) {
+            f->has_scalar = c->has_scalar;
+            if (c->has_scalar)
+                f->scalar = *c->scalar;
+        } else if (f->has_scalar) {
+            c->has_scalar = true;
+            c->scalar = ir_arena_dup(a, &f->scalar, sizeof f->scalar);
+        }
+        break;
+    }
+#undef V
+#undef L
+}
+
+void ir_attr_compact(ir_arena *a, ir_attr *dst, const ir_attr_full *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->name = src->name;
+    dst->type = src->type;
+    move_typed(a, dst, (ir_attr_full *)(uintptr_t)src, false);
+    uint32_t own = (unsigned)src->type < 32 ? 1u << src->type : 0;
+    if ((kinds_present(src) & ~own) || src->unknown.len)
+        dst->more = ir_arena_dup(a, src, sizeof *src);
+}
+
+void ir_attr_widen(const ir_attr *src, ir_attr_full *dst)
+{
+    if (src->more)
+        *dst = *src->more;
+    else
+        memset(dst, 0, sizeof *dst);
+    dst->name = src->name;
+    dst->type = src->type;
+    move_typed(NULL, (ir_attr *)(uintptr_t)src, dst, true);
+}
+
+static ir_scalar *scalars_copy(ir_arena *a, const ir_scalar *s, size_t n)
+{
+    if (!n)
+        return NULL;
+    ir_scalar *r = ir_arena_dup(a, s, n * sizeof *s);
+    for (size_t i = 0; i < n; i++)
+        r[i].unknown = ir_bytes_copy(a, s[i].unknown);
+    return r;
+}
+
+static ir_bytes *strings_copy(ir_arena *a, const ir_bytes *s, size_t n)
+{
+    if (!n)
+        return NULL;
+    ir_bytes *r = ir_arena_alloc_raw(a, n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = ir_bytes_copy(a, s[i]);
+    return r;
+}
+
+#define DUP(dst, src, f, n) \
+    (dst)->f = (src)->n ? ir_arena_dup(a, (src)->f, (src)->n * sizeof *(src)->f) : NULL
+
+static ir_attr_full *full_copy(ir_arena *a, const ir_attr_full *src)
+{
+    ir_attr_full *dst = ir_arena_dup(a, src, sizeof *src);
+    DUP(dst, src, ints, n_ints);
+    DUP(dst, src, floats, n_floats);
+    DUP(dst, src, bools, n_bools);
+    DUP(dst, src, blocks_idx, n_blocks_idx);
+    DUP(dst, src, longs, n_longs);
+    DUP(dst, src, float64s, n_float64s);
+    DUP(dst, src, vars_name, n_vars_name);
+    dst->strings = strings_copy(a, src->strings, src->n_strings);
+    dst->s = ir_bytes_copy(a, src->s);
+    dst->scalar.unknown = ir_bytes_copy(a, src->scalar.unknown);
+    dst->scalars = scalars_copy(a, src->scalars, src->n_scalars);
+    dst->unknown = ir_bytes_copy(a, src->unknown);
+    return dst;
+}
+
+void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
+{
+    *dst = *src;
+    switch (src->type) {
+    case IR_ATTR_STRING: dst->s = ir_bytes_copy(a, src->s); break;
+    case IR_ATTR_INTS: DUP(dst, src, ints, n_ints); break;
+    case IR_ATTR_FLOATS: DUP(dst, src, floats, n_floats); break;
+    case IR_ATTR_STRINGS: dst->strings = strings_copy(a, src->strings, src->n_strings); break;
+    case IR_ATTR_BOOLEANS: DUP(dst, src, bools, n_bools); break;
+    case IR_ATTR_BLOCKS: DUP(dst, src, blocks_idx, n_blocks_idx); break;
+    case IR_ATTR_LONGS: DUP(dst, src, longs, n_longs); break;
+    case IR_ATTR_FLOAT64S: DUP(dst, src, float64s, n_float64s); break;
+    case IR_ATTR_VARS: DUP(dst, src, vars_name, n_vars_name); break;
+    case IR_ATTR_SCALARS: dst->scalars = scalars_copy(a, src->scalars, src->n_scalars); break;
+    case IR_ATTR_SCALAR:
+        if (src->has_scalar)
+            dst->scalar = scalars_copy(a, src->scalar, 1);
+        break;
+    default: break;
+    }
+    if (src->more)
+        dst->more = full_copy(a, src->more);
+}
+#undef DUP
+
+/* ---- the op attribute API ---- */
+
+ir_attr *ir_op_attr(const ir_op *op, const char *name)
+{
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (op->attrs[i].name == name)
+            return &op->attrs[i];
+    if (!op->n_attrs || ir_is_interned(name))
+        return NULL;
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (strcmp(op->attrs[i].name, name) == 0)
+            return &op->attrs[i];
+    return NULL;
+}
+
+bool ir_op_has_attr(const ir_op *op, const char *name)
+{
+    return ir_op_attr(op, name) != NULL;
+}
+
+void ir_op_remove_attr(ir_op *op, const char *name)
+{
+    ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return;
+    size_t i = (size_t)(at - op->attrs);
+    memmove(op->attrs + i, op->attrs + i + 1, (op->n_attrs - i - 1) * sizeof *at);
+    op->n_attrs--;
+    op->dirty = true;
+}
+
+/* A cleared attr of the given name and type, in place or appended. */
+static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
+{
+    ir_attr *at = ir_op_attr(op, name);
+    if (!at) {
+        op->attrs = ir_grow(ir_op_arena(op), op->attrs, sizeof *op->attrs,
+                            op->n_attrs, &op->cap_attrs, op->n_attrs + 1);
+        at = &op->attrs[op->n_attrs++];
+    }
+    memset(at, 0, sizeof *at);
+    at->name = ir_intern(name);
+    at->type = type;
+    op->dirty = true;
+    return at;
+}
+
+void ir_op_set_int(ir_op *op, const char *name, int32_t v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_INT);
+    at->has_i = true;
+    at->i = v;
+}
+
+void ir_op_set_long(ir_op *op, const char *name, int64_t v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_LONG);
+    at->has_l = true;
+    at->l = v;
+}
+
+void ir_op_set_float(ir_op *op, const char *name, float v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_FLOAT);
+    at->has_f = true;
+    at->f = v;
+}
+
+void ir_op_set_float64(ir_op *op, const char *name, double v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_FLOAT64);
+    at->has_float64 = true;
+    at->float64 = v;
+}
+
+void ir_op_set_bool(ir_op *op, const char *name, bool v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_BOOLEAN);
+    at->has_b = true;
+    at->b = v;
+}
+
+void ir_op_set_string(ir_op *op, const char *name, const char *v)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_STRING);
+    at->has_s = true;
+    at->s.len = strlen(v);
+    at->s.data = ir_arena_dup(ir_op_arena(op), v, at->s.len);
+}
+
+void ir_op_set_block(ir_op *op, const char *name, int32_t block_idx)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_BLOCK);
+    at->has_block_idx = true;
+    at->block_idx = block_idx;
+}
+
+#define LIST_SETTER(fn, T, kind, field, count)                               \
+    void fn(ir_op *op, const char *name, const T *v, size_t n)               \
+    {                                                                        \
+        ir_attr *at = fresh_attr(op, name, kind);                            \
+        at->count = n;                                                       \
+        at->field = n ? ir_arena_dup(ir_op_arena(op), v, n * sizeof *v) : NULL; \
+    }
+LIST_SETTER(ir_op_set_ints, int32_t, IR_ATTR_INTS, ints, n_ints)
+LIST_SETTER(ir_op_set_longs, int64_t, IR_ATTR_LONGS, longs, n_longs)
+LIST_SETTER(ir_op_set_floats, float, IR_ATTR_FLOATS, floats, n_floats)
+LIST_SETTER(ir_op_set_bools, bool, IR_ATTR_BOOLEANS, bools, n_bools)
+LIST_SETTER(ir_op_set_blocks, int32_t, IR_ATTR_BLOCKS, blocks_idx, n_blocks_idx)
+#undef LIST_SETTER
+
+void ir_op_set_strings(ir_op *op, const char *name, const char *const *v, size_t n)
+{
+    ir_attr *at = fresh_attr(op, name, IR_ATTR_STRINGS);
+    ir_arena *a = ir_op_arena(op);
+    at->n_strings = n;
+    at->strings = n ? ir_arena_alloc(a, n * sizeof *at->strings) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        at->strings[i].len = strlen(v[i]);
+        at->strings[i].data = ir_arena_dup(a, v[i], at->strings[i].len);
+    }
+}
+
+void ir_op_copy_attr(ir_op *op, const ir_attr *src)
+{
+    ir_attr *at = fresh_attr(op, src->name, src->type);
+    ir_attr_copy(ir_op_arena(op), at, src);
+}
+
+void ir_op_copy_attrs(ir_op *op, const ir_op *src)
+{
+    /* Room for all of them (and op_role_var, which the backward pass often
+     * adds) at once: attrs are large, and growing by doubling wastes. */
+    size_t need = op->n_attrs + src->n_attrs + 1;
+    if (need > op->cap_attrs) {
+        ir_attr *attrs = ir_arena_alloc_raw(ir_op_arena(op), need * sizeof *attrs);
+        if (op->n_attrs)
+            memcpy(attrs, op->attrs, op->n_attrs * sizeof *attrs);
+        op->attrs = attrs;
+        op->cap_attrs = need;
+    }
+    for (size_t i = 0; i < src->n_attrs; i++)
+        ir_op_copy_attr(op, &src->attrs[i]);
+}
+
+int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return dflt;
+    switch (at->type) {
+    case IR_ATTR_INT: return at->i;
+    case IR_ATTR_LONG: return at->l;
+    case IR_ATTR_BOOLEAN: return at->b;
+    case IR_ATTR_BLOCK: return at->block_idx;
+    default: return dflt;
+    }
+}
+
+double ir_op_get_float(const ir_op *op, const char *name, double dflt)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return dflt;
+    switch (at->type) {
+    case IR_ATTR_FLOAT: return at->f;
+    case IR_ATTR_FLOAT64: return at->float64;
+    case IR_ATTR_INT: return at->i;
+    case IR_ATTR_LONG: return (double)at->l;
+    default: return dflt;
+    }
+}
+
+bool ir_op_get_bool(const ir_op *op, const char *name, bool dflt)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at)
+        return dflt;
+    if (at->type == IR_ATTR_BOOLEAN)
+        return at->b;
+    if (at->type == IR_ATTR_INT)
+        return at->i != 0;
+    return dflt;
+}
+
+const char *ir_op_get_string(const ir_op *op, const char *name)
+{
+    const ir_attr *at = ir_op_attr(op, name);
+    if (!at || at->type != IR_ATTR_STRING)
+        return NULL;
+    return ir_intern_n((const char *)at->s.data, at->s.len);
+}
+
+int ir_op_role(const ir_op *op)
+{
+    return (int)ir_op_get_int(op, IR_NAME("op_role"), -1);
+}
+
+void ir_op_set_role(ir_op *op, int role)
+{
+    ir_op_set_int(op, IR_NAME("op_role"), role);
+}
