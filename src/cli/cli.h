@@ -63,10 +63,9 @@ int cli_check_quiet_verbose(const char *cmd);
 int cli_check_has_params(const char *cmd, const struct pdt_ctx *ctx);
 /* The same as a warning (backward: Paddle then appends no gradient). */
 void cli_warn_no_params(const struct pdt_ctx *ctx);
-/* --regularization=SPEC: the optimizer's regularizer (given once) or,
- * with "@PARAMS", a per-parameter one (repeatable).  Prints a usage error
- * naming the flag and returns false when given twice. */
-bool cli_add_regularization(const char *cmd, struct pdt_ctx *ctx, const char *spec);
+/* Loads PATH as the main program of CTX (initialised, options set), with
+ * an empty startup program; false (message printed) if unreadable. */
+bool cli_read_main(struct pdt_ctx *ctx, const char *path);
 /* Takes --max-input-size=BYTES (or "--max-input-size BYTES") out of argv,
  * wherever it stands before "--", and sets the input cap: it applies to
  * every command that reads a program, including commands added later.

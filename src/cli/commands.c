@@ -9,6 +9,7 @@
 #include "../diag.h"
 #include "../io/pdio.h"
 #include "../passes/pass.h"
+#include "optparse.h"
 
 const pdt_command pdt_commands[] = {
 #define CMD(name, summary) {#name, summary, cmd_##name},
@@ -148,6 +149,11 @@ void cli_warn_no_params(const pdt_ctx *ctx)
 bool cli_load_main(pdt_ctx *ctx, const char *path)
 {
     pdt_ctx_init(ctx);
+    return cli_read_main(ctx, path);
+}
+
+bool cli_read_main(pdt_ctx *ctx, const char *path)
+{
     ir_program *p = pdio_read(path);
     if (!p)
         return false;
@@ -158,19 +164,19 @@ bool cli_load_main(pdt_ctx *ctx, const char *path)
     return true;
 }
 
-bool cli_add_regularization(const char *cmd, pdt_ctx *ctx, const char *spec)
+int cli_check_operands(const char *cmd, int argc, const cli_common *c, const char *wrong_count)
 {
-    if (strchr(spec, '@')) {
-        pdt_list_append(&ctx->param_regularizations, spec);
-        return true;
+    if (!c->out) {
+        pdt_usage_error(cmd, "missing -o OUT");
+        return PDT_EUSAGE;
     }
-    if (ctx->regularization) {
-        pdt_usage_error(cmd, "option '--regularization' gives the optimizer's regularizer twice; "
-                             "per-parameter ones take @PARAMS");
-        return false;
+    if (cli_check_out_path(cmd, "-o/--output", c->out, false))
+        return PDT_EUSAGE;
+    if (argc - optind != 1) {
+        pdt_usage_error(cmd, "%s", wrong_count);
+        return PDT_EUSAGE;
     }
-    ctx->regularization = ir_intern(spec);
-    return true;
+    return PDT_OK;
 }
 
 int cli_take_input_options(int *argc, char **argv)

@@ -1,6 +1,5 @@
 /* gradients.c - `pdtrans gradients`: runs the calc_gradient pass and prints
  * each input's gradient. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,33 +9,32 @@
 #include "../ir/util.h"
 #include "../passes/pass.h"
 #include "cli.h"
+#include "optparse.h"
 
-static void help(void)
-{
-    printf("usage: pdtrans gradients (--targets=T,... | --fetch-targets)\n"
-           "                         (--inputs=X,... | --all-params)\n"
-           "                         [--target-grads=G,...] [--no-grad=V,...]\n"
-           "                         [--text] [-f] IN -o OUT\n\n"
-           "Appends the gradients of the targets with respect to the inputs to\n"
-           "block 0 of IN, as Paddle's paddle.static.gradients(targets, inputs,\n"
-           "target_gradients, no_grad_set) does, writes the program to OUT and prints\n"
-           "one line per input: 'INPUT GRAD', or 'INPUT' alone when the targets do\n"
-           "not depend on it (to stderr when OUT is '-', so the program alone goes\n"
-           "to stdout).\n\n"
-           "  --targets=T,...       target vars (block 0)\n"
-           "  --fetch-targets       the targets are the vars the fetch ops read\n"
-           "  --inputs=X,...        input vars (block 0)\n"
-           "  --all-params          the inputs are every persistable var of block 0\n"
-           "                        that an op reads, other than feed/fetch lists\n"
-           "  --target-grads=G,...  given gradients of the targets (default: ones)\n"
-           "  --no-grad=V,...       vars whose gradients are not wanted\n"
-           "  -o, --output=OUT      output FILE ('-' is stdout)\n"
-           "  --text                write text form whatever OUT's extension\n"
-           "  -f, --force           write binary output even to a terminal\n"
-           "  --no-verify-each      skip the structural check after the pass\n"
-           "  -q, --quiet           print no warnings\n"
-           "  -h, --help            show this help\n");
-}
+static const char USAGE[] =
+    "usage: pdtrans gradients (--targets=T,... | --fetch-targets)\n"
+    "                         (--inputs=X,... | --all-params)\n"
+    "                         [--target-grads=G,...] [--no-grad=V,...]\n"
+    "                         [--text] [-f] IN -o OUT\n\n"
+    "Appends the gradients of the targets with respect to the inputs to\n"
+    "block 0 of IN, as Paddle's paddle.static.gradients(targets, inputs,\n"
+    "target_gradients, no_grad_set) does, writes the program to OUT and prints\n"
+    "one line per input: 'INPUT GRAD', or 'INPUT' alone when the targets do\n"
+    "not depend on it (to stderr when OUT is '-', so the program alone goes\n"
+    "to stdout).\n\n";
+
+typedef struct {
+    bool fetch_targets, all_params;
+} grad_opts;
+
+/* The command's own options: other ways to give calc_gradient's lists. */
+static const pdt_option gradients_cmd_options[] = {
+    {.name = "fetch-targets", .type = PDT_OPT_FLAG, .offset = offsetof(grad_opts, fetch_targets),
+     .help = "the targets are the vars the fetch ops read"},
+    {.name = "all-params", .type = PDT_OPT_FLAG, .offset = offsetof(grad_opts, all_params),
+     .help = "the inputs are every persistable var of block 0 that an op reads, other than "
+             "feed/fetch lists"},
+};
 
 /* The X of every fetch op of block 0, in op order. */
 static pdt_list fetch_targets(const ir_block *b)
@@ -77,80 +75,57 @@ static pdt_list all_params(const ir_block *b)
     return l;
 }
 
-int cmd_gradients(int argc, char **argv)
+static int parse(int argc, char **argv, pdt_ctx *ctx, grad_opts *g, cli_common *common)
 {
-    static const struct option opts[] = {
-        {"targets", required_argument, NULL, 'T'},
-        {"fetch-targets", no_argument, NULL, 'F'},
-        {"inputs", required_argument, NULL, 'I'},
-        {"all-params", no_argument, NULL, 'A'},
-        {"target-grads", required_argument, NULL, 'G'},
-        {"no-grad", required_argument, NULL, 'n'},
-        {"output", required_argument, NULL, 'o'},
-        {"text", no_argument, NULL, 't'},
-        {"force", no_argument, NULL, 'f'},
-        {"no-verify-each", no_argument, NULL, 'V'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *targets = NULL, *inputs = NULL, *tgrads = NULL, *no_grad = NULL, *out = NULL;
-    bool fetch = false, params = false, text = false, force = false, no_verify = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
-        if (optarg && !*optarg && c != ':' && c != '?')
-            return cli_empty_value("gradients", argv);
-        switch (c) {
-        case 'T': targets = optarg; break;
-        case 'F': fetch = true; break;
-        case 'I': inputs = optarg; break;
-        case 'A': params = true; break;
-        case 'G': tgrads = optarg; break;
-        case 'n': no_grad = optarg; break;
-        case 'o': out = optarg; break;
-        case 't': text = true; break;
-        case 'f': force = true; break;
-        case 'V': no_verify = true; break;
-        case 'q': pdt_quiet_warnings = true; break;
-        case 'h': help(); return PDT_OK;
-        default: return cli_bad_option("gradients", c, argv);
-        }
-    }
-    if (!targets == !fetch) {
+    cli_spec spec = {.cmd = "gradients", .usage = USAGE};
+    const pdt_option_family *bw = &pdt_family_backward;
+    void *base = pdt_family_base(bw, ctx);
+    cli_add(&spec, (cli_group){bw->opts, bw->n_opts, base, NULL, "targets", NULL});
+    cli_add(&spec, (cli_group){gradients_cmd_options, 1, g, NULL, NULL, NULL});
+    cli_add(&spec, (cli_group){bw->opts, bw->n_opts, base, NULL, "inputs", NULL});
+    cli_add(&spec, (cli_group){gradients_cmd_options + 1, 1, g, NULL, NULL, NULL});
+    cli_add(&spec, (cli_group){bw->opts, bw->n_opts, base, "calc_gradient", NULL,
+                               "targets inputs"});
+    cli_common_group(&spec, common, "output text force");
+    cli_family(&spec, &pdt_family_run, ctx, NULL, NULL);
+    cli_common_group(&spec, common, "quiet help");
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc != PDT_OK)
+        return rc;
+    if (cli_given(&spec, "targets") == g->fetch_targets) {
         pdt_usage_error("gradients", "give exactly one of --targets and --fetch-targets");
         return PDT_EUSAGE;
     }
-    if (!inputs == !params) {
+    if (cli_given(&spec, "inputs") == g->all_params) {
         pdt_usage_error("gradients", "give exactly one of --inputs and --all-params");
         return PDT_EUSAGE;
     }
-    if (!out) {
-        pdt_usage_error("gradients", "missing -o OUT");
-        return PDT_EUSAGE;
-    }
-    if (cli_check_out_path("gradients", "-o/--output", out, false))
-        return PDT_EUSAGE;
-    if (argc - optind != 1) {
-        pdt_usage_error("gradients", "expected one input program");
-        return PDT_EUSAGE;
-    }
-    const char *in = argv[optind];
+    return cli_check_operands("gradients", argc, common, "expected one input program");
+}
+
+int cmd_gradients(int argc, char **argv)
+{
     pdt_ctx ctx;
-    if (!cli_load_main(&ctx, in))
-        return PDT_EBADINPUT;
-    ir_program *p = ctx.main;
-    ctx.targets = fetch ? fetch_targets(p->blocks[0]) : pdt_list_split(targets);
-    ctx.inputs = params ? all_params(p->blocks[0]) : pdt_list_split(inputs);
-    ctx.target_grads = pdt_list_split(tgrads);
-    ctx.no_grad = pdt_list_split(no_grad);
-    ctx.no_verify_each = no_verify;
-    const char *pass = "calc_gradient";
-    int rc = pdt_run_pipeline(&ctx, &pass, 1);
+    pdt_ctx_init(&ctx);
+    cli_common common = {0};
+    grad_opts g = {false, false};
+    int rc = parse(argc, argv, &ctx, &g, &common);
+    if (rc == PDT_OK && !cli_read_main(&ctx, argv[optind]))
+        rc = PDT_EBADINPUT;
+    if (rc == PDT_OK) {
+        const ir_block *b0 = ctx.main->blocks[0];
+        if (g.fetch_targets)
+            ctx.targets = fetch_targets(b0);
+        if (g.all_params)
+            ctx.inputs = all_params(b0);
+        const char *pass = "calc_gradient";
+        rc = pdt_run_pipeline(&ctx, &pass, 1);
+    }
+    const char *out = common.out;
     if (rc == PDT_OK)
-        rc = pdio_write(ctx.main, out, text || pdio_path_is_text(out), force);
+        rc = pdio_write(ctx.main, out, common.text || pdio_path_is_text(out), common.force);
     /* The report must not follow a program written to stdout. */
-    FILE *report = cli_report_stream(out);
+    FILE *report = cli_report_stream(out ? out : "-");
     if (rc == PDT_OK)
         for (size_t i = 0; i < ctx.bw_params.n; i++) {
             if (ctx.bw_grads.items[i])
@@ -159,5 +134,5 @@ int cmd_gradients(int argc, char **argv)
                 fprintf(report, "%s\n", ctx.bw_params.items[i]);
         }
     pdt_ctx_free(&ctx);
-    return rc;
+    return rc == CLI_HELP ? PDT_OK : rc;
 }

@@ -2,7 +2,6 @@
  * saved inference model and its parameter files; writes the model and its
  * parameters as save_inference_model lays them out. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,66 +12,53 @@
 #include "../io/pdio.h"
 #include "../passes/pass.h"
 #include "cli.h"
+#include "optparse.h"
 
-static void help(void)
-{
-    printf("usage: pdtrans inference --params=PATH [--model-filename=NAME]\n"
-           "                         [--params-filename=NAME] [--text] MODEL -o DIR\n\n"
-           "Runs Paddle's InferenceTranspiler (fluid 1.5, without its MKLDNN-only\n"
-           "rewrites) on the inference program MODEL: folds batch_norm into the\n"
-           "preceding conv2d (passes fuse_batch_norm, then is_test) and writes the\n"
-           "program and its parameters into DIR, as save_inference_model would.\n\n"
-           "  --params=PATH          MODEL's parameters: a folder with one file per\n"
-           "                         persistable var, or one combined file\n"
-           "                         (__params__, .pdiparams), told apart by PATH\n"
-           "  -o, --out-dir=DIR      output folder (created if missing)\n"
-           "  --model-filename=NAME  the program's file name in DIR (default __model__)\n"
-           "  --params-filename=NAME write the parameters as one combined file DIR/NAME\n"
-           "                         (default: one file per var in DIR)\n"
-           "  --text                 write the program in text form\n"
-           "  --no-verify-each       skip the structural check after each pass\n"
-           "  -v, --verbose          say how many sites were folded\n"
-           "  -q, --quiet            print no warnings or notes (errors still)\n"
-           "  -h, --help             show this help\n");
-}
+static const char USAGE[] =
+    "usage: pdtrans inference --params=PATH [--model-filename=NAME]\n"
+    "                         [--params-filename=NAME] [--text] MODEL -o DIR\n\n"
+    "Runs Paddle's InferenceTranspiler (fluid 1.5, without its MKLDNN-only\n"
+    "rewrites) on the inference program MODEL: folds batch_norm into the\n"
+    "preceding conv2d (passes fuse_batch_norm, then is_test) and writes the\n"
+    "program and its parameters into DIR, as save_inference_model would.\n\n";
 
 typedef struct {
     const char *params, *out_dir, *model_name, *params_name, *model;
-    bool text, no_verify;
+    bool text;
 } opts;
 
-static int parse(int argc, char **argv, opts *o)
+#define FIELD(f) offsetof(opts, f)
+
+/* The command's own options (the inference passes take none). */
+static const pdt_option inference_cmd_options[] = {
+    {.name = "params", .type = PDT_OPT_STRING, .meta = "PATH", .offset = FIELD(params),
+     .help = "MODEL's parameters: a folder with one file per persistable var, or one "
+             "combined file (__params__, .pdiparams), told apart by PATH"},
+    {.name = "model-filename", .type = PDT_OPT_STRING, .meta = "NAME",
+     .offset = FIELD(model_name),
+     .help = "the program's file name in DIR (default __model__)"},
+    {.name = "params-filename", .type = PDT_OPT_STRING, .meta = "NAME",
+     .offset = FIELD(params_name),
+     .help = "write the parameters as one combined file DIR/NAME (default: one file per var "
+             "in DIR)"},
+};
+
+static int parse(int argc, char **argv, opts *o, pdt_ctx *ctx)
 {
-    static const struct option long_opts[] = {
-        {"params", required_argument, NULL, 'p'},
-        {"out-dir", required_argument, NULL, 'o'},
-        {"model-filename", required_argument, NULL, 'm'},
-        {"params-filename", required_argument, NULL, 'P'},
-        {"text", no_argument, NULL, 't'},
-        {"no-verify-each", no_argument, NULL, 'V'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:vqh", long_opts, NULL)) != -1) {
-        if (optarg && !*optarg && c != ':' && c != '?')
-            return cli_empty_value("inference", argv);
-        switch (c) {
-        case 'p': o->params = optarg; break;
-        case 'o': o->out_dir = optarg; break;
-        case 'm': o->model_name = optarg; break;
-        case 'P': o->params_name = optarg; break;
-        case 't': o->text = true; break;
-        case 'V': o->no_verify = true; break;
-        case 'v': pdt_verbosity++; break;
-        case 'q': pdt_quiet_warnings = true; break;
-        case 'h': help(); return -1;
-        default: return cli_bad_option("inference", c, argv);
-        }
-    }
+    cli_common common = {0};
+    cli_spec spec = {.cmd = "inference", .usage = USAGE};
+    cli_add(&spec, (cli_group){inference_cmd_options, 1, o, NULL, NULL, NULL});
+    cli_common_group(&spec, &common, "out-dir");
+    cli_add(&spec, (cli_group){inference_cmd_options + 1, 2, o, NULL, NULL, NULL});
+    cli_common_group(&spec, &common, "text");
+    cli_family(&spec, &pdt_family_run, ctx, NULL, NULL);
+    cli_common_group(&spec, &common, "verbose quiet help");
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc != PDT_OK)
+        return rc;
+    /* -o has no default here: the model is written next to nothing else. */
+    o->out_dir = cli_given(&spec, "out-dir") ? common.out : NULL;
+    o->text = common.text;
     const char *missing = !o->params ? "--params=PATH" : !o->out_dir ? "-o DIR" : NULL;
     if (missing) {
         pdt_usage_error("inference", "missing %s", missing);
@@ -82,7 +68,7 @@ static int parse(int argc, char **argv, opts *o)
         pdt_usage_error("inference", "options '-q' and '-v' contradict each other");
         return PDT_EUSAGE;
     }
-    int rc = cli_check_out_path("inference", "-o/--out-dir", o->out_dir, true);
+    rc = cli_check_out_path("inference", "-o/--out-dir", o->out_dir, true);
     if (rc != PDT_OK)
         return rc;
     const char *names[] = {o->model_name, o->params_name};
@@ -158,20 +144,20 @@ static int write_outputs(const pdt_ctx *ctx, const opts *o)
 int cmd_inference(int argc, char **argv)
 {
     opts o = {0};
-    int rc = parse(argc, argv, &o);
-    if (rc != PDT_OK)
-        return rc < 0 ? PDT_OK : rc;
     pdt_ctx ctx;
-    if (!cli_load_main(&ctx, o.model))
-        return PDT_EBADINPUT;
-    ctx.no_verify_each = o.no_verify;
-    ctx.param_values = read_params(ctx.main, o.params);
-    rc = ctx.param_values ? PDT_OK : PDT_EBADINPUT;
+    pdt_ctx_init(&ctx);
+    int rc = parse(argc, argv, &o, &ctx);
+    if (rc == PDT_OK && !cli_read_main(&ctx, o.model))
+        rc = PDT_EBADINPUT;
+    if (rc == PDT_OK) {
+        ctx.param_values = read_params(ctx.main, o.params);
+        rc = ctx.param_values ? PDT_OK : PDT_EBADINPUT;
+    }
     const char *pipeline[] = {"fuse_batch_norm", "is_test"};
     if (rc == PDT_OK)
         rc = pdt_run_pipeline(&ctx, pipeline, 2);
     if (rc == PDT_OK)
         rc = write_outputs(&ctx, &o);
     pdt_ctx_free(&ctx);
-    return rc;
+    return rc == CLI_HELP ? PDT_OK : rc;
 }

@@ -2,7 +2,6 @@
  * in the main and startup programs (append_backward, then the lr_schedule,
  * gradient_clip, regularization and optimizer passes). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,40 +11,16 @@
 #include "../passes/optimizer/optimizer_util.h"
 #include "../passes/pass.h"
 #include "cli.h"
+#include "optparse.h"
 
-static void help(void)
-{
-    printf("usage: pdtrans minimize --loss=VAR --optimizer=SPEC [OPTIONS] MAIN -o DIR\n\n"
-           "Adds what fluid's Optimizer.minimize(loss) adds: the backward pass,\n"
-           "gradient clipping, regularization and one optimizer op per parameter,\n"
-           "with the learning rate and accumulators initialised in the startup\n"
-           "program.  Writes DIR/main.pb and DIR/startup.pb (.pbtxt with --text).\n"
-           "A MAIN that already has backward ops gets only the optimizer part\n"
-           "(apply_gradients); one that has optimizer ops is refused.\n\n"
-           "  --loss=VAR              the loss var (block 0)\n"
-           "  --optimizer=SPEC        KIND[:KEY=VALUE,...], KIND one of sgd, momentum,\n"
-           "                          lars_momentum, adagrad, adam, adamax,\n"
-           "                          decayed_adagrad, rmsprop, ftrl; keys are the\n"
-           "                          Python argument names (lr = learning_rate)\n"
-           "  --regularization=SPEC   l1:COEFF or l2:COEFF; KIND:COEFF@P1,P2,... gives\n"
-           "                          those params their own (repeatable; they win\n"
-           "                          over the optimizer's, as ParamAttr does)\n"
-           "  --clip=SPEC             value:MAX[,min=MIN], norm:MAX or global_norm:MAX\n"
-           "  --lr-schedule=SPEC      exponential:decay_steps=N,decay_rate=R\n"
-           "                          [,staircase=true][,learning_rate=LR] or\n"
-           "                          piecewise:boundaries=B1,B2,...,values=V0,V1,...\n"
-           "  --learning-rate-var=VAR use block 0's VAR as the learning rate (a\n"
-           "                          schedule built as forward ops) instead of\n"
-           "                          creating learning_rate_0\n"
-           "  --params=P1,P2,...      parameters to optimize (append_backward)\n"
-           "  --no-grad=V1,V2,...     vars that get no gradient (append_backward)\n"
-           "  -s, --startup=FILE      startup program (default: an empty one)\n"
-           "  -o, --out-dir=DIR       output FOLDER, not a file (default .)\n"
-           "  --text                  write the text form\n"
-           "  --no-verify-each        skip the structural check after each pass\n"
-           "  -q, --quiet             print no warnings\n"
-           "  -h, --help              show this help\n");
-}
+static const char USAGE[] =
+    "usage: pdtrans minimize --loss=VAR --optimizer=SPEC [OPTIONS] MAIN -o DIR\n\n"
+    "Adds what fluid's Optimizer.minimize(loss) adds: the backward pass,\n"
+    "gradient clipping, regularization and one optimizer op per parameter,\n"
+    "with the learning rate and accumulators initialised in the startup\n"
+    "program.  Writes DIR/main.pb and DIR/startup.pb (.pbtxt with --text).\n"
+    "A MAIN that already has backward ops gets only the optimizer part\n"
+    "(apply_gradients); one that has optimizer ops is refused.\n\n";
 
 /* First op (any block) with the Optimize bit in its op_role. */
 static bool find_optimize_op(const ir_program *p, size_t *blk, size_t *pos)
@@ -121,83 +96,58 @@ static int write_outputs(const pdt_ctx *ctx, const char *dir, bool text)
     return rc;
 }
 
+/* The minimize options: the optimizer family's and what append_backward
+ * reads (not --checkpoints: Optimizer.minimize takes none). */
+void cli_minimize_options(cli_spec *s, pdt_ctx *ctx)
+{
+    const pdt_option_family *bw = &pdt_family_backward;
+    void *base = pdt_family_base(bw, ctx);
+    cli_add(s, (cli_group){bw->opts, bw->n_opts, base, "append_backward", "loss", NULL});
+    cli_family(s, &pdt_family_optimizer, ctx, NULL, NULL);
+    cli_add(s, (cli_group){bw->opts, bw->n_opts, base, "append_backward", NULL,
+                           "loss checkpoints"});
+}
+
+static int parse(int argc, char **argv, pdt_ctx *ctx, cli_common *common)
+{
+    cli_spec spec = {.cmd = "minimize", .usage = USAGE};
+    cli_minimize_options(&spec, ctx);
+    cli_common_group(&spec, common, "startup out-dir text");
+    cli_family(&spec, &pdt_family_run, ctx, NULL, NULL);
+    cli_common_group(&spec, common, "quiet help");
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc != PDT_OK)
+        return rc;
+    if (cli_check_out_path("minimize", "-o/--out-dir", common->out, true))
+        return PDT_EUSAGE;
+    if (argc - optind != 1) {
+        pdt_usage_error("minimize", "expected one MAIN program");
+        return PDT_EUSAGE;
+    }
+    if (!ctx->loss || !ctx->optimizer) {
+        pdt_usage_error("minimize", "'--loss' and '--optimizer' are required");
+        return PDT_EUSAGE;
+    }
+    return pdt_family_optimizer.validate(ctx, "minimize");
+}
+
 int cmd_minimize(int argc, char **argv)
 {
-    enum { O_LOSS = 256, O_OPT, O_REG, O_CLIP, O_LR, O_LRVAR, O_PARAMS, O_NOGRAD, O_TEXT,
-           O_NOVERIFY };
-    static const struct option opts[] = {
-        {"loss", required_argument, NULL, O_LOSS},
-        {"optimizer", required_argument, NULL, O_OPT},
-        {"regularization", required_argument, NULL, O_REG},
-        {"clip", required_argument, NULL, O_CLIP},
-        {"lr-schedule", required_argument, NULL, O_LR},
-        {"learning-rate-var", required_argument, NULL, O_LRVAR},
-        {"params", required_argument, NULL, O_PARAMS},
-        {"no-grad", required_argument, NULL, O_NOGRAD},
-        {"startup", required_argument, NULL, 's'},
-        {"out-dir", required_argument, NULL, 'o'},
-        {"text", no_argument, NULL, O_TEXT},
-        {"no-verify-each", no_argument, NULL, O_NOVERIFY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
     pdt_ctx ctx;
     pdt_ctx_init(&ctx);
-    const char *startup = NULL, *dir = ".";
-    bool text = false;
-    int c, rc = PDT_OK;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:o:qh", opts, NULL)) != -1) {
-        if (optarg && !*optarg && c != ':' && c != '?') {
-            pdt_ctx_free(&ctx);
-            return cli_empty_value("minimize", argv);
-        }
-        switch (c) {
-        case O_LOSS: ctx.loss = optarg; break;
-        case O_OPT: ctx.optimizer = optarg; break;
-        case O_REG:
-            if (!cli_add_regularization("minimize", &ctx, optarg)) {
-                pdt_ctx_free(&ctx);
-                return PDT_EUSAGE;
-            }
-            break;
-        case O_CLIP: ctx.clip = optarg; break;
-        case O_LR: ctx.lr_schedule = optarg; break;
-        case O_LRVAR: ctx.learning_rate_var = optarg; break;
-        case O_PARAMS: pdt_list_free(&ctx.params); ctx.params = pdt_list_split(optarg); break;
-        case O_NOGRAD: pdt_list_free(&ctx.no_grad); ctx.no_grad = pdt_list_split(optarg); break;
-        case 's': startup = optarg; break;
-        case 'o': dir = optarg; break;
-        case O_TEXT: text = true; break;
-        case O_NOVERIFY: ctx.no_verify_each = true; break;
-        case 'q': pdt_quiet_warnings = true; break;
-        case 'h': help(); pdt_ctx_free(&ctx); return PDT_OK;
-        default: pdt_ctx_free(&ctx); return cli_bad_option("minimize", c, argv);
-        }
-    }
-    if (cli_check_out_path("minimize", "-o/--out-dir", dir, true)) {
-        rc = PDT_EUSAGE;
-    } else if (argc - optind != 1) {
-        pdt_usage_error("minimize", "expected one MAIN program");
-        rc = PDT_EUSAGE;
-    } else if (!ctx.loss || !ctx.optimizer) {
-        pdt_usage_error("minimize", "'--loss' and '--optimizer' are required");
-        rc = PDT_EUSAGE;
-    } else {
-        rc = opt_validate_specs("minimize", &ctx);
-    }
+    cli_common common = {0};
+    int rc = parse(argc, argv, &ctx, &common);
     if (rc != PDT_OK) {
         pdt_ctx_free(&ctx);
-        return rc;
+        return rc == CLI_HELP ? PDT_OK : rc;
     }
     ctx.main_path = argv[optind];
     ctx.main = pdio_read(argv[optind]);
-    if (ctx.main && startup) {
-        ctx.startup = pdio_read(startup);
-        ctx.startup_path = startup;
+    if (ctx.main && common.startup) {
+        ctx.startup = pdio_read(common.startup);
+        ctx.startup_path = common.startup;
     }
-    if (!ctx.main || (startup && !ctx.startup)) {
+    if (!ctx.main || (common.startup && !ctx.startup)) {
         pdt_ctx_free(&ctx);
         return PDT_EBADINPUT;
     }
@@ -211,7 +161,7 @@ int cmd_minimize(int argc, char **argv)
     if (rc == PDT_OK)
         rc = pdt_run_pipeline(&ctx, names, n);
     if (rc == PDT_OK)
-        rc = write_outputs(&ctx, dir, text);
+        rc = write_outputs(&ctx, common.out, common.text);
     pdt_ctx_free(&ctx);
     return rc;
 }

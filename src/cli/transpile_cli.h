@@ -8,12 +8,14 @@
 
 #include "../passes/pass.h"
 #include "cli.h"
+#include "optparse.h"
 
 #define TCLI_CMD "transpile"
 
 typedef struct {
     pdt_ctx *ctx;
     cli_run run;
+    cli_common common;      /* -s, -o, --text as parsed */
     const char *startup_path, *out_dir, *passes, *trainers_arg;
     bool text, from_env;
     /* Which settings came from flags (they win over --from-env). */
@@ -34,9 +36,5 @@ int tcli_from_env(tcli_opts *o);
 
 /* transpile_check.c: the usage checks (exit 2) on the resolved settings. */
 int tcli_check_usage(tcli_opts *o);
-
-/* Counts the items of a FLAGS_selected_gpus value as Python's
- * len(s.split(",")) does. */
-int tcli_count_gpus(const char *list);
 
 #endif

@@ -234,8 +234,11 @@ static int env_runtime(tcli_opts *o)
     if (o->ctx->collective_mode != PDT_COLL_SPMT)
         return PDT_OK;
     const char *gpus = o->has_gpus ? NULL : cli_run_getenv(&o->run, "FLAGS_selected_gpus");
+    /* Counted as --selected-gpus counts its value. */
     if (gpus)
-        rt->selected_gpus = tcli_count_gpus(gpus);
+        pdt_option_set(pdt_family_base(&pdt_family_transpile, o->ctx),
+                       pdt_option_find(&pdt_family_transpile, "selected-gpus"), gpus,
+                       TCLI_CMD);
     return env_count(o, "PADDLE_FUSE_ALLREDUCE", o->has_fuse, &rt->fuse_allreduce)
         || env_count(o, "PADDLE_LOSS_SCALE", o->has_loss_scale, &rt->loss_scale)
         ? PDT_EUSAGE : PDT_OK;
@@ -290,12 +293,4 @@ int tcli_from_env(tcli_opts *o)
     if (ctx->role == PDT_ROLE_PSERVER && !o->has_endpoint && env_current_pserver(o))
         return PDT_EUSAGE;
     return env_runtime(o);
-}
-
-int tcli_count_gpus(const char *list)
-{
-    int n = 1;
-    for (const char *c = list; *c; c++)
-        n += *c == ',';
-    return n;
 }

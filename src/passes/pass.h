@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "../ir/ir.h"
+#include "options.h"
 
 /* A comma-separated flag value, split and interned. */
 typedef struct {
@@ -50,12 +51,12 @@ typedef struct {
  * command fills them from options, or from the environment under
  * --from-env, so that a stray variable never changes an output. */
 typedef struct {
-    int rpc_send_threads;       /* FLAGS_rpc_send_thread_num, default 12 */
-    int rpc_get_threads;        /* FLAGS_rpc_get_thread_num, default 12 */
-    int rpc_prefetch_threads;   /* FLAGS_rpc_prefetch_thread_num, default 12 */
-    int selected_gpus;          /* items of FLAGS_selected_gpus, default 8 */
-    int fuse_allreduce;         /* PADDLE_FUSE_ALLREDUCE, default 1 */
-    int loss_scale;             /* PADDLE_LOSS_SCALE, default 1 */
+    int rpc_send_threads;       /* FLAGS_rpc_send_thread_num */
+    int rpc_get_threads;        /* FLAGS_rpc_get_thread_num */
+    int rpc_prefetch_threads;   /* FLAGS_rpc_prefetch_thread_num */
+    int selected_gpus;          /* items of FLAGS_selected_gpus */
+    int fuse_allreduce;         /* PADDLE_FUSE_ALLREDUCE */
+    int loss_scale;             /* PADDLE_LOSS_SCALE */
 } pdt_runtime;
 
 /* What manifest.json says about the run; filled and owned by the command.
@@ -98,7 +99,8 @@ typedef struct pdt_ctx {
 
     /* transpile */
     pdt_list pservers;          /* endpoints, in --pservers order */
-    int trainers;               /* count (pserver mode) */
+    const char *trainers_arg;   /* --trainers as given: a count or endpoints, per mode */
+    int trainers;               /* count (pserver mode); resolved from trainers_arg */
     pdt_list trainer_endpoints; /* nccl2: --trainers as an endpoint list */
     int nccl_comm_num;          /* nccl2: DistributeTranspilerConfig.nccl_comm_num */
     bool hierarchical_allreduce;
@@ -152,7 +154,7 @@ const pdt_pass *pdt_pass_find(const char *name);
  * PDT_EINTERNAL).  Returns the first non-zero status. */
 int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n);
 
-/* Context lifetime: init zeroes and sets defaults; free releases programs
+/* Context lifetime: init zeroes and sets the option tables' defaults; free releases programs
  * and outputs the context owns (main, startup, outputs). */
 void pdt_ctx_init(pdt_ctx *ctx);
 void pdt_ctx_free(pdt_ctx *ctx);

@@ -71,13 +71,8 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
 void pdt_ctx_init(pdt_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
-    ctx->trainers = 1;
-    ctx->slice_var_up = true;
-    ctx->min_block_size = 8192;
-    ctx->nccl_comm_num = 1;
-    ctx->runtime = (pdt_runtime){.rpc_send_threads = 12, .rpc_get_threads = 12,
-                                 .rpc_prefetch_threads = 12, .selected_gpus = 8,
-                                 .fuse_allreduce = 1, .loss_scale = 1};
+    pdt_options_set_defaults(ctx);
+    ctx->trainers = 1;      /* what --trainers resolves to when not given */
     ctx->main_path = "main program";
     ctx->startup_path = "startup program";
 }

@@ -1,0 +1,145 @@
+/* options.c - the one setter behind every option, the family registry, and
+ * the run settings (options of the pipeline, not of one pass). */
+#include "options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "pass.h"
+
+static const pdt_option run_options[] = {
+    {.name = "no-verify-each", .type = PDT_OPT_FLAG,
+     .help = "skip the structural check after each pass",
+     .offset = offsetof(pdt_ctx, no_verify_each)},
+};
+
+const pdt_option_family pdt_family_run = {
+    "run", run_options, sizeof run_options / sizeof *run_options, 0, NULL};
+
+const pdt_option_family *const pdt_option_families[] = {
+    &pdt_family_run, &pdt_family_backward, &pdt_family_optimizer, &pdt_family_transpile,
+    &pdt_family_memory,
+};
+const size_t pdt_n_option_families =
+    sizeof pdt_option_families / sizeof *pdt_option_families;
+
+void *pdt_family_base(const pdt_option_family *f, pdt_ctx *ctx)
+{
+    return (char *)ctx + f->ctx_offset;
+}
+
+const pdt_option *pdt_option_find(const pdt_option_family *f, const char *name)
+{
+    for (size_t i = 0; i < f->n_opts; i++)
+        if (!strcmp(f->opts[i].name, name))
+            return &f->opts[i];
+    return NULL;
+}
+
+bool pdt_option_for_pass(const pdt_option *opt, const char *pass)
+{
+    size_t len = strlen(pass);
+    for (const char *p = opt->passes; p && *p; p += strcspn(p, " ")) {
+        p += strspn(p, " ");
+        if (!strncmp(p, pass, len) && (p[len] == ' ' || p[len] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+bool pdt_option_takes_value(const pdt_option *opt)
+{
+    switch (opt->type) {
+    case PDT_OPT_FLAG:
+    case PDT_OPT_UNSET:
+    case PDT_OPT_ENUM_FLAG:
+        return false;
+    case PDT_OPT_CUSTOM:
+        return opt->meta != NULL;
+    default:
+        return true;
+    }
+}
+
+static bool parse_number(const pdt_option *opt, const char *s, const char *cmd, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = *s ? strtol(s, &end, 10) : 0;
+    if (!*s || *end || errno || v < opt->min || v > opt->max) {
+        pdt_usage_error(cmd, "option '--%s' needs an integer from %ld to %ld, not '%s'",
+                        opt->name, opt->min, opt->max, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static bool parse_choice(const pdt_option *opt, const char *s, const char *cmd, int *out)
+{
+    for (int i = 0; opt->choices[i]; i++)
+        if (!strcmp(s, opt->choices[i])) {
+            *out = i + opt->value;
+            return true;
+        }
+    pdt_usage_error(cmd, "option '--%s' does not accept '%s'", opt->name, s);
+    return false;
+}
+
+bool pdt_option_set(void *base, const pdt_option *opt, const char *value, const char *cmd)
+{
+    void *field = (char *)base + opt->offset;
+    long n = 0;
+    int choice = 0;
+    switch (opt->type) {
+    case PDT_OPT_FLAG: *(bool *)field = true; return true;
+    case PDT_OPT_UNSET: *(bool *)field = false; return true;
+    case PDT_OPT_ENUM_FLAG: *(int *)field = opt->value; return true;
+    case PDT_OPT_INT:
+        if (!parse_number(opt, value, cmd, &n))
+            return false;
+        *(int *)field = (int)n;
+        return true;
+    case PDT_OPT_LONG:
+        if (!parse_number(opt, value, cmd, &n))
+            return false;
+        *(long *)field = n;
+        return true;
+    case PDT_OPT_ULONG:
+        if (!parse_number(opt, value, cmd, &n))
+            return false;
+        *(unsigned long *)field = (unsigned long)n;
+        return true;
+    case PDT_OPT_STRING: *(const char **)field = ir_intern(value); return true;
+    case PDT_OPT_LIST:
+        pdt_list_free(field);
+        *(pdt_list *)field = pdt_list_split(value);
+        return true;
+    case PDT_OPT_CHOICE:
+        if (!parse_choice(opt, value, cmd, &choice))
+            return false;
+        *(int *)field = choice;
+        return true;
+    case PDT_OPT_CUSTOM: return opt->set(base, opt, value, cmd);
+    }
+    return false;
+}
+
+void pdt_options_set_defaults(pdt_ctx *ctx)
+{
+    for (size_t f = 0; f < pdt_n_option_families; f++) {
+        const pdt_option_family *fam = pdt_option_families[f];
+        void *base = pdt_family_base(fam, ctx);
+        for (size_t i = 0; i < fam->n_opts; i++) {
+            const pdt_option *opt = &fam->opts[i];
+            if (!opt->def)
+                continue;
+            if (opt->type == PDT_OPT_UNSET)     /* the field is on until the flag */
+                *(bool *)((char *)base + opt->offset) = true;
+            else
+                pdt_option_set(base, opt, opt->def, NULL);
+        }
+    }
+}
