@@ -2,6 +2,7 @@
  * optimizer-family passes on programs built through ir.h. */
 #include "unit.h"
 
+#include "passes/optimizer/optimizer_table.h"
 #include "passes/optimizer/optimizer_util.h"
 #include "passes/pass.h"
 #include "passes/verify.h"
@@ -527,6 +528,37 @@ START_TEST(piecewise_schedule_builds_sub_blocks)
 }
 END_TEST
 
+/* The transpiler slices exactly the per-element accumulators of the
+ * optimizer table (what the old list in transpile_pserver.c said). */
+START_TEST(table_says_which_accumulators_are_sliced)
+{
+    static const struct {
+        const char *op, *slot;
+        int sliced;
+    } cases[] = {
+        {"sgd", "", 0},          {"sgd", "Param", 0},
+        {"adam", "Moment1", 1},  {"adam", "Moment2", 1},
+        {"adam", "Beta1Pow", 0}, {"adam", "Beta2Pow", 0},
+        {"adam", "Grad", 0},     {"adamax", "Moment", 1},
+        {"adamax", "InfNorm", 1}, {"adamax", "Beta1Pow", 0},
+        {"adagrad", "Moment", 1}, {"decayed_adagrad", "Moment", 1},
+        {"momentum", "Velocity", 1}, {"lars_momentum", "Velocity", 1},
+        {"rmsprop", "Moment", 1}, {"rmsprop", "MeanSquare", 1},
+        {"rmsprop", "MeanGrad", 1}, {"ftrl", "SquaredAccumulator", 1},
+        {"ftrl", "LinearAccumulator", 1}, {"ftrl", "LearningRate", 0},
+        {"lamb", "Moment1", -1}, {"mul", "", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        ck_assert_msg(opt_accumulator_sliced(cases[i].op, cases[i].slot) == cases[i].sliced,
+                      "%s %s", cases[i].op, cases[i].slot);
+    size_t n;
+    const opt_def *all = opt_defs(&n);
+    ck_assert_uint_eq(n, 9);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_ptr_eq(opt_def_by_kind(all[i].kind), &all[i]);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("optimizer");
@@ -550,6 +582,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, param_device_follows_first_reader);
     tcase_add_test(tc, exponential_schedule_feeds_optimizer);
     tcase_add_test(tc, piecewise_schedule_builds_sub_blocks);
+    tcase_add_test(tc, table_says_which_accumulators_are_sliced);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../diag.h"
+#include "../optimizer/optimizer_table.h"
 #include "transpile.h"
 
 typedef struct {
@@ -107,31 +108,6 @@ static ir_op *append_non_opt(pserver *ps, ir_block *blk, const ir_op *src)
     return op;
 }
 
-/* _get_optimizer_input_shape, with centered RMSProp's MeanGrad sliced like
- * the param (seed defect 6).  Returns -1 for an unsupported optimizer. */
-static int accumulator_sliced(const char *type, const char *key)
-{
-#define IS(t) (strcmp(type, t) == 0)
-#define K(k) (strcmp(key, k) == 0)
-    if (IS("adam"))
-        return K("Moment1") || K("Moment2");
-    if (IS("adagrad") || IS("decayed_adagrad"))
-        return K("Moment");
-    if (IS("adamax"))
-        return K("Moment") || K("InfNorm");
-    if (IS("momentum") || IS("lars_momentum"))
-        return K("Velocity");
-    if (IS("rmsprop"))
-        return K("Moment") || K("MeanSquare") || K("MeanGrad");
-    if (IS("ftrl"))
-        return K("SquaredAccumulator") || K("LinearAccumulator");
-    if (IS("sgd"))
-        return 0;
-    return -1;
-#undef IS
-#undef K
-}
-
 static bool skip_key(const char *key)
 {
     return !strcmp(key, "Param") || !strcmp(key, "Grad") || !strcmp(key, "LearningRate") ||
@@ -154,7 +130,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
     const tp_slice *ps_slice = pk ? slice_here(ps, GPOINTER_TO_SIZE(pk) - 1, false, NULL) : NULL;
     if (!ps_slice)
         return PDT_OK;  /* the seed returns when the param is not here */
-    int sliced_kind = accumulator_sliced(src->type, "");
+    int sliced_kind = opt_accumulator_sliced(src->type, "");
     if (sliced_kind < 0) {
         pdt_error("%s: block 0, op %zu '%s': optimizer not supported for distributed training",
                   st->ctx->main_path, pos, src->type);
@@ -199,7 +175,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
         if (skip_key(sl->name) || sl->n_args == 0)
             continue;
         const ir_var *ov = origin_var(ps, NULL, sl->args[0]);
-        if (accumulator_sliced(src->type, sl->name) > 0)
+        if (opt_accumulator_sliced(src->type, sl->name) > 0)
             declare_plain(ps, ov, ps_slice->dims, ps_slice->n_dims);
         else
             declare_plain(ps, ov, ov->dims, ov->n_dims);
