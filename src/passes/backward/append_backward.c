@@ -132,6 +132,55 @@ static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **l
     return true;
 }
 
+/* Each parameter whose grad var exists, with it: ctx->bw_params / bw_grads. */
+static void publish_pairs(pdt_ctx *ctx, const bw_run *r, const ir_block *b0,
+                          const pdt_list *params)
+{
+    pdt_list_free(&ctx->bw_params);
+    pdt_list_free(&ctx->bw_grads);
+    ctx->bw_params.items = xcalloc(params->n + 1, sizeof(char *));
+    ctx->bw_grads.items = xcalloc(params->n + 1, sizeof(char *));
+    for (size_t i = 0; i < params->n; i++) {
+        const char *g = pmap_get(r->grad_info, params->items[i]);
+        if (!g || !ir_block_find_var(b0, g))
+            continue;
+        ctx->bw_params.items[ctx->bw_params.n++] = params->items[i];
+        ctx->bw_grads.items[ctx->bw_grads.n++] = g;
+    }
+}
+
+/* _append_backward_ops_ (with recompute when checkpoints are given), then
+ * _rename_grad_ and _append_backward_vars_ on the new ops, and the
+ * (param, grad) pairs with their op_role_var. */
+static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
+                       size_t fwd_op_num)
+{
+    /* Only the parameters' grad_info entries are ever read. */
+    pdt_list params = param_names(ctx, b0);
+    pmap *wanted = pmap_new();
+    for (size_t i = 0; i < params.n; i++)
+        pmap_add(wanted, params.items[i]);
+    r->wanted = wanted;
+    /* Without --params the wanted names are parameters by construction. */
+    r->wanted_are_params = !ctx->params.n;
+    r->last_writer = pmap_new();
+    r->role_block = b0;
+    bool ok = ctx->checkpoints.n
+                  ? bw_append_backward_ops_with_checkpoints(r, b0, path, b0, &ctx->checkpoints)
+                  : bw_append_backward_ops(r, b0, path, b0);
+    if (ok) {
+        bw_rename_grad(r, b0, fwd_op_num, NULL, NULL);
+        bw_append_backward_vars(r, b0, fwd_op_num);
+        bw_recompute_prune_scratch(r);
+        publish_pairs(ctx, r, b0, &params);
+        tag_role_var(r->last_writer, &ctx->bw_params, &ctx->bw_grads);
+    }
+    r->wanted = NULL;
+    pdt_list_free(&params);
+    pmap_destroy(wanted);
+    return ok;
+}
+
 int pass_append_backward(pdt_ctx *ctx)
 {
     if (!ctx->loss) {
@@ -158,67 +207,18 @@ int pass_append_backward(pdt_ctx *ctx)
     size_t fwd_op_num = b0->n_ops;
     pmap *targets = pmap_new();
     pmap_add(targets, loss);
-    pmap *block_no_grad = pmap_new();
-    PMAP_FOR(r.no_grad[0], it_s)
-        pmap_add(block_no_grad, grad_strip_suffix(it_s->key));
-
-    int rc = PDT_EBADINPUT;
+    pmap *block_no_grad = bw_forward_no_grad(&r, 0);
+    bool ok = false;
     GPtrArray *path = bw_find_op_path(&r, b0, targets, NULL, 0, block_no_grad, false);
-    if (!path)
-        goto out;
-    ir_op *fill = loss_grad_op(p, lv, lop);
-    ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
-    pmap *extra = pmap_new();
-    bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
-    PMAP_FOR(extra, it_s)
-        pmap_add(block_no_grad, it_s->key);
-    pmap_destroy(extra);
-    PMAP_FOR(block_no_grad, it_s)
-        pmap_add(r.no_grad[0], grad_name(it_s->key));
-
-    /* Only the parameters' grad_info entries are ever read. */
-    pdt_list params = param_names(ctx, b0);
-    pmap *wanted = pmap_new();
-    for (size_t i = 0; i < params.n; i++)
-        pmap_add(wanted, params.items[i]);
-    r.wanted = wanted;
-    /* Without --params the wanted names are parameters by construction. */
-    r.wanted_are_params = !ctx->params.n;
-    r.last_writer = pmap_new();
-    r.role_block = b0;
-    bool ok;
-    if (ctx->checkpoints.n)
-        ok = bw_append_backward_ops_with_checkpoints(&r, b0, path, b0, &ctx->checkpoints);
-    else
-        ok = bw_append_backward_ops(&r, b0, path, b0);
-    g_ptr_array_free(path, TRUE);
-    if (!ok) {
-        pdt_list_free(&params);
-        pmap_destroy(wanted);
-        goto out;
+    if (path) {
+        ir_op *fill = loss_grad_op(p, lv, lop);
+        ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
+        bw_extend_no_grad(&r, b0, path, targets, block_no_grad);
+        ok = emit_grads(ctx, &r, b0, path, fwd_op_num);
+        g_ptr_array_free(path, TRUE);
     }
-    bw_rename_grad(&r, b0, fwd_op_num, NULL, NULL);
-    bw_append_backward_vars(&r, b0, fwd_op_num);
-    bw_recompute_prune_scratch(&r);
-
-    pdt_list_free(&ctx->bw_params);
-    pdt_list_free(&ctx->bw_grads);
-    ctx->bw_params.items = xcalloc(params.n + 1, sizeof(char *));
-    ctx->bw_grads.items = xcalloc(params.n + 1, sizeof(char *));
-    for (size_t i = 0; i < params.n; i++) {
-        const char *g = pmap_get(r.grad_info, params.items[i]);
-        if (!g || !ir_block_find_var(b0, g))
-            continue;
-        ctx->bw_params.items[ctx->bw_params.n++] = params.items[i];
-        ctx->bw_grads.items[ctx->bw_grads.n++] = g;
-    }
-    pdt_list_free(&params);
-    pmap_destroy(wanted);
-    tag_role_var(r.last_writer, &ctx->bw_params, &ctx->bw_grads);
-    rc = PDT_OK;
-out:
     pmap_destroy(targets);
     pmap_destroy(block_no_grad);
     bw_free(&r);
-    return rc;
+    return ok ? PDT_OK : PDT_EBADINPUT;
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "../../ir/ir.h"
+#include "../../ir/pmap.h"
 
 /* One backward run over a program. */
 typedef struct bw_run {
@@ -58,6 +59,14 @@ GPtrArray *bw_find_op_path(bw_run *r, ir_block *b, pmap *targets,
 /* _find_no_grad_vars: adds to `out` (forward names). */
 void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets,
                           pmap *no_grad, pmap *out);
+
+/* The forward names of block block_idx's no-grad set (a new set). */
+pmap *bw_forward_no_grad(const bw_run *r, int block_idx);
+/* What append_backward and calc_gradient do after finding the path:
+ * _find_no_grad_vars adds to block_no_grad (forward names), and the grads
+ * of all of them join the run's no-grad set of block b. */
+void bw_extend_no_grad(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets,
+                       pmap *block_no_grad);
 
 /* _append_backward_ops_: builds, accumulates, prunes and appends the grad
  * ops of `path` (forward ops of block `b`) to `target`.  Returns false after
@@ -114,9 +123,9 @@ void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx);
 const ir_attr *bw_attr(const ir_op *op, const char *interned);
 /* true if an input argument of op is `name` (interned). */
 bool bw_reads(const ir_op *op, const char *name);
-/* Interned constant names, set up by bw_init. */
-extern const char *bw_n_sub_block, *bw_n_op_device, *bw_n_sum, *bw_n_while,
-    *bw_n_conditional_block, *bw_n_empty;
+/* The seed's write test in _addup_repetitive_outputs_: `v` (an output of
+ * op) is a grad name, not `empty` (@EMPTY@), not also read by op (in place). */
+bool bw_counts_as_write(const ir_op *op, const char *v, const char *empty);
 /* The block an op's "sub_block" attr names, or -1. */
 int32_t bw_sub_block_id(const ir_op *op);
 /* ops: "block B, op K 'type'" context for messages. */

@@ -108,7 +108,7 @@ static bool sub_block_frame(bw_run *r, const frame *f, const ir_op *op, ir_block
 {
     *has_child = false;
     bw_sync_blocks(r);
-    if (op->type != bw_n_conditional_block && op->type != bw_n_while) {
+    if (op->type != IR_NAME("conditional_block") && op->type != IR_NAME("while")) {
         GPtrArray *path = g_ptr_array_new();
         for (size_t i = 0; i < sub->n_ops; i++)
             g_ptr_array_add(path, sub->ops[i]);
@@ -136,7 +136,7 @@ static bool sub_block_frame(bw_run *r, const frame *f, const ir_op *op, ir_block
     child->no_grad = pmap_new();
     child->owned_targets = outs;
     child->is_sub = true;
-    child->is_while = op->type == bw_n_while;
+    child->is_while = op->type == IR_NAME("while");
     *has_child = true;
     return frame_open(r, child, outs, NULL, 0);
 }
@@ -270,7 +270,7 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets
          * grad reads every output grad, so its unused outputs need their
          * fill_zeros_like (the seed would leave a dangling @GRAD name). */
         if (bw_sub_block_id(op) < 0 ||
-            (op->type != bw_n_conditional_block && op->type != bw_n_while)) {
+            (op->type != IR_NAME("conditional_block") && op->type != IR_NAME("while"))) {
             for (size_t s = 0; s < op->n_outputs; s++)
                 for (size_t k = 0; k < op->outputs[s].n_args; k++) {
                     const char *n = op->outputs[s].args[k];
@@ -284,4 +284,24 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets
         add_args(op->inputs, op->n_inputs, output_names, no_grad);
     }
     pmap_destroy(output_names);
+}
+
+pmap *bw_forward_no_grad(const bw_run *r, int block_idx)
+{
+    pmap *names = pmap_new();
+    PMAP_FOR(r->no_grad[block_idx], e)
+        pmap_add(names, grad_strip_suffix(e->key));
+    return names;
+}
+
+void bw_extend_no_grad(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets,
+                       pmap *block_no_grad)
+{
+    pmap *extra = pmap_new();
+    bw_find_no_grad_vars(r, b, path, targets, block_no_grad, extra);
+    PMAP_FOR(extra, e)
+        pmap_add(block_no_grad, e->key);
+    pmap_destroy(extra);
+    PMAP_FOR(block_no_grad, e)
+        pmap_add(r->no_grad[b->idx], grad_name(e->key));
 }

@@ -246,7 +246,7 @@ static ir_block *frame_walk(bw_run *r, frame *f, scratch *sc)
             f->remove[f->i] = true;
             continue;
         }
-        if (op->type == bw_n_sum)
+        if (op->type == IR_NAME("sum"))
             keep_visible_sum_inputs(b, op);
         make_vars(r, f, op, sc);
         /* Done with this op while it is in cache (see bw_settle_op). */

@@ -55,6 +55,44 @@ static bool check_vars(pdt_ctx *ctx, ir_block *b0)
     return true;
 }
 
+/* The targets' grads: ones of each target's shape and dtype
+ * (fill_any_like, never renamed: `skip`), or the given --target-grads
+ * (target_grad_map: grad name -> given name). */
+static void seed_target_grads(pdt_ctx *ctx, ir_block *b0, pmap *targets,
+                              pmap *target_grad_map, pmap *skip)
+{
+    for (size_t i = 0; i < ctx->targets.n; i++) {
+        const char *t = ctx->targets.items[i];
+        const char *g = grad_name(t);
+        pmap_add(targets, t);
+        if (ctx->target_grads.n) {
+            pmap_put(target_grad_map, g, (void *)ctx->target_grads.items[i]);
+            continue;
+        }
+        ir_op *fill = bw_new_op(ctx->main, "fill_any_like");
+        ir_op_set_input1(fill, "X", t);
+        ir_op_set_output1(fill, "Out", g);
+        ir_op_set_float(fill, "value", 1.0f);
+        ir_op_set_int(fill, "dtype", ir_block_find_var(b0, t)->dtype);
+        ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
+        pmap_add(skip, g);
+    }
+}
+
+/* Each input with its grad name (NULL when it has none). */
+static void publish_inputs(pdt_ctx *ctx, const bw_run *r)
+{
+    pdt_list_free(&ctx->bw_params);
+    pdt_list_free(&ctx->bw_grads);
+    ctx->bw_params.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
+    ctx->bw_grads.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
+    for (size_t i = 0; i < ctx->inputs.n; i++) {
+        const char *in = ctx->inputs.items[i];
+        ctx->bw_params.items[ctx->bw_params.n++] = in;
+        ctx->bw_grads.items[ctx->bw_grads.n++] = pmap_get(r->grad_info, in);
+    }
+}
+
 int pass_calc_gradient(pdt_ctx *ctx)
 {
     ir_program *p = ctx->main;
@@ -70,69 +108,32 @@ int pass_calc_gradient(pdt_ctx *ctx)
     r.n_targets = ctx->targets.n;
 
     size_t fwd_op_num = b0->n_ops;
-    pmap *target_grad_map = pmap_new();
-    pmap *skip = pmap_new();
-    pmap *targets = pmap_new();
-    for (size_t i = 0; i < ctx->targets.n; i++) {
-        const char *t = ctx->targets.items[i];
-        const char *g = grad_name(t);
-        pmap_add(targets, t);
-        if (!ctx->target_grads.n) {
-            /* ones of the target's shape and dtype */
-            ir_op *fill = bw_new_op(p, "fill_any_like");
-            ir_op_set_input1(fill, "X", t);
-            ir_op_set_output1(fill, "Out", g);
-            ir_op_set_float(fill, "value", 1.0f);
-            ir_op_set_int(fill, "dtype", ir_block_find_var(b0, t)->dtype);
-            ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
-            pmap_add(skip, g);
-        } else {
-            pmap_put(target_grad_map, g, (void *)ctx->target_grads.items[i]);
-        }
-    }
-    pmap *block_no_grad = pmap_new();
+    pmap *target_grad_map = pmap_new(), *skip = pmap_new(), *targets = pmap_new();
+    seed_target_grads(ctx, b0, targets, target_grad_map, skip);
+    pmap *block_no_grad = bw_forward_no_grad(&r, 0);
     pmap *wanted = pmap_new();
-    PMAP_FOR(r.no_grad[0], it_s)
-        pmap_add(block_no_grad, grad_strip_suffix(it_s->key));
 
-    int rc = PDT_EBADINPUT;
+    bool ok = false;
     GPtrArray *path = bw_find_op_path(&r, b0, targets, ctx->inputs.items, ctx->inputs.n,
                                       block_no_grad, false);
-    if (!path)
-        goto out;
-    pmap *extra = pmap_new();
-    bw_find_no_grad_vars(&r, b0, path, targets, block_no_grad, extra);
-    PMAP_FOR(extra, it_s)
-        pmap_add(block_no_grad, it_s->key);
-    pmap_destroy(extra);
-    PMAP_FOR(block_no_grad, it_s)
-        pmap_add(r.no_grad[0], grad_name(it_s->key));
-    for (size_t i = 0; i < ctx->inputs.n; i++)
-        pmap_add(wanted, ctx->inputs.items[i]);
-    r.wanted = wanted;
-    bool ok = bw_append_backward_ops(&r, b0, path, b0);
-    g_ptr_array_free(path, TRUE);
-    if (!ok)
-        goto out;
-    bw_rename_grad(&r, b0, fwd_op_num, target_grad_map, skip);
-    bw_append_backward_vars(&r, b0, fwd_op_num);
-
-    pdt_list_free(&ctx->bw_params);
-    pdt_list_free(&ctx->bw_grads);
-    ctx->bw_params.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
-    ctx->bw_grads.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
-    for (size_t i = 0; i < ctx->inputs.n; i++) {
-        const char *in = ctx->inputs.items[i];
-        ctx->bw_params.items[ctx->bw_params.n++] = in;
-        ctx->bw_grads.items[ctx->bw_grads.n++] = pmap_get(r.grad_info, in);
+    if (path) {
+        bw_extend_no_grad(&r, b0, path, targets, block_no_grad);
+        for (size_t i = 0; i < ctx->inputs.n; i++)
+            pmap_add(wanted, ctx->inputs.items[i]);
+        r.wanted = wanted;
+        ok = bw_append_backward_ops(&r, b0, path, b0);
+        g_ptr_array_free(path, TRUE);
     }
-    rc = PDT_OK;
-out:
+    if (ok) {
+        bw_rename_grad(&r, b0, fwd_op_num, target_grad_map, skip);
+        bw_append_backward_vars(&r, b0, fwd_op_num);
+        publish_inputs(ctx, &r);
+    }
     pmap_destroy(target_grad_map);
     pmap_destroy(skip);
     pmap_destroy(targets);
     pmap_destroy(block_no_grad);
     pmap_destroy(wanted);
     bw_free(&r);
-    return rc;
+    return ok ? PDT_OK : PDT_EBADINPUT;
 }

@@ -95,6 +95,90 @@ static void set_param_lod_level(ir_var *v, const ir_var *param)
     v->lod_level = param->has_lod_level ? param->lod_level : 0;
 }
 
+/* A per-parameter regularizer for a name that is no optimized parameter
+ * would silently do nothing: the first such name (by strcmp), or NULL. */
+static const char *stray_param(const pdt_ctx *ctx, GHashTable *own)
+{
+    GHashTable *optimized = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < ctx->bw_params.n; i++)
+        g_hash_table_add(optimized, (void *)ctx->bw_params.items[i]);
+    GHashTableIter it;
+    void *key;
+    g_hash_table_iter_init(&it, own);
+    const char *stray = NULL;
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        if (!g_hash_table_contains(optimized, key) && (!stray || strcmp(key, stray) < 0))
+            stray = key;
+    g_hash_table_destroy(optimized);
+    return stray;
+}
+
+/* What the decay ops of one run share. */
+typedef struct {
+    pdt_ctx *ctx;
+    ir_block *b;
+    opt_namer *names;
+    const char *scope;
+    opt_ops ops;
+} reg_run;
+
+/* The decay term of pair i (L2: scale; L1: sign, then scale in place);
+ * returns its var. */
+static const char *append_decay_term(reg_run *rr, size_t i, const reg_rule *rule)
+{
+    const char *p = rr->ctx->bw_params.items[i], *g = rr->ctx->bw_grads.items[i];
+    const ir_var *param = ir_block_find_var(rr->b, p);
+    /* block.create_var(dtype, shape, lod_level=param.lod_level):
+     * persistable unset; lod_level written even when 0, since
+     * param.lod_level reads the desc's value (0 when never set) and
+     * Variable passes any non-None lod_level to set_lod_level. */
+    const char *decay = opt_namer_gen(rr->names, "_generated_var");
+    ir_var *dv = opt_var_like(rr->b, decay, param, false, false);
+    set_param_lod_level(dv, param);
+    ir_program *m = rr->ctx->main;
+    if (rule->kind == OPT_REG_L1) {
+        ir_op *sign = opt_op_new(m, "sign", IR_ROLE_OPTIMIZE, rr->scope, p, g, NULL);
+        ir_op_set_input1(sign, "X", p);
+        ir_op_set_output1(sign, "Out", decay);
+        opt_ops_push(&rr->ops, sign);
+        opt_ops_push(&rr->ops, opt_scale_op(m, decay, decay, rule->coeff, IR_ROLE_OPTIMIZE,
+                                            rr->scope, p, g));
+    } else {
+        opt_ops_push(&rr->ops,
+                     opt_scale_op(m, p, decay, rule->coeff, IR_ROLE_OPTIMIZE, rr->scope, p, g));
+    }
+    return decay;
+}
+
+/* sum(X=[grad, decay]) into the grad (or a new dense grad@NEWGRAD@ for a
+ * SELECTED_ROWS grad, which then replaces it in ctx->bw_grads). */
+static void append_decay_sum(reg_run *rr, size_t i, const char *decay)
+{
+    const char *p = rr->ctx->bw_params.items[i], *g = rr->ctx->bw_grads.items[i];
+    const ir_var *param = ir_block_find_var(rr->b, p);
+    const ir_var *grad = ir_block_find_var(rr->b, g);
+    const char *new_grad = g;
+    if (grad->type == IR_SELECTED_ROWS) {
+        new_grad = ir_internf("%s@NEWGRAD@", g);
+        ir_var *nv = opt_var_like(rr->b, new_grad, param, false, false);
+        set_param_lod_level(nv, param);
+    }
+    /* sum_op.cc InferShape: ShareLoD(X[0] -> Out), so the gradient
+     * gets a lod_level field (0 when the grad had none). */
+    ir_var *out_var = ir_block_find_var(rr->b, new_grad);
+    if (out_var && out_var->type == IR_LOD_TENSOR && grad->type == IR_LOD_TENSOR) {
+        out_var->lod_level = grad->has_lod_level ? grad->lod_level : 0;
+        out_var->has_lod_level = true;
+    }
+    ir_op *sum = opt_op_new(rr->ctx->main, "sum", IR_ROLE_OPTIMIZE, rr->scope, p, g, NULL);
+    const char *xs[2] = {g, decay};
+    ir_op_set_input(sum, "X", xs, 2);
+    ir_op_set_output1(sum, "Out", new_grad);
+    ir_op_set_bool(sum, "use_mkldnn", false);
+    opt_ops_push(&rr->ops, sum);
+    rr->ctx->bw_grads.items[i] = new_grad;
+}
+
 int pass_regularization(pdt_ctx *ctx)
 {
     if (!ctx->regularization && !ctx->param_regularizations.n)
@@ -110,89 +194,30 @@ int pass_regularization(pdt_ctx *ctx)
     if (rc != PDT_OK)
         return rc;
 
-    ir_block *b = ir_program_block(ctx->main, 0);
-    opt_namer *names = opt_namer_new(ctx->main, ctx->startup);
-    const char *scope = opt_namer_scope(names, "regularization");
-    opt_ops ops = {0};
+    reg_run rr = {.ctx = ctx, .b = ir_program_block(ctx->main, 0)};
+    rr.names = opt_namer_new(ctx->main, ctx->startup);
+    rr.scope = opt_namer_scope(rr.names, "regularization");
     reg_rule *store;
     GHashTable *own = param_rules(ctx, &store);
-    /* A per-parameter regularizer for a name that is no optimized
-     * parameter would silently do nothing: refuse it. */
-    GHashTable *optimized = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t i = 0; i < ctx->bw_params.n; i++)
-        g_hash_table_add(optimized, (void *)ctx->bw_params.items[i]);
-    GHashTableIter it;
-    void *key;
-    g_hash_table_iter_init(&it, own);
-    const char *stray = NULL;
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        if (!g_hash_table_contains(optimized, key) && (!stray || strcmp(key, stray) < 0))
-            stray = key;
-    g_hash_table_destroy(optimized);
+    const char *stray = stray_param(ctx, own);
     if (stray) {
         pdt_error("%s: '--regularization' names '%s', which is not a parameter being optimized",
                   ctx->main_path, stray);
-        g_hash_table_destroy(own);
-        g_free(store);
-        opt_namer_free(names);
-        return PDT_EBADINPUT;
+        rc = PDT_EBADINPUT;
     }
-    for (size_t i = 0; i < ctx->bw_params.n; i++) {
-        const char *p = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+    for (size_t i = 0; i < ctx->bw_params.n && rc == PDT_OK; i++) {
         /* append_regularization_ops: param.regularizer, else the
          * optimizer's, else nothing for this param. */
-        const reg_rule *rule = g_hash_table_lookup(own, p);
+        const reg_rule *rule = g_hash_table_lookup(own, ctx->bw_params.items[i]);
         if (!rule && !ctx->regularization)
             continue;
-        if (!rule)
-            rule = &global;
-        opt_reg_kind kind = rule->kind;
-        double coeff = rule->coeff;
-        const ir_var *param = ir_block_find_var(b, p);
-        const ir_var *grad = ir_block_find_var(b, g);
-        /* block.create_var(dtype, shape, lod_level=param.lod_level):
-         * persistable unset; lod_level written even when 0, since
-         * param.lod_level reads the desc's value (0 when never set) and
-         * Variable passes any non-None lod_level to set_lod_level. */
-        const char *decay = opt_namer_gen(names, "_generated_var");
-        ir_var *dv = opt_var_like(b, decay, param, false, false);
-        set_param_lod_level(dv, param);
-        if (kind == OPT_REG_L1) {
-            ir_op *sign = opt_op_new(ctx->main, "sign", IR_ROLE_OPTIMIZE, scope, p, g, NULL);
-            ir_op_set_input1(sign, "X", p);
-            ir_op_set_output1(sign, "Out", decay);
-            opt_ops_push(&ops, sign);
-            opt_ops_push(&ops, opt_scale_op(ctx->main, decay, decay, coeff, IR_ROLE_OPTIMIZE,
-                                            scope, p, g));
-        } else {
-            opt_ops_push(&ops,
-                         opt_scale_op(ctx->main, p, decay, coeff, IR_ROLE_OPTIMIZE, scope, p, g));
-        }
-        const char *new_grad = g;
-        if (grad->type == IR_SELECTED_ROWS) {
-            new_grad = ir_internf("%s@NEWGRAD@", g);
-            ir_var *nv = opt_var_like(b, new_grad, param, false, false);
-            set_param_lod_level(nv, param);
-        }
-        /* sum_op.cc InferShape: ShareLoD(X[0] -> Out), so the gradient
-         * gets a lod_level field (0 when the grad had none). */
-        ir_var *out_var = ir_block_find_var(b, new_grad);
-        if (out_var && out_var->type == IR_LOD_TENSOR && grad->type == IR_LOD_TENSOR) {
-            out_var->lod_level = grad->has_lod_level ? grad->lod_level : 0;
-            out_var->has_lod_level = true;
-        }
-        ir_op *sum = opt_op_new(ctx->main, "sum", IR_ROLE_OPTIMIZE, scope, p, g, NULL);
-        const char *xs[2] = {g, decay};
-        ir_op_set_input(sum, "X", xs, 2);
-        ir_op_set_output1(sum, "Out", new_grad);
-        ir_op_set_bool(sum, "use_mkldnn", false);
-        opt_ops_push(&ops, sum);
-        ctx->bw_grads.items[i] = new_grad;
+        append_decay_sum(&rr, i, append_decay_term(&rr, i, rule ? rule : &global));
     }
-    opt_ops_splice(&ops, b, b->n_ops, false);
-    opt_ops_free(&ops);
-    opt_namer_free(names);
+    if (rc == PDT_OK)
+        opt_ops_splice(&rr.ops, rr.b, rr.b->n_ops, false);
+    opt_ops_free(&rr.ops);
+    opt_namer_free(rr.names);
     g_hash_table_destroy(own);
     g_free(store);
-    return PDT_OK;
+    return rc;
 }

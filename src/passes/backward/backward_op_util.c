@@ -1,0 +1,119 @@
+/* backward_op_util.c - small questions and edits on single ops that every
+ * step of the backward passes shares (Paddle's slot order, attr lookup by
+ * interned name, the seed's write test, the canonical order of a kept op).
+ * It calls nothing else of the backward folder. */
+#include <string.h>
+
+#include "../../grad/grad.h"
+#include "backward_internal.h"
+
+const ir_attr *bw_attr(const ir_op *op, const char *interned)
+{
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (op->attrs[i].name == interned)
+            return &op->attrs[i];
+    return NULL;
+}
+
+int32_t bw_sub_block_id(const ir_op *op)
+{
+    const ir_attr *a = bw_attr(op, IR_NAME("sub_block"));
+    return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
+}
+
+bool bw_reads(const ir_op *op, const char *name)
+{
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t k = 0; k < op->inputs[s].n_args; k++)
+            if (op->inputs[s].args[k] == name)
+                return true;
+    return false;
+}
+
+ir_op *bw_new_op(ir_program *p, const char *type)
+{
+    ir_op *op = ir_op_new(p, type);
+    ir_op_set_role(op, IR_ROLE_BACKWARD);
+    ir_op_set_string(op, IR_NAME("op_device"), "");
+    return op;
+}
+
+void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx)
+{
+    const ir_slot *s = outputs ? op->outputs : op->inputs;
+    size_t n = outputs ? op->n_outputs : op->n_inputs;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && strcmp(s[idx[k - 1]].name, s[idx[k]].name) > 0; k--) {
+            size_t t = idx[k];
+            idx[k] = idx[k - 1];
+            idx[k - 1] = t;
+        }
+}
+
+size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf)
+{
+    const ir_slot *s = outputs ? op->outputs : op->inputs;
+    size_t n = outputs ? op->n_outputs : op->n_inputs;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += s[i].n_args;
+    g_ptr_array_set_size(buf, (guint)total);
+    if (!total)
+        return 0;
+    size_t *idx = g_newa(size_t, n + 1);
+    bw_sorted_slots(op, outputs, idx);
+    void **out = buf->pdata;
+    for (size_t i = 0; i < n; i++) {
+        const ir_slot *sl = &s[idx[i]];
+        for (size_t k = 0; k < sl->n_args; k++)
+            *out++ = (void *)sl->args[k];
+    }
+    return total;
+}
+
+int bw_op_index(const ir_block *b, const ir_op *op)
+{
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (b->ops[i] == op)
+            return (int)i;
+    return -1;
+}
+
+/* The seed's write test: a grad name, not @EMPTY@, not read by the same
+ * op (in-place).  Renames never change its outcome for an op not yet
+ * processed, so counting up front is exact. */
+bool bw_counts_as_write(const ir_op *op, const char *v, const char *empty)
+{
+    return v != empty && grad_is_grad_name(v) && !bw_reads(op, v);
+}
+
+static void sort_slots(ir_slot *s, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        ir_slot t = s[i];
+        size_t k = i;
+        for (; k > 0 && strcmp(s[k - 1].name, t.name) > 0; k--)
+            s[k] = s[k - 1];
+        s[k] = t;
+    }
+}
+
+void bw_settle_op(ir_op *op)
+{
+    if (!op->dirty)
+        return;
+    sort_slots(op->inputs, op->n_inputs);
+    sort_slots(op->outputs, op->n_outputs);
+    for (size_t a = 1; a < op->n_attrs; a++) {
+        if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
+            continue;
+        ir_attr t = op->attrs[a];
+        size_t k = a;
+        for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
+            op->attrs[k] = op->attrs[k - 1];
+        op->attrs[k] = t;
+    }
+    op->dirty = false;
+}

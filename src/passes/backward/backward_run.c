@@ -1,0 +1,61 @@
+/* backward_run.c - the state of one backward run (bw_run): its per-block
+ * tables, _get_stop_gradients_, and its lifetime. */
+#include <string.h>
+
+#include "../../grad/grad.h"
+#include "../../ir/util.h"
+#include "backward_internal.h"
+
+void bw_sync_blocks(bw_run *r)
+{
+    size_t n = r->prog->n_blocks;
+    if (n > r->n_no_grad) {
+        r->no_grad = xrealloc(r->no_grad, n * sizeof *r->no_grad);
+        for (size_t i = r->n_no_grad; i < n; i++)
+            r->no_grad[i] = pmap_new();
+        r->n_no_grad = n;
+    }
+    if (n > r->n_op_path) {
+        r->op_path = xrealloc(r->op_path, n * sizeof *r->op_path);
+        for (size_t i = r->n_op_path; i < n; i++)
+            r->op_path[i] = NULL;
+        r->n_op_path = n;
+    }
+}
+
+void bw_init(bw_run *r, ir_program *p, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    r->prog = p;
+    r->path = path ? path : "main program";
+    r->grad_to_var = pmap_new();
+    r->grad_info = pmap_new();
+    r->unique = pmap_new();
+    bw_sync_blocks(r);
+}
+
+void bw_free(bw_run *r)
+{
+    for (size_t i = 0; i < r->n_no_grad; i++)
+        pmap_destroy(r->no_grad[i]);
+    for (size_t i = 0; i < r->n_op_path; i++)
+        if (r->op_path[i])
+            g_ptr_array_free(r->op_path[i], TRUE);
+    free(r->no_grad);
+    free(r->op_path);
+    pmap_destroy(r->grad_to_var);
+    pmap_destroy(r->grad_info);
+    pmap_destroy(r->unique);
+    pmap_destroy(r->last_writer);
+    memset(r, 0, sizeof *r);
+}
+
+void bw_stop_gradients(bw_run *r)
+{
+    for (size_t i = 0; i < r->prog->n_blocks; i++) {
+        const ir_block *b = r->prog->blocks[i];
+        for (size_t k = 0; k < b->n_vars; k++)
+            if (!b->vars[k]->removed && b->vars[k]->stop_gradient)
+                pmap_add(r->no_grad[i], grad_name(b->vars[k]->name));
+    }
+}
