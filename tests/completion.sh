@@ -1,8 +1,8 @@
 #!/bin/sh
 # Part of make check: the bash and zsh completions offer exactly the commands
 # 'pdtrans --help' lists and, for every command, exactly the options
-# 'pdtrans CMD --help' lists; the choice values they offer are ones the help
-# texts name.  The completions are generated from --help at build time
+# 'pdtrans CMD --help' lists (and its subcommands and their options); the
+# choice values they offer are ones the help texts name.  The completions are generated from --help at build time
 # (src/cli/completion/); this test reads --help its own, simpler way and runs
 # the generated functions, so a broken generator or template shows here.
 #   PDTRANS=./pdtrans COMPLETION_DIR=build/completion sh tests/completion.sh
@@ -90,6 +90,33 @@ for c in $commands default; do
     fi
 done
 
+# subcommands ('pdtrans verify grad'): after a command whose --help lists
+# them under 'subcommands:' both completions offer exactly those, and after
+# each one exactly the options 'pdtrans CMD SUB --help' lists
+subcommands_of() {
+    "$PDTRANS" "$1" --help | awk '/^subcommands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }'
+}
+for c in $commands; do
+    subs=$(subcommands_of "$c")
+    [ -n "$subs" ] || continue
+    printf '%s\n' $subs | sort -u >"$t/subs"
+    bash_offers pdtrans "$c" '' | sort -u >"$t/bash.subs"
+    compare "'pdtrans $c --help'" "$t/subs" "$t/bash.subs" bash
+    if [ $have_zsh = 1 ]; then
+        zsh_offers pdtrans "$c" '' | sed 's/:.*//' | sort -u >"$t/zsh.subs"
+        compare "'pdtrans $c --help'" "$t/subs" "$t/zsh.subs" zsh
+    fi
+    for sc in $subs; do
+        "$PDTRANS" "$c" "$sc" --help | help_options >"$t/help"
+        bash_offers pdtrans "$c" "$sc" - | sed 's/=$//' | sort -u >"$t/bash"
+        compare "'pdtrans $c $sc --help'" "$t/help" "$t/bash" bash
+        if [ $have_zsh = 1 ]; then
+            zsh_offers pdtrans "$c" "$sc" - | grep -E '^--?[A-Za-z]' | sed -E 's/[]:+=[].*//' | sort -u >"$t/zsh"
+            compare "'pdtrans $c $sc --help'" "$t/help" "$t/zsh" zsh
+        fi
+    done
+done
+
 # choice values: the option exists, each value is named in the help texts,
 # and both completions offer the values
 grep -v '^#' src/cli/completion/choices | grep -v '^[[:space:]]*$' |
@@ -125,6 +152,17 @@ if [ $have_zsh = 1 ]; then
             grep -q -- "^$o." "$t/opts" && continue
             printf 'pdtrans %s %s\n' "$c" "$o" >>"$t/zlines"
             printf 'pdtrans %s %s\n' "$c" "$o" >>"$t/zwant"
+        done
+    done
+    for c in $commands; do
+        for sc in $(subcommands_of "$c"); do
+            printf 'pdtrans %s %s\n' "$c" "${sc%?}" >>"$t/zlines"; printf 'pdtrans %s %s \n' "$c" "$sc" >>"$t/zwant"
+            "$PDTRANS" "$c" "$sc" --help | help_options | grep -- '^--' >"$t/opts"
+            for o in $(cat "$t/opts"); do
+                grep -q -- "^$o." "$t/opts" && continue
+                printf 'pdtrans %s %s %s\n' "$c" "$sc" "$o" >>"$t/zlines"
+                printf 'pdtrans %s %s %s\n' "$c" "$sc" "$o" >>"$t/zwant"
+            done
         done
     done
     grep -v '^#' src/cli/completion/choices | grep -v '^[[:space:]]*$' |

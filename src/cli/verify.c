@@ -19,12 +19,21 @@
 
 static void help(void)
 {
-    printf("usage: pdtrans verify grad [OPTIONS] --loss=VAR PROGRAM\n"
-           "       pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n"
-           "       pdtrans verify rewrite [OPTIONS] BEFORE AFTER   (see verify rewrite --help)\n\n"
+    printf("usage: pdtrans verify SUBCOMMAND [OPTIONS] ...\n\n"
            "Runs programs on pdtrans's reference executor (float64, CPU, seeded) to\n"
            "show numerically that a rewrite computes what it should.\n\n"
-           "grad: every parameter's gradient from the backward ops of PROGRAM (as\n"
+           "subcommands:\n"
+           "  grad        a program's gradients against finite differences\n"
+           "  transpile   a transpile's trainers and pservers against single-process training\n"
+           "  rewrite     a program and its rewrite on the same feeds and parameters\n\n"
+           "'pdtrans verify SUBCOMMAND --help' shows its options.\n\n"
+           "  -h, --help           show this help\n");
+}
+
+static void help_grad(void)
+{
+    printf("usage: pdtrans verify grad [OPTIONS] --loss=VAR PROGRAM\n\n"
+           "Every parameter's gradient from the backward ops of PROGRAM (as\n"
            "'pdtrans backward' writes it) against central finite differences of its\n"
            "forward ops, on seeded random feeds.  Prints one line per parameter with\n"
            "the worst relative error; fails (exit 1) above the tolerance.\n\n"
@@ -37,12 +46,17 @@ static void help(void)
            "                       (default 64; 0 checks every element)\n"
            "  --batch=N            rows (or sequences) per feed (default 4)\n"
            "  --seed=N             seed of feeds, initialisers and dropout (default 1)\n"
-           "  -h, --help           show this help\n\n"
-           "transpile: transpiles MAIN (with STARTUP) once per trainer with the given\n"
-           "transpile flags (each as one flag=value word; verify itself chooses the\n"
-           "output folder, roles, trainer ids and endpoints), then runs every trainer\n"
-           "and pserver in one process for K steps on seeded batches, send/recv,\n"
-           "barriers and allreduce moving tensors between them, next to\n"
+           "  -h, --help           show this help\n");
+}
+
+static void help_transpile(void)
+{
+    printf("usage: pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n\n"
+           "Transpiles MAIN (with STARTUP) once per trainer with the given transpile\n"
+           "flags (each as one flag=value word; verify itself chooses the output\n"
+           "folder, roles, trainer ids and endpoints), then runs every trainer and\n"
+           "pserver in one process for K steps on seeded batches, send/recv,\n"
+           "barriers, prefetch and allreduce moving tensors between them, next to\n"
            "single-process training of MAIN with the gradient averaged over the\n"
            "trainers' batches.  Sync pserver, nccl2 and collective grad_allreduce\n"
            "modes must match it; async and half-async must keep every parameter\n"
@@ -50,7 +64,9 @@ static void help(void)
            "exit 1 on a mismatch.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  --tolerance=T        largest relative difference (default 1e-9)\n"
-           "  --batch=N, --seed=N  as for grad\n");
+           "  --batch=N            rows (or sequences) per trainer's batch (default 4)\n"
+           "  --seed=N             seed of batches and initialisers (default 1)\n"
+           "  -h, --help           show this help\n");
 }
 
 static bool parse_double(const char *flag, const char *s, double min, double *out)
@@ -106,7 +122,7 @@ static int verify_grad(int argc, char **argv)
                 return PDT_EUSAGE;
             o.seed = (uint64_t)v;
             break;
-        case 'h': help(); return PDT_OK;
+        case 'h': help_grad(); return PDT_OK;
         default: return cli_bad_option("verify", c, argv);
         }
     }
@@ -435,7 +451,7 @@ static int verify_transpile(int argc, char **argv)
     for (int i = 1; rc == PDT_OK && i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            help();
+            help_transpile();
             g_free(flags);
             return PDT_OK;
         } else if (own_flag(a, "--steps", &v)) {

@@ -21,6 +21,13 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
 bash_data() {
     printf '_pdtrans_commands=%s\n' "$(q "$(printf '%s\n' "$table" | awk -F '\t' '$1 == "cmd" { printf "%s%s", sep, $2; sep = " " }')")"
+    echo '_pdtrans_subcommands() {'
+    echo '    case $1 in'
+    printf '%s\n' "$table" | awk -F '\t' '
+        $1 == "sub" { if (!($2 in l)) order[++n] = $2; l[$2] = l[$2] (l[$2] == "" ? "" : " ") $3 }
+        END { for (i = 1; i <= n; i++) printf "    %s) echo %c%s%c ;;\n", order[i], 39, l[order[i]], 39 }'
+    echo '    esac'
+    echo '}'
     echo '_pdtrans_options() {'
     echo '    case $1 in'
     printf '%s\n' "$table" | awk -F '\t' '
@@ -51,6 +58,23 @@ zsh_data() {
     printf '%s\n' "$table" | awk -F '\t' '$1 == "cmd" { print $2 "\t" $3 }' |
     while IFS='	' read -r c s; do printf '    %s\n' "$(q "$c:$s")"; done
     echo ')'
+    echo '_pdtrans_subs() {'
+    echo '    case $1 in'
+    printf '%s\n' "$table" | awk -F '\t' '$1 == "sub" { print $2 "\t" $3 "\t" $4 }' | {
+    prev=
+    while IFS='	' read -r c n s; do
+        if [ "$c" != "$prev" ]; then
+            [ -z "$prev" ] || echo '        ) ;;'
+            printf '    %s) reply=(\n' "$c"
+            prev=$c
+        fi
+        printf '        %s\n' "$(q "$n:$s")"
+    done
+    [ -z "$prev" ] || echo '        ) ;;'
+    }
+    echo '    *) reply=() ;;'
+    echo '    esac'
+    echo '}'
     echo '_pdtrans_specs() {'
     echo '    case $1 in'
     printf '%s\n' "$table" | awk -F '\t' '$1 == "opt" { print $2 "\t" $3 "\t" $4 "\t" $5 }' | {

@@ -9,6 +9,8 @@
 #   cmd  NAME  SUMMARY                    a command ('pdtrans --help')
 #   opt  CMD  OPTION  KIND  SUMMARY       an option of CMD ('pdtrans CMD --help')
 #   opt  -  OPTION  KIND  SUMMARY         a top-level option ('pdtrans --help')
+#   sub  CMD  NAME  SUMMARY               a subcommand ('pdtrans CMD --help')
+#   opt  CMD:SUB  OPTION  KIND  SUMMARY   an option of it ('pdtrans CMD SUB --help')
 # KIND: flag (takes no value), file, dir, or value (anything else).
 # An option's line in --help is one starting with 1 to 8 blanks and '-'; its
 # options run up to the first word not starting with '-', the rest is the
@@ -80,7 +82,20 @@ printf '%s\n' "$top" | awk '
     on && /^  [a-z]/ { name = $1; sub(/^ +[^ ]+ +/, ""); printf "cmd\t%s\t%s\n", name, $0 }'
 printf '%s\n' "$top" | sed -n '/^commands:/,/^$/!p' | parse - >>"$tmp"
 for c in $cmds; do
-    "$pdtrans" "$c" --help | parse "$c" >>"$tmp"
+    help=$("$pdtrans" "$c" --help)
+    printf '%s\n' "$help" | parse "$c" >>"$tmp"
+    # a command with subcommands ('verify grad'): its --help lists them
+    # under 'subcommands:' as the top level lists commands; each one's
+    # options are those of 'pdtrans CMD SUB --help', under CMD:SUB
+    subs=$(printf '%s\n' "$help" | awk '
+        /^subcommands:/ { on = 1; next }
+        on && /^[ \t]*$/ { exit }
+        on && /^  [a-z]/ { name = $1; sub(/^ +[^ ]+ +/, ""); printf "%s\t%s\n", name, $0 }')
+    [ -n "$subs" ] || continue
+    printf '%s\n' "$subs" | while IFS='	' read -r sc summary; do
+        printf 'sub\t%s\t%s\t%s\n' "$c" "$sc" "$summary"
+        "$pdtrans" "$c" "$sc" --help | parse "$c:$sc" >>"$tmp"
+    done
 done
 # Resolve the '?' kinds from the same option elsewhere; default: a value.
 awk -F '\t' -v OFS='\t' '
