@@ -161,6 +161,7 @@ bool ex_dtype_is_int(int dtype);
 
 /* Kernel tables, one per op family (k_*.c). */
 extern const ex_kernel ex_kernels_math[], ex_kernels_act[], ex_kernels_misc[],
-    ex_kernels_table[], ex_kernels_optim[], ex_kernels_nn[], ex_kernels_loss[];
+    ex_kernels_table[], ex_kernels_optim[], ex_kernels_nn[], ex_kernels_loss[], ex_kernels_nce[],
+    ex_kernels_while[];
 
 #endif

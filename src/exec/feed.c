@@ -3,7 +3,7 @@
  * dims set to the batch size; persistable vars that nothing initialised
  * get random values too.  Feed ops count as not writing their targets (the
  * caller skips them).  Values respect what reads them: class labels
- * fall in [0, classes), embedding ids in [0, table rows), and a var with
+ * fall in [0, classes) (nce: num_total_classes), embedding ids in [0, table rows), and a var with
  * lod_level >= 1 gets `batch` sequences of 1 to 3 rows. */
 #include <glib.h>
 #include <math.h>
@@ -17,6 +17,10 @@ static int64_t int_range(const ir_block *b, const ir_op *op, const char *slot)
 {
     const char *src = NULL;
     bool last_dim = true;
+    if (!strcmp(op->type, "nce") && !strcmp(slot, "Label")) {
+        int64_t classes = ir_op_get_int(op, "num_total_classes", 0);
+        return classes > 0 ? classes : 0;
+    }
     if (!strcmp(slot, "Label") && !ir_op_get_bool(op, "soft_label", false))
         src = ir_op_input1(op, !strcmp(op->type, "softmax_with_cross_entropy") ? "Logits" : "X");
     else if (!strcmp(slot, "Ids")) {

@@ -382,8 +382,14 @@ bool grad_make(const grad_maker *m, grad_ctx *c)
 int grad_var_type(const ir_block *b, const ir_op *op, const char *grad)
 {
     const char *lt = IR_NAME("lookup_table_grad"), *lt2 = IR_NAME("lookup_table_v2_grad"),
-               *sum = IR_NAME("sum"), *slice = IR_NAME("slice_grad");
+               *sum = IR_NAME("sum"), *slice = IR_NAME("slice_grad"), *nce = IR_NAME("nce_grad");
     const char *t = op->type;
+    if (t == nce) {
+        /* NCEOpGradVarTypeInference: only Weight@GRAD follows is_sparse */
+        const ir_slot *w = ir_op_output(op, "Weight" GRAD_SUFFIX);
+        bool weight = w && w->n_args && w->args[0] == grad;
+        return weight && ir_op_get_bool(op, "is_sparse", false) ? IR_SELECTED_ROWS : -1;
+    }
     if (t != lt && t != lt2 && t != sum && t != slice)
         return -1;
     if (t == lt || t == lt2)

@@ -137,6 +137,12 @@ static const grad_maker table[] = {
     /* ---- embedding lookups (5.7) ---- */
     SPEC("lookup_table", NULL, "W Ids OG:Out", "IG:W", 0),
     SPEC("lookup_table_v2", NULL, "W Ids OG:Out", "IG:W", 0),
+    /* nce_op.cc NCEGradOpMaker: every input, the two sample outputs and
+     * Cost@GRAD; Weight@GRAD is SELECTED_ROWS with is_sparse. */
+    SPEC("nce", NULL,
+         "Input Label Bias Weight O:SampleLogits O:SampleLabels SampleWeight CustomDistProbs "
+         "CustomDistAlias CustomDistAliasProbs OG:Cost",
+         "IG:Input IG:Bias IG:Weight", 0),
 
     /* ---- shape ops with XShape (5.8) ---- */
     XSHAPE("reshape2"),
