@@ -91,6 +91,7 @@ check: deps
 	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@PDTRANS=./$(BIN) COMPLETION_DIR=$(BUILD)/completion sh tests/completion.sh
+	@PDTRANS=./$(BIN) sh tests/options.sh
 	@sh tests/install.sh
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh
 	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh

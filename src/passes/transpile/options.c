@@ -1,10 +1,10 @@
-/* transpile_options.c - the options of the transpile family (the
+/* transpile/options.c - the options of the transpile family (the
  * DistributeTranspiler and its config); each option is declared here and
  * nowhere else.  The cross-option rules are the transpile command's
  * (src/cli/transpile_check.c): they name the environment variable a value
  * came from under --from-env, which only the command line knows. */
-#include "options.h"
-#include "pass.h"
+#include "../options.h"
+#include "../pass.h"
 
 #define FIELD(f) offsetof(pdt_ctx, f)
 #define TRANSPILE "transpile"
