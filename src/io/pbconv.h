@@ -6,6 +6,21 @@
 #include "../ir/ir.h"
 
 typedef Paddle__Framework__Proto__ProgramDesc PbProgram;
+typedef Paddle__Framework__Proto__BlockDesc PbBlock;
+typedef Paddle__Framework__Proto__VarDesc PbVar;
+typedef Paddle__Framework__Proto__VarDesc__Attr PbVarAttr;
+typedef Paddle__Framework__Proto__VarType PbVarType;
+typedef Paddle__Framework__Proto__VarType__TensorDesc PbTensor;
+typedef Paddle__Framework__Proto__VarType__LoDTensorDesc PbLod;
+typedef Paddle__Framework__Proto__OpDesc PbOp;
+typedef Paddle__Framework__Proto__OpDesc__Var PbSlot;
+typedef Paddle__Framework__Proto__OpDesc__Attr PbAttr;
+typedef Paddle__Framework__Proto__Scalar PbScalar;
+
+/* A message's unknown fields as wire bytes in arena a, and back (pbconv.c);
+ * pbconv_to_ir is in pbconv_in.c, pbconv_from_ir in pbconv_out.c. */
+ir_bytes pbconv_unknown_to_bytes(ir_arena *a, const ProtobufCMessage *m);
+void pbconv_bytes_to_unknown(ir_arena *a, ir_bytes b, ProtobufCMessage *m);
 
 /* Builds an IR program from an unpacked (or parsed) message.  Copies all
  * data; msg may be freed afterwards.  Every var is marked from_input. */

@@ -303,43 +303,22 @@ static int check_packed(W *w, const item *it)
     return W_OK;
 }
 
-static int walk(W *w, const ProtobufCMessageDescriptor *d, size_t start, size_t end,
-                int depth)
+/* Phase 1, protobuf-c's scan of tags and lengths: counts each field in
+ * cnt and marks it in seen. */
+static int scan_items(W *w, const ProtobufCMessageDescriptor *d, size_t start, size_t end,
+                      size_t *cnt, bool *seen, int depth)
 {
-    size_t cnt_small[SMALL], *cnt = cnt_small;
-    bool seen_small[SMALL], *seen = seen_small;
-    int res = W_OK;
     const char *why;
     item it;
-
-    if (depth > MAX_DEPTH)
-        return say(w, true, "messages nested deeper than %d at byte %zu", MAX_DEPTH, start);
-    if (d->n_fields > SMALL) {
-        cnt = xcalloc(d->n_fields, sizeof *cnt);
-        seen = xcalloc(d->n_fields, sizeof *seen);
-        if (!cnt || !seen) {
-            res = say(w, false, "out of memory");
-            goto out;
-        }
-    } else {
-        memset(cnt_small, 0, sizeof cnt_small);
-        memset(seen_small, 0, sizeof seen_small);
-    }
-
-    /* 1: protobuf-c's scan of tags and lengths */
     for (size_t pos = start; pos < end; pos = it.next) {
         int r = rd_item(w, d, pos, end, &it, &why);
         if (r == R_BAD) {
             if (strcmp(why, "invalid wire type") == 0 || strstr(why, "group"))
-                res = say(w, true, "%s %d at byte %zu", why, it.wt, it.at);
-            else
-                res = say(w, true, "%s at byte %zu", why, it.at);
-            goto out;
+                return say(w, true, "%s %d at byte %zu", why, it.wt, it.at);
+            return say(w, true, "%s at byte %zu", why, it.at);
         }
-        if (r == R_SHORT) {
-            res = overrun(w, &it, end, d, cnt, depth);
-            goto out;
-        }
+        if (r == R_SHORT)
+            return overrun(w, &it, end, d, cnt, depth);
         if (!it.f)
             continue;
         size_t i = (size_t)(it.f - d->fields);
@@ -350,57 +329,95 @@ static int walk(W *w, const ProtobufCMessageDescriptor *d, size_t start, size_t 
             int ew = expected_wt(it.f->type);
             size_t unit = ew == PROTOBUF_C_WIRE_TYPE_64BIT ? 8
                           : ew == PROTOBUF_C_WIRE_TYPE_32BIT ? 4 : 1;
-            if (it.vlen % unit) {
-                res = say(w, false, "packed field %u of %s ('%s') at byte %zu has length %zu, "
-                          "not a multiple of %zu", it.num, where(w), it.f->name, it.at,
-                          it.vlen, unit);
-                goto out;
-            }
+            if (it.vlen % unit)
+                return say(w, false, "packed field %u of %s ('%s') at byte %zu has length %zu, "
+                           "not a multiple of %zu", it.num, where(w), it.f->name, it.at,
+                           it.vlen, unit);
         }
     }
+    return W_OK;
+}
 
-    /* 2: required fields (protobuf-c lets those with a default go) */
+/* Phase 2: required fields (protobuf-c lets those with a default go). */
+static int check_required(W *w, const ProtobufCMessageDescriptor *d, const bool *seen)
+{
     for (unsigned i = 0; i < d->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &d->fields[i];
         if (f->label == PROTOBUF_C_LABEL_REQUIRED && !f->default_value && !seen[i]) {
             char tmp[1100];
             snprintf(tmp, sizeof tmp, "%s%s%s", w->path, w->plen ? "." : "", f->name);
-            res = say(w, false, "missing required field '%s'", tmp);
-            goto out;
+            return say(w, false, "missing required field '%s'", tmp);
         }
     }
+    return W_OK;
+}
 
-    /* 3: values, in order */
-    memset(cnt, 0, (d->n_fields > SMALL ? d->n_fields : SMALL) * sizeof *cnt);
+static int walk(W *w, const ProtobufCMessageDescriptor *d, size_t start, size_t end,
+                int depth);
+
+/* Phase 3: each value in order, sub-messages walked one level down; cnt
+ * (zeroed) numbers the repeated ones for the path. */
+static int walk_values(W *w, const ProtobufCMessageDescriptor *d, size_t start, size_t end,
+                       size_t *cnt, int depth)
+{
+    const char *why;
+    item it;
     for (size_t pos = start; pos < end; pos = it.next) {
         rd_item(w, d, pos, end, &it, &why);
         const ProtobufCFieldDescriptor *f = it.f;
         if (!f)
             continue;
         size_t idx = cnt[f - d->fields]++;
+        int res;
         if (f->label == PROTOBUF_C_LABEL_REPEATED && packable(f->type) &&
             it.wt == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) {
             if ((res = check_packed(w, &it)) != W_OK)
-                goto out;
+                return res;
             continue;
         }
         /* protobuf-c reads a bool from any wire type */
-        if (f->type != PROTOBUF_C_TYPE_BOOL && it.wt != expected_wt(f->type)) {
-            res = say(w, false, "field %u of %s ('%s') has wire type %s, expected %s (byte %zu)",
-                      it.num, where(w), f->name, wt_name(it.wt),
-                      wt_name(expected_wt(f->type)), it.at);
-            goto out;
-        }
+        if (f->type != PROTOBUF_C_TYPE_BOOL && it.wt != expected_wt(f->type))
+            return say(w, false, "field %u of %s ('%s') has wire type %s, expected %s (byte %zu)",
+                       it.num, where(w), f->name, wt_name(it.wt),
+                       wt_name(expected_wt(f->type)), it.at);
         if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
             size_t saved;
             push(w, f, idx, &saved);
             res = walk(w, f->descriptor, it.vat, it.next, depth + 1);
             pop(w, saved);
             if (res != W_OK)
-                goto out;
+                return res;
         }
     }
-out:
+    return W_OK;
+}
+
+/* Recursion is bounded by MAX_DEPTH (the schema nests a few levels; only
+ * unknown garbage could go deeper, and that is refused). */
+static int walk(W *w, const ProtobufCMessageDescriptor *d, size_t start, size_t end,
+                int depth)
+{
+    size_t cnt_small[SMALL], *cnt = cnt_small;
+    bool seen_small[SMALL], *seen = seen_small;
+    size_t n = d->n_fields > SMALL ? d->n_fields : SMALL;
+    int res;
+
+    if (depth > MAX_DEPTH)
+        return say(w, true, "messages nested deeper than %d at byte %zu", MAX_DEPTH, start);
+    if (d->n_fields > SMALL) {
+        cnt = xcalloc(d->n_fields, sizeof *cnt);
+        seen = xcalloc(d->n_fields, sizeof *seen);
+    } else {
+        memset(cnt_small, 0, sizeof cnt_small);
+        memset(seen_small, 0, sizeof seen_small);
+    }
+    if (!cnt || !seen)
+        res = say(w, false, "out of memory");
+    else if ((res = scan_items(w, d, start, end, cnt, seen, depth)) == W_OK &&
+             (res = check_required(w, d, seen)) == W_OK) {
+        memset(cnt, 0, n * sizeof *cnt);
+        res = walk_values(w, d, start, end, cnt, depth);
+    }
     if (cnt != cnt_small)
         free(cnt);
     if (seen != seen_small)

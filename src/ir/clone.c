@@ -1,0 +1,77 @@
+/* clone.c - deep copies of ops and whole programs into another arena. */
+#include "ir.h"
+
+#include "ir_internal.h"
+
+static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
+{
+    *dst = *src;
+    dst->cap_args = src->n_args;
+    dst->args = src->n_args ? ir_arena_dup(a, src->args, src->n_args * sizeof *src->args) : NULL;
+    dst->unknown = ir_bytes_copy(a, src->unknown);
+}
+
+static ir_op *op_copy_into(ir_program *p, const ir_op *src)
+{
+    ir_op *op = ir_op_new(p, src->type);
+    ir_arena *a = p->arena;
+    bool dirty = src->dirty;
+    ir_op tmp = *src;
+    tmp.block = NULL;
+    *op = tmp;
+    op->dirty = dirty;
+    op->cap_inputs = op->n_inputs;
+    op->inputs = src->n_inputs ? ir_arena_alloc(a, src->n_inputs * sizeof(ir_slot)) : NULL;
+    for (size_t i = 0; i < src->n_inputs; i++)
+        slot_copy(a, &op->inputs[i], &src->inputs[i]);
+    op->cap_outputs = op->n_outputs;
+    op->outputs = src->n_outputs ? ir_arena_alloc(a, src->n_outputs * sizeof(ir_slot)) : NULL;
+    for (size_t i = 0; i < src->n_outputs; i++)
+        slot_copy(a, &op->outputs[i], &src->outputs[i]);
+    op->cap_attrs = op->n_attrs;
+    op->attrs = src->n_attrs ? ir_arena_alloc(a, src->n_attrs * sizeof(ir_attr)) : NULL;
+    for (size_t i = 0; i < src->n_attrs; i++)
+        ir_attr_copy(a, &op->attrs[i], &src->attrs[i]);
+    op->unknown = ir_bytes_copy(a, src->unknown);
+    return op;
+}
+
+ir_op *ir_op_clone(ir_program *p, const ir_op *src)
+{
+    return op_copy_into(p, src);
+}
+
+ir_program *ir_program_clone(const ir_program *src)
+{
+    ir_program *p = ir_program_new();
+    ir_arena *a = p->arena;
+    p->has_version = src->has_version;
+    p->version = src->version;
+    p->version_has_value = src->version_has_value;
+    p->version_unknown = ir_bytes_copy(a, src->version_unknown);
+    p->has_op_version_map = src->has_op_version_map;
+    p->op_version_map = ir_bytes_copy(a, src->op_version_map);
+    p->unknown = ir_bytes_copy(a, src->unknown);
+    for (size_t i = 0; i < src->n_blocks; i++) {
+        const ir_block *sb = src->blocks[i];
+        ir_block *b = ir_program_add_block(p, sb->parent_idx);
+        b->idx = sb->idx;
+        b->has_forward_block_idx = sb->has_forward_block_idx;
+        b->forward_block_idx = sb->forward_block_idx;
+        b->unknown = ir_bytes_copy(a, sb->unknown);
+        for (size_t k = 0; k < sb->n_vars; k++) {
+            const ir_var *sv = sb->vars[k];
+            if (sv->removed)
+                continue;
+            ir_var *v = ir_block_add_var_raw(b, sv->name);
+            ir_var_copy_desc(a, v, sv);
+            v->from_input = sv->from_input;
+        }
+        ir_op **ops = sb->n_ops ? ir_arena_alloc(a, sb->n_ops * sizeof *ops) : NULL;
+        for (size_t k = 0; k < sb->n_ops; k++)
+            ops[k] = op_copy_into(p, sb->ops[k]);
+        ir_block_set_ops(b, ops, sb->n_ops);
+    }
+    p->var_seq = src->var_seq > p->var_seq ? src->var_seq : p->var_seq;
+    return p;
+}
