@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #include "io/pdio.h"
+#include "ir/ir_internal.h"
 #include "ir/pmap.h"
 
 static ir_program *two_block_program(void)
@@ -330,6 +331,30 @@ START_TEST(irregular_attr_round_trips)
 }
 END_TEST
 
+/* An array that is the arena's newest allocation grows where it is; one
+ * that is not is copied, with its elements. */
+START_TEST(grow_in_place_at_arena_top)
+{
+    ir_arena *a = ir_arena_new();
+    size_t cap = 0;
+    int32_t *v = ir_grow(a, NULL, sizeof *v, 0, &cap, 4);
+    ck_assert_uint_eq(cap, 4);
+    for (int32_t i = 0; i < 4; i++)
+        v[i] = i;
+    int32_t *w = ir_grow(a, v, sizeof *v, 4, &cap, 5);
+    ck_assert_ptr_eq(w, v);
+    ck_assert_uint_eq(cap, 8);
+    w[4] = 4;
+    ir_arena_alloc(a, 16);          /* w is no longer on top */
+    int32_t *x = ir_grow(a, w, sizeof *w, 5, &cap, 9);
+    ck_assert_ptr_ne(x, w);
+    ck_assert_uint_eq(cap, 16);
+    for (int32_t i = 0; i < 5; i++)
+        ck_assert_int_eq(x[i], i);
+    ir_arena_free(a);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("ir");
@@ -345,6 +370,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, rename_reaches_sub_blocks);
     tcase_add_test(tc, clone_is_deep);
     tcase_add_test(tc, irregular_attr_round_trips);
+    tcase_add_test(tc, grow_in_place_at_arena_top);
     tcase_add_test(tc, defuse_lists_positions);
     suite_add_tcase(s, tc);
     return s;
