@@ -1,11 +1,9 @@
 /* arena.c - bump allocator; everything in an arena dies together. */
 #include "ir.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ckd.h"
 #include "ir_internal.h"
 #include "util.h"
 
@@ -65,9 +63,7 @@ void *ir_arena_alloc_raw(ir_arena *a, size_t size)
     return p;
 }
 
-/* Grows the arena's last allocation p from old to size bytes where it lies,
- * when it is the top of the newest chunk and the chunk has room. */
-static bool extend_top(ir_arena *a, void *p, size_t old, size_t size)
+bool ir_arena_extend(ir_arena *a, void *p, size_t old, size_t size)
 {
     chunk *c = a->head;
     old = (old + 15) & ~(size_t)15;
@@ -88,42 +84,4 @@ void *ir_arena_dup(ir_arena *a, const void *p, size_t size)
         memcpy(q, p, size);
     q[size] = 0;    /* duplicated strings stay NUL-terminated */
     return q;
-}
-
-void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
-              size_t need)
-{
-    if (need <= *cap)
-        return arr;
-    size_t ncap = *cap ? *cap : 4, bytes;
-    while (ncap < need)
-        if (ckd_mul_size(&ncap, ncap, 2))
-            ncap = need;
-    if (ckd_mul_size(&bytes, ncap, elem)) {
-        fprintf(stderr, "pdtrans: fatal: array of %zu elements of %zu bytes is too large\n",
-                ncap, elem);
-        abort();
-    }
-    /* An array built last (an op a pass is filling in) grows where it is,
-     * leaving no copy behind. */
-    if (arr && *cap && extend_top(a, arr, *cap * elem, bytes)) {
-        *cap = ncap;
-        return arr;
-    }
-    /* Not zeroed: only the first n elements are ever read until the
-     * caller fills more, and zeroing the spare capacity (ops' attr arrays
-     * are large) costs time and touches memory. */
-    void *fresh = ir_arena_alloc_raw(a, bytes);
-    if (n)
-        memcpy(fresh, arr, n * elem);
-    *cap = ncap;
-    return fresh;
-}
-
-ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b)
-{
-    ir_bytes r = {NULL, b.len};
-    if (b.data)
-        r.data = ir_arena_dup(a, b.data, b.len);
-    return r;
 }

@@ -4,7 +4,11 @@
 
 #include "ir.h"
 
-/* Returns an array with room for `need` elements, copying the first n. */
+/* Grows the arena's newest allocation p from old to size bytes where it
+ * lies; false when p is not the newest or its chunk lacks room (arena.c). */
+bool ir_arena_extend(ir_arena *a, void *p, size_t old, size_t size);
+/* Returns an array with room for `need` elements, copying the first n;
+ * grows in place when arr is the arena's newest allocation (grow.c). */
 void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
               size_t need);
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
