@@ -26,7 +26,7 @@ static int parse(int argc, char **argv, pdt_ctx *ctx, cli_common *common)
     int rc = cli_parse(&spec, argc, argv);
     if (rc != PDT_OK)
         return rc;
-    if (!ctx->loss) {
+    if (!ctx->backward.loss) {
         pdt_usage_error("backward", "missing --loss=VAR");
         return PDT_EUSAGE;
     }

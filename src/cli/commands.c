@@ -124,7 +124,7 @@ static const char NO_PARAMS[] = "%s: no var of block 0 is marked as a parameter 
 static bool has_params(const pdt_ctx *ctx)
 {
     const ir_block *b = ir_program_block(ctx->main, 0);
-    if (ctx->params.n || !b)
+    if (ctx->backward.params.n || !b)
         return true;
     for (size_t i = 0; i < b->n_vars; i++)
         if (!b->vars[i]->removed && b->vars[i]->is_parameter)

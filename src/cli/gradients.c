@@ -115,9 +115,9 @@ int cmd_gradients(int argc, char **argv)
     if (rc == PDT_OK) {
         const ir_block *b0 = ctx.main->blocks[0];
         if (g.fetch_targets)
-            ctx.targets = fetch_targets(b0);
+            ctx.backward.targets = fetch_targets(b0);
         if (g.all_params)
-            ctx.inputs = all_params(b0);
+            ctx.backward.inputs = all_params(b0);
         const char *pass = "calc_gradient";
         rc = pdt_run_pipeline(&ctx, &pass, 1);
     }

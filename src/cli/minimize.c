@@ -57,8 +57,8 @@ static int check_input(pdt_ctx *ctx, const char **names, size_t *n)
         return PDT_EBADINPUT;
     }
     const ir_block *b = ir_program_block(ctx->main, 0);
-    if (!b || !ir_block_find_var(b, ir_intern(ctx->loss))) {
-        pdt_error("%s: block 0 has no var '%s' (--loss)", ctx->main_path, ctx->loss);
+    if (!b || !ir_block_find_var(b, ir_intern(ctx->backward.loss))) {
+        pdt_error("%s: block 0 has no var '%s' (--loss)", ctx->main_path, ctx->backward.loss);
         return PDT_EBADINPUT;
     }
     *n = 0;
@@ -124,7 +124,7 @@ static int parse(int argc, char **argv, pdt_ctx *ctx, cli_common *common)
         pdt_usage_error("minimize", "expected one MAIN program");
         return PDT_EUSAGE;
     }
-    if (!ctx->loss || !ctx->optimizer) {
+    if (!ctx->backward.loss || !ctx->optim.optimizer) {
         pdt_usage_error("minimize", "'--loss' and '--optimizer' are required");
         return PDT_EUSAGE;
     }

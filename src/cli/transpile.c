@@ -129,24 +129,27 @@ static int pick_passes(pdt_ctx *ctx, pdt_list *out)
     bool optimized = has_role_bit(ctx->main, IR_ROLE_OPTIMIZE);
     /* Options of the minimize part, which runs only before a transpile of
      * a program without optimizer ops; never silently dropped. */
-    const char *extra = ctx->optimizer ? "--optimizer" : ctx->clip ? "--clip"
-                        : ctx->regularization || ctx->param_regularizations.n
+    const char *extra = ctx->optim.optimizer ? "--optimizer"
+                        : ctx->optim.clip    ? "--clip"
+                        : ctx->optim.regularization || ctx->optim.param_regularizations.n
                             ? "--regularization"
-                        : ctx->learning_rate_var ? "--learning-rate-var"
-                        : ctx->lr_schedule ? "--lr-schedule" : ctx->loss ? "--loss" : NULL;
+                        : ctx->optim.learning_rate_var ? "--learning-rate-var"
+                        : ctx->optim.lr_schedule       ? "--lr-schedule"
+                        : ctx->backward.loss           ? "--loss"
+                                                       : NULL;
     if (optimized && extra) {
         pdt_usage_error(CMD, "%s already has optimizer ops (op_role Optimize), so %s would "
                         "have no effect; drop it, or give the program before minimize",
                         ctx->main_path, extra);
         return PDT_EUSAGE;
     }
-    if (!optimized && extra && !ctx->optimizer) {
+    if (!optimized && extra && !ctx->optim.optimizer) {
         pdt_usage_error(CMD, "%s needs --optimizer", extra);
         return PDT_EUSAGE;
     }
-    if (!optimized && ctx->optimizer) {
+    if (!optimized && ctx->optim.optimizer) {
         bool backward = has_role_bit(ctx->main, IR_ROLE_BACKWARD);
-        if (!backward && !ctx->loss) {
+        if (!backward && !ctx->backward.loss) {
             pdt_usage_error(CMD, "%s has no backward ops: --optimizer needs --loss too",
                             ctx->main_path);
             return PDT_EUSAGE;
@@ -197,12 +200,14 @@ static void record_options(opts *o)
     const pdt_ctx *ctx = o->ctx;
     const char *names[] = {"loss", "optimizer", "regularization", "clip", "lr_schedule",
                            "learning_rate_var"};
-    const char *values[] = {ctx->loss, ctx->optimizer, ctx->regularization, ctx->clip,
-                            ctx->lr_schedule, ctx->learning_rate_var};
+    const char *values[] = {ctx->backward.loss,        ctx->optim.optimizer,
+                            ctx->optim.regularization, ctx->optim.clip,
+                            ctx->optim.lr_schedule,    ctx->optim.learning_rate_var};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cli_run_option(&o->run, names[i], values[i]);
     /* Per-parameter regularizers hold commas of their own: ';' joins them. */
-    const pdt_list *lists[] = {&ctx->params, &ctx->no_grad, &ctx->param_regularizations};
+    const pdt_list *lists[] = {&ctx->backward.params, &ctx->backward.no_grad,
+                               &ctx->optim.param_regularizations};
     const char *list_names[] = {"params", "no_grad", "param_regularization"};
     const char *seps[] = {",", ",", ";"};
     for (size_t i = 0; i < 3; i++) {
@@ -263,7 +268,7 @@ int cmd_transpile(int argc, char **argv)
         rc = tcli_check_usage(&o);
     /* The optimizer family's rules, when its passes will run (without
      * --optimizer, pick_passes says why its other options are refused). */
-    if (!rc && ctx.optimizer)
+    if (!rc && ctx.optim.optimizer)
         rc = pdt_family_optimizer.validate(&ctx, CMD);
     if (!rc)
         rc = read_inputs(&o, argv[optind]);

@@ -41,6 +41,30 @@ typedef struct {
     size_t log_len;
 } pdt_memory_opts;
 
+/* The backward family's options (backward/options.c): append_backward
+ * and calc_gradient. */
+typedef struct {
+    const char *loss;
+    pdt_list params, no_grad, checkpoints;
+    pdt_list targets, inputs, target_grads;
+} pdt_backward_opts;
+
+/* The optimizer family's options (optimizer/options.c): what
+ * Optimizer.minimize takes. */
+typedef struct {
+    const char *optimizer;      /* SPEC, e.g. "sgd:learning_rate=0.1" */
+    const char *regularization; /* "l2:COEFF" */
+    /* Per-parameter regularizers, "KIND:COEFF@P1,P2,..." each (fluid's
+     * ParamAttr(regularizer=...)); they win over `regularization`. */
+    pdt_list param_regularizations;
+    const char *clip;           /* "global_norm:MAX" */
+    const char *lr_schedule;
+    /* --learning-rate-var: an existing block-0 var used as the learning
+     * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
+     * user built as forward ops. */
+    const char *learning_rate_var;
+} pdt_optim_opts;
+
 typedef struct {
     const char *stem;
     ir_program *program;    /* owned by the context */
@@ -77,25 +101,11 @@ typedef struct pdt_ctx {
     const char *main_path;  /* for messages */
     const char *startup_path;
 
-    /* backward / gradients */
-    const char *loss;
-    pdt_list params, no_grad, checkpoints;
-    pdt_list targets, inputs, target_grads;
+    pdt_backward_opts backward;
     /* Filled by append_backward: parameter i has gradient grads[i]. */
     pdt_list bw_params, bw_grads;
 
-    /* optimizer */
-    const char *optimizer;      /* SPEC, e.g. "sgd:learning_rate=0.1" */
-    const char *regularization; /* "l2:COEFF" */
-    /* Per-parameter regularizers, "KIND:COEFF@P1,P2,..." each (fluid's
-     * ParamAttr(regularizer=...)); they win over `regularization`. */
-    pdt_list param_regularizations;
-    const char *clip;           /* "global_norm:MAX" */
-    const char *lr_schedule;
-    /* --learning-rate-var: an existing block-0 var used as the learning
-     * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
-     * user built as forward ops. */
-    const char *learning_rate_var;
+    pdt_optim_opts optim;
 
     /* transpile */
     pdt_list pservers;          /* endpoints, in --pservers order */

@@ -88,10 +88,18 @@ void pdt_ctx_free(pdt_ctx *ctx)
     ir_tensors_free(ctx->param_values);
     free(ctx->memory.log);
     pdt_list_free(&ctx->memory.skip);
-    pdt_list *lists[] = {&ctx->params, &ctx->no_grad, &ctx->checkpoints,
-                         &ctx->targets, &ctx->inputs, &ctx->target_grads,
-                         &ctx->bw_params, &ctx->bw_grads, &ctx->pservers,
-                         &ctx->trainer_endpoints, &ctx->param_regularizations};
+    pdt_backward_opts *bw = &ctx->backward;
+    pdt_list *lists[] = {&bw->params,
+                         &bw->no_grad,
+                         &bw->checkpoints,
+                         &bw->targets,
+                         &bw->inputs,
+                         &bw->target_grads,
+                         &ctx->bw_params,
+                         &ctx->bw_grads,
+                         &ctx->pservers,
+                         &ctx->trainer_endpoints,
+                         &ctx->optim.param_regularizations};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
         pdt_list_free(lists[i]);
     memset(ctx, 0, sizeof *ctx);

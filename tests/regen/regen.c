@@ -117,7 +117,8 @@ static void compare_slots(const ir_op *w, const ir_op *g, int out)
         slot_str(&ws[i], a, sizeof a);
         if (!m) {
             snprintf(kind, sizeof kind, "%s-absent", dir);
-            diff(w->type, kind, ws[i].name, "Paddle has %s=[%s], pdtrans has no slot", ws[i].name, a);
+            diff(w->type, kind, ws[i].name, "Paddle has %s=[%s], pdtrans has no slot", ws[i].name,
+                 a);
             continue;
         }
         slot_str(m, b, sizeof b);
@@ -130,7 +131,8 @@ static void compare_slots(const ir_op *w, const ir_op *g, int out)
         if (!find_slot(ws, nw, gs[i].name)) {
             slot_str(&gs[i], b, sizeof b);
             snprintf(kind, sizeof kind, "%s-extra", dir);
-            diff(w->type, kind, gs[i].name, "pdtrans has %s=[%s], Paddle has no slot", gs[i].name, b);
+            diff(w->type, kind, gs[i].name, "pdtrans has %s=[%s], Paddle has no slot", gs[i].name,
+                 b);
         }
 }
 
@@ -188,7 +190,8 @@ static void compare_attrs(const ir_op *w, const ir_op *g)
         if (!m)
             diff(w->type, "attr-absent", a->name, "Paddle has attr %s (type %d)", a->name, a->type);
         else if (m->type != a->type)
-            diff(w->type, "attr-type", a->name, "Paddle type %d, pdtrans type %d", a->type, m->type);
+            diff(w->type, "attr-type", a->name, "Paddle type %d, pdtrans type %d", a->type,
+                 m->type);
         else if (!attr_eq(a, m)) {
             char wa[1024] = "", ga[1024] = "";
             if (a->type == IR_ATTR_STRING) {
@@ -357,17 +360,17 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--show"))
             show = 1;
         else if (!strncmp(argv[i], "--optimizer=", 12))
-            ctx.optimizer = argv[i] + 12;
+            ctx.optim.optimizer = argv[i] + 12;
         else if (!strncmp(argv[i], "--regularization=", 17) && strchr(argv[i], '@'))
-            pdt_list_append(&ctx.param_regularizations, argv[i] + 17);
+            pdt_list_append(&ctx.optim.param_regularizations, argv[i] + 17);
         else if (!strncmp(argv[i], "--regularization=", 17))
-            ctx.regularization = argv[i] + 17;
+            ctx.optim.regularization = argv[i] + 17;
         else if (!strncmp(argv[i], "--learning-rate-var=", 20))
-            ctx.learning_rate_var = argv[i] + 20;
+            ctx.optim.learning_rate_var = argv[i] + 20;
         else if (!strncmp(argv[i], "--lr-schedule=", 14))
-            ctx.lr_schedule = argv[i] + 14;
+            ctx.optim.lr_schedule = argv[i] + 14;
     }
-    if (ctx.optimizer) {
+    if (ctx.optim.optimizer) {
         role_stripped = IR_ROLE_OPTIMIZE;
         role_compared = IR_ROLE_OPTIMIZE;
     }
@@ -390,12 +393,13 @@ int main(int argc, char **argv)
     ctx.main_path = prog_name;
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
-    ctx.loss = loss;
+    ctx.backward.loss = loss;
     const char *bw[] = {"append_backward"};
     const char *opt[] = {"lr_schedule", "gradient_clip", "regularization", "optimizer"};
-    if (!ctx.optimizer)
-        ctx.params = pdt_list_split(params);
-    if ((ctx.optimizer ? pdt_run_pipeline(&ctx, opt, 4) : pdt_run_pipeline(&ctx, bw, 1)) != PDT_OK)
+    if (!ctx.optim.optimizer)
+        ctx.backward.params = pdt_list_split(params);
+    if ((ctx.optim.optimizer ? pdt_run_pipeline(&ctx, opt, 4) : pdt_run_pipeline(&ctx, bw, 1)) !=
+        PDT_OK)
         return 2;
     /* Ops: Paddle's backward ops in order against pdtrans's. */
     const ir_block *ob = orig->blocks[0], *gb = ctx.main->blocks[0];
@@ -450,13 +454,13 @@ int main(int argc, char **argv)
         /* The new vars: grads, or what the optimizer part adds (vars
          * the stripped input lacks that Paddle's optimize ops name). */
         bool opt_wrote = g_hash_table_contains(opt_written, w->name);
-        if (w->removed || (ctx.optimizer ? (ir_block_find_var(p0b, w->name) != NULL ||
+        if (w->removed || (ctx.optim.optimizer ? (ir_block_find_var(p0b, w->name) != NULL ||
                                             !g_hash_table_contains(opt_names, w->name)) &&
                                                !opt_wrote
                                          : !strstr(w->name, "@GRAD")))
             continue;
         n_vars++;
-        check_lod_presence = ctx.optimizer || !opt_wrote;
+        check_lod_presence = ctx.optim.optimizer || !opt_wrote;
         compare_var(w, ir_block_find_var(gb, w->name));
     }
     /* A listed difference this program no longer shows is stale: the list
@@ -469,7 +473,7 @@ int main(int argc, char **argv)
         }
     printf("%s: %zu %s ops (%zu of the same type in order), %zu new vars; "
            "%zu differences explained by the Paddle version, %zu unexplained\n",
-           prog_name, n_ops, ctx.optimizer ? "optimizer" : "backward", n_same_type, n_vars,
+           prog_name, n_ops, ctx.optim.optimizer ? "optimizer" : "backward", n_same_type, n_vars,
            n_explained, n_diff);
     g_free(params);
     pdt_ctx_free(&ctx);

@@ -59,8 +59,8 @@ static pdt_ctx run(ir_program *p, const char *loss, const char *no_grad, int *rc
     ctx.main = p;
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
-    ctx.loss = loss;
-    ctx.no_grad = pdt_list_split(no_grad);
+    ctx.backward.loss = loss;
+    ctx.backward.no_grad = pdt_list_split(no_grad);
     const char *pass = "append_backward";
     *rc = pdt_run_pipeline(&ctx, &pass, 1);
     return ctx;
@@ -191,8 +191,8 @@ START_TEST(test_calc_gradient)
     ctx.main = two_consumers();
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
-    ctx.targets = pdt_list_split("c");
-    ctx.inputs = pdt_list_split("w,x");
+    ctx.backward.targets = pdt_list_split("c");
+    ctx.backward.inputs = pdt_list_split("w,x");
     const char *pass = "calc_gradient";
     ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), PDT_OK);
     char buf[512];
@@ -257,9 +257,9 @@ START_TEST(test_reproduces_paddle_fl_trainer)
     ctx.main = p;
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
-    ctx.loss = "reduce_mean_0.tmp_0";
+    ctx.backward.loss = "reduce_mean_0.tmp_0";
     /* The file does not mark its parameters is_parameter: name them. */
-    ctx.params = pdt_list_split("fc_0.b_0,fc_0.w_0,fc_1.b_0,fc_1.w_0,fc_2.b_0,fc_2.w_0");
+    ctx.backward.params = pdt_list_split("fc_0.b_0,fc_0.w_0,fc_1.b_0,fc_1.w_0,fc_2.b_0,fc_2.w_0");
     const char *pass = "append_backward";
     ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), PDT_OK);
     const ir_block *ob = orig->blocks[0];

@@ -25,7 +25,7 @@ static double check_net(const char *loss, size_t *n_params, void (*edit)(ir_prog
     net_prog = NULL;
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
-    ctx.loss = loss;
+    ctx.backward.loss = loss;
     const char *pass = "append_backward";
     ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), 0);
     if (edit)
@@ -153,7 +153,8 @@ START_TEST(grad_activations)
     net_new();
     net_var("x", IR_FP32, "-1,6", DATA);
     net_var("w", IR_FP32, "6", PARAM);
-    const char *t[] = {"a", "s", "th", "sq", "lg", "ab", "lr", "cl", "sm", "ex", "s1", "s2", "s3", "s4"};
+    const char *t[] = {"a",  "s",  "th", "sq", "lg", "ab", "lr",
+                       "cl", "sm", "ex", "s1", "s2", "s3", "s4"};
     for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
         net_var(t[i], IR_FP32, "-1,6", TMP);
     net_var("loss", IR_FP32, "1", TMP);
@@ -204,8 +205,9 @@ START_TEST(grad_losses)
     net_op("softmax_with_cross_entropy", "Logits=h Label=label", "Softmax=smx Loss=c3");
     net_op("softmax", "X=soft", "Out=sp");
     ir_op_set_bool(net_op("cross_entropy", "X=p Label=sp", "Y=c4"), "soft_label", true);
-    ir_op_set_bool(net_op("softmax_with_cross_entropy", "Logits=h Label=sp", "Softmax=smx2 Loss=c5"),
-                   "soft_label", true);
+    ir_op_set_bool(
+        net_op("softmax_with_cross_entropy", "Logits=h Label=sp", "Softmax=smx2 Loss=c5"),
+        "soft_label", true);
     net_op("sum", "X=c1,c2,c3,c4,c5", "Out=c2s");
     net_op("mean", "X=c2s", "Out=loss");
     ASSERT_GRADS("loss", 1);

@@ -10,7 +10,8 @@
 #include "passes/pass.h"
 #include "unit.h"
 
-static ex_tensor *put(ex_scope *S, const char *name, int dtype, int64_t r, int64_t c, const double *v)
+static ex_tensor *put(ex_scope *S, const char *name, int dtype, int64_t r, int64_t c,
+                      const double *v)
 {
     int64_t d[2] = {r, c};
     ex_tensor *t = ex_tensor_new(dtype, 2, d);
@@ -117,7 +118,8 @@ START_TEST(nce_sampler_is_seeded)
     for (size_t i = 0; i < 18; i++)
         small += i % 6 && first[i] < 10;
     ck_assert_uint_ge(small, 7);   /* uniform: about 3 */
-    ir_op *bad = net_op("nce", "Input=x Weight=w Label=label", "Cost=c2 SampleLogits=l2 SampleLabels=s2");
+    ir_op *bad =
+        net_op("nce", "Input=x Weight=w Label=label", "Cost=c2 SampleLogits=l2 SampleLabels=s2");
     ir_op_set_int(bad, "num_total_classes", 50);
     ir_op_set_int(bad, "sampler", 2);
     ck_assert(!ex_run_op(&x, bad));
@@ -156,7 +158,7 @@ static double check_nce(int sampler, bool custom, bool sparse, size_t *np)
     net_prog = NULL;
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
-    ctx.loss = "loss";
+    ctx.backward.loss = "loss";
     const char *pass = "append_backward";
     ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), 0);
     bool has_grad = false;

@@ -115,7 +115,7 @@ static double check_while(bool break_it)
     ck_assert_ptr_nonnull(ctx.main);
     ctx.startup = ir_program_new();
     ir_program_add_block(ctx.startup, -1);
-    ctx.loss = "loss";
+    ctx.backward.loss = "loss";
     const char *pass = "append_backward";
     ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), 0);
     ck_assert_uint_eq(ctx.main->n_blocks, 3);

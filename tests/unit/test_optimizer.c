@@ -65,7 +65,7 @@ static void ctx_with_net(pdt_ctx *ctx)
     ir_op_set_output1(bg, "X@GRAD", "b@GRAD");
     ctx->startup = ir_program_new();
     ir_program_add_block(ctx->startup, -1);
-    ctx->loss = "loss";
+    ctx->backward.loss = "loss";
 }
 
 static const ir_op *op_at(const pdt_ctx *ctx, size_t k)
@@ -217,7 +217,7 @@ START_TEST(sgd_sorted_with_startup_prepended)
     ir_block *sb = ir_program_block(ctx.startup, 0);
     ir_op *init = ir_block_append_op(sb, "uniform_random");
     ir_op_set_output1(init, "Out", "w");
-    ctx.optimizer = "sgd:lr=0.25";
+    ctx.optim.optimizer = "sgd:lr=0.25";
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     const ir_block *b = ir_program_block(ctx.main, 0);
     ck_assert_uint_eq(b->n_ops, 8);
@@ -249,7 +249,7 @@ START_TEST(adam_accumulators)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.optimizer = "adam:beta1=0.8";
+    ctx.optim.optimizer = "adam:beta1=0.8";
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     const ir_block *b = ir_program_block(ctx.main, 0);
     const ir_op *a = op_at(&ctx, 7);
@@ -281,7 +281,7 @@ START_TEST(adamax_finish_scales)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.optimizer = "adamax";
+    ctx.optim.optimizer = "adamax";
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     const ir_op *s = op_at(&ctx, 9);
     ck_assert_str_eq(s->type, "scale");
@@ -297,11 +297,11 @@ START_TEST(refuses_program_with_optimizer_ops)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.optimizer = "sgd";
+    ctx.optim.optimizer = "sgd";
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     size_t n = ir_program_block(ctx.main, 0)->n_ops;
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_EBADINPUT);
-    ctx.clip = "value:1";
+    ctx.optim.clip = "value:1";
     ck_assert_int_eq(pass_gradient_clip(&ctx), PDT_EBADINPUT);
     ck_assert_uint_eq(ir_program_block(ctx.main, 0)->n_ops, n);
     pdt_ctx_free(&ctx);
@@ -315,7 +315,7 @@ START_TEST(no_gradients_is_an_error)
     ir_block *b = ir_program_block(ctx.main, 0);
     for (size_t k = 0; k < b->n_ops; k++)
         ir_op_remove_attr(b->ops[k], "op_role_var");
-    ctx.optimizer = "sgd";
+    ctx.optim.optimizer = "sgd";
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_EBADINPUT);
     pdt_ctx_free(&ctx);
 }
@@ -325,9 +325,9 @@ START_TEST(clip_then_l2_then_sgd)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.clip = "value:0.5";
-    ctx.regularization = "l2:0.01";
-    ctx.optimizer = "sgd";
+    ctx.optim.clip = "value:0.5";
+    ctx.optim.regularization = "l2:0.01";
+    ctx.optim.optimizer = "sgd";
     ck_assert_int_eq(pass_gradient_clip(&ctx), PDT_OK);
     ck_assert_int_eq(pass_regularization(&ctx), PDT_OK);
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
@@ -354,8 +354,8 @@ START_TEST(norm_clip_and_l1)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.clip = "norm:2";
-    ctx.regularization = "l1:0.5";
+    ctx.optim.clip = "norm:2";
+    ctx.optim.regularization = "l1:0.5";
     ck_assert_int_eq(pass_gradient_clip(&ctx), PDT_OK);
     ck_assert_int_eq(pass_regularization(&ctx), PDT_OK);
     static const char *types[] = {"clip_by_norm", "clip_by_norm", "sign", "scale", "sum",
@@ -383,8 +383,8 @@ START_TEST(selected_rows_grad_gets_newgrad)
     ir_var *g = ir_block_find_var(ir_program_block(ctx.main, 0), ir_intern("w@GRAD"));
     g->type = IR_SELECTED_ROWS;
     g->tensor_slot = IR_TD_SELECTED_ROWS;
-    ctx.regularization = "l2:0.1";
-    ctx.optimizer = "sgd";
+    ctx.optim.regularization = "l2:0.1";
+    ctx.optim.optimizer = "sgd";
     ck_assert_int_eq(pass_regularization(&ctx), PDT_OK);
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     const ir_op *sum_w = op_at(&ctx, 9), *sgd_w = op_at(&ctx, 11);
@@ -407,7 +407,7 @@ START_TEST(param_device_follows_first_reader)
     pdt_ctx ctx;
     ctx_with_net(&ctx);
     ir_op_set_string(ir_program_block(ctx.main, 0)->ops[0], "op_device", "gpu:1");
-    ctx.optimizer = "adam";
+    ctx.optim.optimizer = "adam";
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     const ir_op *adam_b = op_at(&ctx, 6), *adam_w = op_at(&ctx, 7);
     ck_assert_str_eq(in1(adam_w, "Param"), "w");
@@ -438,8 +438,8 @@ START_TEST(params_filter_and_optimizer_name)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.params = pdt_list_split("w");
-    ctx.optimizer = "momentum:name=m";
+    ctx.backward.params = pdt_list_split("w");
+    ctx.optim.optimizer = "momentum:name=m";
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     const ir_block *b = ir_program_block(ctx.main, 0);
     ck_assert_uint_eq(b->n_ops, 7);
@@ -452,7 +452,7 @@ START_TEST(global_norm_clip_shares_one_scale)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.clip = "global_norm:1.5";
+    ctx.optim.clip = "global_norm:1.5";
     ck_assert_int_eq(pass_gradient_clip(&ctx), PDT_OK);
     static const char *types[] = {"square", "reduce_sum", "square", "reduce_sum", "sum", "sqrt",
                                   "fill_constant", "elementwise_max", "elementwise_div",
@@ -474,8 +474,8 @@ START_TEST(exponential_schedule_feeds_optimizer)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.optimizer = "sgd:lr=1.0";
-    ctx.lr_schedule = "exponential:decay_steps=100,decay_rate=0.5,staircase=true";
+    ctx.optim.optimizer = "sgd:lr=1.0";
+    ctx.optim.lr_schedule = "exponential:decay_steps=100,decay_rate=0.5,staircase=true";
     ck_assert_int_eq(pass_lr_schedule(&ctx), PDT_OK);
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     static const char *types[] = {"increment", "mul", "mean", "cast", "scale", "floor",
@@ -501,8 +501,8 @@ START_TEST(piecewise_schedule_builds_sub_blocks)
 {
     pdt_ctx ctx;
     ctx_with_net(&ctx);
-    ctx.optimizer = "momentum";
-    ctx.lr_schedule = "piecewise:boundaries=10,20,values=1.0,0.5,0.1";
+    ctx.optim.optimizer = "momentum";
+    ctx.optim.lr_schedule = "piecewise:boundaries=10,20,values=1.0,0.5,0.1";
     ck_assert_int_eq(pass_lr_schedule(&ctx), PDT_OK);
     ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
     ck_assert_uint_eq(ctx.main->n_blocks, 4);

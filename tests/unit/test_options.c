@@ -166,7 +166,7 @@ START_TEST(parser_stores_and_refuses)
     ck_assert_int_eq(ctx.role, PDT_ROLE_PSERVER);
     ck_assert_int_eq(ctx.sync_mode, PDT_ASYNC);
     ck_assert(!ctx.slice_var_up);
-    ck_assert_uint_eq(ctx.no_grad.n, 2);
+    ck_assert_uint_eq(ctx.backward.no_grad.n, 2);
     ck_assert(cli_given(&s, "role") && !cli_given(&s, "mode"));
     ck_assert_int_eq(optind, 7);    /* "x", the operand */
     static const char *const bad[][3] = {
@@ -191,8 +191,8 @@ START_TEST(pipeline_text_sets_pass_options)
                      PDT_OK);
     ck_assert_uint_eq(names.n, 2);
     ck_assert_str_eq(names.items[1], "transpile");
-    ck_assert_str_eq(ctx.loss, "l");
-    ck_assert_uint_eq(ctx.no_grad.n, 2);
+    ck_assert_str_eq(ctx.backward.loss, "l");
+    ck_assert_uint_eq(ctx.backward.no_grad.n, 2);
     ck_assert_uint_eq(ctx.pservers.n, 2);
     ck_assert(!ctx.slice_var_up);
     ck_assert(cli_given(&s, "pservers"));

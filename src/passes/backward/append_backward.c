@@ -2,9 +2,9 @@
  * paddle.static.append_backward(loss, parameter_list, no_grad_set,
  * checkpoints) on block 0 of ctx->main.
  *
- * Reads ctx->loss, ctx->params, ctx->no_grad, ctx->checkpoints; fills
- * ctx->bw_params / ctx->bw_grads with the (param, grad) pairs in Paddle's
- * order.  The steps and their order follow the seed's append_backward(). */
+ * Reads ctx->backward.loss, ctx->backward.params, ctx->backward.no_grad, ctx->backward.checkpoints;
+ * fills ctx->bw_params / ctx->bw_grads with the (param, grad) pairs in Paddle's order.  The steps
+ * and their order follow the seed's append_backward(). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,13 +65,13 @@ static int cmp_name(const void *a, const void *b)
 static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
 {
     pdt_list l = {0, NULL};
-    if (ctx->params.n) {
-        l.items = xcalloc(ctx->params.n, sizeof *l.items);
-        for (size_t i = 0; i < ctx->params.n; i++) {
-            if (!ir_block_find_var(b, ctx->params.items[i]))
+    if (ctx->backward.params.n) {
+        l.items = xcalloc(ctx->backward.params.n, sizeof *l.items);
+        for (size_t i = 0; i < ctx->backward.params.n; i++) {
+            if (!ir_block_find_var(b, ctx->backward.params.items[i]))
                 pdt_warning("%s: parameter '%s' is not a var of block 0", ctx->main_path,
-                            ctx->params.items[i]);
-            l.items[l.n++] = ctx->params.items[i];
+                            ctx->backward.params.items[i]);
+            l.items[l.n++] = ctx->backward.params.items[i];
         }
         return l;
     }
@@ -162,12 +162,13 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
         pmap_add(wanted, params.items[i]);
     r->wanted = wanted;
     /* Without --params the wanted names are parameters by construction. */
-    r->wanted_are_params = !ctx->params.n;
+    r->wanted_are_params = !ctx->backward.params.n;
     r->last_writer = pmap_new();
     r->role_block = b0;
-    bool ok = ctx->checkpoints.n
-                  ? bw_append_backward_ops_with_checkpoints(r, b0, path, b0, &ctx->checkpoints)
-                  : bw_append_backward_ops(r, b0, path, b0);
+    bool ok =
+        ctx->backward.checkpoints.n
+            ? bw_append_backward_ops_with_checkpoints(r, b0, path, b0, &ctx->backward.checkpoints)
+            : bw_append_backward_ops(r, b0, path, b0);
     if (ok) {
         bw_rename_grad(r, b0, fwd_op_num, NULL, NULL);
         bw_append_backward_vars(r, b0, fwd_op_num);
@@ -183,13 +184,13 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
 
 int pass_append_backward(pdt_ctx *ctx)
 {
-    if (!ctx->loss) {
+    if (!ctx->backward.loss) {
         pdt_error("append_backward: no loss var given (--loss)");
         return PDT_EBADINPUT;
     }
     ir_program *p = ctx->main;
     ir_block *b0 = ir_program_block(p, 0);
-    const char *loss = ir_intern(ctx->loss);
+    const char *loss = ir_intern(ctx->backward.loss);
     ir_var *lv;
     ir_op *lop;
     if (!b0 || !locate_loss(ctx, b0, loss, &lv, &lop))
@@ -199,8 +200,8 @@ int pass_append_backward(pdt_ctx *ctx)
     bw_run r;
     bw_init(&r, p, ctx->main_path);
     bw_stop_gradients(&r);
-    for (size_t i = 0; i < ctx->no_grad.n; i++)
-        pmap_add(r.no_grad[0], grad_name(ctx->no_grad.items[i]));
+    for (size_t i = 0; i < ctx->backward.no_grad.n; i++)
+        pmap_add(r.no_grad[0], grad_name(ctx->backward.no_grad.items[i]));
     r.targets = &loss;
     r.n_targets = 1;
 

@@ -2,8 +2,8 @@
  * paddle.static.gradients(targets, inputs, target_gradients, no_grad_set)
  * (seed: calc_gradient_helper) on block 0 of ctx->main.
  *
- * Reads ctx->targets, ctx->inputs, ctx->target_grads (optional, one per
- * target), ctx->no_grad.  Fills ctx->bw_params with the inputs and
+ * Reads ctx->backward.targets, ctx->backward.inputs, ctx->backward.target_grads (optional, one per
+ * target), ctx->backward.no_grad.  Fills ctx->bw_params with the inputs and
  * ctx->bw_grads with each input's grad name, or NULL when the targets do
  * not depend on that input. */
 #include <stdlib.h>
@@ -27,16 +27,17 @@ static bool same_shape(const ir_var *a, const ir_var *b)
 
 static bool check_vars(pdt_ctx *ctx, ir_block *b0)
 {
-    if (!ctx->targets.n || !ctx->inputs.n) {
+    if (!ctx->backward.targets.n || !ctx->backward.inputs.n) {
         pdt_error("calc_gradient: needs at least one target and one input");
         return false;
     }
-    if (ctx->target_grads.n && ctx->target_grads.n != ctx->targets.n) {
+    if (ctx->backward.target_grads.n && ctx->backward.target_grads.n != ctx->backward.targets.n) {
         pdt_error("calc_gradient: %zu target gradients given for %zu targets",
-                  ctx->target_grads.n, ctx->targets.n);
+                  ctx->backward.target_grads.n, ctx->backward.targets.n);
         return false;
     }
-    const pdt_list *lists[] = {&ctx->targets, &ctx->inputs, &ctx->target_grads};
+    const pdt_list *lists[] = {&ctx->backward.targets, &ctx->backward.inputs,
+                               &ctx->backward.target_grads};
     const char *what[] = {"target", "input", "target gradient"};
     for (size_t l = 0; l < 3; l++)
         for (size_t i = 0; i < lists[l]->n; i++)
@@ -45,11 +46,11 @@ static bool check_vars(pdt_ctx *ctx, ir_block *b0)
                           lists[l]->items[i]);
                 return false;
             }
-    for (size_t i = 0; i < ctx->target_grads.n; i++)
-        if (!same_shape(ir_block_find_var(b0, ctx->targets.items[i]),
-                        ir_block_find_var(b0, ctx->target_grads.items[i]))) {
-            pdt_error("%s: the shapes of target and grad are different: '%s' '%s'",
-                      ctx->main_path, ctx->targets.items[i], ctx->target_grads.items[i]);
+    for (size_t i = 0; i < ctx->backward.target_grads.n; i++)
+        if (!same_shape(ir_block_find_var(b0, ctx->backward.targets.items[i]),
+                        ir_block_find_var(b0, ctx->backward.target_grads.items[i]))) {
+            pdt_error("%s: the shapes of target and grad are different: '%s' '%s'", ctx->main_path,
+                      ctx->backward.targets.items[i], ctx->backward.target_grads.items[i]);
             return false;
         }
     return true;
@@ -61,12 +62,12 @@ static bool check_vars(pdt_ctx *ctx, ir_block *b0)
 static void seed_target_grads(pdt_ctx *ctx, ir_block *b0, pmap *targets,
                               pmap *target_grad_map, pmap *skip)
 {
-    for (size_t i = 0; i < ctx->targets.n; i++) {
-        const char *t = ctx->targets.items[i];
+    for (size_t i = 0; i < ctx->backward.targets.n; i++) {
+        const char *t = ctx->backward.targets.items[i];
         const char *g = grad_name(t);
         pmap_add(targets, t);
-        if (ctx->target_grads.n) {
-            pmap_put(target_grad_map, g, (void *)ctx->target_grads.items[i]);
+        if (ctx->backward.target_grads.n) {
+            pmap_put(target_grad_map, g, (void *)ctx->backward.target_grads.items[i]);
             continue;
         }
         ir_op *fill = bw_new_op(ctx->main, "fill_any_like");
@@ -84,10 +85,10 @@ static void publish_inputs(pdt_ctx *ctx, const bw_run *r)
 {
     pdt_list_free(&ctx->bw_params);
     pdt_list_free(&ctx->bw_grads);
-    ctx->bw_params.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
-    ctx->bw_grads.items = xcalloc(ctx->inputs.n + 1, sizeof(char *));
-    for (size_t i = 0; i < ctx->inputs.n; i++) {
-        const char *in = ctx->inputs.items[i];
+    ctx->bw_params.items = xcalloc(ctx->backward.inputs.n + 1, sizeof(char *));
+    ctx->bw_grads.items = xcalloc(ctx->backward.inputs.n + 1, sizeof(char *));
+    for (size_t i = 0; i < ctx->backward.inputs.n; i++) {
+        const char *in = ctx->backward.inputs.items[i];
         ctx->bw_params.items[ctx->bw_params.n++] = in;
         ctx->bw_grads.items[ctx->bw_grads.n++] = pmap_get(r->grad_info, in);
     }
@@ -102,10 +103,10 @@ int pass_calc_gradient(pdt_ctx *ctx)
     bw_run r;
     bw_init(&r, p, ctx->main_path);
     bw_stop_gradients(&r);
-    for (size_t i = 0; i < ctx->no_grad.n; i++)
-        pmap_add(r.no_grad[0], grad_name(ctx->no_grad.items[i]));
-    r.targets = ctx->targets.items;
-    r.n_targets = ctx->targets.n;
+    for (size_t i = 0; i < ctx->backward.no_grad.n; i++)
+        pmap_add(r.no_grad[0], grad_name(ctx->backward.no_grad.items[i]));
+    r.targets = ctx->backward.targets.items;
+    r.n_targets = ctx->backward.targets.n;
 
     size_t fwd_op_num = b0->n_ops;
     pmap *target_grad_map = pmap_new(), *skip = pmap_new(), *targets = pmap_new();
@@ -114,12 +115,12 @@ int pass_calc_gradient(pdt_ctx *ctx)
     pmap *wanted = pmap_new();
 
     bool ok = false;
-    GPtrArray *path = bw_find_op_path(&r, b0, targets, ctx->inputs.items, ctx->inputs.n,
-                                      block_no_grad, false);
+    GPtrArray *path = bw_find_op_path(&r, b0, targets, ctx->backward.inputs.items,
+                                      ctx->backward.inputs.n, block_no_grad, false);
     if (path) {
         bw_extend_no_grad(&r, b0, path, targets, block_no_grad);
-        for (size_t i = 0; i < ctx->inputs.n; i++)
-            pmap_add(wanted, ctx->inputs.items[i]);
+        for (size_t i = 0; i < ctx->backward.inputs.n; i++)
+            pmap_add(wanted, ctx->backward.inputs.items[i]);
         r.wanted = wanted;
         ok = bw_append_backward_ops(&r, b0, path, b0);
         g_ptr_array_free(path, TRUE);

@@ -1,9 +1,10 @@
 /* backward/options.c - the options of the backward family (append_backward,
- * calc_gradient); each option is declared here and nowhere else. */
+ * calc_gradient), filling pdt_backward_opts; each option is declared here and
+ * nowhere else. */
 #include "../options.h"
 #include "../pass.h"
 
-#define FIELD(f) offsetof(pdt_ctx, f)
+#define FIELD(f) offsetof(pdt_backward_opts, f)
 
 static const pdt_option backward_options[] = {
     {.name = "loss", .type = PDT_OPT_STRING, .meta = "VAR", .passes = "append_backward",
@@ -26,4 +27,5 @@ static const pdt_option backward_options[] = {
 };
 
 const pdt_option_family pdt_family_backward = {
-    "backward", backward_options, sizeof backward_options / sizeof *backward_options, 0, NULL};
+    "backward", backward_options, sizeof backward_options / sizeof *backward_options,
+    offsetof(pdt_ctx, backward), NULL};

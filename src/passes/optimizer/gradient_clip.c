@@ -181,11 +181,11 @@ static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const 
 
 int pass_gradient_clip(pdt_ctx *ctx)
 {
-    if (!ctx->clip)
+    if (!ctx->optim.clip)
         return PDT_OK;
     opt_clip_kind kind;
     double max, min;
-    int rc = opt_parse_clip(NULL, ctx->clip, &kind, &max, &min);
+    int rc = opt_parse_clip(NULL, ctx->optim.clip, &kind, &max, &min);
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "gradient_clip");
     if (rc == PDT_OK)

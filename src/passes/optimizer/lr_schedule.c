@@ -278,10 +278,10 @@ static size_t forward_end(const ir_block *b)
 
 int pass_lr_schedule(pdt_ctx *ctx)
 {
-    if (!ctx->lr_schedule)
+    if (!ctx->optim.lr_schedule)
         return PDT_OK;
     lr_cfg c;
-    int rc = parse_cfg(NULL, ctx->lr_schedule, ctx->optimizer, &c);
+    int rc = parse_cfg(NULL, ctx->optim.lr_schedule, ctx->optim.optimizer, &c);
     if (rc != PDT_OK)
         return rc;
     ir_block *b = ir_program_block(ctx->main, 0);

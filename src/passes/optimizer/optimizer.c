@@ -108,17 +108,17 @@ static GHashTable *param_devices(const ir_block *b, const pdt_ctx *ctx)
  * the var a schedule wrote, else NULL (the caller creates learning_rate_N). */
 static int resolve_lr(const pdt_ctx *ctx, const ir_block *b, const char **lr)
 {
-    *lr = ctx->lr_schedule ? opt_scheduled_lr(b) : NULL;
-    if (ctx->learning_rate_var) {
-        const ir_var *v = ir_block_find_var(b, ir_intern(ctx->learning_rate_var));
+    *lr = ctx->optim.lr_schedule ? opt_scheduled_lr(b) : NULL;
+    if (ctx->optim.learning_rate_var) {
+        const ir_var *v = ir_block_find_var(b, ir_intern(ctx->optim.learning_rate_var));
         if (!v) {
             pdt_error("%s: block 0 has no var '%s' (--learning-rate-var)", ctx->main_path,
-                      ctx->learning_rate_var);
+                      ctx->optim.learning_rate_var);
             return PDT_EBADINPUT;
         }
         *lr = v->name;
     }
-    if (ctx->lr_schedule && !*lr) {
+    if (ctx->optim.lr_schedule && !*lr) {
         pdt_error("%s: '--lr-schedule' is set but block 0 has no learning-rate schedule op",
                   ctx->main_path);
         return PDT_EBADINPUT;
@@ -210,10 +210,10 @@ static void finish_adamax(opt_run *r)
 
 int pass_optimizer(pdt_ctx *ctx)
 {
-    if (!ctx->optimizer)
+    if (!ctx->optim.optimizer)
         return PDT_OK;
     opt_cfg cfg;
-    int rc = parse_cfg(NULL, ctx->optimizer, &cfg);
+    int rc = parse_cfg(NULL, ctx->optim.optimizer, &cfg);
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "optimizer");
     if (rc == PDT_OK)

@@ -120,10 +120,10 @@ static void pairs_from_role_vars(pdt_ctx *ctx)
     GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     /* --params limits the parameters, as parameter_list does. */
     GHashTable *wanted = NULL;
-    if (ctx->params.n) {
+    if (ctx->backward.params.n) {
         wanted = g_hash_table_new(g_direct_hash, g_direct_equal);
-        for (size_t i = 0; i < ctx->params.n; i++)
-            g_hash_table_add(wanted, (gpointer)ctx->params.items[i]);
+        for (size_t i = 0; i < ctx->backward.params.n; i++)
+            g_hash_table_add(wanted, (gpointer)ctx->backward.params.items[i]);
     }
     size_t cap = 8, n = 0;
     const char **params = xcalloc(cap, sizeof *params), **grads = xcalloc(cap, sizeof *grads);
@@ -397,7 +397,7 @@ ir_op *opt_scale_op(ir_program *p, const char *x, const char *out, double scale,
 int opt_loss_dtype(const pdt_ctx *ctx)
 {
     const ir_block *b = ir_program_block(ctx->main, 0);
-    const ir_var *v = ctx->loss && b ? ir_block_find_var(b, ctx->loss) : NULL;
+    const ir_var *v = ctx->backward.loss && b ? ir_block_find_var(b, ctx->backward.loss) : NULL;
     return v ? v->dtype : IR_FP32;
 }
 

@@ -8,25 +8,25 @@
 #include "../options.h"
 #include "../pass.h"
 
-#define FIELD(f) offsetof(pdt_ctx, f)
+#define FIELD(f) offsetof(pdt_optim_opts, f)
 
 /* The optimizer's regularizer (given once) or, with "@PARAMS", a
  * per-parameter one (repeatable). */
 static bool set_regularization(void *base, const pdt_option *opt, const char *spec,
                                const char *cmd)
 {
-    pdt_ctx *ctx = base;
+    pdt_optim_opts *o = base;
     (void)opt;
     if (strchr(spec, '@')) {
-        pdt_list_append(&ctx->param_regularizations, spec);
+        pdt_list_append(&o->param_regularizations, spec);
         return true;
     }
-    if (ctx->regularization) {
+    if (o->regularization) {
         pdt_usage_error(cmd, "option '--regularization' gives the optimizer's regularizer twice; "
                              "per-parameter ones take @PARAMS");
         return false;
     }
-    ctx->regularization = ir_intern(spec);
+    o->regularization = ir_intern(spec);
     return true;
 }
 
@@ -59,5 +59,5 @@ static int validate_optimizer(const pdt_ctx *ctx, const char *cmd)
 }
 
 const pdt_option_family pdt_family_optimizer = {
-    "optimizer", optimizer_options, sizeof optimizer_options / sizeof *optimizer_options, 0,
-    validate_optimizer};
+    "optimizer", optimizer_options, sizeof optimizer_options / sizeof *optimizer_options,
+    offsetof(pdt_ctx, optim), validate_optimizer};

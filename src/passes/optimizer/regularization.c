@@ -73,13 +73,13 @@ typedef struct {
 static GHashTable *param_rules(const pdt_ctx *ctx, reg_rule **store)
 {
     GHashTable *h = g_hash_table_new(g_direct_hash, g_direct_equal);
-    size_t n = ctx->param_regularizations.n;
+    size_t n = ctx->optim.param_regularizations.n;
     *store = n ? g_new(reg_rule, n) : NULL;
     for (size_t i = 0; i < n; i++) {
         const char *params;
         reg_rule *r = &(*store)[i];
-        if (opt_parse_param_regularization(NULL, ctx->param_regularizations.items[i], &r->kind,
-                                           &r->coeff, &params) != PDT_OK)
+        if (opt_parse_param_regularization(NULL, ctx->optim.param_regularizations.items[i],
+                                           &r->kind, &r->coeff, &params) != PDT_OK)
             continue;
         pdt_list l = pdt_list_split(params);
         for (size_t k = 0; k < l.n; k++)
@@ -181,12 +181,12 @@ static void append_decay_sum(reg_run *rr, size_t i, const char *decay)
 
 int pass_regularization(pdt_ctx *ctx)
 {
-    if (!ctx->regularization && !ctx->param_regularizations.n)
+    if (!ctx->optim.regularization && !ctx->optim.param_regularizations.n)
         return PDT_OK;
     reg_rule global = {OPT_REG_L2, 0.0};
-    int rc = ctx->regularization
-                 ? opt_parse_regularization(NULL, ctx->regularization, &global.kind, &global.coeff)
-                 : PDT_OK;
+    int rc = ctx->optim.regularization ? opt_parse_regularization(NULL, ctx->optim.regularization,
+                                                                  &global.kind, &global.coeff)
+                                       : PDT_OK;
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "regularization");
     if (rc == PDT_OK)
@@ -209,7 +209,7 @@ int pass_regularization(pdt_ctx *ctx)
         /* append_regularization_ops: param.regularizer, else the
          * optimizer's, else nothing for this param. */
         const reg_rule *rule = g_hash_table_lookup(own, ctx->bw_params.items[i]);
-        if (!rule && !ctx->regularization)
+        if (!rule && !ctx->optim.regularization)
             continue;
         append_decay_sum(&rr, i, append_decay_term(&rr, i, rule ? rule : &global));
     }
