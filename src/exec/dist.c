@@ -269,6 +269,8 @@ static bool dist_op(ex_ctx *x, const ir_op *op, void *user)
         return ex_dist_prefetch(x, c, op);
     if (!strcmp(ty, "distributed_lookup_table"))
         return ex_dist_lookup_table(x, c, op);
+    if (!strcmp(ty, "nce"))
+        return ex_dist_nce(x, c, op);
     if (!strcmp(ty, "fake_init")) {
         int64_t dims[EX_MAX_DIMS];
         size_t nd = ex_attr_ints(op, "shape", dims, EX_MAX_DIMS);

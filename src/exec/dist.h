@@ -91,5 +91,9 @@ void ex_tables_shard(ex_cluster *c, size_t k);
 int32_t ex_named_block(const ir_op *ls, const char *attr, const char *name);
 bool ex_dist_prefetch(ex_ctx *x, ex_cluster *c, const ir_op *op);
 bool ex_dist_lookup_table(ex_ctx *x, ex_cluster *c, const ir_op *op);
+bool ex_dist_nce(ex_ctx *x, ex_cluster *c, const ir_op *op);
+/* Param `name` gathered from the slices the transpile put on the pservers
+ * (NAME.blockK, or NAME whole); NULL and c->err set when none. */
+ex_tensor *ex_param_gather(ex_cluster *c, const char *name);
 
 #endif

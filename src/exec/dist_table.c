@@ -56,6 +56,64 @@ static ex_table *add_table(ex_cluster *c, const char *name, ex_table_kind kind)
     return t;
 }
 
+/* The endpoint of the pserver whose program declares `var`, or NULL. */
+static const char *declaring_pserver(const ex_cluster *c, const char *var)
+{
+    for (size_t k = 0; k < c->n_pservers; k++) {
+        const ir_block *b = ir_program_block(c->pservers[k].main, 0);
+        if (b && ir_block_find_var(b, var))
+            return c->pservers[k].endpoint;
+    }
+    return NULL;
+}
+
+/* The slices of param `name` as the transpile places them on the pservers
+ * (NAME.block0, NAME.block1, ..., or NAME unsliced); the count. */
+static size_t derive_slices(const ex_cluster *c, const char *name, const char ***slices,
+                            const char ***eps)
+{
+    GPtrArray *s = g_ptr_array_new(), *e = g_ptr_array_new();
+    for (size_t k = 0;; k++) {
+        char *sn = g_strdup_printf("%s.block%zu", name, k);
+        const char *in = ir_intern(sn), *ep = declaring_pserver(c, in);
+        g_free(sn);
+        if (!ep)
+            break;
+        g_ptr_array_add(s, (void *)in);
+        g_ptr_array_add(e, (void *)ep);
+    }
+    const char *whole = s->len ? NULL : declaring_pserver(c, ir_intern(name));
+    if (whole) {
+        g_ptr_array_add(s, (void *)ir_intern(name));
+        g_ptr_array_add(e, (void *)whole);
+    }
+    size_t n = s->len;
+    g_ptr_array_add(s, NULL);
+    g_ptr_array_add(e, NULL);
+    *slices = (const char **)g_ptr_array_free(s, FALSE);
+    *eps = (const char **)g_ptr_array_free(e, FALSE);
+    return n;
+}
+
+/* nce with remote_prefetch: Paddle's kernel prefetches the rows of its
+ * Weight when the op names table_names/epmap (Paddle <= 1.5's transpiler set
+ * them); the seed's transpiler leaves nce as it is, so the slices are found
+ * where the transpile put them. */
+static void add_nce_table(ex_cluster *c, const ir_op *op)
+{
+    const char *w = ir_op_input1(op, "Weight");
+    ex_table *t = w && ir_op_get_bool(op, "remote_prefetch", false)
+                  ? add_table(c, w, EX_TABLE_SLICED) : NULL;
+    if (!t)
+        return;
+    t->n_slices = strings_of(op, "table_names", &t->slices);
+    if (t->n_slices && strings_of(op, "epmap", &t->eps) >= t->n_slices)
+        return;
+    g_free(t->slices);
+    g_free(t->eps);
+    t->n_slices = derive_slices(c, w, &t->slices, &t->eps);
+}
+
 void ex_tables_find(ex_cluster *c)
 {
     for (size_t k = 0; k < c->n_pservers; k++) {
@@ -78,6 +136,8 @@ void ex_tables_find(ex_cluster *c)
             if (strings_of(op, "endpoints", &t->eps) < t->n_slices)
                 t->n_slices = 0;
         }
+        if (!strcmp(op->type, "nce"))
+            add_nce_table(c, op);
     }
 }
 
@@ -156,6 +216,18 @@ static ex_tensor *gather_slices(ex_cluster *c, const ex_table *t)
         g_snprintf(c->err, sizeof c->err, "the lookup of '%s' names no table slices", t->name);
     }
     g_free(part);
+    return all;
+}
+
+ex_tensor *ex_param_gather(ex_cluster *c, const char *name)
+{
+    ex_table t = {.name = ir_intern(name), .kind = EX_TABLE_SLICED};
+    t.n_slices = derive_slices(c, name, &t.slices, &t.eps);
+    ex_tensor *all = gather_slices(c, &t);
+    if (!all && !t.n_slices)
+        g_snprintf(c->err, sizeof c->err, "no pserver holds a slice of '%s'", name);
+    g_free(t.slices);
+    g_free(t.eps);
     return all;
 }
 
@@ -272,5 +344,29 @@ bool ex_dist_lookup_table(ex_ctx *x, ex_cluster *c, const ir_op *op)
     g_free(eps);
     g_free(h);
     g_free(slice);
+    return ok;
+}
+
+/* nce in a cluster: a remote_prefetch table's rows come from the pservers
+ * (the whole table is gathered; the kernel reads the rows of the true and
+ * sampled classes only), and the trainer's own fake_init copy is put back. */
+bool ex_dist_nce(ex_ctx *x, ex_cluster *c, const ir_op *op)
+{
+    const char *wn = ir_op_input1(op, "Weight");
+    const ex_table *t = wn ? ex_cluster_table(c, wn) : NULL;
+    ex_kernel_fn nce = ex_kernel_find("nce");
+    if (!t || !nce)
+        return nce ? nce(x, op) : ex_fail(x, "the executor has no kernel for this op");
+    ex_tensor *rows = ex_table_gather(c, t);
+    if (!rows)
+        return ex_fail(x, "%s", c->err);
+    const ex_tensor *mine = ex_scope_get(x->scope, wn);
+    ex_tensor *own = mine ? ex_tensor_copy(mine) : NULL;
+    ex_scope_put(x->scope, wn, rows);
+    bool ok = nce(x, op);
+    if (own)
+        ex_scope_put(x->scope, wn, own);
+    else
+        ex_scope_remove(x->scope, wn);
     return ok;
 }

@@ -59,7 +59,7 @@ static bool is_dist_op(const char *type)
         "c_broadcast", "c_sync_calc_stream", "c_sync_comm_stream",
         "c_gen_nccl_id", "c_comm_init", "c_comm_init_all",
         "c_comm_init_multitrainer", "gen_nccl_id", "checkpoint_notify",
-        "fake_init", "lookup_sparse_table", "ref_by_trainer_id", NULL};
+        "fake_init", "lookup_sparse_table", "ref_by_trainer_id", "nce", NULL};
     for (size_t i = 0; dist[i]; i++)
         if (!strcmp(type, dist[i]))
             return true;
