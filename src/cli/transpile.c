@@ -266,9 +266,11 @@ int cmd_transpile(int argc, char **argv)
         rc = tcli_from_env(&o);
     if (!rc)
         rc = tcli_check_usage(&o);
-    /* The optimizer family's rules, when its passes will run (without
-     * --optimizer, pick_passes says why its other options are refused). */
-    if (!rc && ctx.optim.optimizer)
+    /* The optimizer family's rules, when its passes may run: with
+     * --optimizer, or any --passes (the passes then never see a bad spec).
+     * Otherwise pick_passes says why the family's other options are
+     * refused. */
+    if (!rc && (ctx.optim.optimizer || o.passes))
         rc = pdt_family_optimizer.validate(&ctx, CMD);
     if (!rc)
         rc = read_inputs(&o, argv[optind]);
