@@ -155,18 +155,71 @@ static bool run_updates(ex_scope *R, const ir_program *main, const ex_cluster *c
     return true;
 }
 
-static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster *c,
-                           ex_scope **feeds, const char **params, const char **grads,
-                           size_t n_grads, char *err, size_t errlen)
+/* Ordinary params a trainer's startup only fake_inits (an is_sparse
+ * lookup_table's W: the seed's _get_sparse_table_names and
+ * _fake_init_sparsetable) get no recv before the first step: each trainer's
+ * first forward reads the fake value (Paddle: uninitialised memory; here
+ * zeros), later ones the value recv'd after each step.  So the reference
+ * starts them from the pservers' slices and runs step 0's forward and
+ * backward of trainer t on what trainer t holds. */
+static size_t fake_init_params(const ex_cluster *c, const ir_block *b0, const char ***out)
 {
-    size_t n_tr = c->n_trainers;
+    GPtrArray *a = g_ptr_array_new();
+    const ir_block *sb = c->n_trainers ? ir_program_block(c->trainers[0].startup, 0) : NULL;
+    for (size_t i = 0; sb && i < sb->n_ops; i++) {
+        const char *name = !strcmp(sb->ops[i]->type, "fake_init") ? ir_op_output1(sb->ops[i], "Out") : NULL;
+        if (name && !ex_cluster_table(c, name) && ir_block_find_var(b0, name))
+            g_ptr_array_add(a, (void *)name);
+    }
+    size_t n = a->len;
+    g_ptr_array_add(a, NULL);
+    *out = (const char **)g_ptr_array_free(a, FALSE);
+    return n;
+}
+
+typedef struct {
+    const char **params, **grads;
+    size_t n_grads;
+    const char **held;              /* fake_init_params */
+    size_t n_held;
+} ref_plan;
+
+/* Puts trainer t's own values of the held params into R; returns R's. */
+static ex_tensor **hold_trainer_values(ex_scope *R, const ex_scope *trainer, const ref_plan *rp)
+{
+    ex_tensor **real = g_new0(ex_tensor *, rp->n_held + 1);
+    for (size_t h = 0; h < rp->n_held; h++) {
+        const ex_tensor *mine = ex_scope_get(trainer, rp->held[h]), *r = ex_scope_get(R, rp->held[h]);
+        real[h] = r ? ex_tensor_copy(r) : NULL;
+        if (mine)
+            ex_scope_put(R, rp->held[h], ex_tensor_copy(mine));
+    }
+    return real;
+}
+
+static void restore_values(ex_scope *R, const ref_plan *rp, ex_tensor **real)
+{
+    for (size_t h = 0; h < rp->n_held; h++)
+        if (real[h])
+            ex_scope_put(R, rp->held[h], real[h]);
+    g_free(real);
+}
+
+static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster *c,
+                           ex_scope **feeds, const ref_plan *rp, int step, char *err, size_t errlen)
+{
+    size_t n_tr = c->n_trainers, n_grads = rp->n_grads;
+    const char **params = rp->params, **grads = rp->grads;
     ex_tensor **per = g_new0(ex_tensor *, n_grads * n_tr + 1);
     bool ok = true;
     for (size_t t = 0; ok && t < n_tr; t++) {
         copy_into(R, feeds[t]);
+        ex_tensor **real = step == 0 ? hold_trainer_values(R, c->trainers[t].scope, rp) : NULL;
         ex_ctx x;
         ex_ctx_init(&x, main, R, 99);
         ok = ex_run_block(&x, 0, is_forward_backward_op);
+        if (real)
+            restore_values(R, rp, real);
         if (!ok)
             g_snprintf(err, errlen, "single-process run: %s", x.err);
         for (size_t g = 0; ok && g < n_grads; g++) {
@@ -254,6 +307,14 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
         if (ok)
             ex_scope_put(R, c->tables[i].name, t);
     }
+    ref_plan rp = {.params = params, .grads = grads, .n_grads = np};
+    rp.n_held = fake_init_params(c, b0, &rp.held);
+    for (size_t i = 0; ok && i < rp.n_held; i++) {
+        ex_tensor *t = ex_param_gather(c, rp.held[i]);
+        ok = t != NULL;
+        if (ok)
+            ex_scope_put(R, rp.held[i], t);
+    }
     ex_scope **feeds = g_new0(ex_scope *, c->n_trainers + 1);
     for (int s = 0; ok && s < o->steps; s++) {
         for (size_t t = 0; ok && t < c->n_trainers; t++) {
@@ -263,7 +324,7 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
             if (ok)
                 copy_into(c->trainers[t].scope, feeds[t]);
         }
-        ok = ok && reference_step(R, main, c, feeds, params, grads, np, c->err, sizeof c->err);
+        ok = ok && reference_step(R, main, c, feeds, &rp, s, c->err, sizeof c->err);
         ok = ok && ex_cluster_step(c);
     }
     for (size_t t = 0; t < c->n_trainers; t++)
@@ -287,6 +348,7 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
         }
     }
     ex_scope_free(R);
+    g_free(rp.held);
     g_free(params);
     if (!ok) {
         g_free(r);
