@@ -36,6 +36,47 @@ static void rt_same_slots(const ir_slot *a, const ir_slot *b, size_t n, size_t b
     }
 }
 
+static bool rt_same_bytes(ir_bytes x, ir_bytes y)
+{
+    return x.len == y.len && (!x.len || memcmp(x.data, y.data, x.len) == 0);
+}
+
+/* Only the union member of the attr's own type holds a value: the rest of
+ * the union (a 32-bit value's upper half, say) is whatever was there, so
+ * values are compared by type, never as raw words. */
+static bool rt_same_value(const ir_attr *x, const ir_attr *y)
+{
+#define SAME_LIST(n, p) (x->n == y->n && (!x->n || memcmp(x->p, y->p, x->n * sizeof *x->p) == 0))
+    switch (x->type) {
+    case IR_ATTR_INT: return x->i == y->i;
+    case IR_ATTR_FLOAT: return memcmp(&x->f, &y->f, sizeof x->f) == 0;
+    case IR_ATTR_STRING: return rt_same_bytes(x->s, y->s);
+    case IR_ATTR_BOOLEAN: return x->b == y->b;
+    case IR_ATTR_BLOCK: return x->block_idx == y->block_idx;
+    case IR_ATTR_LONG: return x->l == y->l;
+    case IR_ATTR_FLOAT64: return memcmp(&x->float64, &y->float64, sizeof x->float64) == 0;
+    case IR_ATTR_VAR: return x->var_name == y->var_name;
+    case IR_ATTR_INTS: return SAME_LIST(n_ints, ints);
+    case IR_ATTR_FLOATS: return SAME_LIST(n_floats, floats);
+    case IR_ATTR_BOOLEANS: return SAME_LIST(n_bools, bools);
+    case IR_ATTR_BLOCKS: return SAME_LIST(n_blocks_idx, blocks_idx);
+    case IR_ATTR_LONGS: return SAME_LIST(n_longs, longs);
+    case IR_ATTR_FLOAT64S: return SAME_LIST(n_float64s, float64s);
+    case IR_ATTR_VARS: return SAME_LIST(n_vars_name, vars_name);
+    case IR_ATTR_STRINGS:
+        if (x->n_strings != y->n_strings)
+            return false;
+        for (size_t k = 0; k < x->n_strings; k++)
+            if (!rt_same_bytes(x->strings[k], y->strings[k]))
+                return false;
+        return true;
+    case IR_ATTR_SCALAR: return (x->scalar == NULL) == (y->scalar == NULL);
+    case IR_ATTR_SCALARS: return x->n_scalars == y->n_scalars;
+    }
+    return true;
+#undef SAME_LIST
+}
+
 static void rt_same_op(const ir_op *a, const ir_op *b, size_t blk, size_t i)
 {
     if (a->type != b->type || a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs ||
@@ -45,11 +86,7 @@ static void rt_same_op(const ir_op *a, const ir_op *b, size_t blk, size_t i)
     rt_same_slots(a->outputs, b->outputs, a->n_outputs, blk, i);
     for (size_t k = 0; k < a->n_attrs; k++) {
         const ir_attr *x = &a->attrs[k], *y = &b->attrs[k];
-        /* The value union's first word: the scalar value or a list's count
-         * (attrs hold only the value of their own type). */
-        if (x->name != y->name || x->type != y->type || x->n_ints != y->n_ints ||
-            (x->type == IR_ATTR_STRING &&
-             (x->s.len != y->s.len || (x->s.len && memcmp(x->s.data, y->s.data, x->s.len)))))
+        if (x->name != y->name || x->type != y->type || !rt_same_value(x, y))
             rt_fail("op attr", blk, i);
     }
 }
