@@ -249,34 +249,33 @@ static spec *parse_spec(const char *text, bool outs)
 
 /* Parsed specs by row; built on first use, kept until the interned names
  * they hold go away (ir_intern_shutdown). */
-static GHashTable *parsed_specs;
+static pmap parsed_specs;     /* row text literal -> spec* */
 static unsigned specs_gen;
 
-static void free_spec(void *p)
+static void free_specs(void)
 {
-    spec *sp = p;
-    g_free(sp->t);
-    g_free(sp);
+    PMAP_FOR(&parsed_specs, slot) {
+        spec *sp = slot->val;
+        g_free(sp->t);
+        g_free(sp);
+    }
+    pmap_free(&parsed_specs);
 }
 
 static const spec *row_spec(const char *text, bool outs)
 {
     if (!text)
         return NULL;
-    if (parsed_specs && specs_gen != ir_intern_generation()) {
-        g_hash_table_destroy(parsed_specs);
-        parsed_specs = NULL;
-    }
-    if (!parsed_specs) {
-        parsed_specs = g_hash_table_new_full(g_direct_hash, NULL, NULL, free_spec);
+    if (specs_gen != ir_intern_generation()) {
+        free_specs();
         specs_gen = ir_intern_generation();
     }
     /* The ins and outs strings of the table are distinct literals, and a
      * literal is only ever used as one of the two. */
-    spec *sp = g_hash_table_lookup(parsed_specs, text);
+    spec *sp = pmap_get(&parsed_specs, text);
     if (!sp) {
         sp = parse_spec(text, outs);
-        g_hash_table_insert(parsed_specs, (void *)text, sp);
+        pmap_put(&parsed_specs, text, sp);
     }
     return sp;
 }

@@ -29,9 +29,9 @@ bool grad_fn_conditional_block(grad_ctx *c)
     return true;
 }
 
-static void add_set(GHashTable *set, GPtrArray *order, const char *name)
+static void add_set(pmap *set, GPtrArray *order, const char *name)
 {
-    if (g_hash_table_add(set, (void *)name) && order)
+    if (pmap_add(set, name) && order)
         g_ptr_array_add(order, (void *)name);
 }
 
@@ -52,33 +52,32 @@ bool grad_fn_while(grad_ctx *c)
     grad_set_out_as_in(c, op, "Out", "Out");
     grad_set_out_as_in(c, op, "StepScopes", "StepScopes");
 
-    GHashTable *inner_out = g_hash_table_new(g_direct_hash, NULL);
+    pmap inner_out = PMAP_INIT;
     for (size_t i = 0; i < gb->n_ops; i++) {
         const ir_op *o = gb->ops[i];
         for (size_t s = 0; s < o->n_outputs; s++)
             for (size_t k = 0; k < o->outputs[s].n_args; k++)
-                g_hash_table_add(inner_out, (void *)o->outputs[s].args[k]);
+                pmap_add(&inner_out, o->outputs[s].args[k]);
     }
     ir_op *tmp = ir_op_new(c->prog, "tmp");
     if (!grad_set_ig(c, tmp, false, "G", "X", false)) {
-        g_hash_table_destroy(inner_out);
+        pmap_free(&inner_out);
         return false;
     }
     const ir_slot *igs = ir_op_output(tmp, "G");
     const char **ig = g_newa(const char *, igs->n_args + 1);
     for (size_t i = 0; i < igs->n_args; i++)
-        ig[i] = g_hash_table_contains(inner_out, igs->args[i]) ? igs->args[i]
-                                                               : ir_intern(EMPTY_VAR);
+        ig[i] = pmap_has(&inner_out, igs->args[i]) ? igs->args[i] : ir_intern(EMPTY_VAR);
     ir_op_set_output(op, "X" GRAD_SUFFIX, ig, igs->n_args);
-    g_hash_table_destroy(inner_out);
+    pmap_free(&inner_out);
 
-    GHashTable *block_ins = g_hash_table_new(g_direct_hash, NULL);
+    pmap block_ins = PMAP_INIT;
     const ir_slot *x = grad_fwd_in(c, "X"), *out = grad_fwd_out(c, "Out");
     for (size_t i = 0; i < x->n_args; i++)
-        add_set(block_ins, NULL, x->args[i]);
+        add_set(&block_ins, NULL, x->args[i]);
     for (size_t i = 0; i < out->n_args; i++)
-        add_set(block_ins, NULL, out->args[i]);
-    GHashTable *og_set = g_hash_table_new(g_direct_hash, NULL);
+        add_set(&block_ins, NULL, out->args[i]);
+    pmap og_set = PMAP_INIT;
     GPtrArray *og = g_ptr_array_new();
     for (size_t i = 0; i < gb->n_ops; i++) {
         const ir_op *o = gb->ops[i];
@@ -90,15 +89,15 @@ bool grad_fn_while(grad_ctx *c)
                  * in the grad block, not declared where the forward block
                  * or the grad block can see (grad vars are only created
                  * after every grad op is built). */
-                if (g_hash_table_contains(block_ins, n) ||
+                if (pmap_has(&block_ins, n) ||
                     (fwd_block && ir_block_find_var_recursive(fwd_block, n)) ||
                     (parent && ir_block_find_var_recursive(parent, n)))
                     continue;
-                add_set(og_set, og, n);
+                add_set(&og_set, og, n);
             }
         for (size_t s = 0; s < o->n_outputs; s++)
             for (size_t k = 0; k < o->outputs[s].n_args; k++)
-                add_set(block_ins, NULL, o->outputs[s].args[k]);
+                add_set(&block_ins, NULL, o->outputs[s].args[k]);
     }
     ir_op_set_input(op, "Out" GRAD_SUFFIX, (const char *const *)og->pdata, og->len);
     ir_op_copy_attrs(op, c->fwd);
@@ -106,7 +105,7 @@ bool grad_fn_while(grad_ctx *c)
     ir_op_set_strings(op, "original_output_grad", (const char *const *)og->pdata, og->len);
     ir_op_set_strings(op, "skip_eager_deletion_vars", NULL, 0);
     g_ptr_array_free(og, TRUE);
-    g_hash_table_destroy(og_set);
-    g_hash_table_destroy(block_ins);
+    pmap_free(&og_set);
+    pmap_free(&block_ins);
     return true;
 }

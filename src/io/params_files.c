@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../ir/pmap.h"
 #include "../ir/util.h"
 #include "params.h"
 
@@ -24,19 +25,18 @@ static gint by_name(gconstpointer a, gconstpointer b)
 size_t params_list_vars(const ir_program *p, ir_var ***out)
 {
     GPtrArray *list = g_ptr_array_new();
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap seen = PMAP_INIT;
     for (size_t b = 0; b < p->n_blocks; b++) {
         const ir_block *blk = p->blocks[b];
         for (size_t i = 0; i < blk->n_vars; i++) {
             ir_var *v = blk->vars[i];
             if (v->removed || !v->persistable || !saved_type(v->type) ||
-                g_hash_table_contains(seen, v->name))
+                !pmap_add(&seen, v->name))
                 continue;
-            g_hash_table_add(seen, (gpointer)v->name);
             g_ptr_array_add(list, v);
         }
     }
-    g_hash_table_destroy(seen);
+    pmap_free(&seen);
     g_ptr_array_sort(list, by_name);
     size_t n = list->len;
     *out = (ir_var **)g_ptr_array_free(list, FALSE);

@@ -257,25 +257,24 @@ typedef struct {
 } defuse_entry;
 
 struct ir_defuse {
-    GHashTable *map;
+    pmap map;               /* interned name -> defuse_entry* */
 };
 
-static void entry_free(void *p)
+static void entry_free(defuse_entry *e)
 {
-    defuse_entry *e = p;
     g_array_free(e->writers, TRUE);
     g_array_free(e->readers, TRUE);
-    g_free(e);
+    free(e);
 }
 
-static void defuse_add(GHashTable *map, const char *name, size_t pos, bool write)
+static void defuse_add(pmap *map, const char *name, size_t pos, bool write)
 {
-    defuse_entry *e = g_hash_table_lookup(map, name);
+    defuse_entry *e = pmap_get(map, name);
     if (!e) {
-        e = g_new(defuse_entry, 1);
+        e = xmalloc(sizeof *e);
         e->writers = g_array_new(FALSE, FALSE, sizeof(size_t));
         e->readers = g_array_new(FALSE, FALSE, sizeof(size_t));
-        g_hash_table_insert(map, (void *)name, e);
+        pmap_put(map, name, e);
     }
     GArray *arr = write ? e->writers : e->readers;
     if (arr->len && g_array_index(arr, size_t, arr->len - 1) == pos)
@@ -285,16 +284,15 @@ static void defuse_add(GHashTable *map, const char *name, size_t pos, bool write
 
 ir_defuse *ir_defuse_build(const ir_block *b)
 {
-    ir_defuse *d = g_new(ir_defuse, 1);
-    d->map = g_hash_table_new_full(g_direct_hash, NULL, NULL, entry_free);
+    ir_defuse *d = xcalloc(1, sizeof *d);
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t k = 0; k < op->inputs[s].n_args; k++)
-                defuse_add(d->map, op->inputs[s].args[k], i, false);
+                defuse_add(&d->map, op->inputs[s].args[k], i, false);
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                defuse_add(d->map, op->outputs[s].args[k], i, true);
+                defuse_add(&d->map, op->outputs[s].args[k], i, true);
     }
     return d;
 }
@@ -303,20 +301,22 @@ void ir_defuse_free(ir_defuse *d)
 {
     if (!d)
         return;
-    g_hash_table_destroy(d->map);
-    g_free(d);
+    PMAP_FOR(&d->map, slot)
+        entry_free(slot->val);
+    pmap_free(&d->map);
+    free(d);
 }
 
 const size_t *ir_defuse_writers(const ir_defuse *d, const char *name, size_t *n)
 {
-    defuse_entry *e = g_hash_table_lookup(d->map, ir_intern(name));
+    defuse_entry *e = pmap_get(&d->map, ir_intern(name));
     *n = e ? e->writers->len : 0;
     return e && e->writers->len ? (const size_t *)(void *)e->writers->data : NULL;
 }
 
 const size_t *ir_defuse_readers(const ir_defuse *d, const char *name, size_t *n)
 {
-    defuse_entry *e = g_hash_table_lookup(d->map, ir_intern(name));
+    defuse_entry *e = pmap_get(&d->map, ir_intern(name));
     *n = e ? e->readers->len : 0;
     return e && e->readers->len ? (const size_t *)(void *)e->readers->data : NULL;
 }

@@ -4,16 +4,18 @@
 #include <string.h>
 
 #include "ir.h"
+#include "pmap.h"
 #include "tensors.h"
 #include "util.h"
 
 struct ir_tensors {
-    GHashTable *by_name;    /* interned name -> ir_tensor*, lookup only */
+    pmap by_name;           /* interned name -> ir_tensor*, lookup only */
 };
 
-static void tensor_free(gpointer p)
+static void tensor_free(ir_tensor *t)
 {
-    ir_tensor *t = p;
+    if (!t)
+        return;
     for (size_t i = 0; i < t->n_lod; i++)
         free(t->lod[i]);
     free(t->lod);
@@ -26,35 +28,36 @@ static void tensor_free(gpointer p)
 
 ir_tensors *ir_tensors_new(void)
 {
-    ir_tensors *s = xcalloc(1, sizeof *s);
-    s->by_name = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, tensor_free);
-    return s;
+    return xcalloc(1, sizeof(ir_tensors));
 }
 
 void ir_tensors_free(ir_tensors *s)
 {
     if (!s)
         return;
-    g_hash_table_destroy(s->by_name);
+    PMAP_FOR(&s->by_name, slot)
+        tensor_free(slot->val);
+    pmap_free(&s->by_name);
     free(s);
 }
 
 ir_tensor *ir_tensors_find(const ir_tensors *s, const char *name)
 {
-    return g_hash_table_lookup(s->by_name, ir_intern(name));
+    return pmap_get(&s->by_name, ir_intern(name));
 }
 
 ir_tensor *ir_tensors_put(ir_tensors *s, const char *name)
 {
     ir_tensor *t = xcalloc(1, sizeof *t);
     t->name = ir_intern(name);
-    g_hash_table_replace(s->by_name, (gpointer)t->name, t);
+    tensor_free(pmap_get(&s->by_name, t->name));
+    pmap_put(&s->by_name, t->name, t);
     return t;
 }
 
 size_t ir_tensors_count(const ir_tensors *s)
 {
-    return g_hash_table_size(s->by_name);
+    return s->by_name.n;
 }
 
 static const struct { int dtype; size_t size; const char *name; } dtypes[] = {
