@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "diag.h"
@@ -26,6 +27,60 @@ static void usage(void)
            "3 internal error (a bug in pdtrans)\n");
 }
 
+/* A first word that is no command, no option and no existing file, and is
+ * spelt like a command (lower case letters, digits, '-' and '_': no '.' or
+ * '/' as file names have), is a mistyped command, not transpile's MAIN. */
+static bool looks_like_command(const char *a)
+{
+    struct stat st;
+    if (!*a || *a < 'a' || *a > 'z' || stat(a, &st) == 0)
+        return false;
+    return strspn(a, "abcdefghijklmnopqrstuvwxyz0123456789-_") == strlen(a);
+}
+
+/* Edit distance of two short words, capped at 9 (a command name is
+ * shorter than 16 characters; longer words are no near miss anyway). */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 15 || lb > 15)
+        return 9;
+    unsigned row[16];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned up = row[j];
+            unsigned sub = diag + (a[i - 1] != b[j - 1] && !(strchr("-_", a[i - 1]) &&
+                                                             strchr("-_", b[j - 1])));
+            unsigned best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static void unknown_command(const char *word)
+{
+    const char *near = NULL;
+    unsigned best = 3;      /* at most two edits away */
+    for (unsigned i = 0; i < pdt_n_commands; i++) {
+        unsigned d = edit_distance(word, pdt_commands[i].name);
+        if (d < best) {
+            best = d;
+            near = pdt_commands[i].name;
+        }
+    }
+    if (near)
+        pdt_usage_error(NULL, "unknown command '%s' (and no file of that name); did you mean "
+                        "'%s'?", word, near);
+    else
+        pdt_usage_error(NULL, "unknown command '%s' (and no file of that name)", word);
+}
+
 static int dispatch(int argc, char **argv)
 {
     if (argc >= 2) {
@@ -41,6 +96,10 @@ static int dispatch(int argc, char **argv)
         for (unsigned i = 0; i < pdt_n_commands; i++)
             if (!strcmp(a, pdt_commands[i].name))
                 return pdt_commands[i].run(argc - 1, argv + 1);
+        if (looks_like_command(a)) {
+            unknown_command(a);
+            return PDT_EUSAGE;
+        }
     }
     /* Default command: transpile sees the whole command line, with its
      * own name standing in for argv[0]. */

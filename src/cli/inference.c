@@ -65,7 +65,7 @@ static int parse(int argc, char **argv, opts *o, pdt_ctx *ctx)
         return PDT_EUSAGE;
     }
     if (pdt_quiet_warnings && pdt_verbosity) {
-        pdt_usage_error("inference", "options '-q' and '-v' contradict each other");
+        pdt_usage_error("inference", "-q/--quiet and -v/--verbose contradict each other; give one");
         return PDT_EUSAGE;
     }
     rc = cli_check_out_path("inference", "-o/--out-dir", o->out_dir, true);

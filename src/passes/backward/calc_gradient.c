@@ -38,12 +38,12 @@ static bool check_vars(pdt_ctx *ctx, ir_block *b0)
     }
     const pdt_list *lists[] = {&ctx->backward.targets, &ctx->backward.inputs,
                                &ctx->backward.target_grads};
-    const char *what[] = {"target", "input", "target gradient"};
+    const char *what[] = {"--targets", "--inputs", "--target-grads"};
     for (size_t l = 0; l < 3; l++)
         for (size_t i = 0; i < lists[l]->n; i++)
             if (!ir_block_find_var(b0, lists[l]->items[i])) {
-                pdt_error("%s: %s var '%s' not found in block 0", ctx->main_path, what[l],
-                          lists[l]->items[i]);
+                pdt_error("%s: block 0 has no var '%s' (%s)", ctx->main_path,
+                          lists[l]->items[i], what[l]);
                 return false;
             }
     for (size_t i = 0; i < ctx->backward.target_grads.n; i++)

@@ -27,7 +27,7 @@ int opt_validate_specs(const char *cmd, const pdt_ctx *ctx)
     if (ctx->optim.clip && (rc = opt_parse_clip(cmd, ctx->optim.clip, &ck, &max, &min)) != PDT_OK)
         return rc;
     if (ctx->optim.learning_rate_var && ctx->optim.lr_schedule) {
-        pdt_usage_error(cmd, "options '--learning-rate-var' and '--lr-schedule' conflict: "
+        pdt_usage_error(cmd, "--learning-rate-var and --lr-schedule contradict each other; "
                              "give one learning rate");
         return PDT_EUSAGE;
     }
