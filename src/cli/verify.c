@@ -15,6 +15,7 @@
 #include "../exec/dist.h"
 #include "../exec/gradcheck.h"
 #include "../io/pdio.h"
+#include "../ir/util.h"
 #include "cli.h"
 
 static void help(void)
@@ -241,11 +242,11 @@ static int run_transpile(char **flags, size_t nf, const char *main_path, const c
     g_free(ep);
     g_ptr_array_add(a, g_strdup_printf("--out-dir=%s", out));
     g_ptr_array_add(a, g_strdup(main_path));
-    char **argv = g_new0(char *, a->len + 1);
+    char **argv = xcalloc(a->len + 1, sizeof(char *));
     for (size_t i = 0; i < a->len; i++)
         argv[i] = g_ptr_array_index(a, i);
     int rc = cmd_transpile((int)a->len, argv);
-    g_free(argv);
+    free(argv);
     g_ptr_array_free(a, TRUE);
     return rc;
 }
@@ -280,11 +281,11 @@ static int reference_programs(char **flags, size_t nf, const char *main_path,
         g_ptr_array_add(a, g_strdup_printf("--startup=%s", startup_path));
         g_ptr_array_add(a, g_strdup_printf("--out-dir=%s", out));
         g_ptr_array_add(a, g_strdup(main_path));
-        char **argv = g_new0(char *, a->len + 1);
+        char **argv = xcalloc(a->len + 1, sizeof(char *));
         for (size_t i = 0; i < a->len; i++)
             argv[i] = g_ptr_array_index(a, i);
         rc = cmd_minimize((int)a->len, argv);
-        g_free(argv);
+        free(argv);
     }
     g_ptr_array_free(a, TRUE);
     char *m = needed ? g_build_filename(out, "main.pb", NULL) : g_strdup(main_path);
@@ -306,7 +307,7 @@ static ir_program *load_file(tp_job *j, const char *dir, const char *name)
     ir_program *prog = name ? pdio_read(p) : NULL;
     g_free(p);
     if (prog) {
-        j->progs = g_renew(ir_program *, j->progs, j->n_progs + 1);
+        j->progs = xrealloc_n(j->progs, j->n_progs + 1, sizeof(ir_program *));
         j->progs[j->n_progs++] = prog;
     }
     return prog;
@@ -330,7 +331,7 @@ static bool load_run(tp_job *j, ex_cluster *c, size_t t, json_t *m, const char *
                 !(p->startup = load_file(j, dir, jstr(f, "startup"))))
                 return false;
         } else if (role && !strcmp(role, "pserver") && t == 0) {
-            c->pservers = g_renew(ex_proc, c->pservers, c->n_pservers + 1);
+            c->pservers = xrealloc_n(c->pservers, c->n_pservers + 1, sizeof(ex_proc));
             ex_proc *p = memset(&c->pservers[c->n_pservers++], 0, sizeof(ex_proc));
             p->endpoint = ir_intern(jstr(f, "endpoint") ? jstr(f, "endpoint") : "");
             if (!(p->main = load_file(j, dir, jstr(f, "main"))) ||
@@ -401,7 +402,7 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
                    : mode && !strcmp(mode, "collective") ? EX_CL_COLLECTIVE : EX_CL_PSERVER;
             c.dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
             c.n_trainers = n_tr;
-            c.trainers = g_new0(ex_proc, n_tr);
+            c.trainers = xcalloc(n_tr, sizeof(ex_proc));
         }
         if (rc == PDT_OK && !load_run(&j, &c, t, m, out))
             rc = PDT_EBADINPUT;
@@ -419,11 +420,11 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
         rc = report_transpile(main_path, res, n, exact, o->tolerance);
     g_free(res);
     ex_cluster_free(&c);
-    g_free(c.trainers);
-    g_free(c.pservers);
+    free(c.trainers);
+    free(c.pservers);
     for (size_t i = 0; i < j.n_progs; i++)
         ir_program_free(j.progs[i]);
-    g_free(j.progs);
+    free(j.progs);
     ir_program_free(main);
     ir_program_free(startup);
     rm_tree(j.dir);
@@ -444,7 +445,7 @@ static int verify_transpile(int argc, char **argv)
     ex_transpile_opts o = {.seed = 1, .batch = 4, .steps = 2, .tolerance = 1e-9};
     const char *pos[2] = {NULL, NULL}, *v;
     size_t npos = 0, nf = 0;
-    char **flags = g_new0(char *, (size_t)argc + 1);
+    char **flags = xcalloc((size_t)argc + 1, sizeof(char *));
     bool collective = false;
     long n;
     int rc = PDT_OK;
@@ -452,7 +453,7 @@ static int verify_transpile(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help_transpile();
-            g_free(flags);
+            free(flags);
             return PDT_OK;
         } else if (own_flag(a, "--steps", &v)) {
             rc = cli_parse_long("verify", "--steps", v, 1, 1000, &n) ? PDT_OK : PDT_EUSAGE;
@@ -482,7 +483,7 @@ static int verify_transpile(int argc, char **argv)
     }
     if (rc == PDT_OK)
         rc = transpile_job(flags, nf, pos[0], pos[1], &o, collective);
-    g_free(flags);
+    free(flags);
     return rc;
 }
 

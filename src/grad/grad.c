@@ -12,7 +12,9 @@
  * slot (HasInput for S and IG, HasOutput for O and OG), as Paddle's makers
  * guard dispensable slots. */
 #include "grad.h"
+#include "../ir/util.h"
 
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,12 +55,12 @@ const char *grad_name(const char *fwd)
     size_t n = strlen(fwd);
     char stackbuf[256];
     char *buf = n + sizeof GRAD_SUFFIX <= sizeof stackbuf ? stackbuf
-                                                          : g_malloc(n + sizeof GRAD_SUFFIX);
+                                                          : xmalloc(n + sizeof GRAD_SUFFIX);
     memcpy(buf, fwd, n);
     memcpy(buf + n, GRAD_SUFFIX, sizeof GRAD_SUFFIX);
     const char *g = ir_intern_n(buf, n + sizeof GRAD_SUFFIX - 1);
     if (buf != stackbuf)
-        g_free(buf);
+        free(buf);
     /* Only interned keys are cached: a caller's buffer may change. */
     if (key == fwd) {
         recent[slot].fwd = fwd;
@@ -216,8 +218,8 @@ typedef struct {
 
 static spec *parse_spec(const char *text, bool outs)
 {
-    spec *sp = g_new0(spec, 1);
-    sp->t = g_new0(spec_tok, text ? strlen(text) / 2 + 1 : 1);
+    spec *sp = xcalloc(1, sizeof(spec));
+    sp->t = xcalloc(text ? strlen(text) / 2 + 1 : 1, sizeof(spec_tok));
     const char *p = text ? text : "";
     while (*p) {
         while (*p == ' ')
@@ -256,8 +258,8 @@ static void free_specs(void)
 {
     PMAP_FOR(&parsed_specs, slot) {
         spec *sp = slot->val;
-        g_free(sp->t);
-        g_free(sp);
+        free(sp->t);
+        free(sp);
     }
     pmap_free(&parsed_specs);
 }

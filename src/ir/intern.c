@@ -78,7 +78,7 @@ const char *ir_intern_n(const char *s, size_t n)
     if (!table)
         table = g_hash_table_new(g_str_hash, g_str_equal);
     char stackbuf[256];
-    char *key = n < sizeof stackbuf ? stackbuf : g_malloc(n + 1);
+    char *key = n < sizeof stackbuf ? stackbuf : xmalloc(n + 1);
     memcpy(key, s, n);
     key[n] = '\0';
     const char *found = g_hash_table_lookup(table, key);
@@ -87,7 +87,7 @@ const char *ir_intern_n(const char *s, size_t n)
         g_hash_table_insert(table, (void *)found, (void *)found);
     }
     if (key != stackbuf)
-        g_free(key);
+        free(key);
     return found;
 }
 

@@ -1,14 +1,16 @@
 /* reach.c - which blocks an op can run.  A block that no op names (the
  * sub-blocks of conditional_blocks a pass removed) stays in the program,
  * as Paddle leaves it, but nothing executes it. */
+#include <stdlib.h>
 #include <glib.h>
 
 #include "ir.h"
+#include "util.h"
 
 bool *ir_program_reachable_blocks(const ir_program *p)
 {
-    bool *seen = g_new0(bool, p->n_blocks + 1);
-    size_t *pending = g_new(size_t, p->n_blocks + 1);
+    bool *seen = xcalloc(p->n_blocks + 1, sizeof(bool));
+    size_t *pending = xmalloc_n(p->n_blocks + 1, sizeof(size_t));
     size_t n_pending = 0;
     if (p->n_blocks) {
         seen[0] = true;
@@ -39,6 +41,6 @@ bool *ir_program_reachable_blocks(const ir_program *p)
             }
         }
     }
-    g_free(pending);
+    free(pending);
     return seen;
 }

@@ -14,11 +14,13 @@
  * program, or a name declared in many blocks, lookups walk the chain as
  * before.  Contract (ir.h): parent_idx and idx are not changed after a
  * block is added, except by the reader and clone right after adding it. */
+#include <stdlib.h>
 #include <glib.h>
 #include <string.h>
 
 #include "ir_internal.h"
 #include "pmap.h"
+#include "util.h"
 
 /* Names declared in more blocks than this are looked up by walking. */
 enum { MAX_CANDIDATES = 16 };
@@ -45,7 +47,7 @@ struct ir_scope {
 static ir_scope *scope_of(ir_program *p)
 {
     if (!p->scope)
-        p->scope = g_new0(ir_scope, 1);
+        p->scope = xcalloc(1, sizeof(ir_scope));
     return p->scope;
 }
 
@@ -56,14 +58,14 @@ void ir_scope_free(ir_program *p)
         return;
     PMAP_FOR(&s->names, e) {
         decls *d = e->val;
-        g_free(d->blocks);
-        g_free(d);
+        free(d->blocks);
+        free(d);
     }
     pmap_free(&s->names);
-    g_free(s->parent);
-    g_free(s->jump);
-    g_free(s->depth);
-    g_free(s);
+    free(s->parent);
+    free(s->jump);
+    free(s->depth);
+    free(s);
     p->scope = NULL;
 }
 
@@ -74,13 +76,13 @@ void ir_scope_declare(ir_block *b, const char *name)
     ir_scope *s = scope_of(b->program);
     decls *d = pmap_get(&s->names, name);
     if (!d) {
-        d = g_new0(decls, 1);
+        d = xcalloc(1, sizeof(decls));
         d->min_depth = SIZE_MAX;
         pmap_put(&s->names, name, d);
     }
     if (d->n == d->cap) {
         d->cap = d->cap ? d->cap * 2 : 2;
-        d->blocks = g_renew(int32_t, d->blocks, d->cap);
+        d->blocks = xrealloc_n(d->blocks, d->cap, sizeof(int32_t));
     }
     d->blocks[d->n++] = b->idx;
     if (index_blocks(b->program, s) && s->depth[b->idx] < d->min_depth)
@@ -113,9 +115,9 @@ static bool index_blocks(const ir_program *p, ir_scope *s)
         return true;
     if (p->n_blocks > s->cap) {
         s->cap = p->n_blocks * 2;
-        s->parent = g_renew(int32_t, s->parent, s->cap);
-        s->jump = g_renew(int32_t, s->jump, s->cap);
-        s->depth = g_renew(size_t, s->depth, s->cap);
+        s->parent = xrealloc_n(s->parent, s->cap, sizeof(int32_t));
+        s->jump = xrealloc_n(s->jump, s->cap, sizeof(int32_t));
+        s->depth = xrealloc_n(s->depth, s->cap, sizeof(size_t));
     }
     for (size_t i = s->covered; i < p->n_blocks; i++) {
         const ir_block *b = p->blocks[i];

@@ -2,9 +2,11 @@
  * recursion in time linear in the number of blocks.  Walks over nested
  * blocks use it instead of following parent links from every block, which
  * costs the nesting depth per block (quadratic on deep programs). */
+#include <stdlib.h>
 #include <glib.h>
 
 #include "ir.h"
+#include "util.h"
 
 /* The parent position of block i, or -1 for block 0 and for a parent that
  * is out of range or i itself. */
@@ -24,7 +26,7 @@ static int32_t parent_of(const ir_program *p, size_t i)
 static void mark_rooted(const ir_program *p, ir_tree *t, size_t *path)
 {
     enum { UNSEEN = 0, ON_PATH, YES, NO };
-    unsigned char *state = g_new0(unsigned char, p->n_blocks + 1);
+    unsigned char *state = xcalloc(p->n_blocks + 1, sizeof(unsigned char));
     if (p->n_blocks)
         state[0] = YES;
     for (size_t i = 0; i < p->n_blocks; i++) {
@@ -42,27 +44,27 @@ static void mark_rooted(const ir_program *p, ir_tree *t, size_t *path)
     }
     for (size_t i = 0; i < p->n_blocks; i++)
         t->rooted[i] = state[i] == YES;
-    g_free(state);
+    free(state);
 }
 
 /* Children of every rooted block, by position, in CSR form. */
 static void link_children(const ir_program *p, ir_tree *t)
 {
     size_t n = p->n_blocks;
-    t->child_start = g_new0(size_t, n + 2);
-    t->children = g_new(size_t, n + 1);
+    t->child_start = xcalloc(n + 2, sizeof(size_t));
+    t->children = xmalloc_n(n + 1, sizeof(size_t));
     for (size_t i = 1; i < n; i++)
         if (t->rooted[i])
             t->child_start[t->parent[i] + 1]++;
     for (size_t i = 0; i < n; i++)
         t->child_start[i + 1] += t->child_start[i];
-    size_t *fill = g_new(size_t, n + 1);
+    size_t *fill = xmalloc_n(n + 1, sizeof(size_t));
     for (size_t i = 0; i < n; i++)
         fill[i] = t->child_start[i];
     for (size_t i = 1; i < n; i++)
         if (t->rooted[i])
             t->children[fill[t->parent[i]]++] = i;
-    g_free(fill);
+    free(fill);
 }
 
 /* Preorder numbering from block 0 with an explicit stack: block d lies
@@ -96,22 +98,22 @@ static void number_preorder(ir_tree *t, size_t *stack)
 
 ir_tree *ir_tree_build(const ir_program *p)
 {
-    ir_tree *t = g_new0(ir_tree, 1);
+    ir_tree *t = xcalloc(1, sizeof(ir_tree));
     size_t n = p->n_blocks;
     t->n = n;
-    t->parent = g_new(int32_t, n + 1);
-    t->rooted = g_new0(bool, n + 1);
-    t->enter = g_new0(size_t, n + 1);
-    t->leave = g_new0(size_t, n + 1);
-    t->depth = g_new0(size_t, n + 1);
-    t->order = g_new(size_t, n + 1);
+    t->parent = xmalloc_n(n + 1, sizeof(int32_t));
+    t->rooted = xcalloc(n + 1, sizeof(bool));
+    t->enter = xcalloc(n + 1, sizeof(size_t));
+    t->leave = xcalloc(n + 1, sizeof(size_t));
+    t->depth = xcalloc(n + 1, sizeof(size_t));
+    t->order = xmalloc_n(n + 1, sizeof(size_t));
     for (size_t i = 0; i < n; i++)
         t->parent[i] = parent_of(p, i);
-    size_t *scratch = g_new(size_t, n + 1);
+    size_t *scratch = xmalloc_n(n + 1, sizeof(size_t));
     mark_rooted(p, t, scratch);
     link_children(p, t);
     number_preorder(t, scratch);
-    g_free(scratch);
+    free(scratch);
     return t;
 }
 
@@ -119,15 +121,15 @@ void ir_tree_free(ir_tree *t)
 {
     if (!t)
         return;
-    g_free(t->parent);
-    g_free(t->rooted);
-    g_free(t->enter);
-    g_free(t->leave);
-    g_free(t->depth);
-    g_free(t->order);
-    g_free(t->child_start);
-    g_free(t->children);
-    g_free(t);
+    free(t->parent);
+    free(t->rooted);
+    free(t->enter);
+    free(t->leave);
+    free(t->depth);
+    free(t->order);
+    free(t->child_start);
+    free(t->children);
+    free(t);
 }
 
 bool ir_tree_below(const ir_tree *t, size_t d, size_t a)

@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,20 @@ void *xrealloc(void *p, size_t n)
     if (!q)
         pdt_out_of_memory();
     return q;
+}
+
+void *xmalloc_n(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        pdt_out_of_memory();
+    return xmalloc(n * size);
+}
+
+void *xrealloc_n(void *p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        pdt_out_of_memory();
+    return xrealloc(p, n * size);
 }
 
 char *xstrdup(const char *s)

@@ -11,6 +11,10 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* n items of `size` bytes (the product checked: an overflow is running
+ * out of memory, as for calloc). */
+void *xmalloc_n(size_t n, size_t size);
+void *xrealloc_n(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
 
 #endif

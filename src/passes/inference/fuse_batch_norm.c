@@ -12,14 +12,15 @@
 #include <string.h>
 
 #include "../../diag.h"
+#include "../../ir/pmap.h"
 #include "../pass.h"
 #include "fold.h"
 
 typedef struct {
     pdt_ctx *ctx;
     ir_block *b;
-    GHashTable *readers;    /* var name -> number of reading ops, all blocks */
-    GHashTable *input_map;  /* batch_norm Y -> bias add Out */
+    pmap readers;           /* var name -> number of reading ops, all blocks */
+    pmap input_map;         /* batch_norm Y -> bias add Out */
     size_t folded;
 } fuse_state;
 
@@ -30,26 +31,24 @@ static bool is(const ir_op *op, const char *type)
 
 static size_t n_readers(const fuse_state *s, const char *name)
 {
-    return GPOINTER_TO_SIZE(g_hash_table_lookup(s->readers, name));
+    return (size_t)(uintptr_t)pmap_get(&s->readers, name);
 }
 
 static void count_readers(fuse_state *s, const ir_program *p)
 {
+    pmap seen = PMAP_INIT;      /* an op's input names, each counted once */
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t i = 0; i < p->blocks[bi]->n_ops; i++) {
             const ir_op *op = p->blocks[bi]->ops[i];
-            GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+            pmap_clear(&seen);
             for (size_t k = 0; k < op->n_inputs; k++)
-                for (size_t a = 0; a < op->inputs[k].n_args; a++)
-                    g_hash_table_add(seen, (gpointer)op->inputs[k].args[a]);
-            GHashTableIter it;
-            gpointer name;
-            g_hash_table_iter_init(&it, seen);
-            while (g_hash_table_iter_next(&it, &name, NULL))
-                g_hash_table_insert(s->readers, name,
-                                    GSIZE_TO_POINTER(n_readers(s, name) + 1));
-            g_hash_table_destroy(seen);
+                for (size_t a = 0; a < op->inputs[k].n_args; a++) {
+                    const char *name = op->inputs[k].args[a];
+                    if (pmap_add(&seen, name))
+                        pmap_put(&s->readers, name, (void *)(uintptr_t)(n_readers(s, name) + 1));
+                }
         }
+    pmap_free(&seen);
 }
 
 /* Paddle folds by position alone; pdtrans also wants the data flow:
@@ -171,8 +170,7 @@ static void fuse_param(fuse_state *s, ir_op *conv, ir_op *add, const ir_op *bn,
     fold_compute(in, &filter, &bias);
     update_param(s, conv, "Filter", &filter);
     update_param(s, add, "Y", &bias);
-    g_hash_table_insert(s->input_map, (gpointer)ir_op_output1(bn, "Y"),
-                        (gpointer)ir_op_output1(add, "Out"));
+    pmap_put(&s->input_map, ir_op_output1(bn, "Y"), (void *)ir_op_output1(add, "Out"));
     s->folded++;
 }
 
@@ -222,18 +220,18 @@ static void adjust_input(fuse_state *s)
         ir_op *op = s->b->ops[i];
         for (size_t k = 0; k < op->n_inputs; k++)
             for (size_t a = 0; a < op->inputs[k].n_args; a++) {
-                const char *to = g_hash_table_lookup(s->input_map, op->inputs[k].args[a]);
+                const char *to = pmap_get(&s->input_map, op->inputs[k].args[a]);
                 if (to && to != op->inputs[k].args[a])
                     ir_op_rename_input(op, op->inputs[k].args[a], to);
             }
     }
 }
 
-static void mark_args(GHashTable *used, const ir_slot *slots, size_t n)
+static void mark_args(pmap *used, const ir_slot *slots, size_t n)
 {
     for (size_t k = 0; k < n; k++)
         for (size_t a = 0; a < slots[k].n_args; a++)
-            g_hash_table_add(used, (gpointer)slots[k].args[a]);
+            pmap_add(used, slots[k].args[a]);
 }
 
 /* _remove_unused_var: block-0 vars no op names.  Paddle looks at block-0
@@ -241,22 +239,22 @@ static void mark_args(GHashTable *used, const ir_slot *slots, size_t n)
  * broken program; pdtrans keeps those. */
 static void remove_unused_vars(ir_program *p)
 {
-    GHashTable *used = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap used = PMAP_INIT;
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t i = 0; i < p->blocks[bi]->n_ops; i++) {
             const ir_op *op = p->blocks[bi]->ops[i];
-            mark_args(used, op->inputs, op->n_inputs);
-            mark_args(used, op->outputs, op->n_outputs);
+            mark_args(&used, op->inputs, op->n_inputs);
+            mark_args(&used, op->outputs, op->n_outputs);
         }
     ir_block *b = p->blocks[0];
     GPtrArray *dead = g_ptr_array_new();
     for (size_t i = 0; i < b->n_vars; i++)
-        if (!b->vars[i]->removed && !g_hash_table_contains(used, b->vars[i]->name))
+        if (!b->vars[i]->removed && !pmap_has(&used, b->vars[i]->name))
             g_ptr_array_add(dead, (gpointer)b->vars[i]->name);
     for (size_t i = 0; i < dead->len; i++)
         ir_block_remove_var(b, dead->pdata[i]);
     g_ptr_array_free(dead, TRUE);
-    g_hash_table_destroy(used);
+    pmap_free(&used);
 }
 
 int pass_fuse_batch_norm(pdt_ctx *ctx)
@@ -269,8 +267,7 @@ int pass_fuse_batch_norm(pdt_ctx *ctx)
                   "'pdtrans inference --params=...')", ctx->main_path);
         return PDT_EBADINPUT;
     }
-    fuse_state s = {ctx, p->blocks[0], g_hash_table_new(g_direct_hash, g_direct_equal),
-                    g_hash_table_new(g_direct_hash, g_direct_equal), 0};
+    fuse_state s = {ctx, p->blocks[0], PMAP_INIT, PMAP_INIT, 0};
     count_readers(&s, p);
     GPtrArray *out = g_ptr_array_new();
     scan(&s, out);
@@ -279,7 +276,7 @@ int pass_fuse_batch_norm(pdt_ctx *ctx)
     adjust_input(&s);
     remove_unused_vars(p);
     pdt_note("fuse_batch_norm: %zu conv2d + batch_norm sites folded", s.folded);
-    g_hash_table_destroy(s.readers);
-    g_hash_table_destroy(s.input_map);
+    pmap_free(&s.readers);
+    pmap_free(&s.input_map);
     return PDT_OK;
 }

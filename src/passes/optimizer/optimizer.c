@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../diag.h"
+#include "../../ir/pmap.h"
 #include "../../ir/util.h"
 #include "optimizer_table.h"
 #include "optimizer_util.h"
@@ -83,24 +84,22 @@ static void set_key_attrs(ir_op *op, const opt_cfg *cfg)
  * first op of the block that reads it; its accumulators are initialised
  * and its update op runs under that device_guard.  NULL when no op reads
  * it or the op has no op_device, which device_guard(None) leaves as "". */
-static GHashTable *param_devices(const ir_block *b, const pdt_ctx *ctx)
+static void param_devices(const ir_block *b, const pdt_ctx *ctx, pmap *dev)
 {
-    GHashTable *params = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap params = PMAP_INIT;
     for (size_t i = 0; i < ctx->bw_params.n; i++)
-        g_hash_table_add(params, (gpointer)ctx->bw_params.items[i]);
-    GHashTable *dev = g_hash_table_new(g_direct_hash, g_direct_equal);
+        pmap_add(&params, ctx->bw_params.items[i]);
     for (size_t k = 0; k < b->n_ops; k++) {
         const ir_op *op = b->ops[k];
         const char *d = ir_op_get_string(op, "op_device");
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
                 const char *arg = op->inputs[s].args[a];
-                if (g_hash_table_contains(params, arg) && !g_hash_table_contains(dev, arg))
-                    g_hash_table_insert(dev, (gpointer)arg, (gpointer)(d && *d ? d : NULL));
+                if (pmap_has(&params, arg) && !pmap_has(dev, arg))
+                    pmap_put(dev, arg, (void *)(d && *d ? d : NULL));
             }
     }
-    g_hash_table_destroy(params);
-    return dev;
+    pmap_free(&params);
 }
 
 /* _create_global_learning_rate: --learning-rate-var (Optimizer(learning_rate=
@@ -133,7 +132,7 @@ typedef struct {
     const opt_cfg *cfg;
     opt_namer *names;
     opt_inits inits;
-    GHashTable *devices;    /* param -> op_device (see param_devices) */
+    pmap devices;           /* param -> op_device or NULL (see param_devices) */
     size_t na, np;          /* accumulators per param, params */
     const char **acc;       /* acc[i * na + a]: accumulator a of param i */
     opt_ops ops;            /* the new update ops, spliced at the end */
@@ -146,7 +145,7 @@ static void create_accumulators(opt_run *r)
     const int64_t one = 1;
     for (size_t i = 0; i < r->np; i++) {
         const ir_var *param = ir_block_find_var(r->b, r->ctx->bw_params.items[i]);
-        const char *pdev = g_hash_table_lookup(r->devices, param->name);
+        const char *pdev = pmap_get(&r->devices, param->name);
         for (size_t a = 0; a < r->na; a++) {
             const opt_acc_def *ad = &d->accs[a];
             const char *key = r->cfg->name
@@ -177,7 +176,7 @@ static void append_updates(opt_run *r, const char *lr)
         const char *p = r->ctx->bw_params.items[i], *g = r->ctx->bw_grads.items[i];
         const char *scope = opt_namer_scope(r->names, "optimizer");
         ir_op *op = opt_op_new(r->ctx->main, d->op, IR_ROLE_OPTIMIZE, scope, p, g,
-                               g_hash_table_lookup(r->devices, p));
+                               pmap_get(&r->devices, p));
         ir_op_set_input1(op, "Param", p);
         ir_op_set_input1(op, "Grad", g);
         ir_op_set_input1(op, "LearningRate", lr);
@@ -230,7 +229,7 @@ int pass_optimizer(pdt_ctx *ctx)
     r.names = opt_namer_new(ctx->main, ctx->startup);
     opt_inits_begin(&r.inits, ctx->startup);
     r.acc = r.np && r.na ? xcalloc(r.np * r.na, sizeof *r.acc) : NULL;
-    r.devices = param_devices(b, ctx);
+    param_devices(b, ctx, &r.devices);
 
     create_accumulators(&r);
     if (!lr) {
@@ -246,7 +245,7 @@ int pass_optimizer(pdt_ctx *ctx)
     opt_ops_free(&r.ops);
     opt_inits_flush(&r.inits);
     free(r.acc);
-    g_hash_table_destroy(r.devices);
+    pmap_free(&r.devices);
     opt_namer_free(r.names);
     return PDT_OK;
 }

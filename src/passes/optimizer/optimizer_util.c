@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../diag.h"
+#include "../../ir/pmap.h"
 #include "../../ir/util.h"
 
 /* ---- unique names ------------------------------------------------------ */
@@ -117,14 +118,11 @@ static int cmp_pair(const void *a, const void *b)
 static void pairs_from_role_vars(pdt_ctx *ctx)
 {
     const ir_block *b = ir_program_block(ctx->main, 0);
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap seen = PMAP_INIT;      /* param -> its index + 1 */
     /* --params limits the parameters, as parameter_list does. */
-    GHashTable *wanted = NULL;
-    if (ctx->backward.params.n) {
-        wanted = g_hash_table_new(g_direct_hash, g_direct_equal);
-        for (size_t i = 0; i < ctx->backward.params.n; i++)
-            g_hash_table_add(wanted, (gpointer)ctx->backward.params.items[i]);
-    }
+    pmap wanted = PMAP_INIT;
+    for (size_t i = 0; i < ctx->backward.params.n; i++)
+        pmap_add(&wanted, ctx->backward.params.items[i]);
     size_t cap = 8, n = 0;
     const char **params = xcalloc(cap, sizeof *params), **grads = xcalloc(cap, sizeof *grads);
     for (size_t k = 0; k < b->n_ops; k++) {
@@ -138,26 +136,25 @@ static void pairs_from_role_vars(pdt_ctx *ctx)
             const char *p = ir_intern_n((const char *)rv->strings[i].data, rv->strings[i].len);
             const char *g =
                 ir_intern_n((const char *)rv->strings[i + 1].data, rv->strings[i + 1].len);
-            gpointer at;
-            if (g_hash_table_lookup_extended(seen, p, NULL, &at)) {
-                grads[GPOINTER_TO_SIZE(at)] = g;
+            size_t at = (size_t)(uintptr_t)pmap_get(&seen, p);
+            if (at) {
+                grads[at - 1] = g;
                 continue;
             }
-            if (wanted && !g_hash_table_contains(wanted, p))
+            if (ctx->backward.params.n && !pmap_has(&wanted, p))
                 continue;
             if (n == cap) {
                 cap *= 2;
                 params = xrealloc(params, cap * sizeof *params);
                 grads = xrealloc(grads, cap * sizeof *grads);
             }
-            g_hash_table_insert(seen, (gpointer)p, GSIZE_TO_POINTER(n));
+            pmap_put(&seen, p, (void *)(uintptr_t)(n + 1));
             params[n] = p;
             grads[n++] = g;
         }
     }
-    g_hash_table_destroy(seen);
-    if (wanted)
-        g_hash_table_destroy(wanted);
+    pmap_free(&seen);
+    pmap_free(&wanted);
     pdt_list_free(&ctx->bw_params);
     pdt_list_free(&ctx->bw_grads);
     ctx->bw_params = (pdt_list){n, params};

@@ -14,6 +14,8 @@
 #include <glib.h>
 
 #include "../../diag.h"
+#include "../../ir/pmap.h"
+#include "../../ir/util.h"
 #include "optimizer_util.h"
 
 int opt_parse_regularization(const char *cmd, const char *text, opt_reg_kind *kind, double *coeff)
@@ -70,11 +72,10 @@ typedef struct {
 
 /* param name -> its own reg_rule (ParamAttr regularizer), from every
  * per-parameter spec; a param named twice keeps the last. */
-static GHashTable *param_rules(const pdt_ctx *ctx, reg_rule **store)
+static void param_rules(const pdt_ctx *ctx, reg_rule **store, pmap *h)
 {
-    GHashTable *h = g_hash_table_new(g_direct_hash, g_direct_equal);
     size_t n = ctx->optim.param_regularizations.n;
-    *store = n ? g_new(reg_rule, n) : NULL;
+    *store = n ? xmalloc_n(n, sizeof(reg_rule)) : NULL;
     for (size_t i = 0; i < n; i++) {
         const char *params;
         reg_rule *r = &(*store)[i];
@@ -83,10 +84,9 @@ static GHashTable *param_rules(const pdt_ctx *ctx, reg_rule **store)
             continue;
         pdt_list l = pdt_list_split(params);
         for (size_t k = 0; k < l.n; k++)
-            g_hash_table_insert(h, (void *)l.items[k], r);
+            pmap_put(h, l.items[k], r);
         pdt_list_free(&l);
     }
-    return h;
 }
 
 static void set_param_lod_level(ir_var *v, const ir_var *param)
@@ -97,19 +97,16 @@ static void set_param_lod_level(ir_var *v, const ir_var *param)
 
 /* A per-parameter regularizer for a name that is no optimized parameter
  * would silently do nothing: the first such name (by strcmp), or NULL. */
-static const char *stray_param(const pdt_ctx *ctx, GHashTable *own)
+static const char *stray_param(const pdt_ctx *ctx, const pmap *own)
 {
-    GHashTable *optimized = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap optimized = PMAP_INIT;
     for (size_t i = 0; i < ctx->bw_params.n; i++)
-        g_hash_table_add(optimized, (void *)ctx->bw_params.items[i]);
-    GHashTableIter it;
-    void *key;
-    g_hash_table_iter_init(&it, own);
+        pmap_add(&optimized, ctx->bw_params.items[i]);
     const char *stray = NULL;
-    while (g_hash_table_iter_next(&it, &key, NULL))
-        if (!g_hash_table_contains(optimized, key) && (!stray || strcmp(key, stray) < 0))
-            stray = key;
-    g_hash_table_destroy(optimized);
+    PMAP_FOR(own, slot)
+        if (!pmap_has(&optimized, slot->key) && (!stray || strcmp(slot->key, stray) < 0))
+            stray = slot->key;
+    pmap_free(&optimized);
     return stray;
 }
 
@@ -198,8 +195,9 @@ int pass_regularization(pdt_ctx *ctx)
     rr.names = opt_namer_new(ctx->main, ctx->startup);
     rr.scope = opt_namer_scope(rr.names, "regularization");
     reg_rule *store;
-    GHashTable *own = param_rules(ctx, &store);
-    const char *stray = stray_param(ctx, own);
+    pmap own = PMAP_INIT;       /* param -> its own reg_rule */
+    param_rules(ctx, &store, &own);
+    const char *stray = stray_param(ctx, &own);
     if (stray) {
         pdt_error("%s: '--regularization' names '%s', which is not a parameter being optimized",
                   ctx->main_path, stray);
@@ -208,7 +206,7 @@ int pass_regularization(pdt_ctx *ctx)
     for (size_t i = 0; i < ctx->bw_params.n && rc == PDT_OK; i++) {
         /* append_regularization_ops: param.regularizer, else the
          * optimizer's, else nothing for this param. */
-        const reg_rule *rule = g_hash_table_lookup(own, ctx->bw_params.items[i]);
+        const reg_rule *rule = pmap_get(&own, ctx->bw_params.items[i]);
         if (!rule && !ctx->optim.regularization)
             continue;
         append_decay_sum(&rr, i, append_decay_term(&rr, i, rule ? rule : &global));
@@ -217,7 +215,7 @@ int pass_regularization(pdt_ctx *ctx)
         opt_ops_splice(&rr.ops, rr.b, rr.b->n_ops, false);
     opt_ops_free(&rr.ops);
     opt_namer_free(rr.names);
-    g_hash_table_destroy(own);
-    g_free(store);
+    pmap_free(&own);
+    free(store);
     return rc;
 }
