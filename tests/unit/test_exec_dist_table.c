@@ -3,7 +3,9 @@
  * values; a sync transpile with a distributed table (prefetch) or
  * remote_prefetch tables equals single-process training; deliberately
  * broken ones (a table shard sent or prefetched to the wrong pserver, the
- * pservers' table update dropped, wrong height_sections) are caught. */
+ * pservers' table update dropped, wrong height_sections) are caught.  An
+ * nce with remote_prefetch reads the pservers' rows; a param the trainers
+ * only fake_init is read as such in their first step. */
 #include <glib.h>
 #include <math.h>
 
@@ -14,6 +16,9 @@
 
 #define DIST "tests/golden/transpile_dist_table/in/"
 #define REMOTE "tests/golden/transpile_remote_prefetch/in/"
+/* corrected copies of transpile_remote_nce's and transpile_dist_table_mixed's inputs */
+#define NCE "tests/golden/verify_transpile/in/remote_nce."
+#define MIXED "tests/golden/verify_transpile/in/dist_table_mixed."
 
 START_TEST(table_kernels)
 {
@@ -229,6 +234,47 @@ START_TEST(wrong_height_sections_are_caught)
 }
 END_TEST
 
+START_TEST(remote_nce_equals_single_process)
+{
+    job j;
+    job_init(&j, NCE);
+    double w = job_run(&j, 2);
+    ck_assert_msg(w >= 0 && w <= 1e-9, "worst %g: %s", w, j.c.err);
+    const ex_table *t = ex_cluster_table(&j.c, "nce_w");
+    ck_assert(t && t->kind == EX_TABLE_SLICED && t->n_slices == 2);
+    ck_assert_str_eq(t->slices[0], "nce_w.block0");
+    ck_assert_str_eq(t->eps[0], "127.0.0.1:6175");
+    job_free(&j);
+}
+END_TEST
+
+/* A trainer nce that reads its own (fake_init) nce_w trains on zeros. */
+START_TEST(nce_without_prefetch_is_caught)
+{
+    job j;
+    job_init(&j, NCE);
+    for (int t = 0; t < 2; t++) {
+        ir_op *n = tpf_find_op(j.c.trainers[t].main->blocks[0], "nce", 0);
+        ck_assert_ptr_nonnull(n);
+        ir_op_set_bool(n, "remote_prefetch", false);
+    }
+    double w = job_run(&j, 2);
+    ck_assert_msg(w < 0 || w > 1e-6, "not caught (worst %g)", w);
+    job_free(&j);
+}
+END_TEST
+
+START_TEST(fake_init_param_equals_single_process)
+{
+    job j;
+    job_init(&j, MIXED);
+    double w = job_run(&j, 4);
+    ck_assert_msg(w >= 0 && w <= 1e-9, "worst %g: %s", w, j.c.err);
+    ck_assert_ptr_null(ex_cluster_table(&j.c, "profile_w"));
+    job_free(&j);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("exec_dist_table");
@@ -241,6 +287,9 @@ Suite *make_suite(void)
     tcase_add_test(tc, dropped_table_update_is_caught);
     tcase_add_test(tc, remote_prefetch_equals_single_process);
     tcase_add_test(tc, wrong_height_sections_are_caught);
+    tcase_add_test(tc, remote_nce_equals_single_process);
+    tcase_add_test(tc, nce_without_prefetch_is_caught);
+    tcase_add_test(tc, fake_init_param_equals_single_process);
     suite_add_tcase(s, tc);
     return s;
 }
