@@ -5,6 +5,7 @@
 
 #include "../diag.h"
 #include "../io/pdio.h"
+#include "../ir/print_ops.h"
 #include "cli.h"
 
 static void help(void)
@@ -17,58 +18,6 @@ static void help(void)
            "  --ops         one line per op\n"
            "  -q, --quiet   print no warnings\n"
            "  -h, --help    show this help\n");
-}
-
-/* Role names joined with '|', as Paddle's OpRole bits combine. */
-static void print_role(FILE *out, int role)
-{
-    static const struct { int bit; const char *name; } bits[] = {
-        {IR_ROLE_BACKWARD, "backward"}, {IR_ROLE_OPTIMIZE, "optimize"},
-        {IR_ROLE_RPC, "rpc"}, {IR_ROLE_DIST, "dist"}, {IR_ROLE_LRSCHED, "lrsched"},
-        {IR_ROLE_LOSS, "loss"}, {IR_ROLE_NOT_SPECIFIED, "not_specified"}};
-    if (role < 0) {
-        fputs("(-)", out);
-        return;
-    }
-    fputc('(', out);
-    bool any = false;
-    for (size_t i = 0; i < sizeof bits / sizeof *bits; i++)
-        if (role & bits[i].bit) {
-            fprintf(out, "%s%s", any ? "|" : "", bits[i].name);
-            any = true;
-            role &= ~bits[i].bit;
-        }
-    if (role)
-        fprintf(out, "%s%d", any ? "|" : "", role);
-    else if (!any)
-        fputs("forward", out);
-    fputc(')', out);
-}
-
-static void print_slots(FILE *out, const ir_slot *slots, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        fprintf(out, " %s=", slots[i].name);
-        for (size_t k = 0; k < slots[i].n_args; k++)
-            fprintf(out, "%s%s", k ? "," : "", slots[i].args[k]);
-    }
-}
-
-static void dump_ops(FILE *out, const ir_program *p)
-{
-    for (size_t b = 0; b < p->n_blocks; b++) {
-        const ir_block *blk = p->blocks[b];
-        for (size_t i = 0; i < blk->n_ops; i++) {
-            const ir_op *op = blk->ops[i];
-            fprintf(out, "%zu:%zu %s", b, i, op->type);
-            print_slots(out, op->inputs, op->n_inputs);
-            fputs(" ->", out);
-            print_slots(out, op->outputs, op->n_outputs);
-            fputc(' ', out);
-            print_role(out, ir_op_role(op));
-            fputc('\n', out);
-        }
-    }
 }
 
 int cmd_dump(int argc, char **argv)
@@ -99,7 +48,7 @@ int cmd_dump(int argc, char **argv)
         return PDT_EBADINPUT;
     int rc = PDT_OK;
     if (ops) {
-        dump_ops(stdout, p);
+        ir_print_ops(stdout, p);
     } else {
         size_t len = 0;
         uint8_t *text = pdio_serialize(p, true, &len);

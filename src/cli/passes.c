@@ -63,6 +63,6 @@ int cmd_passes(int argc, char **argv)
         return PDT_EUSAGE;
     }
     for (size_t i = 0; i < pdt_n_passes; i++)
-        printf("%-18s %s\n", pdt_passes[i].name, pdt_passes[i].summary);
+        printf("%-22s %s\n", pdt_passes[i].name, pdt_passes[i].summary);
     return PDT_OK;
 }

@@ -176,7 +176,7 @@ static int write_outputs(const opts *o)
      * the set fails. */
     pdio_batch_create_folder(b, o->out_dir);
     for (size_t i = 0; i < ctx->n_outputs && rc == PDT_OK; i++) {
-        char *path = g_strdup_printf("%s/%s", o->out_dir, tp_file_name(ctx->outputs[i].stem));
+        char *path = g_strdup_printf("%s/%s", o->out_dir, tp_file_name(ctx, ctx->outputs[i].stem));
         if (pdio_batch_add_program(b, path, ctx->outputs[i].program, o->text) != 0)
             rc = PDT_EBADINPUT;
         g_free(path);
@@ -276,7 +276,7 @@ int cmd_transpile(int argc, char **argv)
         rc = read_inputs(&o, argv[optind]);
     if (rc)
         goto done;
-    tp_text_output = o.text;
+    ctx.settings.text_output = o.text;
     if (!o.passes)
         rc = pick_passes(&ctx, &passes);
     if (!rc && !o.startup_path && ctx.mode == PDT_MODE_PSERVER && ctx.role != PDT_ROLE_TRAINER)

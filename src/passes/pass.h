@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../ir/ir.h"
 #include "options.h"
@@ -29,8 +30,6 @@ typedef enum {
     PDT_COLL_NONE = 0, PDT_COLL_GRAD_ALLREDUCE, PDT_COLL_LOCAL_SGD, PDT_COLL_SPMT
 } pdt_collective_mode;
 
-/* One program the transpile pass wants written.  `stem` is the file name
- * without extension ("trainer_0", "pserver_1.startup"). */
 /* memory_optimize / release_memory options (src/passes/memory/). */
 typedef struct {
     pdt_list skip;              /* --skip: skip_opt_set */
@@ -65,6 +64,8 @@ typedef struct {
     const char *learning_rate_var;
 } pdt_optim_opts;
 
+/* One program a pass wants written.  `stem` is the file name without
+ * extension ("trainer_0", "pserver_1.startup"). */
 typedef struct {
     const char *stem;
     ir_program *program;    /* owned by the context */
@@ -94,6 +95,22 @@ typedef struct {
     pdt_list option_names, option_values;
     pdt_list env_names, env_values;
 } pdt_run_info;
+
+/* How a pipeline runs, besides the passes' options: set by the command
+ * (src/cli/commands.c cli_take_pipeline_options) and read by pipeline.c.
+ * Strings point into argv. */
+typedef struct {
+    const char *print_after;    /* --print-after=PASS[,PASS] (NULL: none) */
+    bool print_after_all;       /* --print-after-all */
+    bool print_ops;             /* --print-ops: one line per op, not text form */
+    const char *stop_after;     /* --stop-after=PASS (NULL: run every pass) */
+    bool text_output;           /* outputs are written as text: NAME.pbtxt, not NAME.pb */
+    /* Prints a program for --print-after (text form, or one line per op):
+     * the command supplies it because only src/io knows the text form. */
+    void (*print_program)(FILE *out, const ir_program *p, bool ops);
+} pdt_run_settings;
+
+struct tp_plan;     /* the transpile plan: src/passes/transpile/transpile.h */
 
 typedef struct pdt_ctx {
     ir_program *main;
@@ -136,6 +153,18 @@ typedef struct pdt_ctx {
 
     pdt_memory_opts memory;
 
+    pdt_run_settings settings;
+    /* Analysis cache: the transpile plan (params_grads, slices, endpoints),
+     * made by 'find_optimize' and 'split_vars' and read by the passes after
+     * them; the pipeline drops it after any pass outside that family. */
+    struct tp_plan *transpile_plan;
+    /* Programs passes built for output, not yet handed over: the pipeline
+     * hands them to `outputs` only when every pass succeeded, and frees
+     * them otherwise (a failing run hands over nothing). */
+    size_t n_staged, cap_staged;
+    pdt_output *staged;
+    bool stopped;               /* --stop-after ended the pipeline */
+
     size_t n_outputs, cap_outputs;
     pdt_output *outputs;
     /* JSON text of manifest.json, malloc'd, set by the transpile pass. */
@@ -146,11 +175,22 @@ typedef struct {
     const char *name;
     const char *summary;        /* one line for `pdtrans passes` */
     int (*run)(pdt_ctx *ctx);
+    /* A group (PASS_GROUP in passes.def) stands for the passes this
+     * returns, which the pipeline runs one by one; NULL for a pass. */
+    const char *const *(*members)(const pdt_ctx *ctx, size_t *n);
+    /* It reads or extends ctx->transpile_plan, so the plan stays valid. */
+    bool keeps_plan;
 } pdt_pass;
 
-/* Each registered pass (passes.def) is `int pass_NAME(pdt_ctx *)`. */
+/* Each registered pass (passes.def) is `int pass_NAME(pdt_ctx *)`; a group
+ * has `members_NAME` too. */
 #define PASS(name, summary) int pass_##name(pdt_ctx *ctx);
+#define PLAN_PASS(name, summary) int pass_##name(pdt_ctx *ctx);
+#define PASS_GROUP(name, summary) int pass_##name(pdt_ctx *ctx); \
+    const char *const *members_##name(const pdt_ctx *ctx, size_t *n);
 #include "passes.def"
+#undef PASS_GROUP
+#undef PLAN_PASS
 #undef PASS
 
 /* Registry (passes.c): the one list of passes, in pipeline order. */
@@ -159,16 +199,33 @@ extern const size_t pdt_n_passes;
 const pdt_pass *pdt_pass_find(const char *name);
 
 /* Checks main and startup with the gate (pdt_verify_max, first problem
- * only: PDT_EBADINPUT), then runs the named passes in order, verifying
- * after each one unless ctx->no_verify_each (a problem then is a bug:
- * PDT_EINTERNAL).  Returns the first non-zero status. */
+ * only: PDT_EBADINPUT), then runs the named passes in order (a group as
+ * its members), verifying after each one unless ctx->no_verify_each (a
+ * problem then is a bug: PDT_EINTERNAL), printing after those
+ * ctx->settings names and stopping after --stop-after's pass (OK, with
+ * ctx->stopped set).  On success the staged outputs are handed over; on
+ * failure they are freed.  Returns the first non-zero status; PDT_EUSAGE
+ * for an unknown pass, a --print-after or --stop-after pass this pipeline
+ * does not run, or a pass run before the one whose analysis it needs. */
 int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n);
+/* Runs a group's members in order without the gate, verification or
+ * printing (for a direct call of pass_NAME of a group), then hands over
+ * or frees the staged outputs as pdt_run_pipeline does. */
+int pdt_run_members(pdt_ctx *ctx, const char *const *names, size_t n);
 
 /* Context lifetime: init zeroes and sets the option tables' defaults; free releases programs
  * and outputs the context owns (main, startup, outputs). */
 void pdt_ctx_init(pdt_ctx *ctx);
 void pdt_ctx_free(pdt_ctx *ctx);
 void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p);
+/* A program for output, built by a pass: owned by the context from now on,
+ * handed over with pdt_ctx_add_output when the pipeline succeeds. */
+void pdt_ctx_stage_output(pdt_ctx *ctx, const char *stem, ir_program *p);
+/* Frees the transpile plan (transpile/transpile.c); NULL is fine. */
+void tp_plan_free(struct tp_plan *plan);
+/* --print-after: the plan's slices and endpoints, once 'split_vars' made
+ * them (nothing before). */
+void tp_plan_print(const struct tp_plan *plan, FILE *out, const char *pass);
 
 /* Splits "a,b,c" into an interned list (empty items dropped). */
 pdt_list pdt_list_split(const char *csv);

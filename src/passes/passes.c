@@ -4,8 +4,12 @@
 #include "pass.h"
 
 const pdt_pass pdt_passes[] = {
-#define PASS(name, summary) {#name, summary, pass_##name},
+#define PASS(name, summary) {#name, summary, pass_##name, NULL, false},
+#define PLAN_PASS(name, summary) {#name, summary, pass_##name, NULL, true},
+#define PASS_GROUP(name, summary) {#name, summary, pass_##name, members_##name, false},
 #include "passes.def"
+#undef PASS_GROUP
+#undef PLAN_PASS
 #undef PASS
 };
 

@@ -5,6 +5,7 @@
 #include "../diag.h"
 #include "../ir/alloc.h"
 #include "../ir/tensors.h"
+#include "../ir/print_ops.h"
 #include "../ir/util.h"
 #include "pass.h"
 #include "verify.h"
@@ -40,6 +41,8 @@ static int verify_after(const pdt_ctx *ctx, const pdt_pass *pass)
         errs += pdt_verify_output(ctx->startup, ctx->startup_path, stderr);
     for (size_t k = 0; k < ctx->n_outputs; k++)
         errs += pdt_verify_output(ctx->outputs[k].program, ctx->outputs[k].stem, stderr);
+    for (size_t k = 0; k < ctx->n_staged; k++)
+        errs += pdt_verify_output(ctx->staged[k].program, ctx->staged[k].stem, stderr);
     if (!errs)
         return PDT_OK;
     pdt_error("BUG: pass '%s' made an invalid program from valid input (%zu problem%s above); "
@@ -48,23 +51,178 @@ static int verify_after(const pdt_ctx *ctx, const pdt_pass *pass)
     return PDT_EINTERNAL;
 }
 
-int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
+/* A pipeline's passes with the groups replaced by their members; group[i]
+ * is the group pass i came from, or NULL. */
+typedef struct {
+    size_t n;
+    const pdt_pass **pass;
+    const pdt_pass **group;
+} flat_list;
+
+static void flat_free(flat_list *f)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!pdt_pass_find(names[i])) {
+    free(f->pass);
+    free(f->group);
+}
+
+static int flatten(const pdt_ctx *ctx, const char *const *names, size_t n, flat_list *f)
+{
+    size_t cap = n + 1;
+    f->n = 0;
+    f->pass = xcalloc(cap, sizeof *f->pass);
+    f->group = xcalloc(cap, sizeof *f->group);
+    for (size_t i = 0; i < n; i++) {
+        const pdt_pass *p = pdt_pass_find(names[i]);
+        if (!p) {
             pdt_error("unknown pass '%s' (see 'pdtrans passes')", names[i]);
             return PDT_EUSAGE;
         }
-    pdt_alloc_doing("checking '%s'", ctx->main_path);
-    int rc = gate(ctx);
+        size_t nm = 1;
+        const char *const *members = p->members ? p->members(ctx, &nm) : NULL;
+        f->pass = xrealloc(f->pass, (cap += nm) * sizeof *f->pass);
+        f->group = xrealloc(f->group, cap * sizeof *f->group);
+        for (size_t k = 0; k < nm; k++) {
+            f->pass[f->n] = members ? pdt_pass_find(members[k]) : p;
+            f->group[f->n++] = members ? p : NULL;
+        }
+    }
+    return PDT_OK;
+}
+
+/* Whether NAME (a pass or a group) is in the flattened list; *last gets
+ * the index of its (last member's) entry. */
+static bool flat_has(const flat_list *f, const char *name, size_t *last)
+{
+    bool found = false;
+    for (size_t i = 0; i < f->n; i++)
+        if (!strcmp(f->pass[i]->name, name) || (f->group[i] && !strcmp(f->group[i]->name, name))) {
+            *last = i;
+            found = true;
+        }
+    return found;
+}
+
+/* --print-after and --stop-after must name passes this pipeline runs:
+ * marks print[i] / returns the stop index (f->n: none). */
+static int mark_settings(const pdt_run_settings *rs, const flat_list *f, bool *print,
+                         size_t *stop)
+{
+    pdt_list names = pdt_list_split(rs->print_after);
+    int rc = PDT_OK;
+    size_t at = 0;
+    for (size_t i = 0; i < names.n && rc == PDT_OK; i++) {
+        if (!pdt_pass_find(names.items[i])) {
+            pdt_error("--print-after: unknown pass '%s' (see 'pdtrans passes')", names.items[i]);
+            rc = PDT_EUSAGE;
+        } else if (!flat_has(f, names.items[i], &at)) {
+            pdt_error("--print-after: this pipeline does not run pass '%s'", names.items[i]);
+            rc = PDT_EUSAGE;
+        } else {
+            print[at] = true;
+        }
+    }
+    pdt_list_free(&names);
+    for (size_t i = 0; i < f->n; i++)
+        print[i] |= rs->print_after_all;
+    *stop = f->n;
+    if (rc == PDT_OK && rs->stop_after) {
+        if (!pdt_pass_find(rs->stop_after)) {
+            pdt_error("--stop-after: unknown pass '%s' (see 'pdtrans passes')", rs->stop_after);
+            rc = PDT_EUSAGE;
+        } else if (!flat_has(f, rs->stop_after, stop)) {
+            pdt_error("--stop-after: this pipeline does not run pass '%s'", rs->stop_after);
+            rc = PDT_EUSAGE;
+        }
+    }
+    return rc;
+}
+
+static void print_one(const pdt_ctx *ctx, const char *pass, const char *what,
+                      const char *name, const ir_program *p)
+{
+    fprintf(stderr, "*** after pass '%s': %s '%s' ***\n", pass, what, name);
+    if (ctx->settings.print_program && !ctx->settings.print_ops)
+        ctx->settings.print_program(stderr, p, false);
+    else
+        ir_print_ops(stderr, p);
+}
+
+/* --print-after: the programs as they are now (main, startup, the outputs
+ * built so far) and, once 'split_vars' made it, the transpile plan. */
+static void print_after(const pdt_ctx *ctx, const pdt_pass *pass)
+{
+    print_one(ctx, pass->name, "main program", ctx->main_path, ctx->main);
+    if (ctx->startup)
+        print_one(ctx, pass->name, "startup program", ctx->startup_path, ctx->startup);
+    for (size_t k = 0; k < ctx->n_staged; k++)
+        print_one(ctx, pass->name, "output", ctx->staged[k].stem, ctx->staged[k].program);
+    if (ctx->transpile_plan)
+        tp_plan_print(ctx->transpile_plan, stderr, pass->name);
+}
+
+static void hand_over(pdt_ctx *ctx, bool keep)
+{
+    for (size_t k = 0; k < ctx->n_staged; k++) {
+        if (keep)
+            pdt_ctx_add_output(ctx, ctx->staged[k].stem, ctx->staged[k].program);
+        else
+            ir_program_free(ctx->staged[k].program);
+    }
+    ctx->n_staged = 0;
+}
+
+static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bool first)
+{
+    if (!group || pdt_verbosity > 1)
+        pdt_note("running pass '%s'", pass->name);
+    else if (first)
+        pdt_note("running pass '%s'", group->name);
+    pdt_alloc_doing("running pass '%s'", pass->name);
+    int rc = pass->run(ctx);
+    if (!pass->keeps_plan) {
+        tp_plan_free(ctx->transpile_plan);
+        ctx->transpile_plan = NULL;
+    }
+    if (rc == PDT_OK && !ctx->no_verify_each)
+        rc = verify_after(ctx, pass);
+    return rc;
+}
+
+int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
+{
+    flat_list f;
+    int rc = flatten(ctx, names, n, &f);
+    bool *print = xcalloc(f.n + 1, sizeof *print);
+    size_t stop = f.n;
+    if (rc == PDT_OK)
+        rc = mark_settings(&ctx->settings, &f, print, &stop);
+    if (rc == PDT_OK) {
+        pdt_alloc_doing("checking '%s'", ctx->main_path);
+        rc = gate(ctx);
+    }
+    for (size_t i = 0; i < f.n && rc == PDT_OK; i++) {
+        rc = run_one(ctx, f.pass[i], f.group[i], i == 0 || f.group[i - 1] != f.group[i]);
+        if (rc == PDT_OK && print[i])
+            print_after(ctx, f.pass[i]);
+        if (rc == PDT_OK && i == stop) {
+            ctx->stopped = true;
+            break;
+        }
+    }
+    hand_over(ctx, rc == PDT_OK);
+    free(print);
+    flat_free(&f);
+    return rc;
+}
+
+int pdt_run_members(pdt_ctx *ctx, const char *const *names, size_t n)
+{
+    int rc = PDT_OK;
     for (size_t i = 0; i < n && rc == PDT_OK; i++) {
         const pdt_pass *pass = pdt_pass_find(names[i]);
-        pdt_note("running pass '%s'", pass->name);
-        pdt_alloc_doing("running pass '%s'", pass->name);
-        rc = pass->run(ctx);
-        if (rc == PDT_OK && !ctx->no_verify_each)
-            rc = verify_after(ctx, pass);
+        rc = pass ? pass->run(ctx) : PDT_EUSAGE;
     }
+    hand_over(ctx, rc == PDT_OK);
     return rc;
 }
 
@@ -84,6 +242,9 @@ void pdt_ctx_free(pdt_ctx *ctx)
     for (size_t i = 0; i < ctx->n_outputs; i++)
         ir_program_free(ctx->outputs[i].program);
     free(ctx->outputs);
+    hand_over(ctx, false);
+    free(ctx->staged);
+    tp_plan_free(ctx->transpile_plan);
     free(ctx->manifest_json);
     ir_tensors_free(ctx->param_values);
     free(ctx->memory.log);
@@ -103,6 +264,17 @@ void pdt_ctx_free(pdt_ctx *ctx)
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
         pdt_list_free(lists[i]);
     memset(ctx, 0, sizeof *ctx);
+}
+
+void pdt_ctx_stage_output(pdt_ctx *ctx, const char *stem, ir_program *p)
+{
+    if (ctx->n_staged == ctx->cap_staged) {
+        ctx->cap_staged = ctx->cap_staged ? ctx->cap_staged * 2 : 8;
+        ctx->staged = xrealloc(ctx->staged, ctx->cap_staged * sizeof *ctx->staged);
+    }
+    ctx->staged[ctx->n_staged].stem = ir_intern(stem);
+    ctx->staged[ctx->n_staged].program = p;
+    ctx->n_staged++;
 }
 
 void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p)

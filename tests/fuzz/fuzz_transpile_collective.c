@@ -1,4 +1,4 @@
-/* fuzz_transpile_collective.c - libFuzzer target: --mode=collective
+/* fuzz_collective.c - libFuzzer target: --mode=collective
  * transpile, grad_allreduce, local_sgd or single_process_multi_thread and
  * one or two rings by the input's hash.  Run with tests/fuzz/run.sh. */
 #include "fuzz_pipeline.h"

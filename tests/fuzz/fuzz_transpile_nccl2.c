@@ -1,4 +1,4 @@
-/* fuzz_transpile_nccl2.c - libFuzzer target: --mode=nccl2 transpile, with
+/* fuzz_nccl2.c - libFuzzer target: --mode=nccl2 transpile, with
  * hierarchical allreduce and two communicators by the input's hash.  Run
  * with tests/fuzz/run.sh. */
 #include "fuzz_pipeline.h"

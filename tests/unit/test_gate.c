@@ -25,8 +25,8 @@ static int pass_break(pdt_ctx *ctx)
 }
 
 const pdt_pass pdt_passes[] = {
-    {"count", "counts its runs", pass_count},
-    {"break", "breaks the program", pass_break},
+    {"count", "counts its runs", pass_count, NULL, false},
+    {"break", "breaks the program", pass_break, NULL, false},
 };
 const size_t pdt_n_passes = 2;
 

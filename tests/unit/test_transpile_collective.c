@@ -1,4 +1,4 @@
-/* test_transpile_collective.c - --mode=collective (transpile_collective.c):
+/* test_collective.c - --mode=collective (collective.c):
  * ring assignment and op placement of GradAllReduce and LocalSGD on small
  * hand-built blocks, the startup's parameter order, and the pass-level
  * guards.  The golden cases transpile_collective* hold whole outputs. */

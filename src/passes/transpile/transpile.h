@@ -1,11 +1,14 @@
-/* transpile.h - shared state of the transpile pass (pserver, nccl2, collective).
+/* transpile.h - the transpile passes (README.md) and the plan they share.
  *
- * The pass follows DistributeTranspiler (seeds/distribute_transpiler.py.txt)
- * but never edits the programs it is given: tp_analyze reads ctx->main and
- * ctx->startup and records every decision (optimize ops, slices, endpoints);
- * each output program is then built from those decisions, the trainer's from
- * clones of the inputs and the pservers' from scratch.  So one role's output
+ * They follow DistributeTranspiler (seeds/distribute_transpiler.py.txt).
+ * 'find_optimize' and 'split_vars' read ctx->main and ctx->startup and
+ * record every decision (optimize ops, slices, endpoints) in the plan,
+ * ctx->transpile_plan; the pservers' programs are then built from scratch
+ * out of the plan and the untouched inputs, and last 'insert_send_recv'
+ * takes ctx->main and ctx->startup over (ctx->main is left an empty
+ * program) and rewrites them into the trainer's.  So one role's output
  * never depends on which other roles were requested (seed defect 3).
+ * 'nccl2' and 'collective' take ctx->main and ctx->startup over too.
  *
  * Names: "param" and "grad" are the names in the input program.  A slice
  * ("block" in the seed) of a split var is `NAME.blockN`; on the trainer, grads
@@ -73,7 +76,11 @@ typedef struct {
 
 typedef struct tp_table tp_table;     /* transpile_table.c */
 
-typedef struct tp_state {
+/* How far the plan is: after 'find_optimize', after 'split_vars'. */
+enum { TP_PLAN_FOUND = 1, TP_PLAN_SPLIT = 2 };
+
+typedef struct tp_plan {
+    int stage;              /* TP_PLAN_* */
     pdt_ctx *ctx;
     const ir_program *main, *startup;   /* the unmodified inputs */
     const ir_block *b0;                 /* main's block 0 */
@@ -112,13 +119,44 @@ typedef struct tp_state {
     /* Dispatch. */
     size_t *send_order;     /* pair indices in the order grads are sent */
     tp_endpoint *epl;       /* n_eps of them */
-} tp_state;
+
+    /* The builders' progress (programs staged in ctx, owned there). */
+    GHashTable *input_ops;  /* tp_input_ops of the inputs, before any pass */
+    GPtrArray *lr_counter_list; /* owns lr_counters' array */
+    ir_op **ops0;           /* b0's ops as find_optimize saw them (op_kind order) */
+    size_t n_ops0;
+    ir_program **pserver_main;  /* n_eps: built by 'build_pserver', or NULL */
+    ir_program **pserver_startup;   /* n_eps: built by 'build_pserver_startup' */
+    bool *pserver_written;      /* n_eps: main and startup built */
+    ir_program *trainer_main, *trainer_startup;   /* 'insert_send_recv' */
+    bool trainer_written;
+} tp_plan;
+
+/* ---- transpile.c: the plan ---- */
+/* ctx's plan when it has reached `stage`; otherwise prints which pass to
+ * run first (naming `pass`, the one asking) and returns NULL: the caller
+ * returns PDT_EUSAGE. */
+tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage);
+/* PDT_OK while ctx->main and ctx->startup are still the inputs the plan
+ * was made from; after 'insert_send_recv' took them over, prints that
+ * `pass` must run before it and returns PDT_EUSAGE. */
+int tp_plan_need_inputs(const tp_plan *st, const char *pass);
+/* Passes 'nccl2' and 'collective': for --mode=MODE only, `build` takes
+ * ctx->main and ctx->startup over and rewrites them; they are staged as
+ * trainer_<id> and trainer_<id>.startup. */
+int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
+                             int (*build)(pdt_ctx *, ir_program **, ir_program **));
+/* After a pass that built or extended programs: their framework attrs,
+ * the staged outputs in the order they are written (trainer, then each
+ * pserver's main and startup), and manifest.json rewritten to say what
+ * exists now. */
+void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n);
 
 
-/* ---- transpile_optimize.c ---- */
+/* ---- find_optimize.c ---- */
 /* Fills op_kind, opt_pos, opt_by_param, pairs (without slices).
  * Fails (message printed) on a program the transpiler cannot handle. */
-int tp_find_optimize(tp_state *st);
+int tp_find_optimize(tp_plan *st);
 /* _get_sparse_table_names' test: the table an is_sparse lookup_table or
  * nce op (its Weight), or a distributed_lookup_table op, reads; or NULL. */
 const char *tp_sparse_table_of(const ir_op *op);
@@ -128,35 +166,39 @@ bool tp_is_optimizer_op(const ir_op *op);   /* has Param and LearningRate */
 /* ---- transpile_prefetch.c ---- */
 /* Marks remote_prefetch params (remote, sparse_table) and the ops the
  * trainer replaces; fails (message printed) on an impossible program. */
-int tp_find_remote_prefetch(tp_state *st);
+int tp_find_remote_prefetch(tp_plan *st);
 /* Appends the distributed_lookup_table ops that go right after op
  * `anchor` (-1: first of all); call with anchors in increasing order. */
-void tp_prefetch_emit(tp_state *st, ir_program *p, long anchor, GPtrArray *ops);
+void tp_prefetch_emit(tp_plan *st, ir_program *p, long anchor, GPtrArray *ops);
+
+/* The plan's search: tp_find_optimize, then the lookup table and remote
+ * prefetch; fills st from ctx (find_optimize.c). */
+int tp_plan_find(tp_plan *st, pdt_ctx *ctx);
 
 /* ---- transpile_lr.c ---- */
 /* Async-mode LR counter rewrite on ctx->main/startup; `mine` gets this
  * trainer's counter var of each LRSched increment, in op order. */
 int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine);
 
-/* ---- transpile_split.c ---- */
+/* ---- split_vars.c ---- */
 /* slice_variable for one var: the blocks' element counts.  Returns the
  * count; sizes[] gets the counts (caller frees with g_free). */
 size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
                       int64_t min_block_size, int64_t **sizes);
 /* Cuts every pair's param and grad into slices and names them. */
-int tp_split_vars(tp_state *st);
+int tp_split_vars(tp_plan *st);
 
 /* ---- transpile_dispatch.c ---- */
 /* Decides send order (numpy shuffle with --no-slice) and the endpoint of
  * every slice; fills st->epl. */
-int tp_dispatch(tp_state *st);
+int tp_dispatch(tp_plan *st);
 /* numpy's legacy RandomState(seed).shuffle on n items: the permutation it
  * applies, as perm[i] = index of the item that ends at position i. */
 void tp_numpy_shuffle(uint32_t seed, size_t n, size_t *perm);
 uint64_t tp_fnv1a64(const char *s);
 
 /* ---- transpile_util.c ---- */
-const char *tp_control_var(tp_state *st, ir_block *b, unsigned *counter);
+const char *tp_control_var(tp_plan *st, ir_block *b, unsigned *counter);
 /* A var as Python's Block.create_var makes it: LOD_TENSOR-like type `type`,
  * dims when dims != NULL, lod_level when >= 0, persistable when >= 0. */
 ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
@@ -178,7 +220,7 @@ void tp_framework_attrs(GHashTable *input_ops, ir_program *p);
  * _init_splited_vars renamed an unsplit grad to NAME.trainer_<id>;
  * OpDesc::RenameInput renames op_role_var entries too, so the pserver copy
  * carries the renamed grad in op_role_var (its slots are mapped apart). */
-void tp_rename_role_var(const tp_state *st, ir_op *op);
+void tp_rename_role_var(const tp_plan *st, ir_op *op);
 /* Block._clone_variable(var, force_persistable=True). */
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name);
 /* The STRINGS attr `name` as interned names; n receives the count. */
@@ -191,53 +233,55 @@ ir_program *tp_new_program(const ir_program *like);
  * program of the same version there. */
 ir_program *tp_take_over(ir_program **slot);
 
-/* Output files end in .pbtxt when set, .pb otherwise.  The command sets it
- * (pass.h has no output-format field) so that manifest.json can name the
- * files it lists. */
-extern bool tp_text_output;
-const char *tp_file_name(const char *stem);
+/* The file an output is written to: STEM.pbtxt under
+ * ctx->settings.text_output, STEM.pb otherwise (manifest.json names it). */
+const char *tp_file_name(const pdt_ctx *ctx, const char *stem);
 
 /* ---- transpile_dcasgd.c (--dc-asgd) ---- */
 /* The per-trainer backups `SLICE.trainer_<i>_bak` of the params on ep. */
-void tp_dc_declare_baks(tp_state *st, ir_block *g, size_t ep);
+void tp_dc_declare_baks(tp_plan *st, ir_block *g, size_t ep);
 /* _append_dc_asgd_ops into blk for param slice s of p; returns the
  * corrected grad the optimizer op reads instead of `grad`. */
-const char *tp_dc_append(tp_state *st, ir_block *blk, const tp_pair *p, const tp_slice *s,
+const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_slice *s,
                          const char *grad, unsigned *tmp_counter);
 /* get_startup_program's `assign` of each slice to its backups, into ops. */
-void tp_dc_startup_assigns(tp_state *st, size_t ep, GPtrArray *ops, ir_program *s);
+void tp_dc_startup_assigns(tp_plan *st, size_t ep, GPtrArray *ops, ir_program *s);
 
 /* ---- transpile_table.c: the distributed lookup table ---- */
 /* find_distributed_lookup_table and _update_dist_lookup_table_vars: sets
  * st->table and takes the table's pair out of st->pairs. */
-int tp_table_find(tp_state *st);
+int tp_table_find(tp_plan *st);
 /* The table's send dummy, made right after send_barrier's output; NULL
  * when there is no table. */
-const char *tp_table_send_dummy(tp_state *st, ir_block *b, unsigned *ctl);
+const char *tp_table_send_dummy(tp_plan *st, ir_block *b, unsigned *ctl);
 /* The prefetch ops and the table grad's split_ids + send in the trainer's
  * block 0 (after the other sends are in place). */
-void tp_table_trainer(tp_state *st, ir_block *b);
+void tp_table_trainer(tp_plan *st, ir_block *b);
 /* _get_sparse_table_names in param order (caller frees the array). */
-GPtrArray *tp_sparse_table_names(tp_state *st);
+GPtrArray *tp_sparse_table_names(tp_plan *st);
 typedef struct {
     int32_t checkpoint_block;
     const char *prefetch;       /* prefetch_var_name_to_block_id entry */
 } tp_table_ps;
 /* The table, prefetch and checkpoint blocks of one pserver; `pre` is the
  * parent of its optimize blocks. */
-int tp_table_pserver(tp_state *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
+int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
                      GPtrArray *grad_to_block, tp_table_ps *out);
-void tp_table_serv_attrs(tp_state *st, ir_op *serv, const tp_table_ps *tps);
+void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps);
 /* The manifest's "distributed_table" object (a jansson json_t *). */
-void *tp_table_json(tp_state *st);
+void *tp_table_json(tp_plan *st);
 
 /* ---- builders ---- */
-int tp_build_trainer(tp_state *st, ir_program **main, ir_program **startup);
-int tp_build_pserver(tp_state *st, size_t ep, ir_program **main);
-int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
+/* insert_send_recv.c: transpile()'s trainer part, on ctx->main and
+ * ctx->startup, which it takes over (they are left empty). */
+int tp_insert_send_recv(tp_plan *st, ir_program **main, ir_program **startup);
+/* delete_optimizer.c: get_trainer_program's deletions, in place. */
+int tp_delete_optimizer(tp_plan *st, ir_program *main, ir_program *startup);
+int tp_build_pserver(tp_plan *st, size_t ep, ir_program **main);
+int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
                              ir_program **startup);
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
-/* ---- transpile_collective.c (--mode=collective) ---- */
+/* ---- collective.c (--mode=collective) ---- */
 int tp_build_collective(pdt_ctx *ctx, ir_program **main, ir_program **startup);
 /* What Paddle's SingleProcessMultiThread reads from the environment: the
  * count of FLAGS_selected_gpus items, PADDLE_FUSE_ALLREDUCE and
@@ -260,7 +304,7 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
                      const char *endpoint, const char *const *others, size_t n_others,
                      bool local_sgd);
 /* manifest.json text (malloc'd) describing what was written. */
-char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written);
+char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written);
 char *tp_manifest_nccl2(pdt_ctx *ctx);
 char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt);
 

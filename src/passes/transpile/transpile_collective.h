@@ -1,4 +1,4 @@
-/* transpile_collective.h - what transpile_collective.c shares with
+/* transpile_collective.h - what collective.c shares with
  * transpile_collective_spmt.c (the public entry points are in transpile.h). */
 #ifndef PDT_TRANSPILE_COLLECTIVE_H
 #define PDT_TRANSPILE_COLLECTIVE_H

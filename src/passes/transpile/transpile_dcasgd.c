@@ -11,7 +11,7 @@ static const char *bak_name(const char *param_slice, int trainer)
     return ir_internf("%s.trainer_%d_bak", param_slice, trainer);
 }
 
-void tp_dc_declare_baks(tp_state *st, ir_block *g, size_t ep)
+void tp_dc_declare_baks(tp_plan *st, ir_block *g, size_t ep)
 {
     const tp_endpoint *e = &st->epl[ep];
     for (size_t i = 0; i < e->n; i++) {
@@ -41,7 +41,7 @@ static void binary(ir_block *blk, const char *type, const char *x, const char *y
     ir_op_set_role(op, IR_ROLE_FORWARD);
 }
 
-const char *tp_dc_append(tp_state *st, ir_block *blk, const tp_pair *p, const tp_slice *s,
+const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_slice *s,
                          const char *grad, unsigned *tmp_counter)
 {
     const ir_var *pv = p->param.var;
@@ -71,7 +71,7 @@ const char *tp_dc_append(tp_state *st, ir_block *blk, const tp_pair *p, const tp
     return o[3];
 }
 
-void tp_dc_startup_assigns(tp_state *st, size_t ep, GPtrArray *ops, ir_program *s)
+void tp_dc_startup_assigns(tp_plan *st, size_t ep, GPtrArray *ops, ir_program *s)
 {
     const tp_endpoint *e = &st->epl[ep];
     for (size_t i = 0; i < e->n; i++) {

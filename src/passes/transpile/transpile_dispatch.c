@@ -147,7 +147,7 @@ static bool var_on(const tp_pair *p, int e, const bool *placed)
     return false;
 }
 
-static void place_hash(tp_state *st)
+static void place_hash(tp_plan *st)
 {
     for (size_t q = 0; q < st->n_pairs; q++) {
         tp_pair *p = &st->pairs[st->send_order[q]];
@@ -163,7 +163,7 @@ static void place_hash(tp_state *st)
     }
 }
 
-static void place_balanced(tp_state *st)
+static void place_balanced(tp_plan *st)
 {
     size_t n = 0;
     for (size_t i = 0; i < st->n_pairs; i++)
@@ -209,7 +209,7 @@ static void place_balanced(tp_state *st)
     g_free(c);
 }
 
-int tp_dispatch(tp_state *st)
+int tp_dispatch(tp_plan *st)
 {
     st->send_order = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof(size_t));
     if (st->ctx->slice_var_up) {

@@ -5,7 +5,7 @@
  * this to the origin programs inside transpile(), before any role is
  * derived, so it runs here once before the analysis; every role then sees
  * the rewritten programs, as in the seed.  The trainer later sends its own
- * counters (transpile_trainer.c): all of them, where the seed keeps only
+ * counters (insert_send_recv.c): all of them, where the seed keeps only
  * the last in self.counter_var and so never advances the other decays. */
 #include "../../diag.h"
 #include "transpile.h"

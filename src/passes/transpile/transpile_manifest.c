@@ -11,9 +11,9 @@
 #include "../../ir/util.h"
 #include "transpile.h"
 
-const char *tp_file_name(const char *stem)
+const char *tp_file_name(const pdt_ctx *ctx, const char *stem)
 {
-    return ir_internf("%s%s", stem, tp_text_output ? ".pbtxt" : ".pb");
+    return ir_internf("%s%s", stem, ctx->settings.text_output ? ".pbtxt" : ".pb");
 }
 
 static const char *dtype_name(int t)
@@ -108,7 +108,7 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
     return f;
 }
 
-static json_t *file_entry(const char *role, const char *key, json_t *id, const char *endpoint,
+static json_t *file_entry(const pdt_ctx *ctx, const char *role, const char *key, json_t *id, const char *endpoint,
                           const char *stem_fmt_main, const char *stem_fmt_startup)
 {
     json_t *o = json_object();
@@ -116,8 +116,8 @@ static json_t *file_entry(const char *role, const char *key, json_t *id, const c
     json_object_set_new(o, key, id);
     if (endpoint)
         json_object_set_new(o, "endpoint", json_string(endpoint));
-    json_object_set_new(o, "main", json_string(tp_file_name(stem_fmt_main)));
-    json_object_set_new(o, "startup", json_string(tp_file_name(stem_fmt_startup)));
+    json_object_set_new(o, "main", json_string(tp_file_name(ctx, stem_fmt_main)));
+    json_object_set_new(o, "startup", json_string(tp_file_name(ctx, stem_fmt_startup)));
     return o;
 }
 
@@ -146,7 +146,7 @@ static void shape_text(GString *g, const int64_t *dims, size_t n)
     g_string_append_c(g, ']');
 }
 
-static void slices_text(GString *g, const tp_state *st, const tp_pair *p, bool grad)
+static void slices_text(GString *g, const tp_plan *st, const tp_pair *p, bool grad)
 {
     const tp_dvar *d = grad ? &p->grad : &p->param;
     g_string_append_c(g, '[');
@@ -258,7 +258,7 @@ static void mf_begin(mf *m, const pdt_ctx *ctx, const char *mode, const char *ro
         mf_run(m, ctx->run);
 }
 
-char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_written)
+char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written)
 {
     const pdt_ctx *ctx = st->ctx;
     mf m;
@@ -270,13 +270,13 @@ char *tp_manifest(tp_state *st, const bool *pserver_written, bool trainer_writte
 
     json_t *files = json_array();
     if (trainer_written)
-        json_array_append_new(files, file_entry("trainer", "trainer_id",
+        json_array_append_new(files, file_entry(ctx, "trainer", "trainer_id",
                                                 json_integer(ctx->trainer_id), NULL,
                                                 ir_internf("trainer_%d", ctx->trainer_id),
                                                 ir_internf("trainer_%d.startup", ctx->trainer_id)));
     for (size_t e = 0; e < st->n_eps; e++)
         if (pserver_written[e])
-            json_array_append_new(files, file_entry("pserver", "pserver",
+            json_array_append_new(files, file_entry(ctx, "pserver", "pserver",
                                                     json_integer((json_int_t)e), st->eps[e],
                                                     ir_internf("pserver_%zu", e),
                                                     ir_internf("pserver_%zu.startup", e)));
@@ -334,7 +334,7 @@ char *tp_manifest_nccl2(pdt_ctx *ctx)
     mf_key(&m, "flags");
     mf_value(&m, flags(ctx, true));
     json_t *files = json_array();
-    json_array_append_new(files, file_entry("trainer", "trainer_id", json_integer(ctx->trainer_id),
+    json_array_append_new(files, file_entry(ctx, "trainer", "trainer_id", json_integer(ctx->trainer_id),
                                             NULL, ir_internf("trainer_%d", ctx->trainer_id),
                                             ir_internf("trainer_%d.startup", ctx->trainer_id)));
     mf_list(&m, "files", files);
@@ -356,7 +356,7 @@ char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt)
     }
     mf_value(&m, f);
     json_t *files = json_array();
-    json_array_append_new(files, file_entry("trainer", "trainer_id", json_integer(ctx->trainer_id),
+    json_array_append_new(files, file_entry(ctx, "trainer", "trainer_id", json_integer(ctx->trainer_id),
                                             NULL, ir_internf("trainer_%d", ctx->trainer_id),
                                             ir_internf("trainer_%d.startup", ctx->trainer_id)));
     mf_list(&m, "files", files);

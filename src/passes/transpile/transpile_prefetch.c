@@ -12,7 +12,7 @@
  * an is_sparse one (fake_init, no recv), because the seed's
  * _get_sparse_table_names sees the distributed_lookup_table op.
  *
- * Everything is decided here from the input program; transpile_trainer.c
+ * Everything is decided here from the input program; insert_send_recv.c
  * asks tp_prefetch_emit for the new ops while it assembles the trainer. */
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +64,7 @@ static int compare_emit(const void *a, const void *b)
     return x->seq > y->seq ? -1 : x->seq < y->seq;
 }
 
-static const char *op_where(tp_state *st, size_t pos)
+static const char *op_where(tp_plan *st, size_t pos)
 {
     return ir_internf("%s: block 0, op %zu '%s'", st->ctx->main_path, pos,
                       st->b0->ops[pos]->type);
@@ -79,7 +79,7 @@ static const char *op_where(tp_state *st, size_t pos)
  * needs is: every Ids var written before it, every output read after it.
  * So outputs without readers are fine, and any reader at or before the
  * insertion point is refused, naming both ops. */
-static int plan_table(tp_state *st, const ir_defuse *du, remote_table *t, const size_t *ops)
+static int plan_table(tp_plan *st, const ir_defuse *du, remote_table *t, const size_t *ops)
 {
     const ir_block *b = st->b0;
     const char *param = st->pairs[t->pair].param.name;
@@ -131,7 +131,7 @@ static int plan_table(tp_state *st, const ir_defuse *du, remote_table *t, const 
     return PDT_OK;
 }
 
-int tp_find_remote_prefetch(tp_state *st)
+int tp_find_remote_prefetch(tp_plan *st)
 {
     const ir_block *b = st->b0;
     /* uses[pair]: positions of the remote ops naming the param as an input */
@@ -224,7 +224,7 @@ int tp_find_remote_prefetch(tp_state *st)
 }
 
 /* _update_remote_sparse_update_op's new op for one table. */
-static ir_op *make_op(tp_state *st, ir_program *p, const remote_table *t)
+static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
 {
     const tp_pair *pr = &st->pairs[t->pair];
     size_t n = pr->param.n_slices;
@@ -252,7 +252,7 @@ static ir_op *make_op(tp_state *st, ir_program *p, const remote_table *t)
     return op;
 }
 
-void tp_prefetch_emit(tp_state *st, ir_program *p, long anchor, GPtrArray *ops)
+void tp_prefetch_emit(tp_plan *st, ir_program *p, long anchor, GPtrArray *ops)
 {
     struct tp_prefetch *pf = st->prefetch;
     while (pf && pf->next < pf->n && pf->tables[pf->next].anchor == anchor)

@@ -34,7 +34,7 @@ static bool is_lookup(const ir_op *op)
 
 /* The var an Ids/Out slot names first, which must be in block 0 (the seed
  * reads program.global_block().vars[...]). */
-static const ir_var *slot_var(tp_state *st, const ir_op *op, size_t pos, bool out)
+static const ir_var *slot_var(tp_plan *st, const ir_op *op, size_t pos, bool out)
 {
     const char *slot = out ? "Out" : "Ids";
     const char *n = out ? ir_op_output1(op, slot) : ir_op_input1(op, slot);
@@ -49,7 +49,7 @@ static const ir_var *slot_var(tp_state *st, const ir_op *op, size_t pos, bool ou
 /* find_distributed_lookup_table: the one table W of the is_distributed
  * lookup ops (lookup_table_v2 too, as the transpiler's LOOKUP_TABLE_TYPE
  * says), or NULL. */
-static int find_table(tp_state *st, const char **table)
+static int find_table(tp_plan *st, const char **table)
 {
     const ir_block *b = st->b0;
     GArray *plain = g_array_new(FALSE, FALSE, sizeof(size_t));
@@ -95,7 +95,7 @@ static int find_table(tp_state *st, const char **table)
 }
 
 /* Every lookup of the table needs an Ids and an Out in block 0. */
-static int check_lookups(tp_state *st, tp_table *t)
+static int check_lookups(tp_plan *st, tp_table *t)
 {
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const ir_op *op = st->b0->ops[i];
@@ -113,7 +113,7 @@ static int check_lookups(tp_state *st, tp_table *t)
     return PDT_OK;
 }
 
-int tp_table_find(tp_state *st)
+int tp_table_find(tp_plan *st)
 {
     const char *name = NULL;
     int rc = find_table(st, &name);
@@ -175,7 +175,7 @@ int tp_table_find(tp_state *st)
 
 /* ---- trainer ---- */
 
-const char *tp_table_send_dummy(tp_state *st, ir_block *b, unsigned *ctl)
+const char *tp_table_send_dummy(tp_plan *st, ir_block *b, unsigned *ctl)
 {
     if (!st->table)
         return NULL;
@@ -183,7 +183,7 @@ const char *tp_table_send_dummy(tp_state *st, ir_block *b, unsigned *ctl)
     return st->table->dummy;
 }
 
-GPtrArray *tp_sparse_table_names(tp_state *st)
+GPtrArray *tp_sparse_table_names(tp_plan *st)
 {
     GPtrArray *names = g_ptr_array_new();
     for (size_t pi = 0; pi <= st->n_pairs; pi++) {
@@ -235,7 +235,7 @@ static const char *out_tmp(size_t k)
 /* _replace_lookup_table_op_with_prefetch: every lookup of the table goes;
  * one split_ids -> prefetch -> merge_ids for all of them stands where the
  * first was.  Returns the new op list. */
-static GPtrArray *replace_lookups(tp_state *st, ir_block *b)
+static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
 {
     tp_table *t = st->table;
     ir_program *p = b->program;
@@ -282,7 +282,7 @@ static GPtrArray *replace_lookups(tp_state *st, ir_block *b)
 
 /* _split_table_grad_and_add_send_vars: split_ids and send right after the
  * first op that writes the table's grad. */
-static void send_grad(tp_state *st, ir_block *b, GPtrArray *ops)
+static void send_grad(tp_plan *st, ir_block *b, GPtrArray *ops)
 {
     tp_table *t = st->table;
     size_t n = st->n_eps;
@@ -309,7 +309,7 @@ static void send_grad(tp_state *st, ir_block *b, GPtrArray *ops)
     g_ptr_array_insert(ops, (gint)at + 1, split);
 }
 
-void tp_table_trainer(tp_state *st, ir_block *b)
+void tp_table_trainer(tp_plan *st, ir_block *b)
 {
     if (!st->table)
         return;
@@ -323,7 +323,7 @@ void tp_table_trainer(tp_state *st, ir_block *b)
 
 /* _create_table_optimize_block: sum the trainers' rows (sync) and apply
  * sgd, whatever the table's optimizer was (the seed only supports sgd). */
-static ir_block *table_block(tp_state *st, size_t ep, ir_program *p, int32_t pre,
+static ir_block *table_block(tp_plan *st, size_t ep, ir_program *p, int32_t pre,
                              GPtrArray *grad_to_block)
 {
     tp_table *t = st->table;
@@ -366,7 +366,7 @@ static ir_block *table_block(tp_state *st, size_t ep, ir_program *p, int32_t pre
     return tb;
 }
 
-int tp_table_pserver(tp_state *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
+int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
                      GPtrArray *grad_to_block, tp_table_ps *out)
 {
     tp_table *t = st->table;
@@ -402,7 +402,7 @@ int tp_table_pserver(tp_state *st, size_t ep, ir_program *p, int32_t pre, GArray
     return PDT_OK;
 }
 
-void tp_table_serv_attrs(tp_state *st, ir_op *serv, const tp_table_ps *tps)
+void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps)
 {
     if (!st->table)
         return;
@@ -421,7 +421,7 @@ static json_t *dims_json(const int64_t *d, size_t n)
     return a;
 }
 
-void *tp_table_json(tp_state *st)
+void *tp_table_json(tp_plan *st)
 {
     const tp_table *t = st->table;
     json_t *o = json_object();

@@ -48,7 +48,7 @@ void tp_copied_op(ir_op *op)
         ir_op_set_string(op, "op_namescope", "/");
 }
 
-void tp_rename_role_var(const tp_state *st, ir_op *op)
+void tp_rename_role_var(const tp_plan *st, ir_op *op)
 {
     size_t n = 0;
     const char **rv = tp_get_strings(op, "op_role_var", &n, st->arena);
@@ -91,7 +91,7 @@ ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name)
     return v;
 }
 
-const char *tp_control_var(tp_state *st, ir_block *b, unsigned *counter)
+const char *tp_control_var(tp_plan *st, ir_block *b, unsigned *counter)
 {
     (void)st;
     /* Paddle appends str(random.random()); pdtrans counts instead, so that

@@ -1,4 +1,5 @@
-/* transpile_pstartup.c - get_startup_program: one pserver's startup program.
+/* build_pserver_startup.c - pass 'build_pserver_startup': get_startup_program,
+ * the startup program of each pserver 'build_pserver' built.
  * It keeps the input startup's init ops for the vars the pserver holds,
  * writing the slice instead of the whole param and resetting the shape attr
  * of random/constant initializers to the slice shape.  The input startup is
@@ -16,7 +17,7 @@ static bool is_init_op(const char *type)
 }
 
 /* _get_splited_name_and_shape: the slice of a split param held here. */
-static const tp_slice *split_slice_here(tp_state *st, size_t ep, const char *name)
+static const tp_slice *split_slice_here(tp_plan *st, size_t ep, const char *name)
 {
     void *k = g_hash_table_lookup(st->pair_of_param, name);
     if (!k)
@@ -44,7 +45,7 @@ static void set_shape(ir_op *op, const ir_var *v)
     g_free(d);
 }
 
-int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
+int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
                              ir_program **out)
 {
     ir_program *s = tp_new_program(st->startup);
@@ -110,4 +111,37 @@ int tp_build_pserver_startup(tp_state *st, size_t ep, const ir_program *pmain,
     g_ptr_array_free(ops, TRUE);
     *out = s;
     return PDT_OK;
+}
+
+int pass_build_pserver_startup(pdt_ctx *ctx)
+{
+    tp_plan *st = tp_plan_need(ctx, "build_pserver_startup", TP_PLAN_SPLIT);
+    if (!st)
+        return PDT_EUSAGE;
+    int rc = tp_plan_need_inputs(st, "build_pserver_startup");
+    bool any = false;
+    for (size_t e = 0; e < st->n_eps; e++)
+        any |= st->pserver_main[e] != NULL;
+    if (!rc && !any && ctx->role != PDT_ROLE_TRAINER) {
+        pdt_error("pass 'build_pserver_startup' needs the pserver programs of pass "
+                  "'build_pserver'; run it first");
+        rc = PDT_EUSAGE;
+    }
+    ir_program **built = g_new0(ir_program *, st->n_eps + 1);
+    for (size_t e = 0; e < st->n_eps && !rc; e++)
+        if (st->pserver_main[e] && !st->pserver_written[e])
+            rc = tp_build_pserver_startup(st, e, st->pserver_main[e], &built[e]);
+    for (size_t e = 0; e < st->n_eps; e++) {
+        if (rc || !built[e]) {
+            ir_program_free(built[e]);
+            continue;
+        }
+        st->pserver_written[e] = true;
+        st->pserver_startup[e] = built[e];
+        pdt_ctx_stage_output(ctx, ir_internf("pserver_%zu.startup", e), built[e]);
+    }
+    if (!rc)
+        tp_plan_outputs_changed(st, built, st->n_eps);
+    g_free(built);
+    return rc;
 }

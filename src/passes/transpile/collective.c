@@ -1,4 +1,4 @@
-/* transpile_collective.c - --mode=collective: the seed's
+/* collective.c - pass 'collective' (--mode=collective): the seed's
  * _transpile_collective, which hands both programs to Paddle's
  * paddle.distributed.transpiler.collective: GradAllReduce
  * (collective_mode grad_allreduce) or LocalSGD (local_sgd), each with
@@ -551,4 +551,9 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     free(ctx->manifest_json);
     ctx->manifest_json = tp_manifest_collective(ctx, NULL);
     return PDT_OK;
+}
+
+int pass_collective(pdt_ctx *ctx)
+{
+    return tp_stage_trainer_rewrite(ctx, "collective", PDT_MODE_COLLECTIVE, tp_build_collective);
 }

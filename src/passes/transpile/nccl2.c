@@ -1,4 +1,4 @@
-/* transpile_nccl2.c - _transpile_nccl2: only the trainer's startup changes,
+/* nccl2.c - pass 'nccl2', _transpile_nccl2: only the trainer's startup changes,
  * gaining the NCCLID var and the gen_nccl_id op that shares it.  The main
  * program is written unchanged (the allreduce is added by Paddle's graph
  * passes at run time). */
@@ -70,4 +70,9 @@ int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out
     free(ctx->manifest_json);
     ctx->manifest_json = tp_manifest_nccl2(ctx);
     return PDT_OK;
+}
+
+int pass_nccl2(pdt_ctx *ctx)
+{
+    return tp_stage_trainer_rewrite(ctx, "nccl2", PDT_MODE_NCCL2, tp_build_nccl2);
 }

@@ -1,14 +1,16 @@
-/* transpile_trainer.c - the trainer's main and startup programs: transpile()'s
- * send/recv insertion, _get_trainer_startup_program and get_trainer_program
- * (_delete_trainer_optimizer, the LR-op removal, _fake_init_sparsetable).
- * Both are built from clones of the inputs, which stay untouched. */
+/* insert_send_recv.c - pass 'insert_send_recv': the trainer's main and
+ * startup programs as transpile() leaves them: the grads split and sent,
+ * the barriers, the params received and concatenated, the lookup table's
+ * prefetch (transpile_table.c), and _get_trainer_startup_program.  It
+ * takes ctx->main and ctx->startup over and rewrites them in place;
+ * 'delete_optimizer' then finishes them. */
 #include <string.h>
 
 #include "../../diag.h"
 #include "transpile.h"
 
 typedef struct {
-    tp_state *st;
+    tp_plan *st;
     ir_program *p, *s;      /* trainer main and startup (clones) */
     ir_block *b, *sb;       /* their block 0 */
     unsigned ctl;           /* __control_var counter */
@@ -16,7 +18,7 @@ typedef struct {
     GPtrArray *tail;        /* ops appended after the last original op */
 } trainer;
 
-static const char **ep_names(tp_state *st, const tp_pair *p)
+static const char **ep_names(tp_plan *st, const tp_pair *p)
 {
     const char **eps = ir_arena_alloc(st->arena, p->param.n_slices * sizeof *eps);
     for (size_t k = 0; k < p->param.n_slices; k++)
@@ -24,7 +26,7 @@ static const char **ep_names(tp_state *st, const tp_pair *p)
     return eps;
 }
 
-static const char **slice_names(tp_state *st, const tp_dvar *d)
+static const char **slice_names(tp_plan *st, const tp_dvar *d)
 {
     const char **n = ir_arena_alloc(st->arena, d->n_slices * sizeof *n);
     for (size_t k = 0; k < d->n_slices; k++)
@@ -130,7 +132,7 @@ static void add_group(trainer *t, long anchor, ir_op *a, ir_op *b)
 /* For each pair, the last op of the input's block 0 that writes its grad
  * (find_op_by_output_arg with reverse=True), or -1: one scan over the ops
  * instead of a search per grad. */
-static long *last_writers(tp_state *st)
+static long *last_writers(tp_plan *st)
 {
     long *at = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *at);
     for (size_t i = 0; i < st->n_pairs; i++)
@@ -151,7 +153,7 @@ static long *last_writers(tp_state *st)
  * writer.  Returns the send ops' dummy outputs, per pair. */
 static const char **insert_sends(trainer *t, const long *anchors)
 {
-    tp_state *st = t->st;
+    tp_plan *st = t->st;
     const char **dummy = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *dummy);
     for (size_t q = 0; q < st->n_pairs; q++) {
         size_t pi = st->send_order[q];
@@ -203,7 +205,7 @@ static const char **insert_sends(trainer *t, const long *anchors)
 /* The rest of transpile(): barriers, recvs and concats at the end. */
 static void append_recvs(trainer *t, const char **dummy)
 {
-    tp_state *st = t->st;
+    tp_plan *st = t->st;
     int tid = st->ctx->trainer_id;
     const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
     const char *table_dummy = tp_table_send_dummy(st, t->b, &t->ctl);
@@ -295,7 +297,7 @@ static void append_recvs(trainer *t, const char **dummy)
 /* _get_trainer_startup_program: fetch every param from the pservers. */
 static void build_startup(trainer *t)
 {
-    tp_state *st = t->st;
+    tp_plan *st = t->st;
     for (size_t pi = 0; pi < st->n_pairs; pi++) {
         tp_pair *p = &st->pairs[pi];
         if (p->sparse_table)
@@ -337,174 +339,46 @@ static void build_startup(trainer *t)
     }
 }
 
-/* ---- get_trainer_program's deletions ---- */
-
-/* _delete_trainer_optimizer: the vars only optimize ops read.  A var some
- * remaining op still reads or writes is not optimizer-only, whatever
- * op_role_var says (Paddle keeps a renamed grad because OpDesc::RenameInput
- * renames op_role_var too).  Only ops in blocks still reachable from block
- * 0 count: piecewise decay's learning_rate is read only inside the removed
- * conditional_blocks' sub-blocks, and Paddle removes it. */
-static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
+/* _init_splited_vars: the slice vars, and NAME.trainer_<id> renames.
+ * Returns, per pair, the last op writing its grad (before the renames). */
+static const long *init_split_vars(trainer *t)
 {
-    tp_state *st = t->st;
-    GHashTable *role_vars = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t i = 0; i < st->n_opt; i++) {
-        size_t n = 0;
-        const char **rv = tp_get_strings(opt_ops[i], "op_role_var", &n, st->arena);
-        for (size_t k = 0; k < n; k++)
-            g_hash_table_add(role_vars, (void *)rv[k]);
-    }
-    /* Candidates: what optimize ops read, minus op_role_var, in order. */
-    GHashTable *cand = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GPtrArray *order = g_ptr_array_new();
-    for (size_t i = 0; i < st->n_opt; i++) {
-        const ir_op *op = opt_ops[i];
-        for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                const char *v = op->inputs[s].args[a];
-                if (g_hash_table_contains(role_vars, v) || !g_hash_table_add(cand, (void *)v))
-                    continue;
-                g_ptr_array_add(order, (void *)v);
+    tp_plan *st = t->st;
+    GHashTable *renames = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t pi = 0; pi < st->n_pairs; pi++) {
+        tp_pair *p = &st->pairs[pi];
+        const tp_dvar *ds[2] = {&p->param, &p->grad};
+        for (int w = 0; w < 2; w++) {
+            const tp_dvar *d = ds[w];
+            if (d->n_slices == 1) {
+                if (d->slices[0].name != d->name)
+                    g_hash_table_insert(renames, (void *)d->name, (void *)d->slices[0].name);
+                continue;
             }
-    }
-    /* Drop those any remaining op of a reachable block reads or writes. */
-    bool *reach = ir_program_reachable_blocks(t->p);
-    for (size_t bi = 0; bi < t->p->n_blocks && g_hash_table_size(cand); bi++) {
-        if (!reach[bi])
-            continue;
-        const ir_block *b = t->p->blocks[bi];
-        for (size_t k = 0; k < b->n_ops; k++) {
-            const ir_op *op = b->ops[k];
-            for (int io = 0; io < 2; io++) {
-                const ir_slot *sl = io ? op->outputs : op->inputs;
-                size_t n = io ? op->n_outputs : op->n_inputs;
-                for (size_t s = 0; s < n; s++)
-                    for (size_t a = 0; a < sl[s].n_args; a++)
-                        g_hash_table_remove(cand, sl[s].args[a]);
-            }
+            for (size_t k = 0; k < d->n_slices; k++)
+                tp_create_var(t->b, d->slices[k].name, d->var->type, d->var->dtype,
+                              d->slices[k].dims, d->slices[k].n_dims, -1, 0);
         }
     }
-    g_free(reach);
-    GPtrArray *out = g_ptr_array_new();
-    for (guint i = 0; i < order->len; i++)
-        if (g_hash_table_contains(cand, order->pdata[i]))
-            g_ptr_array_add(out, order->pdata[i]);
-    g_ptr_array_free(order, TRUE);
-    g_hash_table_destroy(cand);
-    g_hash_table_destroy(role_vars);
-    return out;
+    const long *anchors = last_writers(st);
+    rename_many(t->p, renames, st->arena);
+    g_hash_table_destroy(renames);
+    return anchors;
 }
 
-/* Removes the startup ops that write any of `vars`, and the vars. */
-static void delete_startup_inits(trainer *t, GPtrArray *vars)
-{
-    GHashTable *del = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t i = 0; i < vars->len; i++)
-        g_hash_table_add(del, vars->pdata[i]);
-    ir_op **keep = g_new(ir_op *, t->sb->n_ops + 1);
-    size_t n = 0;
-    for (size_t k = 0; k < t->sb->n_ops; k++) {
-        ir_op *op = t->sb->ops[k];
-        bool hit = false;
-        for (size_t s = 0; s < op->n_outputs && !hit; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args && !hit; a++)
-                hit = g_hash_table_contains(del, op->outputs[s].args[a]);
-        if (!hit)
-            keep[n++] = op;
-    }
-    if (n != t->sb->n_ops)
-        ir_block_set_ops(t->sb, keep, n);
-    g_free(keep);
-    for (size_t i = 0; i < vars->len; i++)
-        ir_block_remove_var(t->sb, vars->pdata[i]);
-    g_hash_table_destroy(del);
-}
-
-/* _fake_init_sparsetable: a sparse table's init op becomes a fake_init
- * appended at the end (tables in param order; the seed's set order is
- * arbitrary).  One scan over the startup ops for all tables. */
-static int fake_init_tables(trainer *t)
-{
-    tp_state *st = t->st;
-    GPtrArray *tables = tp_sparse_table_names(st);
-    GHashTable *init_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (guint i = 0; i < tables->len; i++)
-        g_hash_table_insert(init_of, tables->pdata[i], NULL);
-    if (g_hash_table_size(init_of) == 0) {
-        g_ptr_array_free(tables, TRUE);
-        g_hash_table_destroy(init_of);
-        return PDT_OK;
-    }
-    GHashTable *count = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GHashTable *drop = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t k = 0; k < t->sb->n_ops; k++) {
-        ir_op *op = t->sb->ops[k];
-        for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                const char *v = op->outputs[s].args[a];
-                if (!g_hash_table_contains(init_of, v))
-                    continue;
-                g_hash_table_insert(init_of, (void *)v, op);
-                g_hash_table_insert(count, (void *)v,
-                                    GSIZE_TO_POINTER(GPOINTER_TO_SIZE(g_hash_table_lookup(count, v)) + 1));
-                g_hash_table_add(drop, op);
-            }
-    }
-    int rc = PDT_OK;
-    GPtrArray *ops = g_ptr_array_new();
-    for (size_t k = 0; k < t->sb->n_ops; k++)
-        if (!g_hash_table_contains(drop, t->sb->ops[k]))
-            g_ptr_array_add(ops, t->sb->ops[k]);
-    for (guint i = 0; i < tables->len && rc == PDT_OK; i++) {
-        const char *name = tables->pdata[i];
-        size_t n = GPOINTER_TO_SIZE(g_hash_table_lookup(count, name));
-        if (n != 1) {
-            pdt_error("startup program: sparse table '%s' needs exactly one init op, found %zu",
-                      name, n);
-            rc = PDT_EBADINPUT;
-            break;
-        }
-        const ir_op *init = g_hash_table_lookup(init_of, name);
-        ir_op *op = ir_op_new(t->s, "fake_init");
-        ir_op_set_output1(op, "Out", name);
-        /* fake_init's shape is vector<int64_t>: Paddle's attr checker turns
-         * the Python list into LONGS whatever type the init op's shape had
-         * (truncated_gaussian_random's is INTS). */
-        const ir_attr *shape = ir_op_attr(init, "shape");
-        if (shape && shape->type == IR_ATTR_INTS) {
-            int64_t *d = g_new(int64_t, shape->n_ints + 1);
-            for (size_t k = 0; k < shape->n_ints; k++)
-                d[k] = shape->ints[k];
-            ir_op_set_longs(op, "shape", d, shape->n_ints);
-            g_free(d);
-        } else if (shape) {
-            ir_op_copy_attr(op, shape);
-        }
-        ir_op_set_role(op, IR_ROLE_FORWARD);
-        g_ptr_array_add(ops, op);
-    }
-    if (rc == PDT_OK)
-        ir_block_set_ops(t->sb, (ir_op *const *)ops->pdata, ops->len);
-    g_ptr_array_free(ops, TRUE);
-    g_ptr_array_free(tables, TRUE);
-    g_hash_table_destroy(drop);
-    g_hash_table_destroy(count);
-    g_hash_table_destroy(init_of);
-    return rc;
-}
-
-/* Builds the final op list of block 0: kept original ops with the
- * split/send groups after their anchors, then the tail. */
+/* Builds the final op list of block 0: the original ops (but the remote
+ * prefetch lookups, replaced) with the split/send groups after their
+ * anchors, then the tail.  The optimize and LR ops stay for
+ * 'delete_optimizer'. */
 static void assemble(trainer *t)
 {
-    tp_state *st = t->st;
+    tp_plan *st = t->st;
     size_t n0 = st->b0->n_ops;
     GPtrArray *ops = g_ptr_array_sized_new((guint)(n0 + t->tail->len + 2 * st->n_pairs + 1));
     for (long i = -1; i < (long)n0; i++) {
         if (i >= 0) {
             uint8_t k = st->op_kind[i];
-            if (k != TP_OP_OPTIMIZE && k != TP_OP_LR && k != TP_OP_PREFETCHED)
+            if (k != TP_OP_PREFETCHED)
                 g_ptr_array_add(ops, t->b->ops[i]);
         }
         tp_prefetch_emit(st, t->p, i, ops);
@@ -527,7 +401,7 @@ static void assemble(trainer *t)
     g_ptr_array_free(ops, TRUE);
 }
 
-int tp_build_trainer(tp_state *st, ir_program **main_out, ir_program **startup_out)
+int tp_insert_send_recv(tp_plan *st, ir_program **main_out, ir_program **startup_out)
 {
     trainer t;
     memset(&t, 0, sizeof t);
@@ -537,10 +411,8 @@ int tp_build_trainer(tp_state *st, ir_program **main_out, ir_program **startup_o
      * rest of the trainer).  The analysis tables stay valid: removed and
      * renamed vars keep their descs in the arena. */
     pdt_ctx *ctx = st->ctx;
-    t.p = ctx->main;
-    t.s = ctx->startup;
-    ctx->main = tp_new_program(t.p);
-    ctx->startup = tp_new_program(t.s);
+    t.p = tp_take_over(&ctx->main);
+    t.s = tp_take_over(&ctx->startup);
     t.b = t.p->blocks[0];
     t.sb = t.s->blocks[0];
     size_t n0 = st->b0->n_ops;
@@ -550,54 +422,38 @@ int tp_build_trainer(tp_state *st, ir_program **main_out, ir_program **startup_o
     for (size_t i = 0; i < n0; i++)
         if (st->op_kind[i] == TP_OP_CLIP)
             ir_op_set_role(t.b->ops[i], IR_ROLE_BACKWARD);
-
-    /* _init_splited_vars: the slice vars, and NAME.trainer_<id> renames. */
-    GHashTable *renames = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (size_t pi = 0; pi < st->n_pairs; pi++) {
-        tp_pair *p = &st->pairs[pi];
-        const tp_dvar *ds[2] = {&p->param, &p->grad};
-        for (int w = 0; w < 2; w++) {
-            const tp_dvar *d = ds[w];
-            if (d->n_slices == 1) {
-                if (d->slices[0].name != d->name)
-                    g_hash_table_insert(renames, (void *)d->name, (void *)d->slices[0].name);
-                continue;
-            }
-            for (size_t k = 0; k < d->n_slices; k++)
-                tp_create_var(t.b, d->slices[k].name, d->var->type, d->var->dtype,
-                              d->slices[k].dims, d->slices[k].n_dims, -1, 0);
-        }
-    }
-    const long *anchors = last_writers(st);     /* before any renaming */
-    rename_many(t.p, renames, st->arena);
-    g_hash_table_destroy(renames);
-
+    const long *anchors = init_split_vars(&t);
     const char **dummy = insert_sends(&t, anchors);
     append_recvs(&t, dummy);
     build_startup(&t);
-
-    /* get_trainer_program: drop optimize and LR ops, then the vars only
-     * they needed, from both programs. */
-    ir_op **opt_ops = g_new(ir_op *, st->n_opt + 1);
-    for (size_t i = 0; i < st->n_opt; i++)
-        opt_ops[i] = t.b->ops[st->opt_pos[i]];
     assemble(&t);
     tp_table_trainer(st, t.b);
-    GPtrArray *dead = optimizer_only_vars(&t, opt_ops);
-    g_free(opt_ops);
-    delete_startup_inits(&t, dead);
-    for (size_t i = 0; i < dead->len; i++)
-        ir_block_remove_var(t.b, dead->pdata[i]);
-    g_ptr_array_free(dead, TRUE);
-    int rc = fake_init_tables(&t);
     g_ptr_array_free(t.tail, TRUE);
     g_free(t.groups);
-    if (rc) {
-        ir_program_free(t.p);
-        ir_program_free(t.s);
-        return rc;
-    }
     *main_out = t.p;
     *startup_out = t.s;
+    return PDT_OK;
+}
+
+int pass_insert_send_recv(pdt_ctx *ctx)
+{
+    tp_plan *st = tp_plan_need(ctx, "insert_send_recv", TP_PLAN_SPLIT);
+    if (!st)
+        return PDT_EUSAGE;
+    if (ctx->role == PDT_ROLE_PSERVER)
+        return PDT_OK;  /* no trainer asked for */
+    if (st->trainer_main) {
+        pdt_error("pass 'insert_send_recv' has already built the trainer");
+        return PDT_EUSAGE;
+    }
+    int rc = tp_insert_send_recv(st, &st->trainer_main, &st->trainer_startup);
+    if (rc)
+        return rc;
+    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", ctx->trainer_id), st->trainer_main);
+    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", ctx->trainer_id),
+                         st->trainer_startup);
+    st->trainer_written = true;
+    ir_program *progs[2] = {st->trainer_main, st->trainer_startup};
+    tp_plan_outputs_changed(st, progs, 2);
     return PDT_OK;
 }

@@ -1,5 +1,6 @@
-/* transpile_pserver.c - get_pserver_program: one pserver's main program,
- * built from scratch out of the input's optimize and LR ops.
+/* build_pserver.c - pass 'build_pserver': get_pserver_program, each
+ * requested pserver's main program, built from scratch out of the plan and
+ * the input's optimize and LR ops.
  *
  * Where the seed finds a pserver var by cutting ".block"/".trainer_" off
  * names (_orig_varname, same_or_split_var), pdtrans looks the slice up in
@@ -14,7 +15,7 @@
 #include "transpile.h"
 
 typedef struct {
-    tp_state *st;
+    tp_plan *st;
     size_t ep;
     ir_program *p;
     ir_block *g;                /* block 0 */
@@ -125,7 +126,7 @@ static void declare_plain(pserver *ps, const ir_var *ov, const int64_t *dims, si
 static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                       const char *merged)
 {
-    tp_state *st = ps->st;
+    tp_plan *st = ps->st;
     void *pk = g_hash_table_lookup(st->pair_of_param, ir_op_input1(src, "Param"));
     const tp_slice *ps_slice = pk ? slice_here(ps, GPOINTER_TO_SIZE(pk) - 1, false, NULL) : NULL;
     if (!ps_slice)
@@ -206,7 +207,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
 /* _append_pserver_grad_merge_ops: sum the trainers' copies and average. */
 static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
 {
-    tp_state *st = ps->st;
+    tp_plan *st = ps->st;
     void *k = g_hash_table_lookup(st->pair_of_grad, grad);
     const tp_slice *s = k ? slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL) : NULL;
     if (!s)
@@ -240,7 +241,7 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
  * listen_and_serv inputs. */
 static GPtrArray *declare_held(pserver *ps)
 {
-    tp_state *st = ps->st;
+    tp_plan *st = ps->st;
     const tp_endpoint *e = &st->epl[ps->ep];
     GPtrArray *recv_inputs = g_ptr_array_new();
     for (size_t i = 0; i < e->n; i++) {
@@ -354,7 +355,7 @@ static void clone_sub_block(pserver *ps, ir_op *op, int32_t parent)
 static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_blocks,
                            int32_t lr_block)
 {
-    tp_state *st = ps->st;
+    tp_plan *st = ps->st;
     const pdt_runtime *rt = &st->ctx->runtime;
     ir_op *op = ir_block_append_op(ps->g, "listen_and_serv");
     ir_op_set_input(op, "X", (const char *const *)recv_inputs->pdata, recv_inputs->len);
@@ -381,7 +382,7 @@ static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_bloc
 /* One optimize block per optimizer op held here (per slice here). */
 static int optimize_blocks(pserver *ps, GArray *blocks)
 {
-    tp_state *st = ps->st;
+    tp_plan *st = ps->st;
     int32_t pre = (int32_t)ps->p->n_blocks - 1;
     for (size_t i = 0; i < st->n_opt; i++) {
         size_t pos = st->opt_pos[i];
@@ -432,7 +433,7 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
     return PDT_OK;
 }
 
-int tp_build_pserver(tp_state *st, size_t ep, ir_program **out)
+int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
 {
     pserver ps;
     memset(&ps, 0, sizeof ps);
@@ -488,4 +489,37 @@ int tp_build_pserver(tp_state *st, size_t ep, ir_program **out)
     }
     *out = ps.p;
     return PDT_OK;
+}
+
+/* The pservers --role and --endpoint ask for. */
+static bool wanted(const tp_plan *st, size_t ep)
+{
+    const pdt_ctx *ctx = st->ctx;
+    return ctx->role != PDT_ROLE_TRAINER &&
+           (!ctx->endpoint || ir_intern(ctx->endpoint) == st->eps[ep]);
+}
+
+int pass_build_pserver(pdt_ctx *ctx)
+{
+    tp_plan *st = tp_plan_need(ctx, "build_pserver", TP_PLAN_SPLIT);
+    if (!st)
+        return PDT_EUSAGE;
+    int rc = tp_plan_need_inputs(st, "build_pserver");
+    /* All are built before any is staged: a failure stages none. */
+    ir_program **built = g_new0(ir_program *, st->n_eps + 1);
+    for (size_t e = 0; e < st->n_eps && !rc; e++)
+        if (wanted(st, e) && !st->pserver_main[e])
+            rc = tp_build_pserver(st, e, &built[e]);
+    for (size_t e = 0; e < st->n_eps; e++) {
+        if (rc || !built[e]) {
+            ir_program_free(built[e]);
+            continue;
+        }
+        st->pserver_main[e] = built[e];
+        pdt_ctx_stage_output(ctx, ir_internf("pserver_%zu", e), built[e]);
+    }
+    if (!rc)
+        tp_plan_outputs_changed(st, built, st->n_eps);
+    g_free(built);
+    return rc;
 }

@@ -1,5 +1,8 @@
-/* transpile_split.c - slice_variable and _create_vars_from_blocklist: how
- * each param and grad is cut into slices, and what the slices are called. */
+/* split_vars.c - pass 'split_vars': the placement plan.  slice_variable
+ * and _create_vars_from_blocklist (how each param and grad is cut into
+ * slices, and what the slices are called), then the dispatch of slices to
+ * endpoints (transpile_dispatch.c). */
+#include <stdio.h>
 #include <string.h>
 
 #include "../../ckd.h"
@@ -47,7 +50,7 @@ size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
     return (size_t)split_count;
 }
 
-static int check_shape(tp_state *st, const ir_var *v)
+static int check_shape(tp_plan *st, const ir_var *v)
 {
     int64_t numel = ir_var_numel(v), bytes;
     if (numel > 0 && !ckd_mul_i64(&bytes, numel, tp_dtype_size(v->dtype)))
@@ -64,7 +67,7 @@ static int check_shape(tp_state *st, const ir_var *v)
 
 /* split_byref's `sections` attr is an int32 list (Paddle's
  * std::vector<int>): a slice of more rows cannot be described. */
-static int check_sections(tp_state *st, const tp_dvar *d)
+static int check_sections(tp_plan *st, const tp_dvar *d)
 {
     if (d->n_slices < 2 || d->var->type == IR_SELECTED_ROWS || st->runtime_split)
         return PDT_OK;
@@ -79,7 +82,7 @@ static int check_sections(tp_state *st, const tp_dvar *d)
 }
 
 /* Cuts var d into the given sizes; names follow _create_vars_from_blocklist. */
-static void make_slices(tp_state *st, tp_dvar *d, const int64_t *sizes, size_t n,
+static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
                         bool is_grad)
 {
     const ir_var *v = d->var;
@@ -116,7 +119,7 @@ static void make_slices(tp_state *st, tp_dvar *d, const int64_t *sizes, size_t n
     }
 }
 
-int tp_split_vars(tp_state *st)
+int tp_split_vars(tp_plan *st)
 {
     size_t count = st->ctx->slice_var_up ? st->n_eps : 1;
     for (size_t i = 0; i < st->n_pairs; i++) {
@@ -149,5 +152,55 @@ int tp_split_vars(tp_state *st)
         }
         p->ep = ir_arena_alloc(st->arena, np * sizeof *p->ep);
     }
+    return PDT_OK;
+}
+
+/* One line per slice, then one per endpoint: the plan as -v's "block map"
+ * notes and --print-after show it. */
+static void print_plan(const tp_plan *st, FILE *out, const char *prefix)
+{
+    for (size_t i = 0; i < st->n_pairs; i++) {
+        const tp_pair *p = &st->pairs[i];
+        for (size_t k = 0; k < p->param.n_slices; k++) {
+            const tp_slice *s = &p->param.slices[k];
+            fprintf(out, "%s%s [", prefix, s->name);
+            for (size_t d = 0; d < s->n_dims; d++)
+                fprintf(out, "%s%lld", d ? ", " : "", (long long)s->dims[d]);
+            fprintf(out, "] offset %lld, grad %s -> pserver_%d %s\n", (long long)s->offset,
+                    p->grad.slices[k].name, p->ep[k], st->eps[p->ep[k]]);
+        }
+    }
+    for (size_t e = 0; e < st->n_eps; e++)
+        fprintf(out, "%spserver_%zu %s holds %zu slice%s, %lld param bytes\n", prefix, e,
+                st->eps[e], st->epl[e].n, st->epl[e].n == 1 ? "" : "s",
+                (long long)st->epl[e].bytes);
+}
+
+void tp_plan_print(const tp_plan *st, FILE *out, const char *pass)
+{
+    if (st->stage < TP_PLAN_SPLIT)
+        return;
+    fprintf(out, "*** after pass '%s': plan ***\n", pass);
+    print_plan(st, out, "");
+}
+
+int pass_split_vars(pdt_ctx *ctx)
+{
+    tp_plan *st = tp_plan_need(ctx, "split_vars", TP_PLAN_FOUND);
+    if (!st)
+        return PDT_EUSAGE;
+    if (st->stage >= TP_PLAN_SPLIT) {
+        pdt_error("pass 'split_vars' has already run on this plan");
+        return PDT_EUSAGE;
+    }
+    int rc = tp_split_vars(st);
+    if (!rc)
+        rc = tp_dispatch(st);
+    if (rc)
+        return rc;
+    st->stage = TP_PLAN_SPLIT;
+    if (pdt_verbosity > 0 && !pdt_quiet_warnings && !pdt_quiet)
+        print_plan(st, stderr, "pdtrans: block map: ");
+    tp_plan_outputs_changed(st, NULL, 0);
     return PDT_OK;
 }

@@ -1,8 +1,10 @@
-/* transpile_optimize.c - _get_optimize_pass: which ops move to the pservers,
- * and the (param, grad) pairs they update. */
+/* find_optimize.c - pass 'find_optimize': starts the plan.  Follows
+ * _get_optimize_pass (which ops move to the pservers, and the (param,
+ * grad) pairs they update) and, for async modes, _get_lr_ops' counters. */
 #include <string.h>
 
 #include "../../diag.h"
+#include "../../ir/util.h"
 #include "transpile.h"
 
 bool tp_is_optimizer_op(const ir_op *op)
@@ -22,7 +24,7 @@ static bool is_clip_op(const ir_op *op)
  * would name a block of the input that is not there (the seed copies the
  * attr as it is, leaving a dangling block reference).  Only the LR ops'
  * sub-blocks are copied (__clone_lr_op_sub_block__), so refuse the rest. */
-static int refuse_block_attrs(tp_state *st, const ir_op *op, size_t pos)
+static int refuse_block_attrs(tp_plan *st, const ir_op *op, size_t pos)
 {
     for (size_t a = 0; a < op->n_attrs; a++)
         if (op->attrs[a].type == IR_ATTR_BLOCK || op->attrs[a].type == IR_ATTR_BLOCKS) {
@@ -36,7 +38,7 @@ static int refuse_block_attrs(tp_state *st, const ir_op *op, size_t pos)
 
 /* Every var an optimize op names must exist: the pservers copy their descs
  * from the input (seed: KeyError deep inside get_pserver_program). */
-static int check_declared(tp_state *st, const ir_op *op, size_t pos)
+static int check_declared(tp_plan *st, const ir_op *op, size_t pos)
 {
     const ir_slot *sets[2] = {op->inputs, op->outputs};
     size_t counts[2] = {op->n_inputs, op->n_outputs};
@@ -54,7 +56,7 @@ static int check_declared(tp_state *st, const ir_op *op, size_t pos)
     return PDT_OK;
 }
 
-static int add_pair(tp_state *st, GArray *pairs, const char *param,
+static int add_pair(tp_plan *st, GArray *pairs, const char *param,
                     const char *grad, const ir_op *op, size_t pos)
 {
     const ir_var *pv = ir_block_find_var(st->b0, param);
@@ -86,7 +88,7 @@ const char *tp_sparse_table_of(const ir_op *op)
     return sparse ? ir_op_input1(op, op->type == nce ? "Weight" : "W") : NULL;
 }
 
-static void mark_sparse_tables(tp_state *st)
+static void mark_sparse_tables(tp_plan *st)
 {
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const char *w = tp_sparse_table_of(st->b0->ops[i]);
@@ -101,7 +103,7 @@ static void mark_sparse_tables(tp_state *st)
  * pairs, in first-occurrence order (the seed's list(set(...)) order is
  * arbitrary).  A var that already is an optimizer's param stays that: the
  * seed's _init_splited_vars drops the duplicate. */
-static int add_update_vars(tp_state *st, GArray *pairs, GHashTable *seen)
+static int add_update_vars(tp_plan *st, GArray *pairs, GHashTable *seen)
 {
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const ir_op *op = st->b0->ops[i];
@@ -134,7 +136,7 @@ static int add_update_vars(tp_state *st, GArray *pairs, GHashTable *seen)
     return PDT_OK;
 }
 
-int tp_find_optimize(tp_state *st)
+int tp_find_optimize(tp_plan *st)
 {
     const ir_block *b = st->b0;
     int rc = PDT_OK;
@@ -229,4 +231,119 @@ int tp_find_optimize(tp_state *st)
     }
     mark_sparse_tables(st);
     return tp_find_remote_prefetch(st);
+}
+
+/* Checks the options the pass relies on; the command checks them first
+ * with usage errors, this guards other callers (unit tests, --passes). */
+static int check_options(const pdt_ctx *ctx)
+{
+    if (ctx->pservers.n == 0) {
+        pdt_error("transpile: no pserver endpoints (--pservers)");
+        return PDT_EUSAGE;
+    }
+    if (ctx->trainers < 1) {
+        pdt_error("transpile: --trainers must be at least 1, not %d", ctx->trainers);
+        return PDT_EUSAGE;
+    }
+    if (ctx->trainer_id < 0 || ctx->trainer_id >= ctx->trainers) {
+        pdt_error("transpile: trainer id %d is out of range (%d trainer%s)", ctx->trainer_id,
+                  ctx->trainers, ctx->trainers == 1 ? "" : "s");
+        return PDT_EUSAGE;
+    }
+    if (ctx->endpoint) {
+        bool found = false;
+        for (size_t i = 0; i < ctx->pservers.n; i++)
+            found |= ir_intern(ctx->endpoint) == ctx->pservers.items[i];
+        if (!found) {
+            pdt_error("transpile: endpoint '%s' is not one of --pservers", ctx->endpoint);
+            return PDT_EUSAGE;
+        }
+    }
+    for (size_t i = 0; i < ctx->pservers.n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (ctx->pservers.items[i] == ctx->pservers.items[j]) {
+                pdt_error("transpile: endpoint '%s' is listed twice in --pservers",
+                          ctx->pservers.items[i]);
+                return PDT_EUSAGE;
+            }
+    if (ctx->dc_asgd && ctx->sync_mode == PDT_SYNC) {
+        pdt_error("transpile: DC-ASGD needs async or half-async mode");
+        return PDT_EUSAGE;
+    }
+    if (ctx->min_block_size < 1) {
+        pdt_error("transpile: min block size must be positive");
+        return PDT_EUSAGE;
+    }
+    return PDT_OK;
+}
+
+/* The plan's settings, resolved from ctx once. */
+static tp_plan *plan_new(pdt_ctx *ctx)
+{
+    tp_plan *st = xcalloc(1, sizeof *st);
+    st->ctx = ctx;
+    st->arena = ir_arena_new();
+    st->eps = ctx->pservers.items;
+    st->n_eps = ctx->pservers.n;
+    st->sync = ctx->sync_mode == PDT_SYNC;
+    st->runtime_split = ctx->sync_mode == PDT_HALF_ASYNC;
+    st->half_async = ctx->sync_mode == PDT_HALF_ASYNC;
+    st->trainer_suffix = st->sync && ctx->trainers > 1;
+    /* The seed's mapping from its config, not the flag's name: sync 0;
+     * runtime_split_send_recv (pdtrans --half-async) ASYNC 1; any other
+     * async HALF_ASYNC 2.  The pserver runtime treats 1 and 2 alike. */
+    st->dist_mode = ctx->sync_mode == PDT_SYNC         ? TP_DM_SYNC
+                    : ctx->sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
+                                                       : TP_DM_HALF_ASYNC;
+    st->opt_by_param = g_hash_table_new(g_direct_hash, g_direct_equal);
+    st->pair_of_param = g_hash_table_new(g_direct_hash, g_direct_equal);
+    st->pair_of_grad = g_hash_table_new(g_direct_hash, g_direct_equal);
+    st->pserver_main = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_main);
+    st->pserver_startup = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_startup);
+    memset(st->pserver_startup, 0, (st->n_eps + 1) * sizeof *st->pserver_startup);
+    st->pserver_written = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_written);
+    memset(st->pserver_main, 0, (st->n_eps + 1) * sizeof *st->pserver_main);
+    memset(st->pserver_written, 0, (st->n_eps + 1) * sizeof *st->pserver_written);
+    /* The ops of the inputs, before the async LR rewrite adds its own:
+     * every other op of an output gets the framework attrs. */
+    st->input_ops = tp_input_ops(ctx);
+    st->lr_counter_list = g_ptr_array_new();
+    return st;
+}
+
+/* Pass 'find_optimize': the async LR counter rewrite (_get_lr_ops with
+ * sync_mode=False), then the plan's search: params_grads, the optimize,
+ * clip and LR ops, the distributed lookup table, remote prefetch. */
+int pass_find_optimize(pdt_ctx *ctx)
+{
+    int rc = check_options(ctx);
+    if (rc)
+        return rc;
+    if (!ctx->main || ctx->main->n_blocks == 0) {
+        pdt_error("%s: program has no blocks", ctx->main_path);
+        return PDT_EBADINPUT;
+    }
+    tp_plan_free(ctx->transpile_plan);
+    ctx->transpile_plan = NULL;
+    tp_plan *st = plan_new(ctx);
+    if (ctx->sync_mode != PDT_SYNC)
+        rc = tp_async_lr_counters(ctx, st->lr_counter_list);
+    st->lr_counters = (const char *const *)st->lr_counter_list->pdata;
+    st->n_lr_counters = st->lr_counter_list->len;
+    st->main = ctx->main;
+    st->startup = ctx->startup;
+    st->b0 = ctx->main->blocks[0];
+    if (!rc)
+        rc = tp_find_optimize(st);
+    if (rc) {
+        tp_plan_free(st);
+        return rc;
+    }
+    st->ops0 = ir_arena_alloc(st->arena, (st->b0->n_ops + 1) * sizeof *st->ops0);
+    if (st->b0->n_ops)
+        memcpy(st->ops0, st->b0->ops, st->b0->n_ops * sizeof *st->ops0);
+    st->n_ops0 = st->b0->n_ops;
+    st->stage = TP_PLAN_FOUND;
+    ctx->transpile_plan = st;
+    return PDT_OK;
 }
