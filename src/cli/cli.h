@@ -71,6 +71,10 @@ bool cli_read_main(struct pdt_ctx *ctx, const char *path);
  * every command that reads a program, including commands added later.
  * PDT_OK, or PDT_EUSAGE with a message naming the flag. */
 int cli_take_input_options(int *argc, char **argv);
+/* A program on `out`: protobuf text form, or one line per op: the printer
+ * --print-after uses (ctx->settings.print_program; only src/io knows the
+ * text form), set by cli_family for the run family. */
+void cli_print_program(FILE *out, const ir_program *p, bool ops);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
 

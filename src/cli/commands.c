@@ -8,6 +8,7 @@
 
 #include "../diag.h"
 #include "../io/pdio.h"
+#include "../ir/print_ops.h"
 #include "../passes/pass.h"
 #include "optparse.h"
 
@@ -212,4 +213,17 @@ int cli_take_input_options(int *argc, char **argv)
     argv[kept] = NULL;
     *argc = kept;
     return PDT_OK;
+}
+
+void cli_print_program(FILE *out, const ir_program *p, bool ops)
+{
+    if (ops) {
+        ir_print_ops(out, p);
+        return;
+    }
+    size_t len = 0;
+    uint8_t *text = pdio_serialize(p, true, &len);
+    if (text)
+        fwrite(text, 1, len, out);
+    free(text);
 }

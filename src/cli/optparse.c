@@ -66,6 +66,10 @@ void cli_family(cli_spec *s, const pdt_option_family *f, pdt_ctx *ctx, const cha
                 const char *except)
 {
     cli_add(s, (cli_group){f->opts, f->n_opts, pdt_family_base(f, ctx), pass, NULL, except});
+    /* Every command that runs passes takes the run family: its
+     * --print-after prints programs with the text form only src/io has. */
+    if (f == &pdt_family_run)
+        ctx->settings.print_program = cli_print_program;
 }
 
 static bool word_in(const char *list, const char *word)

@@ -286,7 +286,14 @@ int cmd_transpile(int argc, char **argv)
     ctx.run = cli_run_info(&o.run, passes.items, passes.n);
     if (!rc)
         rc = pdt_run_pipeline(&ctx, passes.items, passes.n);
-    if (!rc && ctx.n_outputs == 0) {
+    /* --stop-after before any output or plan exists: what exists is the
+     * main and startup programs as the passes left them. */
+    if (!rc && ctx.stopped && ctx.n_outputs == 0 && !ctx.manifest_json) {
+        pdt_ctx_add_output(&ctx, "main", ctx.main);
+        pdt_ctx_add_output(&ctx, "startup", ctx.startup);
+        ctx.main = ctx.startup = NULL;
+    }
+    if (!rc && ctx.n_outputs == 0 && !ctx.manifest_json) {
         pdt_error("the pipeline produced no programs (does --passes include 'transpile'?)");
         rc = PDT_EBADINPUT;
     }

@@ -13,6 +13,19 @@ static const pdt_option run_options[] = {
     {.name = "no-verify-each", .type = PDT_OPT_FLAG,
      .help = "skip the structural check after each pass",
      .offset = offsetof(pdt_ctx, no_verify_each)},
+    {.name = "print-after", .type = PDT_OPT_STRING, .meta = "PASS[,PASS]",
+     .help = "print the programs (and, from split_vars on, the transpile plan) to stderr "
+             "after these passes",
+     .offset = offsetof(pdt_ctx, settings.print_after)},
+    {.name = "print-after-all", .type = PDT_OPT_FLAG,
+     .help = "print the programs to stderr after every pass",
+     .offset = offsetof(pdt_ctx, settings.print_after_all)},
+    {.name = "print-ops", .type = PDT_OPT_FLAG,
+     .help = "print one line per op instead of the text form",
+     .offset = offsetof(pdt_ctx, settings.print_ops)},
+    {.name = "stop-after", .type = PDT_OPT_STRING, .meta = "PASS",
+     .help = "end the pipeline after PASS and write what exists",
+     .offset = offsetof(pdt_ctx, settings.stop_after)},
 };
 
 const pdt_option_family pdt_family_run = {

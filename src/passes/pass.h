@@ -96,9 +96,8 @@ typedef struct {
     pdt_list env_names, env_values;
 } pdt_run_info;
 
-/* How a pipeline runs, besides the passes' options: set by the command
- * (src/cli/commands.c cli_take_pipeline_options) and read by pipeline.c.
- * Strings point into argv. */
+/* How a pipeline runs, besides the passes' options: set from the run
+ * family's options (options.c) and read by pipeline.c. */
 typedef struct {
     const char *print_after;    /* --print-after=PASS[,PASS] (NULL: none) */
     bool print_after_all;       /* --print-after-all */
