@@ -1,7 +1,9 @@
 /* pass.h - the pass interface and the shared pipeline context.
  *
- * A pass edits ctx->main / ctx->startup in memory (and, for transpile,
- * fills ctx->outputs).  It never reads or writes files and never sees
+ * A pass edits ctx->main / ctx->startup in memory, or takes them over
+ * (the transpile passes insert_send_recv, nccl2 and collective leave empty
+ * programs there), and stages the programs it builds for output
+ * (pdt_ctx_stage_output).  It never reads or writes files and never sees
  * protobuf-c structs.  It returns PDT_OK, or PDT_EBADINPUT after printing
  * one error naming the block, op or var at fault.  The pipeline runs the
  * verifier after every pass unless ctx->no_verify_each is set. */

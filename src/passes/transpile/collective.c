@@ -25,96 +25,7 @@
 #include "../../diag.h"
 #include "transpile_collective.h"
 
-ir_op *tp_coll_op(ir_program *p, const char *type, int role)
-{
-    ir_op *op = ir_op_new(p, type);
-    ir_op_set_role(op, role);
-    return op;
-}
-
-/* An op whose X and Out are both `var` (the stream, allreduce and
- * broadcast ops Paddle inserts all work in place). */
-ir_op *tp_coll_inplace_op(ir_program *p, const char *type, const char *var, int role)
-{
-    ir_op *op = tp_coll_op(p, type, role);
-    ir_op_set_input1(op, "X", var);
-    ir_op_set_output1(op, "Out", var);
-    return op;
-}
-
-/* scale X=Out=var.  Python gives inputs, so Operator also writes every
- * dispensable input slot the caller leaves out, empty: ScaleTensor. */
-static ir_op *scale_op(ir_program *p, const char *var, double scale, int role)
-{
-    ir_op *op = tp_coll_inplace_op(p, "scale", var, role);
-    ir_op_set_input(op, "ScaleTensor", NULL, 0);
-    ir_op_set_float(op, "scale", (float)scale);
-    return op;
-}
-
-/* Rebuilds b's ops with after[k] (ops, may be NULL) placed right after op k,
- * and before_pos's ops right before op before_pos: one O(n + k) pass. */
-static void rebuild(ir_block *b, GPtrArray **after, size_t before_pos, GPtrArray *before)
-{
-    size_t n = b->n_ops, total = n;
-    for (size_t k = 0; k < n; k++)
-        total += after[k] ? after[k]->len : 0;
-    total += before ? before->len : 0;
-    ir_op **ops = g_new(ir_op *, total ? total : 1);
-    size_t o = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (before && k == before_pos)
-            for (guint i = 0; i < before->len; i++)
-                ops[o++] = before->pdata[i];
-        ops[o++] = b->ops[k];
-        if (after[k])
-            for (guint i = 0; i < after[k]->len; i++)
-                ops[o++] = after[k]->pdata[i];
-    }
-    ir_block_set_ops(b, ops, o);
-    g_free(ops);
-}
-
-static void free_after(GPtrArray **after, size_t n)
-{
-    for (size_t k = 0; k < n; k++)
-        if (after[k])
-            g_ptr_array_free(after[k], TRUE);
-    g_free(after);
-}
-
-static void push_after(GPtrArray **after, size_t k, ir_op *op)
-{
-    if (!after[k])
-        after[k] = g_ptr_array_new();
-    g_ptr_array_add(after[k], op);
-}
-
-bool tp_coll_role_bit(const ir_op *op, int bit)
-{
-    int r = ir_op_role(op);
-    return r >= 0 && (r & bit);
-}
-
 /* ---- checks, on the unmodified block, so that messages name input ops ---- */
-
-/* The first output argument, as OpDesc::OutputArgumentNames lists them
- * (slots in name order). */
-static const char *first_output(const ir_op *op)
-{
-    const ir_slot *best = NULL;
-    for (size_t i = 0; i < op->n_outputs; i++) {
-        const ir_slot *s = &op->outputs[i];
-        if (s->n_args && (!best || strcmp(s->name, best->name) < 0))
-            best = s;
-    }
-    return best ? best->args[0] : NULL;
-}
-
-static bool is_loss_grad_op(const ir_op *op)
-{
-    return tp_coll_role_bit(op, IR_ROLE_BACKWARD) && tp_coll_role_bit(op, IR_ROLE_LOSS);
-}
 
 /* _is_update_op: the op has the slots Param, Grad and LearningRate. */
 static bool is_update_op(const ir_op *op)
@@ -140,7 +51,7 @@ static int check_grad_allreduce(const tp_coll *c, const ir_block *b)
 {
     for (size_t k = 0; k < b->n_ops; k++) {
         const ir_op *op = b->ops[k];
-        if (is_loss_grad_op(op) && check_var(c, b, k, "loss grad output", first_output(op)))
+        if (tp_coll_is_loss_grad_op(op) && check_var(c, b, k, "loss grad output", tp_coll_first_output(op)))
             return PDT_EBADINPUT;
         if (!tp_coll_role_bit(op, IR_ROLE_BACKWARD))
             continue;
@@ -172,20 +83,6 @@ static int check_local_sgd(const tp_coll *c, const ir_block *b)
 }
 
 /* ---- GradAllReduce._transpile_main_program ---- */
-
-void tp_coll_scale_loss_grads(ir_block *b, double scale)
-{
-    size_t n = b->n_ops;
-    GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
-    for (size_t k = 0; k < n; k++) {
-        if (!is_loss_grad_op(b->ops[k]))
-            continue;
-        push_after(after, k, scale_op(b->program, first_output(b->ops[k]), scale,
-                                      IR_ROLE_BACKWARD));
-    }
-    rebuild(b, after, 0, NULL);
-    free_after(after, n);
-}
 
 /* _insert_allreduce_ops.  Python walks the ops backwards; for each Backward
  * op with op_role_var it inserts, right after the op, c_sync_calc_stream on
@@ -221,7 +118,7 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
             group[pairs - i] = ar;
         }
         for (size_t i = 0; i <= pairs; i++)
-            push_after(after, k, group[i]);
+            tp_coll_push_after(after, k, group[i]);
         g_free(group);
     }
     GPtrArray *before = NULL;
@@ -240,10 +137,10 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
             g_ptr_array_add(before, op);
         }
     }
-    rebuild(b, after, first_opt, before);
+    tp_coll_rebuild(b, after, first_opt, before);
     if (before)
         g_ptr_array_free(before, TRUE);
-    free_after(after, n);
+    tp_coll_free_after(after, n);
 }
 
 /* ---- LocalSGD._transpile_main_program ---- */
@@ -281,17 +178,17 @@ void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
         ir_op_set_input1(sub, "X", snap);
         ir_op_set_input1(sub, "Y", param);
         ir_op_set_output1(sub, "Out", param);
-        push_after(after, k, sub);
-        push_after(after, k, tp_coll_inplace_op(p, "c_sync_calc_stream", param, IR_ROLE_OPTIMIZE));
+        tp_coll_push_after(after, k, sub);
+        tp_coll_push_after(after, k, tp_coll_inplace_op(p, "c_sync_calc_stream", param, IR_ROLE_OPTIMIZE));
         ring = (ring + 1) % nrings;
         ir_op *ar = tp_coll_inplace_op(p, "c_allreduce_sum", param, IR_ROLE_OPTIMIZE);
         ir_op_set_int(ar, "ring_id", ring);
-        push_after(after, k, ar);
+        tp_coll_push_after(after, k, ar);
         g_ptr_array_add(updated, (void *)param);
         last = param;
     }
-    rebuild(b, after, 0, NULL);
-    free_after(after, n);
+    tp_coll_rebuild(b, after, 0, NULL);
+    tp_coll_free_after(after, n);
     /* Python appends the stream syncs on `param` after the loop, a name
      * unbound (NameError) when no op updates a param; then there is
      * nothing to wait for, so pdtrans appends none. */
@@ -304,7 +201,7 @@ void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
     for (guint i = updated->len; i-- > 0;) {
         const char *param = updated->pdata[i];
         const char *snap = snapshot_name(param);
-        g_ptr_array_add(tail, scale_op(p, param, 1.0 / nranks, IR_ROLE_OPTIMIZE));
+        g_ptr_array_add(tail, tp_coll_scale_op(p, param, 1.0 / nranks, IR_ROLE_OPTIMIZE));
         ir_op *sub = tp_coll_op(p, "elementwise_sub", IR_ROLE_OPTIMIZE);
         ir_op_set_input1(sub, "X", snap);
         ir_op_set_input1(sub, "Y", param);
@@ -364,44 +261,6 @@ GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *star
     return out;
 }
 
-/* unique_name.generate('nccl_id') in a fresh process gives nccl_id_0,
- * nccl_id_1, ...; pdtrans counts the same way but skips names the startup
- * already holds, so an id var never aliases an existing var. */
-static const char *nccl_id_name(const ir_block *b, unsigned *counter)
-{
-    for (;;) {
-        const char *name = ir_internf("nccl_id_%u", (*counter)++);
-        if (!ir_block_find_var(b, name))
-            return name;
-    }
-}
-
-/* _init_communicator for one ring, as on a CUDA build (the XPU and custom
- * device variants differ only in op and var names).  wait_server_ready,
- * which makes rank 0 block until the other endpoints listen, is a run-time
- * act with no trace in the program; pdtrans does not wait. */
-void tp_coll_init_communicator(const tp_coll *c, ir_block *b, int ring, unsigned *counter,
-                               bool multitrainer)
-{
-    const char *id = nccl_id_name(b, counter);
-    ir_var *v = tp_create_var(b, id, IR_RAW, 0, NULL, 0, -1, 1);
-    v->tensor_slot = IR_TD_NONE;
-    ir_op *gen = tp_coll_op(b->program, "c_gen_nccl_id", IR_ROLE_FORWARD);
-    ir_op_set_output1(gen, "Out", id);
-    ir_op_set_int(gen, "rank", c->rank);
-    ir_op_set_string(gen, "endpoint", c->endpoint);
-    ir_op_set_strings(gen, "other_endpoints", c->others, c->n_others);
-    ir_op *init = tp_coll_op(b->program,
-                             multitrainer ? "c_comm_init_multitrainer" : "c_comm_init",
-                             IR_ROLE_FORWARD);
-    ir_op_set_input1(init, "X", id);
-    ir_op_set_int(init, multitrainer ? "ntrainers" : "nranks", c->nranks);
-    ir_op_set_int(init, multitrainer ? "trainer_id" : "rank", c->rank);
-    ir_op_set_int(init, "ring_id", ring);
-    ir_op *pair[2] = {gen, init};
-    ir_block_splice(b, b->n_ops, 0, pair, 2);
-}
-
 void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank, int nrings,
                      const char *endpoint, const char *const *others, size_t n_others,
                      bool local_sgd)
@@ -442,22 +301,6 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
     }
     ir_block_splice(b, b->n_ops, 0, (ir_op *const *)ops->pdata, ops->len);
     g_ptr_array_free(ops, TRUE);
-}
-
-/* Python's other_endpoints.remove(current_endpoint): the list without its
- * first match (caller frees with g_free). */
-const char **tp_coll_others(const pdt_list *eps, const char *endpoint, size_t *n)
-{
-    const char **others = g_new(const char *, eps->n ? eps->n : 1);
-    bool removed = false;
-    *n = 0;
-    for (size_t i = 0; i < eps->n; i++) {
-        if (!removed && eps->items[i] == endpoint)
-            removed = true;
-        else
-            others[(*n)++] = eps->items[i];
-    }
-    return others;
 }
 
 /* ---- the mode ---- */

@@ -7,11 +7,6 @@
 #include "../../ir/util.h"
 #include "transpile.h"
 
-bool tp_is_optimizer_op(const ir_op *op)
-{
-    return ir_op_input(op, "Param") && ir_op_input(op, "LearningRate");
-}
-
 /* Paddle 1.x marks clip ops with "@CLIP" in op_namescope; 2.x and later put
  * them under the name scope "gradient_clip" (seed defect 7). */
 static bool is_clip_op(const ir_op *op)
@@ -76,18 +71,6 @@ static int add_pair(tp_plan *st, GArray *pairs, const char *param,
     return PDT_OK;
 }
 
-const char *tp_sparse_table_of(const ir_op *op)
-{
-    const char *lt = ir_intern("lookup_table"), *nce = ir_intern("nce"),
-               *dlt = ir_intern("distributed_lookup_table");
-    bool sparse = ((op->type == lt || op->type == nce) &&
-                   ir_op_get_bool(op, "is_sparse", false)) ||
-                  op->type == dlt;
-    /* The seed reads input "W" of nce ops too, which raises: their table
-     * is "Weight" (transpile_prefetch.c). */
-    return sparse ? ir_op_input1(op, op->type == nce ? "Weight" : "W") : NULL;
-}
-
 static void mark_sparse_tables(tp_plan *st)
 {
     for (size_t i = 0; i < st->b0->n_ops; i++) {
@@ -136,14 +119,30 @@ static int add_update_vars(tp_plan *st, GArray *pairs, GHashTable *seen)
     return PDT_OK;
 }
 
-int tp_find_optimize(tp_plan *st)
+/* What an optimize op must be to move to a pserver: its vars declared, no
+ * BLOCK attrs (pserver mode), a LearningRate input that names a var. */
+static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
+{
+    int rc = check_declared(st, op, i);
+    if (!rc && st->ctx->mode == PDT_MODE_PSERVER)
+        rc = refuse_block_attrs(st, op, i);
+    if (rc)
+        return rc;
+    const ir_slot *lr = ir_op_input(op, "LearningRate");
+    if (lr && lr->n_args == 0 && ir_op_input(op, "Param")) {
+        pdt_error("%s: block 0, op %zu '%s': input 'LearningRate' is empty",
+                  st->ctx->main_path, i, op->type);
+        return PDT_EBADINPUT;
+    }
+    return PDT_OK;
+}
+
+/* One pass over block 0: op_kind of every op, the optimize ops'
+ * positions and op_by_param lists, and params_grads in op order. */
+static int classify_ops(tp_plan *st, GArray *pairs, GHashTable *seen)
 {
     const ir_block *b = st->b0;
     int rc = PDT_OK;
-    st->op_kind = ir_arena_alloc(st->arena, b->n_ops + 1);
-    st->opt_pos = ir_arena_alloc(st->arena, (b->n_ops + 1) * sizeof *st->opt_pos);
-    GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     bool pserver = st->ctx->mode == PDT_MODE_PSERVER;
     for (size_t i = 0; i < b->n_ops && rc == PDT_OK; i++) {
         const ir_op *op = b->ops[i];
@@ -161,18 +160,9 @@ int tp_find_optimize(tp_plan *st)
         }
         st->op_kind[i] = TP_OP_OPTIMIZE;
         st->opt_pos[st->n_opt++] = i;
-        rc = check_declared(st, op, i);
-        if (!rc && pserver)
-            rc = refuse_block_attrs(st, op, i);
+        rc = check_optimize_op(st, op, i);
         if (rc)
             break;
-        const ir_slot *lr = ir_op_input(op, "LearningRate");
-        if (lr && lr->n_args == 0 && ir_op_input(op, "Param")) {
-            pdt_error("%s: block 0, op %zu '%s': input 'LearningRate' is empty",
-                      st->ctx->main_path, i, op->type);
-            rc = PDT_EBADINPUT;
-            break;
-        }
         size_t n_rv = 0;
         const char **rv = tp_get_strings(op, "op_role_var", &n_rv, st->arena);
         if (n_rv == 0)
@@ -188,29 +178,14 @@ int tp_find_optimize(tp_plan *st)
         g_hash_table_add(seen, (void *)rv[0]);
         rc = add_pair(st, pairs, rv[0], rv[1], op, i);
     }
-    if (rc == PDT_OK && st->n_opt > 0)
-        rc = add_update_vars(st, pairs, seen);
-    g_hash_table_destroy(seen);
-    if (rc == PDT_OK && st->n_opt == 0) {
-        pdt_error("%s: no optimize ops (op_role 2) in block 0: nothing to distribute "
-                  "(run the optimizer first, or give --loss and --optimizer)",
-                  st->ctx->main_path);
-        rc = PDT_EBADINPUT;
-    } else if (rc == PDT_OK && pairs->len == 0) {
-        pdt_error("%s: no optimize op names a (param, grad) pair in 'op_role_var'",
-                  st->ctx->main_path);
-        rc = PDT_EBADINPUT;
-    }
-    st->n_pairs = pairs->len;
-    st->pairs = ir_arena_alloc(st->arena, (pairs->len + 1) * sizeof(tp_pair));
-    if (pairs->len)
-        memcpy(st->pairs, pairs->data, pairs->len * sizeof(tp_pair));
-    g_array_free(pairs, TRUE);
-    if (rc || (rc = tp_table_find(st)))
-        return rc;
-    /* The seed dedups params and grads through one name set; a grad shared
-     * by two params (or a param that is another's grad) would break its
-     * pairing, so refuse it with a clear message instead. */
+    return rc;
+}
+
+/* The seed dedups params and grads through one name set; a grad shared by
+ * two params (or a param that is another's grad) would break its pairing,
+ * so refuse it with a clear message instead.  Fills pair_of_param/grad. */
+static int index_pairs(tp_plan *st)
+{
     for (size_t i = 0; i < st->n_pairs; i++) {
         tp_pair *p = &st->pairs[i];
         if (g_hash_table_contains(st->pair_of_grad, p->grad.name) ||
@@ -229,6 +204,37 @@ int tp_find_optimize(tp_plan *st)
         g_hash_table_insert(st->pair_of_param, (void *)p->param.name, GSIZE_TO_POINTER(i + 1));
         g_hash_table_insert(st->pair_of_grad, (void *)p->grad.name, GSIZE_TO_POINTER(i + 1));
     }
+    return PDT_OK;
+}
+
+int tp_find_optimize(tp_plan *st)
+{
+    const ir_block *b = st->b0;
+    st->op_kind = ir_arena_alloc(st->arena, b->n_ops + 1);
+    st->opt_pos = ir_arena_alloc(st->arena, (b->n_ops + 1) * sizeof *st->opt_pos);
+    GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    int rc = classify_ops(st, pairs, seen);
+    if (rc == PDT_OK && st->n_opt > 0)
+        rc = add_update_vars(st, pairs, seen);
+    g_hash_table_destroy(seen);
+    if (rc == PDT_OK && st->n_opt == 0) {
+        pdt_error("%s: no optimize ops (op_role 2) in block 0: nothing to distribute "
+                  "(run the optimizer first, or give --loss and --optimizer)",
+                  st->ctx->main_path);
+        rc = PDT_EBADINPUT;
+    } else if (rc == PDT_OK && pairs->len == 0) {
+        pdt_error("%s: no optimize op names a (param, grad) pair in 'op_role_var'",
+                  st->ctx->main_path);
+        rc = PDT_EBADINPUT;
+    }
+    st->n_pairs = pairs->len;
+    st->pairs = ir_arena_alloc(st->arena, (pairs->len + 1) * sizeof(tp_pair));
+    if (pairs->len)
+        memcpy(st->pairs, pairs->data, pairs->len * sizeof(tp_pair));
+    g_array_free(pairs, TRUE);
+    if (rc || (rc = tp_table_find(st)) || (rc = index_pairs(st)))
+        return rc;
     mark_sparse_tables(st);
     return tp_find_remote_prefetch(st);
 }

@@ -202,15 +202,12 @@ static const char **insert_sends(trainer *t, const long *anchors)
     return dummy;
 }
 
-/* The rest of transpile(): barriers, recvs and concats at the end. */
-static void append_recvs(trainer *t, const char **dummy)
+/* transpile(), sync_mode=False: each step counter goes to every pserver,
+ * which sums the trainers' counters in its LR block.  Returns the sends'
+ * dummy outputs. */
+static const char **send_lr_counters(trainer *t)
 {
     tp_plan *st = t->st;
-    int tid = st->ctx->trainer_id;
-    const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
-    const char *table_dummy = tp_table_send_dummy(st, t->b, &t->ctl);
-    /* transpile(), sync_mode=False: each step counter goes to every
-     * pserver, which sums the trainers' counters in its LR block. */
     const char **decay_out = ir_arena_alloc(st->arena, (st->n_lr_counters + 1) * sizeof *decay_out);
     for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++) {
         const char *c = st->lr_counters[i];
@@ -227,24 +224,14 @@ static void append_recvs(trainer *t, const char **dummy)
         ir_op_set_strings(op, "op_role_var", rv, 2);
         g_ptr_array_add(t->tail, op);
     }
-    if (st->sync || (st->runtime_split && st->half_async)) {
-        ir_op *op = new_op(t, "send_barrier", IR_ROLE_RPC);
-        const char **deps = ir_arena_alloc(
-            st->arena, (st->n_pairs + st->n_lr_counters + 2) * sizeof *deps);
-        size_t nd = 0;
-        for (size_t q = 0; q < st->n_pairs; q++)
-            deps[nd++] = dummy[st->send_order[q]];
-        if (table_dummy)
-            deps[nd++] = table_dummy;
-        for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++)
-            deps[nd++] = decay_out[i];
-        ir_op_set_input(op, "X", deps, nd);
-        ir_op_set_output1(op, "Out", barrier_out);
-        ir_op_set_strings(op, "endpoints", st->eps, st->n_eps);
-        ir_op_set_int(op, "trainer_id", tid);
-        ir_op_set_bool(op, "half_async", !st->sync);
-        g_ptr_array_add(t->tail, op);
-    }
+    return decay_out;
+}
+
+/* One recv per param (its slices), then fetch_barrier in sync mode. */
+static void recv_params(trainer *t, const char *barrier_out, const char **dummy)
+{
+    tp_plan *st = t->st;
+    int tid = st->ctx->trainer_id;
     GPtrArray *recv_outs = g_ptr_array_new();
     for (size_t pi = 0; pi < st->n_pairs; pi++) {
         tp_pair *p = &st->pairs[pi];
@@ -279,6 +266,35 @@ static void append_recvs(trainer *t, const char **dummy)
         g_ptr_array_add(t->tail, op);
     }
     g_ptr_array_free(recv_outs, TRUE);
+}
+
+/* The rest of transpile(): barriers, recvs and concats at the end. */
+static void append_recvs(trainer *t, const char **dummy)
+{
+    tp_plan *st = t->st;
+    int tid = st->ctx->trainer_id;
+    const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
+    const char *table_dummy = tp_table_send_dummy(st, t->b, &t->ctl);
+    const char **decay_out = send_lr_counters(t);
+    if (st->sync || (st->runtime_split && st->half_async)) {
+        ir_op *op = new_op(t, "send_barrier", IR_ROLE_RPC);
+        const char **deps = ir_arena_alloc(
+            st->arena, (st->n_pairs + st->n_lr_counters + 2) * sizeof *deps);
+        size_t nd = 0;
+        for (size_t q = 0; q < st->n_pairs; q++)
+            deps[nd++] = dummy[st->send_order[q]];
+        if (table_dummy)
+            deps[nd++] = table_dummy;
+        for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++)
+            deps[nd++] = decay_out[i];
+        ir_op_set_input(op, "X", deps, nd);
+        ir_op_set_output1(op, "Out", barrier_out);
+        ir_op_set_strings(op, "endpoints", st->eps, st->n_eps);
+        ir_op_set_int(op, "trainer_id", tid);
+        ir_op_set_bool(op, "half_async", !st->sync);
+        g_ptr_array_add(t->tail, op);
+    }
+    recv_params(t, barrier_out, dummy);
     for (size_t pi = 0; pi < st->n_pairs && !st->runtime_split; pi++) {
         tp_pair *p = &st->pairs[pi];
         if (p->param.n_slices <= 1 || p->remote)

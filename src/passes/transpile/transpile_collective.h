@@ -1,5 +1,5 @@
-/* transpile_collective.h - what collective.c shares with
- * transpile_collective_spmt.c (the public entry points are in transpile.h). */
+/* transpile_collective.h - collective_ops.c, the helpers collective.c and
+ * transpile_collective_spmt.c share (their entry points are in transpile.h). */
 #ifndef PDT_TRANSPILE_COLLECTIVE_H
 #define PDT_TRANSPILE_COLLECTIVE_H
 
@@ -27,5 +27,17 @@ const char **tp_coll_others(const pdt_list *eps, const char *endpoint, size_t *n
  * `multitrainer`). */
 void tp_coll_init_communicator(const tp_coll *c, ir_block *b, int ring, unsigned *counter,
                                bool multitrainer);
+
+/* scale X=Out=var by `scale`. */
+ir_op *tp_coll_scale_op(ir_program *p, const char *var, double scale, int role);
+/* Rebuilds b's ops with after[k] (ops, may be NULL) placed right after op
+ * k, and before's ops right before op before_pos: one O(n + k) pass. */
+void tp_coll_rebuild(ir_block *b, GPtrArray **after, size_t before_pos, GPtrArray *before);
+void tp_coll_free_after(GPtrArray **after, size_t n);
+void tp_coll_push_after(GPtrArray **after, size_t k, ir_op *op);
+/* The first output argument, slots in name order. */
+const char *tp_coll_first_output(const ir_op *op);
+/* Backward and Loss role bits both set. */
+bool tp_coll_is_loss_grad_op(const ir_op *op);
 
 #endif

@@ -131,13 +131,13 @@ static int plan_table(tp_plan *st, const ir_defuse *du, remote_table *t, const s
     return PDT_OK;
 }
 
-int tp_find_remote_prefetch(tp_plan *st)
+/* uses[pair]: positions of the remote ops naming the pair's param as an
+ * input; NULL when the block has no remote op. */
+static GArray **remote_uses(const tp_plan *st)
 {
     const ir_block *b = st->b0;
-    /* uses[pair]: positions of the remote ops naming the param as an input */
     GArray **uses = NULL;
-    int rc = PDT_OK;
-    for (size_t i = 0; i < b->n_ops && rc == PDT_OK; i++) {
+    for (size_t i = 0; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
         if (!is_remote_op(op))
             continue;
@@ -159,8 +159,34 @@ int tp_find_remote_prefetch(tp_plan *st)
                     g_array_append_val(*u, i);
             }
     }
+    return uses;
+}
+
+/* Pair pi's remote ops, at pos[0..n): all of one type, or an error. */
+static int check_one_type(tp_plan *st, const tp_pair *p, const size_t *pos, size_t n)
+{
+    const ir_block *b = st->b0;
+    const char *type = b->ops[pos[0]]->type;
+    for (size_t k = 1; k < n; k++)
+        if (b->ops[pos[k]]->type != type) {
+            /* The seed rewrites only the ops of the first op's type and
+             * leaves the others reading a table the trainer never
+             * receives. */
+            pdt_error("%s: remote_prefetch table '%s' is also read by op %zu '%s' "
+                      "with remote_prefetch; all remote ops of one table must have one type",
+                      op_where(st, pos[k]), p->param.name, pos[0], type);
+            return PDT_EBADINPUT;
+        }
+    return PDT_OK;
+}
+
+int tp_find_remote_prefetch(tp_plan *st)
+{
+    const ir_block *b = st->b0;
+    GArray **uses = remote_uses(st);
     if (!uses)
-        return rc;
+        return PDT_OK;
+    int rc = PDT_OK;
     ir_defuse *du = NULL;
     GArray *tables = g_array_new(FALSE, TRUE, sizeof(remote_table));
     for (size_t pi = 0; pi < st->n_pairs && rc == PDT_OK; pi++) {
@@ -171,20 +197,9 @@ int tp_find_remote_prefetch(tp_plan *st)
         if (!u || p->grad.var->type != IR_SELECTED_ROWS)
             continue;
         const size_t *pos = (const size_t *)u->data;
-        const char *type = b->ops[pos[0]]->type;
-        for (size_t k = 1; k < u->len; k++)
-            if (b->ops[pos[k]]->type != type) {
-                /* The seed rewrites only the ops of the first op's type and
-                 * leaves the others reading a table the trainer never
-                 * receives. */
-                pdt_error("%s: remote_prefetch table '%s' is also read by op %zu '%s' "
-                          "with remote_prefetch; all remote ops of one table must have one type",
-                          op_where(st, pos[k]), p->param.name, pos[0], type);
-                rc = PDT_EBADINPUT;
-                break;
-            }
-        if (rc)
+        if ((rc = check_one_type(st, p, pos, u->len)))
             break;
+        const char *type = b->ops[pos[0]]->type;
         p->remote = true;
         if (!is_lookup(type))
             continue;   /* nce: only the recv goes */

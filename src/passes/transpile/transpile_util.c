@@ -177,3 +177,20 @@ void tp_framework_attrs(GHashTable *input_ops, ir_program *p)
                 ir_op_set_strings(op, "op_role_var", NULL, 0);
         }
 }
+
+bool tp_is_optimizer_op(const ir_op *op)
+{
+    return ir_op_input(op, "Param") && ir_op_input(op, "LearningRate");
+}
+
+const char *tp_sparse_table_of(const ir_op *op)
+{
+    const char *lt = ir_intern("lookup_table"), *nce = ir_intern("nce"),
+               *dlt = ir_intern("distributed_lookup_table");
+    bool sparse = ((op->type == lt || op->type == nce) &&
+                   ir_op_get_bool(op, "is_sparse", false)) ||
+                  op->type == dlt;
+    /* The seed reads input "W" of nce ops too, which raises: their table
+     * is "Weight" (transpile_prefetch.c). */
+    return sparse ? ir_op_input1(op, op->type == nce ? "Weight" : "W") : NULL;
+}
