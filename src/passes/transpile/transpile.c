@@ -84,7 +84,7 @@ tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage)
 static void order_staged(tp_plan *st)
 {
     pdt_ctx *ctx = st->ctx;
-    size_t n_known = 2 + 2 * st->n_eps, n = 0;
+    size_t n_known = 2 + 2 * st->n_eps;
     ir_program **order = g_new0(ir_program *, n_known);
     order[0] = st->trainer_main;
     order[1] = st->trainer_startup;
@@ -92,20 +92,30 @@ static void order_staged(tp_plan *st)
         order[2 + 2 * e] = st->pserver_main[e];
         order[3 + 2 * e] = st->pserver_startup[e];
     }
-    pdt_output *sorted = g_new(pdt_output, ctx->n_staged + 1);
-    bool *taken = g_new0(bool, ctx->n_staged + 1);
+    /* slot[i]: the staged entry of order[i]; entries not in `order` keep
+     * their place after the known ones. */
+    GHashTable *rank = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (size_t i = 0; i < n_known; i++)
-        for (size_t k = 0; order[i] && k < ctx->n_staged; k++)
-            if (!taken[k] && ctx->staged[k].program == order[i]) {
-                sorted[n++] = ctx->staged[k];
-                taken[k] = true;
-            }
+        if (order[i])
+            g_hash_table_insert(rank, order[i], GSIZE_TO_POINTER(i + 1));
+    pdt_output **slot = g_new0(pdt_output *, n_known);
+    pdt_output *sorted = g_new(pdt_output, ctx->n_staged + 1);
+    size_t n = 0;
+    for (size_t k = 0; k < ctx->n_staged; k++) {
+        size_t r = GPOINTER_TO_SIZE(g_hash_table_lookup(rank, ctx->staged[k].program));
+        if (r)
+            slot[r - 1] = &ctx->staged[k];
+    }
+    for (size_t i = 0; i < n_known; i++)
+        if (slot[i])
+            sorted[n++] = *slot[i];
     for (size_t k = 0; k < ctx->n_staged; k++)
-        if (!taken[k])
+        if (!g_hash_table_contains(rank, ctx->staged[k].program))
             sorted[n++] = ctx->staged[k];
     if (n)
         memcpy(ctx->staged, sorted, n * sizeof *sorted);
-    g_free(taken);
+    g_hash_table_destroy(rank);
+    g_free(slot);
     g_free(sorted);
     g_free(order);
 }

@@ -277,9 +277,14 @@ void *tp_table_json(tp_plan *st);
 int tp_insert_send_recv(tp_plan *st, ir_program **main, ir_program **startup);
 /* delete_optimizer.c: get_trainer_program's deletions, in place. */
 int tp_delete_optimizer(tp_plan *st, ir_program *main, ir_program *startup);
+/* build_pserver.c, build_pserver_startup.c: pserver ep's programs, new,
+ * from the plan and the unchanged inputs (which they only read). */
 int tp_build_pserver(tp_plan *st, size_t ep, ir_program **main);
 int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
                              ir_program **startup);
+/* nccl2.c, collective.c: check ctx, then take ctx->main and ctx->startup
+ * over (leaving empty programs there) and rewrite them into *main and
+ * *startup.  On an error (message printed) ctx is untouched. */
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
 /* ---- collective.c (--mode=collective) ---- */
 int tp_build_collective(pdt_ctx *ctx, ir_program **main, ir_program **startup);
