@@ -30,7 +30,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke alloc-sweep
+.PHONY: all check unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke fuzz-smoke-check alloc-sweep
 
 all: $(BIN)
 
@@ -95,6 +95,19 @@ check: deps
 	@sh tests/install.sh
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh
 	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh
+	@$(MAKE) --no-print-directory fuzz-smoke-check
+
+# make check's fuzz step: every target for FUZZ_SECONDS (30) on its seeds
+# when clang can build libFuzzer targets, else one line saying why not.
+# Skipped under SANITIZE=1: the plain make check runs it, and the targets
+# are built with ASan and UBSan either way.
+fuzz-smoke-check:
+ifeq ($(SANITIZE),1)
+	@echo "fuzz-smoke: skipped under SANITIZE=1 (plain 'make check' runs it; the targets always build with ASan and UBSan)"
+else
+	@if sh tests/fuzz/run.sh --available; then sh tests/fuzz/run.sh --smoke; \
+	else echo "fuzz-smoke: skipped: clang cannot build libFuzzer targets here (tests/fuzz/run.sh --available; 'make fuzz' installs clang)"; fi
+endif
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -117,7 +130,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libpdtrans.a
 # Coverage-guided fuzzing (clang + libFuzzer, ASan, UBSan); see
 # tests/fuzz/README.md.  fuzz: every target in turn, FUZZ_SECONDS=60 each,
 # corpora kept in build/fuzz/corpus; fuzz-smoke: every target on its seeds,
-# FUZZ_SECONDS=30 each, two at a time.
+# FUZZ_SECONDS=30 each, FUZZ_SMOKE_JOBS=4 at a time (part of make check).
 fuzz: deps
 	@sh tests/fuzz/run.sh
 

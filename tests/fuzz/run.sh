@@ -7,7 +7,8 @@
 #
 #   sh tests/fuzz/run.sh                   fuzz every target, one at a time
 #   sh tests/fuzz/run.sh --smoke           every target on a fresh corpus
-#                                          (seeds only), two at a time, for
+#                                          (seeds only), FUZZ_SMOKE_JOBS
+#                                          (default 4) at a time, for
 #                                          FUZZ_SECONDS (default 30) each
 #   sh tests/fuzz/run.sh --available       exit 0 if clang can build
 #                                          libFuzzer targets (installs nothing)
@@ -27,6 +28,7 @@
 #                 and text, 4194304 for the pipeline targets, so the real
 #                 training programs load whole)
 #   FUZZ_JOBS     >1: libFuzzer -fork=N worker processes (default 1)
+#   FUZZ_SMOKE_JOBS  --smoke: targets run at once (default 4)
 #   FUZZ_FLAGS    extra libFuzzer flags
 #   FUZZ_CFLAGS   extra compiler flags (e.g. -fno-sanitize=nonnull-attribute
 #                 to look past a known finding; `rm -rf build/fuzz/bin`
@@ -131,15 +133,30 @@ obj_of() { echo "$BIN/obj/$(echo "$1" | sed 's|^src/||; s|^build/gen/||; s|^test
 objs=
 for s in $srcs; do objs="$objs $(obj_of "$s")"; done
 # Library objects get coverage instrumentation only (fuzzer-no-link), two
-# compilers at a time (the machine is shared), and only when the source or
-# some header is newer than the object.
-newest_h=$(ls -t src/*.h src/*/*.h src/*/*/*.h build/gen/*.h 2>/dev/null | head -1)
+# compilers at a time (the machine is shared).  The objects are a cache:
+# one is rebuilt only when its source or a header it includes (clang -MMD
+# records them in OBJ.d) is newer, and all are dropped when the compiler
+# or its flags change, so a `make check` after a small change rebuilds a
+# few files, not the library.
+stamp="$("$CLANG" --version | head -1) $CFLAGS"
+if [ "$(cat "$BIN/flags" 2>/dev/null)" != "$stamp" ]; then
+    rm -f "$BIN"/obj/*.o "$BIN"/obj/*.d "$BIN"/fuzz_*
+    printf '%s\n' "$stamp" >"$BIN/flags"
+fi
+# stale OBJ: true when OBJ must be rebuilt from SRC.
+stale() {
+    [ -f "$2" ] && [ -f "$2.d" ] && ! [ "$1" -nt "$2" ] || return 0
+    for dep in $(sed 's/^[^:]*://; s/\\$//' "$2.d"); do
+        [ -e "$dep" ] && ! [ "$dep" -nt "$2" ] || return 0
+    done
+    return 1
+}
 for s in $srcs; do
     o=$(obj_of "$s")
-    if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then echo "$s $o"; fi
+    if stale "$s" "$o"; then echo "$s $o"; fi
 done |
     xargs -r -P 2 -n 2 sh -c \
-        "exec nice $CLANG $CFLAGS -fsanitize=fuzzer-no-link -c -o \"\$2\" \"\$1\"" sh ||
+        "exec nice $CLANG $CFLAGS -fsanitize=fuzzer-no-link -MMD -MF \"\$2.d\" -c -o \"\$2\" \"\$1\"" sh ||
     die "compiling the library failed"
 for t in $TARGETS; do
     [ -f "tests/fuzz/fuzz_$t.c" ] || die "no target tests/fuzz/fuzz_$t.c"
@@ -317,22 +334,22 @@ run_target() {
 status=0
 if [ $MODE = smoke ]; then
     # Fresh corpora (the seeds only), so the smoke test does not depend on
-    # earlier runs; two targets at a time.
+    # earlier runs; FUZZ_SMOKE_JOBS targets at a time (default 4: each
+    # runs for its wall-clock seconds however many share the cores, so
+    # more at once shortens the smoke test and thins each target's runs).
+    per=${FUZZ_SMOKE_JOBS:-4}
     set -- $TARGETS
     while [ $# -gt 0 ]; do
-        a=$1; shift
-        b=${1:-}; [ $# -gt 0 ] && shift
-        rm -rf "$OUT/smoke/$a" "$OUT/smoke/$b"
-        run_target "$a" "$OUT/smoke/$a" >/dev/null &
-        pa=$!
-        if [ -n "$b" ]; then
-            run_target "$b" "$OUT/smoke/$b" >/dev/null &
-            pb=$!
-            wait $pb || status=1
-            cat "$OUT/fuzz_$b.log.summary"
-        fi
-        wait $pa || status=1
-        cat "$OUT/fuzz_$a.log.summary"
+        group= pids=
+        while [ $# -gt 0 ] && [ "$(echo $group | wc -w)" -lt "$per" ]; do
+            rm -rf "$OUT/smoke/$1"
+            run_target "$1" "$OUT/smoke/$1" >/dev/null &
+            group="$group $1" pids="$pids $!"
+            shift
+        done
+        for p in $pids; do wait "$p" || status=1; done
+        # One line per target (the stat lines stay in the summary files).
+        for t in $group; do grep -v 'stat::' "$OUT/fuzz_$t.log.summary"; done
     done
 else
     for t in $TARGETS; do
