@@ -15,6 +15,11 @@
 #include "commands.def"
 #undef CMD
 
+/* memory_optimize.c: memory-optimize and release-memory parse the same
+ * options and run one pass each (PASS) on one program. */
+int cli_run_memory_pass(int argc, char **argv, const char *cmd, const char *usage,
+                        const char *pass);
+
 /* `verify rewrite` (verify_rewrite.c), dispatched by cmd_verify. */
 int cmd_verify_rewrite(int argc, char **argv);
 

@@ -17,13 +17,17 @@ static const char USAGE[] =
     "Vars a caller fetches must be named in --skip: like Paddle, pdtrans does\n"
     "not protect fetch targets.\n\n";
 
-int cmd_memory_optimize(int argc, char **argv)
+/* memory-optimize and release-memory: one memory pass on one program.
+ * release_memory leaves ctx.memory.log empty, so only memory_optimize
+ * prints a log. */
+int cli_run_memory_pass(int argc, char **argv, const char *cmd, const char *usage,
+                        const char *pass)
 {
     pdt_ctx ctx;
     pdt_ctx_init(&ctx);
     cli_common common = {0};
-    cli_spec spec = {.cmd = "memory-optimize", .usage = USAGE};
-    cli_family(&spec, &pdt_family_memory, &ctx, "memory_optimize", NULL);
+    cli_spec spec = {.cmd = cmd, .usage = usage};
+    cli_family(&spec, &pdt_family_memory, &ctx, pass, NULL);
     cli_common_group(&spec, &common, "output text force");
     cli_family(&spec, &pdt_family_run, &ctx, NULL, NULL);
     cli_common_group(&spec, &common, "quiet help");
@@ -32,7 +36,6 @@ int cmd_memory_optimize(int argc, char **argv)
         rc = cli_check_operands(spec.cmd, argc, &common, "expected one input program");
     if (rc == PDT_OK && !cli_read_main(&ctx, argv[optind]))
         rc = PDT_EBADINPUT;
-    const char *pass = "memory_optimize";
     if (rc == PDT_OK)
         rc = pdt_run_pipeline(&ctx, &pass, 1);
     if (rc == PDT_OK)
@@ -42,4 +45,9 @@ int cmd_memory_optimize(int argc, char **argv)
         fputs(ctx.memory.log, cli_report_stream(common.out));
     pdt_ctx_free(&ctx);
     return rc == CLI_HELP ? PDT_OK : rc;
+}
+
+int cmd_memory_optimize(int argc, char **argv)
+{
+    return cli_run_memory_pass(argc, argv, "memory-optimize", USAGE, "memory_optimize");
 }

@@ -16,25 +16,5 @@ static const char USAGE[] =
 
 int cmd_release_memory(int argc, char **argv)
 {
-    pdt_ctx ctx;
-    pdt_ctx_init(&ctx);
-    cli_common common = {0};
-    cli_spec spec = {.cmd = "release-memory", .usage = USAGE};
-    cli_family(&spec, &pdt_family_memory, &ctx, "release_memory", NULL);
-    cli_common_group(&spec, &common, "output text force");
-    cli_family(&spec, &pdt_family_run, &ctx, NULL, NULL);
-    cli_common_group(&spec, &common, "quiet help");
-    int rc = cli_parse(&spec, argc, argv);
-    if (rc == PDT_OK)
-        rc = cli_check_operands(spec.cmd, argc, &common, "expected one input program");
-    if (rc == PDT_OK && !cli_read_main(&ctx, argv[optind]))
-        rc = PDT_EBADINPUT;
-    const char *pass = "release_memory";
-    if (rc == PDT_OK)
-        rc = pdt_run_pipeline(&ctx, &pass, 1);
-    if (rc == PDT_OK)
-        rc = pdio_write(ctx.main, common.out, common.text || pdio_path_is_text(common.out),
-                        common.force);
-    pdt_ctx_free(&ctx);
-    return rc == CLI_HELP ? PDT_OK : rc;
+    return cli_run_memory_pass(argc, argv, "release-memory", USAGE, "release_memory");
 }
