@@ -66,7 +66,7 @@ static void note_given(opts *o, const cli_spec *s)
     for (size_t i = 0; i < 3; i++)
         if (cli_given(s, sync_flags[i] + 2))
             o->sync_flag = sync_flags[i];
-    o->trainers_arg = o->ctx->trainers_arg;
+    o->trainers_arg = o->ctx->transpile.trainers_arg;
 }
 
 static int parse_args(int argc, char **argv, opts *o, pdt_list *passes)
@@ -279,7 +279,8 @@ int cmd_transpile(int argc, char **argv)
     ctx.settings.text_output = o.text;
     if (!o.passes)
         rc = pick_passes(&ctx, &passes);
-    if (!rc && !o.startup_path && ctx.mode == PDT_MODE_PSERVER && ctx.role != PDT_ROLE_TRAINER)
+    if (!rc && !o.startup_path && ctx.transpile.mode == PDT_MODE_PSERVER &&
+        ctx.transpile.role != PDT_ROLE_TRAINER)
         pdt_warning("no startup program given (-s): the pserver startup programs will "
                     "initialise no parameters");
     record_options(&o);

@@ -33,12 +33,12 @@ static int check_endpoints(const pdt_list *eps, const char *source)
 static int check_member(tcli_opts *o, const pdt_list *eps, const char *list_source)
 {
     pdt_ctx *ctx = o->ctx;
-    if (!cli_check_endpoint(TCLI_CMD, o->src_endpoint, ctx->endpoint))
+    if (!cli_check_endpoint(TCLI_CMD, o->src_endpoint, ctx->transpile.endpoint))
         return PDT_EUSAGE;
     for (size_t i = 0; i < eps->n; i++)
-        if (eps->items[i] == ctx->endpoint)
+        if (eps->items[i] == ctx->transpile.endpoint)
             return PDT_OK;
-    pdt_usage_error(TCLI_CMD, "endpoint '%s' (%s) is not one of %s", ctx->endpoint,
+    pdt_usage_error(TCLI_CMD, "endpoint '%s' (%s) is not one of %s", ctx->transpile.endpoint,
                     o->src_endpoint, list_source);
     return PDT_EUSAGE;
 }
@@ -48,12 +48,12 @@ static int check_member(tcli_opts *o, const pdt_list *eps, const char *list_sour
  * machine, so the count must be given. */
 static int check_hierarchical(const pdt_ctx *ctx)
 {
-    if (!ctx->hierarchical_allreduce) {
-        if (ctx->hierarchical_inter_nranks)
+    if (!ctx->transpile.hierarchical_allreduce) {
+        if (ctx->transpile.hierarchical_inter_nranks)
             return USAGE("--hierarchical-inter-nranks needs --hierarchical-allreduce");
         return PDT_OK;
     }
-    int n = ctx->hierarchical_inter_nranks, trainers = ctx->trainers;
+    int n = ctx->transpile.hierarchical_inter_nranks, trainers = ctx->transpile.trainers;
     if (n == 0)
         return USAGE("--hierarchical-allreduce needs --hierarchical-inter-nranks=N "
                      "(the GPUs per node; Paddle would ask the local CUDA runtime)");
@@ -70,13 +70,13 @@ static int check_hierarchical(const pdt_ctx *ctx)
 static int check_trainer_endpoints(tcli_opts *o, size_t min)
 {
     pdt_ctx *ctx = o->ctx;
-    const char *mode = mode_name(ctx->mode);
+    const char *mode = mode_name(ctx->transpile.mode);
     if (!o->trainers_arg)
         return USAGE("--mode=%s needs --trainers=EP,EP[,...]", mode);
-    pdt_list_free(&ctx->trainer_endpoints);
-    ctx->trainer_endpoints = pdt_list_split(o->trainers_arg);
-    ctx->trainers = (int)ctx->trainer_endpoints.n;
-    const pdt_list *eps = &ctx->trainer_endpoints;
+    pdt_list_free(&ctx->transpile.trainer_endpoints);
+    ctx->transpile.trainer_endpoints = pdt_list_split(o->trainers_arg);
+    ctx->transpile.trainers = (int)ctx->transpile.trainer_endpoints.n;
+    const pdt_list *eps = &ctx->transpile.trainer_endpoints;
     if (check_endpoints(eps, o->src_trainers))
         return PDT_EUSAGE;
     if (eps->n < min) {
@@ -84,15 +84,15 @@ static int check_trainer_endpoints(tcli_opts *o, size_t min)
                         "with single_process_multi_thread), got %zu", o->src_trainers, eps->n);
         return PDT_EUSAGE;
     }
-    if (ctx->role == PDT_ROLE_PSERVER)
+    if (ctx->transpile.role == PDT_ROLE_PSERVER)
         return USAGE("%s asks for a pserver, but --mode=%s has no pserver role", o->src_role, mode);
-    if (!ctx->endpoint)
+    if (!ctx->transpile.endpoint)
         return USAGE("--mode=%s needs --endpoint (this trainer's endpoint)", mode);
     if (check_member(o, eps, o->src_trainers))
         return PDT_EUSAGE;
-    if ((size_t)ctx->trainer_id >= eps->n) {
+    if ((size_t)ctx->transpile.trainer_id >= eps->n) {
         pdt_usage_error(TCLI_CMD, "%s: trainer id %d is out of range (%zu trainers)",
-                        o->src_trainer_id, ctx->trainer_id, eps->n);
+                        o->src_trainer_id, ctx->transpile.trainer_id, eps->n);
         return PDT_EUSAGE;
     }
     return PDT_OK;
@@ -102,11 +102,11 @@ static int check_trainer_endpoints(tcli_opts *o, size_t min)
 static int check_collective(tcli_opts *o)
 {
     pdt_ctx *ctx = o->ctx;
-    if (ctx->collective_mode == PDT_COLL_NONE)
+    if (ctx->transpile.collective_mode == PDT_COLL_NONE)
         return USAGE("--mode=collective needs --collective-mode=grad_allreduce|local_sgd|"
                      "single_process_multi_thread");
-    bool spmt = ctx->collective_mode == PDT_COLL_SPMT;
-    if (spmt && ctx->nccl_comm_num != 1)    /* SingleProcessMultiThread builds one ring */
+    bool spmt = ctx->transpile.collective_mode == PDT_COLL_SPMT;
+    if (spmt && ctx->transpile.nccl_comm_num != 1)    /* SingleProcessMultiThread builds one ring */
         return USAGE("--nccl-comm-num does not apply to "
                      "--collective-mode=single_process_multi_thread (one ring)");
     if (o->has_hierarchical)
@@ -116,11 +116,11 @@ static int check_collective(tcli_opts *o)
         return PDT_EUSAGE;
     /* Paddle does not check this, but its launchers give each trainer the
      * position of its endpoint, and two trainers with one rank hang. */
-    const pdt_list *eps = &ctx->trainer_endpoints;
+    const pdt_list *eps = &ctx->transpile.trainer_endpoints;
     for (size_t i = 0; i < eps->n; i++)
-        if (eps->items[i] == ctx->endpoint && i != (size_t)ctx->trainer_id)
+        if (eps->items[i] == ctx->transpile.endpoint && i != (size_t)ctx->transpile.trainer_id)
             pdt_warning("--trainer-id=%d, but endpoint '%s' is at position %zu of --trainers; "
-                        "each trainer needs its own rank", ctx->trainer_id, ctx->endpoint, i);
+                        "each trainer needs its own rank", ctx->transpile.trainer_id, ctx->transpile.endpoint, i);
     return PDT_OK;
 }
 
@@ -131,25 +131,25 @@ static int check_pserver_mode(tcli_opts *o)
         return USAGE("--hierarchical-* need --mode=nccl2");
     if (o->has_nccl_flags)
         return USAGE("--nccl-comm-num needs --mode=nccl2 or --mode=collective");
-    if (ctx->dc_asgd && ctx->sync_mode == PDT_SYNC)    /* the seed asserts not sync_mode */
+    if (ctx->transpile.dc_asgd && ctx->transpile.sync_mode == PDT_SYNC)    /* the seed asserts not sync_mode */
         return USAGE("--dc-asgd needs --async or --half-async");
     if (o->trainers_arg) {
         long n;
         if (!cli_parse_long(TCLI_CMD, o->src_trainers, o->trainers_arg, 1, 1L << 30, &n))
             return PDT_EUSAGE;
-        ctx->trainers = (int)n;
+        ctx->transpile.trainers = (int)n;
     }
-    if (ctx->pservers.n == 0)
+    if (ctx->transpile.pservers.n == 0)
         return USAGE("no pserver endpoints: give --pservers=EP[,EP...] (or --from-env)");
-    if (check_endpoints(&ctx->pservers, o->src_pservers))
+    if (check_endpoints(&ctx->transpile.pservers, o->src_pservers))
         return PDT_EUSAGE;
-    if (ctx->trainer_id >= ctx->trainers) {
+    if (ctx->transpile.trainer_id >= ctx->transpile.trainers) {
         pdt_usage_error(TCLI_CMD, "%s: trainer id %d is out of range: %d trainers (%s) allow 0 "
-                        "to %d", o->src_trainer_id, ctx->trainer_id, ctx->trainers,
-                        o->src_trainers, ctx->trainers - 1);
+                        "to %d", o->src_trainer_id, ctx->transpile.trainer_id, ctx->transpile.trainers,
+                        o->src_trainers, ctx->transpile.trainers - 1);
         return PDT_EUSAGE;
     }
-    if (ctx->endpoint && check_member(o, &ctx->pservers, o->src_pservers))
+    if (ctx->transpile.endpoint && check_member(o, &ctx->transpile.pservers, o->src_pservers))
         return PDT_EUSAGE;
     return PDT_OK;
 }
@@ -158,25 +158,25 @@ static int check_pserver_mode(tcli_opts *o)
 static int check_mode_options(tcli_opts *o)
 {
     pdt_ctx *ctx = o->ctx;
-    if (ctx->collective_mode != PDT_COLL_NONE && ctx->mode != PDT_MODE_COLLECTIVE)
+    if (ctx->transpile.collective_mode != PDT_COLL_NONE && ctx->transpile.mode != PDT_MODE_COLLECTIVE)
         return USAGE("--collective-mode needs --mode=collective");
-    if (ctx->dc_asgd && ctx->mode != PDT_MODE_PSERVER)
+    if (ctx->transpile.dc_asgd && ctx->transpile.mode != PDT_MODE_PSERVER)
         return USAGE("--dc-asgd needs --mode=pserver");
-    if (ctx->mode != PDT_MODE_PSERVER && (o->has_rpc_send || o->has_rpc_get ||
+    if (ctx->transpile.mode != PDT_MODE_PSERVER && (o->has_rpc_send || o->has_rpc_get ||
                                           o->has_rpc_prefetch))
         return USAGE("--rpc-*-threads set the pservers' listen_and_serv: they need "
                      "--mode=pserver");
-    if (ctx->collective_mode != PDT_COLL_SPMT && (o->has_gpus || o->has_fuse ||
+    if (ctx->transpile.collective_mode != PDT_COLL_SPMT && (o->has_gpus || o->has_fuse ||
                                                   o->has_loss_scale))
         return USAGE("--selected-gpus, --fuse-allreduce and --loss-scale need "
                      "--collective-mode=single_process_multi_thread");
     /* The seed ignores these outside pserver mode; say so rather than
      * let a launcher believe they took effect. */
-    if (ctx->mode != PDT_MODE_PSERVER && o->has_pservers)
-        pdt_warning("--pservers is ignored with --mode=%s", mode_name(ctx->mode));
-    if (ctx->mode != PDT_MODE_PSERVER && o->sync_flag)
+    if (ctx->transpile.mode != PDT_MODE_PSERVER && o->has_pservers)
+        pdt_warning("--pservers is ignored with --mode=%s", mode_name(ctx->transpile.mode));
+    if (ctx->transpile.mode != PDT_MODE_PSERVER && o->sync_flag)
         pdt_warning("--sync, --async and --half-async are ignored with --mode=%s",
-                    mode_name(ctx->mode));
+                    mode_name(ctx->transpile.mode));
     return PDT_OK;
 }
 
@@ -185,9 +185,9 @@ int tcli_check_usage(tcli_opts *o)
     pdt_ctx *ctx = o->ctx;
     if (check_mode_options(o))
         return PDT_EUSAGE;
-    if (ctx->mode == PDT_MODE_COLLECTIVE)
+    if (ctx->transpile.mode == PDT_MODE_COLLECTIVE)
         return check_collective(o);
-    if (ctx->mode == PDT_MODE_NCCL2)
+    if (ctx->transpile.mode == PDT_MODE_NCCL2)
         return check_trainer_endpoints(o, 1) || check_hierarchical(ctx) ? PDT_EUSAGE : PDT_OK;
     return check_pserver_mode(o);
 }

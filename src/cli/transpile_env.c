@@ -119,9 +119,9 @@ static int env_role(tcli_opts *o)
         return missing("PADDLE_TRAINING_ROLE (Paddle 1) or TRAINING_ROLE (Paddle 2) is not set; "
                        "give --role otherwise");
     if (!strcmp(role, "TRAINER")) {
-        o->ctx->role = PDT_ROLE_TRAINER;
+        o->ctx->transpile.role = PDT_ROLE_TRAINER;
     } else if (!strcmp(role, "PSERVER")) {
-        o->ctx->role = PDT_ROLE_PSERVER;
+        o->ctx->transpile.role = PDT_ROLE_PSERVER;
     } else {
         pdt_usage_error(TCLI_CMD, "--from-env: %s must be TRAINER or PSERVER, not '%s'%s", src,
                         role, strcmp(role, "HETER_TRAINER") ? ""
@@ -152,8 +152,8 @@ static int env_pservers(tcli_opts *o)
         return missing("no pserver endpoints: set PADDLE_PSERVERS_IP_PORT_LIST (Paddle 2), "
                        "PADDLE_PSERVER_ENDPOINTS or PADDLE_PSERVER_IPS and PADDLE_PSERVER_PORT "
                        "(Paddle 1), or give --pservers");
-    pdt_list_free(&o->ctx->pservers);
-    o->ctx->pservers = pdt_list_split(value);
+    pdt_list_free(&o->ctx->transpile.pservers);
+    o->ctx->transpile.pservers = pdt_list_split(value);
     o->src_pservers = src;
     return PDT_OK;
 }
@@ -183,7 +183,7 @@ static int env_trainer_id(tcli_opts *o)
         return missing("PADDLE_TRAINER_ID is not set; give --trainer-id otherwise");
     if (!env_int("PADDLE_TRAINER_ID", v, 0, 1L << 30, &n))
         return PDT_EUSAGE;
-    o->ctx->trainer_id = (int)n;
+    o->ctx->transpile.trainer_id = (int)n;
     o->src_trainer_id = "PADDLE_TRAINER_ID";
     return PDT_OK;
 }
@@ -203,7 +203,7 @@ static int env_current_pserver(tcli_opts *o)
         return missing("this pserver's endpoint needs POD_IP and PADDLE_PORT (Paddle 2), or "
                        "PADDLE_CURRENT_IP and PADDLE_PSERVER_PORT, or PADDLE_CURRENT_ENDPOINT "
                        "(Paddle 1); give --endpoint otherwise");
-    o->ctx->endpoint = value;
+    o->ctx->transpile.endpoint = value;
     o->src_endpoint = src;
     return PDT_OK;
 }
@@ -225,13 +225,13 @@ static int env_count(tcli_opts *o, const char *name, bool given, int *out)
  * variables: read here, only under --from-env. */
 static int env_runtime(tcli_opts *o)
 {
-    pdt_runtime *rt = &o->ctx->runtime;
-    if (o->ctx->mode == PDT_MODE_PSERVER)
+    pdt_runtime *rt = &o->ctx->transpile.runtime;
+    if (o->ctx->transpile.mode == PDT_MODE_PSERVER)
         return env_count(o, "FLAGS_rpc_send_thread_num", o->has_rpc_send, &rt->rpc_send_threads)
             || env_count(o, "FLAGS_rpc_get_thread_num", o->has_rpc_get, &rt->rpc_get_threads)
             || env_count(o, "FLAGS_rpc_prefetch_thread_num", o->has_rpc_prefetch,
                          &rt->rpc_prefetch_threads) ? PDT_EUSAGE : PDT_OK;
-    if (o->ctx->collective_mode != PDT_COLL_SPMT)
+    if (o->ctx->transpile.collective_mode != PDT_COLL_SPMT)
         return PDT_OK;
     const char *gpus = o->has_gpus ? NULL : cli_run_getenv(&o->run, "FLAGS_selected_gpus");
     /* Counted as --selected-gpus counts its value. */
@@ -272,7 +272,7 @@ static int env_collective(tcli_opts *o)
         const char *ep = cli_run_getenv(&o->run, "PADDLE_CURRENT_ENDPOINT");
         if (!ep)
             return missing("PADDLE_CURRENT_ENDPOINT is not set; give --endpoint otherwise");
-        o->ctx->endpoint = ep;
+        o->ctx->transpile.endpoint = ep;
         o->src_endpoint = "PADDLE_CURRENT_ENDPOINT";
     }
     if (!o->has_trainer_id && env_trainer_id(o))
@@ -283,14 +283,14 @@ static int env_collective(tcli_opts *o)
 int tcli_from_env(tcli_opts *o)
 {
     pdt_ctx *ctx = o->ctx;
-    if (ctx->mode != PDT_MODE_PSERVER)
+    if (ctx->transpile.mode != PDT_MODE_PSERVER)
         return env_collective(o);
     if ((!o->has_role && env_role(o)) || (!o->has_pservers && env_pservers(o)) ||
         (!o->has_trainers && env_trainers(o)))
         return PDT_EUSAGE;
-    if (ctx->role == PDT_ROLE_TRAINER && !o->has_trainer_id && env_trainer_id(o))
+    if (ctx->transpile.role == PDT_ROLE_TRAINER && !o->has_trainer_id && env_trainer_id(o))
         return PDT_EUSAGE;
-    if (ctx->role == PDT_ROLE_PSERVER && !o->has_endpoint && env_current_pserver(o))
+    if (ctx->transpile.role == PDT_ROLE_PSERVER && !o->has_endpoint && env_current_pserver(o))
         return PDT_EUSAGE;
     return env_runtime(o);
 }

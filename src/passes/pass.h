@@ -86,6 +86,33 @@ typedef struct {
     int loss_scale;             /* PADDLE_LOSS_SCALE */
 } pdt_runtime;
 
+/* The transpile family's options (transpile/options.c): what
+ * DistributeTranspiler.transpile and DistributeTranspilerConfig take, and
+ * the settings Paddle reads from the environment.  `trainers` and
+ * `trainer_endpoints` are resolved from --trainers by the command's checks
+ * before any pass runs. */
+typedef struct {
+    pdt_list pservers;          /* endpoints, in --pservers order */
+    const char *trainers_arg;   /* --trainers as given: a count or endpoints, per mode */
+    int trainers;               /* count; resolved from trainers_arg (default 1) */
+    pdt_list trainer_endpoints; /* nccl2, collective: --trainers as an endpoint list */
+    int trainer_id;
+    pdt_role role;
+    const char *endpoint;       /* --endpoint */
+    pdt_dist_mode mode;
+    pdt_collective_mode collective_mode;    /* --collective-mode */
+    int nccl_comm_num;          /* DistributeTranspilerConfig.nccl_comm_num */
+    bool hierarchical_allreduce;
+    int hierarchical_inter_nranks;
+    pdt_sync_mode sync_mode;
+    bool dc_asgd;               /* --dc-asgd: enable_dc_asgd (not sync) */
+    bool slice_var_up;          /* false with --no-slice */
+    long min_block_size;
+    pdt_split_method split_method;
+    unsigned long random_seed;
+    pdt_runtime runtime;
+} pdt_transpile_opts;
+
 /* What manifest.json says about the run; filled and owned by the command.
  * Lists are parallel: input_roles[i] ("main", "startup") was read from
  * input_paths[i] and has SHA-256 input_sha256[i] (hex); env_names[i] had
@@ -125,27 +152,8 @@ typedef struct pdt_ctx {
 
     pdt_optim_opts optim;
 
-    /* transpile */
-    pdt_list pservers;          /* endpoints, in --pservers order */
-    const char *trainers_arg;   /* --trainers as given: a count or endpoints, per mode */
-    int trainers;               /* count (pserver mode); resolved from trainers_arg */
-    pdt_list trainer_endpoints; /* nccl2: --trainers as an endpoint list */
-    int nccl_comm_num;          /* nccl2: DistributeTranspilerConfig.nccl_comm_num */
-    bool hierarchical_allreduce;
-    int hierarchical_inter_nranks;
-    int trainer_id;
-    pdt_role role;
-    const char *endpoint;       /* --endpoint */
-    pdt_dist_mode mode;
-    pdt_collective_mode collective_mode;    /* --collective-mode */
-    pdt_sync_mode sync_mode;
-    bool slice_var_up;          /* false with --no-slice */
-    bool dc_asgd;               /* --dc-asgd: enable_dc_asgd (not sync) */
-    long min_block_size;
-    pdt_split_method split_method;
-    unsigned long random_seed;
+    pdt_transpile_opts transpile;
     bool no_verify_each;
-    pdt_runtime runtime;
     const pdt_run_info *run;    /* NULL: the manifest describes no run */
 
     /* inference: parameter values (src/ir/tensors.h) the fold reads and

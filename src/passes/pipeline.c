@@ -230,7 +230,7 @@ void pdt_ctx_init(pdt_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
     pdt_options_set_defaults(ctx);
-    ctx->trainers = 1;      /* what --trainers resolves to when not given */
+    ctx->transpile.trainers = 1;      /* what --trainers resolves to when not given */
     ctx->main_path = "main program";
     ctx->startup_path = "startup program";
 }
@@ -258,8 +258,8 @@ void pdt_ctx_free(pdt_ctx *ctx)
                          &bw->target_grads,
                          &ctx->bw_params,
                          &ctx->bw_grads,
-                         &ctx->pservers,
-                         &ctx->trainer_endpoints,
+                         &ctx->transpile.pservers,
+                         &ctx->transpile.trainer_endpoints,
                          &ctx->optim.param_regularizations};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
         pdt_list_free(lists[i]);

@@ -85,12 +85,12 @@ START_TEST(paddle2_pserver_from_pod_ip_and_port)
     pdt_ctx ctx;
     tcli_opts o;
     ck_assert_int_eq(resolve(&ctx, &o), PDT_OK);
-    ck_assert_int_eq(ctx.role, PDT_ROLE_PSERVER);
-    ck_assert_uint_eq(ctx.pservers.n, 2);
-    ck_assert_str_eq(ctx.endpoint, "10.0.0.2:6170");
-    ck_assert_int_eq(ctx.trainers, 3);
-    ck_assert_int_eq(ctx.runtime.rpc_get_threads, 5);
-    ck_assert_int_eq(ctx.runtime.rpc_send_threads, 12);
+    ck_assert_int_eq(ctx.transpile.role, PDT_ROLE_PSERVER);
+    ck_assert_uint_eq(ctx.transpile.pservers.n, 2);
+    ck_assert_str_eq(ctx.transpile.endpoint, "10.0.0.2:6170");
+    ck_assert_int_eq(ctx.transpile.trainers, 3);
+    ck_assert_int_eq(ctx.transpile.runtime.rpc_get_threads, 5);
+    ck_assert_int_eq(ctx.transpile.runtime.rpc_send_threads, 12);
     /* Five launcher variables and the one FLAGS value were taken. */
     ck_assert_uint_eq(o.run.env_names->len, 6);
     release(&ctx, &o);
@@ -114,8 +114,8 @@ START_TEST(generations_must_agree)
     pdt_ctx ctx;
     tcli_opts o;
     ck_assert_int_eq(resolve(&ctx, &o), PDT_OK);
-    ck_assert_int_eq(ctx.trainer_id, 1);
-    ck_assert_int_eq(ctx.trainers, 2);
+    ck_assert_int_eq(ctx.transpile.trainer_id, 1);
+    ck_assert_int_eq(ctx.transpile.trainers, 2);
     release(&ctx, &o);
     setenv("PADDLE_PSERVERS_IP_PORT_LIST", "10.0.0.1:6174", 1);
     ck_assert_int_eq(resolve(&ctx, &o), PDT_EUSAGE);

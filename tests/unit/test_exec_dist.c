@@ -22,7 +22,7 @@ static void job_init(job *j)
     memset(j, 0, sizeof *j);
     for (int t = 0; t < 2; t++) {
         tpf_load(&j->ctx[t], CASE "main.pbtxt", CASE "startup.pbtxt");
-        j->ctx[t].trainer_id = t;
+        j->ctx[t].transpile.trainer_id = t;
         const char *pass = "transpile";
         ck_assert_int_eq(pdt_run_pipeline(&j->ctx[t], &pass, 1), 0);
     }
@@ -44,7 +44,7 @@ static void job_init(job *j)
         char *m = g_strdup_printf("pserver_%d", k), *s = g_strdup_printf("pserver_%d.startup", k);
         j->c.pservers[k].main = tpf_output(&j->ctx[0], m);
         j->c.pservers[k].startup = tpf_output(&j->ctx[0], s);
-        j->c.pservers[k].endpoint = j->ctx[0].pservers.items[k];
+        j->c.pservers[k].endpoint = j->ctx[0].transpile.pservers.items[k];
         ck_assert_ptr_nonnull(j->c.pservers[k].main);
         g_free(m);
         g_free(s);

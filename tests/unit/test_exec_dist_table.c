@@ -78,7 +78,7 @@ static void job_init(job *j, const char *dir)
     char *mp = g_strconcat(dir, "main.pbtxt", NULL), *sp = g_strconcat(dir, "startup.pbtxt", NULL);
     for (int t = 0; t < 2; t++) {
         tpf_load(&j->ctx[t], mp, sp);
-        j->ctx[t].trainer_id = t;
+        j->ctx[t].transpile.trainer_id = t;
         const char *pass = "transpile";
         ck_assert_int_eq(pdt_run_pipeline(&j->ctx[t], &pass, 1), 0);
     }
@@ -102,7 +102,7 @@ static void job_init(job *j, const char *dir)
         char *m = g_strdup_printf("pserver_%d", k), *s = g_strdup_printf("pserver_%d.startup", k);
         j->c.pservers[k].main = tpf_output(&j->ctx[0], m);
         j->c.pservers[k].startup = tpf_output(&j->ctx[0], s);
-        j->c.pservers[k].endpoint = j->ctx[0].pservers.items[k];
+        j->c.pservers[k].endpoint = j->ctx[0].transpile.pservers.items[k];
         ck_assert_ptr_nonnull(j->c.pservers[k].main);
         g_free(m);
         g_free(s);

@@ -64,12 +64,12 @@ START_TEST(defaults_come_from_the_tables)
 {
     pdt_ctx ctx;
     pdt_ctx_init(&ctx);
-    ck_assert_int_eq(ctx.min_block_size, 8192);
-    ck_assert_int_eq(ctx.nccl_comm_num, 1);
-    ck_assert(ctx.slice_var_up);
-    ck_assert_int_eq(ctx.runtime.rpc_get_threads, 12);
-    ck_assert_int_eq(ctx.runtime.selected_gpus, 8);
-    ck_assert_int_eq(ctx.runtime.loss_scale, 1);
+    ck_assert_int_eq(ctx.transpile.min_block_size, 8192);
+    ck_assert_int_eq(ctx.transpile.nccl_comm_num, 1);
+    ck_assert(ctx.transpile.slice_var_up);
+    ck_assert_int_eq(ctx.transpile.runtime.rpc_get_threads, 12);
+    ck_assert_int_eq(ctx.transpile.runtime.selected_gpus, 8);
+    ck_assert_int_eq(ctx.transpile.runtime.loss_scale, 1);
     FOR_EACH_OPTION(fam, opt)
         if (opt->def && opt->type != PDT_OPT_UNSET)
             ck_assert_msg(pdt_option_set(pdt_family_base(fam, &ctx), opt, opt->def, "t"),
@@ -162,10 +162,10 @@ START_TEST(parser_stores_and_refuses)
     static const char *const good[] = {"--min-block-size=16384", "--role", "pserver",
                                        "--no-grad=a,b", "--async", "--no-slice", "x", NULL};
     ck_assert_int_eq(parse(&s, &ctx, good), PDT_OK);
-    ck_assert_int_eq(ctx.min_block_size, 16384);
-    ck_assert_int_eq(ctx.role, PDT_ROLE_PSERVER);
-    ck_assert_int_eq(ctx.sync_mode, PDT_ASYNC);
-    ck_assert(!ctx.slice_var_up);
+    ck_assert_int_eq(ctx.transpile.min_block_size, 16384);
+    ck_assert_int_eq(ctx.transpile.role, PDT_ROLE_PSERVER);
+    ck_assert_int_eq(ctx.transpile.sync_mode, PDT_ASYNC);
+    ck_assert(!ctx.transpile.slice_var_up);
     ck_assert_uint_eq(ctx.backward.no_grad.n, 2);
     ck_assert(cli_given(&s, "role") && !cli_given(&s, "mode"));
     ck_assert_int_eq(optind, 7);    /* "x", the operand */
@@ -193,8 +193,8 @@ START_TEST(pipeline_text_sets_pass_options)
     ck_assert_str_eq(names.items[1], "transpile");
     ck_assert_str_eq(ctx.backward.loss, "l");
     ck_assert_uint_eq(ctx.backward.no_grad.n, 2);
-    ck_assert_uint_eq(ctx.pservers.n, 2);
-    ck_assert(!ctx.slice_var_up);
+    ck_assert_uint_eq(ctx.transpile.pservers.n, 2);
+    ck_assert(!ctx.transpile.slice_var_up);
     ck_assert(cli_given(&s, "pservers"));
     pdt_list_free(&names);
     static const char *const bad[] = {"transpile{loss=l}", "transpile{pservers}",

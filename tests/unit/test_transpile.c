@@ -127,8 +127,8 @@ START_TEST(inputs_untouched_and_roles_independent)
     ck_assert_uint_eq(all.n_outputs, 6);
 
     tpf_load(&ps, BASIC, BASIC_STARTUP);
-    ps.role = PDT_ROLE_PSERVER;
-    ps.endpoint = ir_intern("127.0.0.1:6175");
+    ps.transpile.role = PDT_ROLE_PSERVER;
+    ps.transpile.endpoint = ir_intern("127.0.0.1:6175");
     char *before_main = text_of(ps.main), *before_startup = text_of(ps.startup);
     ck_assert_int_eq(pass_transpile(&ps), PDT_OK);
     ck_assert_uint_eq(ps.n_outputs, 2);
@@ -140,7 +140,7 @@ START_TEST(inputs_untouched_and_roles_independent)
                         tpf_output(&ps, "pserver_1.startup")));
 
     tpf_load(&tr, BASIC, BASIC_STARTUP);
-    tr.role = PDT_ROLE_TRAINER;
+    tr.transpile.role = PDT_ROLE_TRAINER;
     ck_assert_int_eq(pass_transpile(&tr), PDT_OK);
     ck_assert_uint_eq(tr.n_outputs, 2);
     ck_assert(same_text(tpf_output(&all, "trainer_0"), tpf_output(&tr, "trainer_0")));
@@ -246,9 +246,9 @@ static void check_send_matches_pservers(pdt_split_method m, size_t n_eps)
 {
     pdt_ctx ctx;
     tpf_load(&ctx, BASIC, BASIC_STARTUP);
-    pdt_list_free(&ctx.pservers);
-    ctx.pservers = pdt_list_split(n_eps == 3 ? "h:1,h:2,h:3" : "h:1,h:2");
-    ctx.split_method = m;
+    pdt_list_free(&ctx.transpile.pservers);
+    ctx.transpile.pservers = pdt_list_split(n_eps == 3 ? "h:1,h:2,h:3" : "h:1,h:2");
+    ctx.transpile.split_method = m;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
     const ir_block *b = tpf_output(&ctx, "trainer_0")->blocks[0];
     for (size_t nth = 0; nth < 2; nth++) {
@@ -261,7 +261,7 @@ static void check_send_matches_pservers(pdt_split_method m, size_t n_eps)
             char *merged = g_strndup(x->args[i], strlen(x->args[i]) - strlen(".trainer_0"));
             int e = pserver_of(&ctx, merged);
             ck_assert_int_ge(e, 0);
-            ck_assert_int_eq(memcmp(epmap->strings[i].data, ctx.pservers.items[e],
+            ck_assert_int_eq(memcmp(epmap->strings[i].data, ctx.transpile.pservers.items[e],
                                     epmap->strings[i].len), 0);
             g_free(merged);
         }
@@ -337,15 +337,15 @@ START_TEST(errors_leave_no_outputs)
 {
     pdt_ctx ctx;
     tpf_load(&ctx, BASIC, BASIC_STARTUP);
-    ctx.role = PDT_ROLE_PSERVER;
-    ctx.endpoint = ir_intern("127.0.0.1:1");
+    ctx.transpile.role = PDT_ROLE_PSERVER;
+    ctx.transpile.endpoint = ir_intern("127.0.0.1:1");
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
     ck_assert_uint_eq(ctx.n_outputs, 0);
     ck_assert_ptr_null(ctx.manifest_json);
     pdt_ctx_free(&ctx);
 
     tpf_load(&ctx, BASIC, BASIC_STARTUP);
-    ctx.trainer_id = 2;
+    ctx.transpile.trainer_id = 2;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
     ck_assert_uint_eq(ctx.n_outputs, 0);
     pdt_ctx_free(&ctx);
@@ -367,9 +367,9 @@ START_TEST(balanced_never_doubles_a_var)
 {
     pdt_ctx ctx;
     tpf_load(&ctx, BASIC, BASIC_STARTUP);
-    pdt_list_free(&ctx.pservers);
-    ctx.pservers = pdt_list_split("h:1,h:2,h:3,h:4");
-    ctx.split_method = PDT_SPLIT_BALANCED;
+    pdt_list_free(&ctx.transpile.pservers);
+    ctx.transpile.pservers = pdt_list_split("h:1,h:2,h:3,h:4");
+    ctx.transpile.split_method = PDT_SPLIT_BALANCED;
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
     /* fc_w's 4 slices of 250 rows go to 4 different pservers. */
     for (int e = 0; e < 4; e++) {

@@ -413,12 +413,13 @@ START_TEST(pass_guards_write_nothing)
         ctx.startup = pdio_read(STARTUP);
         ck_assert_ptr_nonnull(ctx.main);
         ck_assert_ptr_nonnull(ctx.startup);
-        ctx.mode = PDT_MODE_COLLECTIVE;
+        ctx.transpile.mode = PDT_MODE_COLLECTIVE;
         bool ok = i == sizeof bad / sizeof *bad;
-        ctx.collective_mode = ok ? PDT_COLL_GRAD_ALLREDUCE : (pdt_collective_mode)bad[i].coll;
-        ctx.trainer_endpoints = pdt_list_split(ok ? "h:1,h:2" : bad[i].eps);
-        ctx.endpoint = ok ? "h:2" : bad[i].ep;
-        ctx.trainer_id = ok ? 1 : bad[i].id;
+        ctx.transpile.collective_mode =
+            ok ? PDT_COLL_GRAD_ALLREDUCE : (pdt_collective_mode)bad[i].coll;
+        ctx.transpile.trainer_endpoints = pdt_list_split(ok ? "h:1,h:2" : bad[i].eps);
+        ctx.transpile.endpoint = ok ? "h:2" : bad[i].ep;
+        ctx.transpile.trainer_id = ok ? 1 : bad[i].id;
         int rc = pass_transpile(&ctx);
         if (ok) {
             ck_assert_int_eq(rc, PDT_OK);

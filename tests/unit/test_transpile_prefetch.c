@@ -234,7 +234,7 @@ START_TEST(roles_do_not_change_the_trainer)
     pdt_ctx a, t;
     ctx_net(&a);
     ctx_net(&t);
-    t.role = PDT_ROLE_TRAINER;
+    t.transpile.role = PDT_ROLE_TRAINER;
     ck_assert_int_eq(pass_transpile(&a), PDT_OK);
     ck_assert_int_eq(pass_transpile(&t), PDT_OK);
     size_t la, lt;

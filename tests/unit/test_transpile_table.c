@@ -203,9 +203,9 @@ START_TEST(roles_alone_match_all)
     for (int r = 0; r < 2; r++) {
         pdt_ctx one;
         tpf_load(&one, TABLE, TABLE_STARTUP);
-        one.role = roles[r];
+        one.transpile.role = roles[r];
         if (r)
-            one.endpoint = ir_intern("127.0.0.1:6175");
+            one.transpile.endpoint = ir_intern("127.0.0.1:6175");
         ck_assert_int_eq(pass_transpile(&one), PDT_OK);
         for (int s = 2 * r; s < 2 * r + 2; s++) {
             size_t la, lo;

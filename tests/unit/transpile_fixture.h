@@ -15,8 +15,8 @@ static inline void tpf_load(pdt_ctx *ctx, const char *main_path, const char *sta
     ctx->startup = pdio_read(startup_path);
     ck_assert_ptr_nonnull(ctx->startup);
     ctx->main_path = main_path;
-    ctx->pservers = pdt_list_split("127.0.0.1:6174,127.0.0.1:6175");
-    ctx->trainers = 2;
+    ctx->transpile.pservers = pdt_list_split("127.0.0.1:6174,127.0.0.1:6175");
+    ctx->transpile.trainers = 2;
 }
 
 /* The output program written as `stem` (e.g. "trainer_0"), or NULL. */

@@ -137,7 +137,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                   st->ctx->main_path, pos, src->type);
         return PDT_EBADINPUT;
     }
-    if (st->ctx->dc_asgd)
+    if (st->ctx->transpile.dc_asgd)
         merged = tp_dc_append(st, blk, &st->pairs[GPOINTER_TO_SIZE(pk) - 1], ps_slice, merged,
                               &ps->dc_tmp);
     /* The seed builds the op from new_inputs, which holds Param, Grad,
@@ -153,7 +153,8 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
             const char *g = sl->n_args ? sl->args[0] : NULL;
             /* Sparse L2 decay writes a fresh "@NEWGRAD" var: use it if here
              * (the DC-ASGD grad wins over it, as in the seed). */
-            if (g && !st->ctx->dc_asgd && strstr(g, "@NEWGRAD") && ir_block_find_var(ps->g, g))
+            if (g && !st->ctx->transpile.dc_asgd && strstr(g, "@NEWGRAD") &&
+                ir_block_find_var(ps->g, g))
                 ir_op_set_input1(op, key, g);
             else
                 ir_op_set_input1(op, key, merged);
@@ -218,8 +219,8 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
         g_hash_table_add(ps->g2b_seen, (void *)entry);
         g_ptr_array_add(ps->grad_to_block, (void *)entry);
     }
-    if (st->sync && st->ctx->trainers > 1) {
-        int n = st->ctx->trainers;
+    if (st->sync && st->ctx->transpile.trainers > 1) {
+        int n = st->ctx->transpile.trainers;
         const char **xs = ir_arena_alloc(st->arena, (size_t)n * sizeof *xs);
         for (int i = 0; i < n; i++)
             xs[i] = ir_internf("%s.trainer_%d", s->merged, i);
@@ -264,8 +265,8 @@ static GPtrArray *declare_held(pserver *ps)
         /* The seed tests `sync_mode or completely_not_async and trainers > 1`,
          * so one sync trainer would get .trainer_0 vars its trainer never
          * sends (it names them without suffix); pdtrans requires trainers > 1. */
-        if (st->sync && st->ctx->trainers > 1) {
-            for (int t = 0; t < st->ctx->trainers; t++) {
+        if (st->sync && st->ctx->transpile.trainers > 1) {
+            for (int t = 0; t < st->ctx->transpile.trainers; t++) {
                 const char *n = ir_internf("%s.trainer_%d", s->merged, t);
                 tp_create_var(ps->g, n, gv->type, gv->dtype, s->dims, s->n_dims, -1, 0);
                 g_ptr_array_add(recv_inputs, (void *)n);
@@ -356,21 +357,21 @@ static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_bloc
                            int32_t lr_block)
 {
     tp_plan *st = ps->st;
-    const pdt_runtime *rt = &st->ctx->runtime;
+    const pdt_runtime *rt = &st->ctx->transpile.runtime;
     ir_op *op = ir_block_append_op(ps->g, "listen_and_serv");
     ir_op_set_input(op, "X", (const char *const *)recv_inputs->pdata, recv_inputs->len);
     ir_op_set_blocks(op, "optimize_blocks", (const int32_t *)(void *)opt_blocks->data,
                      opt_blocks->len);
     ir_op_set_string(op, "endpoint", st->eps[ps->ep]);
     ir_op_set_int(op, "pserver_id", (int32_t)ps->ep);
-    ir_op_set_int(op, "Fanin", st->ctx->trainers);
+    ir_op_set_int(op, "Fanin", st->ctx->transpile.trainers);
     ir_op_set_int(op, "distributed_mode", st->dist_mode);
     ir_op_set_strings(op, "grad_to_block_id", (const char *const *)ps->grad_to_block->pdata,
                       ps->grad_to_block->len);
     ir_op_set_strings(op, "sparse_grad_to_param", (const char *const *)ps->sparse_g2p->pdata,
                       ps->sparse_g2p->len);
     ir_op_set_int(op, "lr_decay_block_id", lr_block);
-    if (st->ctx->dc_asgd)
+    if (st->ctx->transpile.dc_asgd)
         ir_op_set_bool(op, "dc_asgd", true);
     ir_op_set_int(op, "rpc_get_thread_num", rt->rpc_get_threads);
     ir_op_set_int(op, "rpc_send_thread_num", rt->rpc_send_threads);
@@ -446,7 +447,7 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
     ps.g2b_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     ps.sparse_g2p = g_ptr_array_new();
     GPtrArray *recv_inputs = declare_held(&ps);
-    if (st->ctx->dc_asgd)
+    if (st->ctx->transpile.dc_asgd)
         tp_dc_declare_baks(st, ps.g, ep);
     GArray *blocks = g_array_new(FALSE, FALSE, sizeof(int32_t));
 
@@ -495,8 +496,8 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
 static bool wanted(const tp_plan *st, size_t ep)
 {
     const pdt_ctx *ctx = st->ctx;
-    return ctx->role != PDT_ROLE_TRAINER &&
-           (!ctx->endpoint || ir_intern(ctx->endpoint) == st->eps[ep]);
+    return ctx->transpile.role != PDT_ROLE_TRAINER &&
+           (!ctx->transpile.endpoint || ir_intern(ctx->transpile.endpoint) == st->eps[ep]);
 }
 
 int pass_build_pserver(pdt_ctx *ctx)

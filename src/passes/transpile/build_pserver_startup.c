@@ -105,7 +105,7 @@ int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
             set_shape(op, out_var);
         g_ptr_array_add(ops, op);
     }
-    if (st->ctx->dc_asgd)
+    if (st->ctx->transpile.dc_asgd)
         tp_dc_startup_assigns(st, ep, ops, s);
     ir_block_set_ops(sb, (ir_op *const *)ops->pdata, ops->len);
     g_ptr_array_free(ops, TRUE);
@@ -122,7 +122,7 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
     bool any = false;
     for (size_t e = 0; e < st->n_eps; e++)
         any |= st->pserver_main[e] != NULL;
-    if (!rc && !any && ctx->role != PDT_ROLE_TRAINER) {
+    if (!rc && !any && ctx->transpile.role != PDT_ROLE_TRAINER) {
         pdt_error("pass 'build_pserver_startup' needs the pserver programs of pass "
                   "'build_pserver'; run it first");
         rc = PDT_EUSAGE;

@@ -210,7 +210,7 @@ int pass_delete_optimizer(pdt_ctx *ctx)
     tp_plan *st = tp_plan_need(ctx, "delete_optimizer", TP_PLAN_SPLIT);
     if (!st)
         return PDT_EUSAGE;
-    if (ctx->role == PDT_ROLE_PSERVER)
+    if (ctx->transpile.role == PDT_ROLE_PSERVER)
         return PDT_OK;  /* no trainer asked for */
     if (!st->trainer_main) {
         pdt_error("pass 'delete_optimizer' needs the trainer program of pass "

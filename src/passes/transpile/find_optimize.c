@@ -124,7 +124,7 @@ static int add_update_vars(tp_plan *st, GArray *pairs, GHashTable *seen)
 static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
 {
     int rc = check_declared(st, op, i);
-    if (!rc && st->ctx->mode == PDT_MODE_PSERVER)
+    if (!rc && st->ctx->transpile.mode == PDT_MODE_PSERVER)
         rc = refuse_block_attrs(st, op, i);
     if (rc)
         return rc;
@@ -143,7 +143,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, GHashTable *seen)
 {
     const ir_block *b = st->b0;
     int rc = PDT_OK;
-    bool pserver = st->ctx->mode == PDT_MODE_PSERVER;
+    bool pserver = st->ctx->transpile.mode == PDT_MODE_PSERVER;
     for (size_t i = 0; i < b->n_ops && rc == PDT_OK; i++) {
         const ir_op *op = b->ops[i];
         int role = ir_op_role(op);
@@ -243,40 +243,40 @@ int tp_find_optimize(tp_plan *st)
  * with usage errors, this guards other callers (unit tests, --passes). */
 static int check_options(const pdt_ctx *ctx)
 {
-    if (ctx->pservers.n == 0) {
+    if (ctx->transpile.pservers.n == 0) {
         pdt_error("transpile: no pserver endpoints (--pservers)");
         return PDT_EUSAGE;
     }
-    if (ctx->trainers < 1) {
-        pdt_error("transpile: --trainers must be at least 1, not %d", ctx->trainers);
+    if (ctx->transpile.trainers < 1) {
+        pdt_error("transpile: --trainers must be at least 1, not %d", ctx->transpile.trainers);
         return PDT_EUSAGE;
     }
-    if (ctx->trainer_id < 0 || ctx->trainer_id >= ctx->trainers) {
-        pdt_error("transpile: trainer id %d is out of range (%d trainer%s)", ctx->trainer_id,
-                  ctx->trainers, ctx->trainers == 1 ? "" : "s");
+    if (ctx->transpile.trainer_id < 0 || ctx->transpile.trainer_id >= ctx->transpile.trainers) {
+        pdt_error("transpile: trainer id %d is out of range (%d trainer%s)", ctx->transpile.trainer_id,
+                  ctx->transpile.trainers, ctx->transpile.trainers == 1 ? "" : "s");
         return PDT_EUSAGE;
     }
-    if (ctx->endpoint) {
+    if (ctx->transpile.endpoint) {
         bool found = false;
-        for (size_t i = 0; i < ctx->pservers.n; i++)
-            found |= ir_intern(ctx->endpoint) == ctx->pservers.items[i];
+        for (size_t i = 0; i < ctx->transpile.pservers.n; i++)
+            found |= ir_intern(ctx->transpile.endpoint) == ctx->transpile.pservers.items[i];
         if (!found) {
-            pdt_error("transpile: endpoint '%s' is not one of --pservers", ctx->endpoint);
+            pdt_error("transpile: endpoint '%s' is not one of --pservers", ctx->transpile.endpoint);
             return PDT_EUSAGE;
         }
     }
-    for (size_t i = 0; i < ctx->pservers.n; i++)
+    for (size_t i = 0; i < ctx->transpile.pservers.n; i++)
         for (size_t j = 0; j < i; j++)
-            if (ctx->pservers.items[i] == ctx->pservers.items[j]) {
+            if (ctx->transpile.pservers.items[i] == ctx->transpile.pservers.items[j]) {
                 pdt_error("transpile: endpoint '%s' is listed twice in --pservers",
-                          ctx->pservers.items[i]);
+                          ctx->transpile.pservers.items[i]);
                 return PDT_EUSAGE;
             }
-    if (ctx->dc_asgd && ctx->sync_mode == PDT_SYNC) {
+    if (ctx->transpile.dc_asgd && ctx->transpile.sync_mode == PDT_SYNC) {
         pdt_error("transpile: DC-ASGD needs async or half-async mode");
         return PDT_EUSAGE;
     }
-    if (ctx->min_block_size < 1) {
+    if (ctx->transpile.min_block_size < 1) {
         pdt_error("transpile: min block size must be positive");
         return PDT_EUSAGE;
     }
@@ -289,17 +289,17 @@ static tp_plan *plan_new(pdt_ctx *ctx)
     tp_plan *st = xcalloc(1, sizeof *st);
     st->ctx = ctx;
     st->arena = ir_arena_new();
-    st->eps = ctx->pservers.items;
-    st->n_eps = ctx->pservers.n;
-    st->sync = ctx->sync_mode == PDT_SYNC;
-    st->runtime_split = ctx->sync_mode == PDT_HALF_ASYNC;
-    st->half_async = ctx->sync_mode == PDT_HALF_ASYNC;
-    st->trainer_suffix = st->sync && ctx->trainers > 1;
+    st->eps = ctx->transpile.pservers.items;
+    st->n_eps = ctx->transpile.pservers.n;
+    st->sync = ctx->transpile.sync_mode == PDT_SYNC;
+    st->runtime_split = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
+    st->half_async = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
+    st->trainer_suffix = st->sync && ctx->transpile.trainers > 1;
     /* The seed's mapping from its config, not the flag's name: sync 0;
      * runtime_split_send_recv (pdtrans --half-async) ASYNC 1; any other
      * async HALF_ASYNC 2.  The pserver runtime treats 1 and 2 alike. */
-    st->dist_mode = ctx->sync_mode == PDT_SYNC         ? TP_DM_SYNC
-                    : ctx->sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
+    st->dist_mode = ctx->transpile.sync_mode == PDT_SYNC         ? TP_DM_SYNC
+                    : ctx->transpile.sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
                                                        : TP_DM_HALF_ASYNC;
     st->opt_by_param = g_hash_table_new(g_direct_hash, g_direct_equal);
     st->pair_of_param = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -332,7 +332,7 @@ int pass_find_optimize(pdt_ctx *ctx)
     tp_plan_free(ctx->transpile_plan);
     ctx->transpile_plan = NULL;
     tp_plan *st = plan_new(ctx);
-    if (ctx->sync_mode != PDT_SYNC)
+    if (ctx->transpile.sync_mode != PDT_SYNC)
         rc = tp_async_lr_counters(ctx, st->lr_counter_list);
     st->lr_counters = (const char *const *)st->lr_counter_list->pdata;
     st->n_lr_counters = st->lr_counter_list->len;

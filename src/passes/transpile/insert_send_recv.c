@@ -231,7 +231,7 @@ static const char **send_lr_counters(trainer *t)
 static void recv_params(trainer *t, const char *barrier_out, const char **dummy)
 {
     tp_plan *st = t->st;
-    int tid = st->ctx->trainer_id;
+    int tid = st->ctx->transpile.trainer_id;
     GPtrArray *recv_outs = g_ptr_array_new();
     for (size_t pi = 0; pi < st->n_pairs; pi++) {
         tp_pair *p = &st->pairs[pi];
@@ -272,7 +272,7 @@ static void recv_params(trainer *t, const char *barrier_out, const char **dummy)
 static void append_recvs(trainer *t, const char **dummy)
 {
     tp_plan *st = t->st;
-    int tid = st->ctx->trainer_id;
+    int tid = st->ctx->transpile.trainer_id;
     const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
     const char *table_dummy = tp_table_send_dummy(st, t->b, &t->ctl);
     const char **decay_out = send_lr_counters(t);
@@ -328,14 +328,14 @@ static void build_startup(trainer *t)
         ir_op_set_input(op, "X", NULL, 0);
         ir_op_set_output(op, "Out", slice_names(st, &p->param), p->param.n_slices);
         ir_op_set_strings(op, "epmap", ep_names(st, p), p->param.n_slices);
-        ir_op_set_int(op, "trainer_id", st->ctx->trainer_id);
+        ir_op_set_int(op, "trainer_id", st->ctx->transpile.trainer_id);
         ir_op_set_role(op, IR_ROLE_RPC);
     }
     ir_op *fb = ir_block_append_op(t->sb, "fetch_barrier");
     ir_op_set_input(fb, "X", NULL, 0);     /* inputs={}: the dispensable X, empty */
     ir_op_set_output1(fb, "Out", tp_control_var(st, t->sb, &t->ctl));
     ir_op_set_strings(fb, "endpoints", st->eps, st->n_eps);
-    ir_op_set_int(fb, "trainer_id", st->ctx->trainer_id);
+    ir_op_set_int(fb, "trainer_id", st->ctx->transpile.trainer_id);
     ir_op_set_role(fb, IR_ROLE_RPC);
     for (size_t pi = 0; pi < st->n_pairs; pi++) {
         tp_pair *p = &st->pairs[pi];
@@ -456,7 +456,7 @@ int pass_insert_send_recv(pdt_ctx *ctx)
     tp_plan *st = tp_plan_need(ctx, "insert_send_recv", TP_PLAN_SPLIT);
     if (!st)
         return PDT_EUSAGE;
-    if (ctx->role == PDT_ROLE_PSERVER)
+    if (ctx->transpile.role == PDT_ROLE_PSERVER)
         return PDT_OK;  /* no trainer asked for */
     if (st->trainer_main) {
         pdt_error("pass 'insert_send_recv' has already built the trainer");
@@ -465,9 +465,9 @@ int pass_insert_send_recv(pdt_ctx *ctx)
     int rc = tp_insert_send_recv(st, &st->trainer_main, &st->trainer_startup);
     if (rc)
         return rc;
-    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", ctx->trainer_id), st->trainer_main);
-    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", ctx->trainer_id),
-                         st->trainer_startup);
+    int id = ctx->transpile.trainer_id;
+    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", id), st->trainer_main);
+    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", id), st->trainer_startup);
     st->trainer_written = true;
     ir_program *progs[2] = {st->trainer_main, st->trainer_startup};
     tp_plan_outputs_changed(st, progs, 2);

@@ -109,11 +109,11 @@ static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
             s->n_dims = v->n_dims;
             s->dims = v->dims;
             s->merged = d->name;
-            s->name = suffix ? ir_internf("%s.trainer_%d", d->name, st->ctx->trainer_id)
+            s->name = suffix ? ir_internf("%s.trainer_%d", d->name, st->ctx->transpile.trainer_id)
                              : d->name;
         } else {
             s->merged = ir_internf("%s.block%zu", d->name, i);
-            s->name = suffix ? ir_internf("%s.trainer_%d", s->merged, st->ctx->trainer_id)
+            s->name = suffix ? ir_internf("%s.trainer_%d", s->merged, st->ctx->transpile.trainer_id)
                              : s->merged;
         }
     }
@@ -121,7 +121,7 @@ static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
 
 int tp_split_vars(tp_plan *st)
 {
-    size_t count = st->ctx->slice_var_up ? st->n_eps : 1;
+    size_t count = st->ctx->transpile.slice_var_up ? st->n_eps : 1;
     for (size_t i = 0; i < st->n_pairs; i++) {
         tp_pair *p = &st->pairs[i];
         int rc = check_shape(st, p->param.var);
@@ -131,9 +131,9 @@ int tp_split_vars(tp_plan *st)
             return rc;
         int64_t *ps = NULL, *gs = NULL;
         size_t np = tp_slice_sizes(p->param.var->dims, p->param.var->n_dims, count,
-                                   st->ctx->min_block_size, &ps);
+                                   st->ctx->transpile.min_block_size, &ps);
         size_t ng = tp_slice_sizes(p->grad.var->dims, p->grad.var->n_dims, count,
-                                   st->ctx->min_block_size, &gs);
+                                   st->ctx->transpile.min_block_size, &gs);
         bool same = np == ng && memcmp(ps, gs, np * sizeof *ps) == 0;
         if (same) {
             make_slices(st, &p->param, ps, np, false);

@@ -17,7 +17,7 @@ static const char *const collective_passes[] = {"collective"};
 
 const char *const *members_transpile(const pdt_ctx *ctx, size_t *n)
 {
-    switch (ctx->mode) {
+    switch (ctx->transpile.mode) {
     case PDT_MODE_NCCL2:
         *n = 1;
         return nccl2_passes;
@@ -143,7 +143,7 @@ int tp_plan_need_inputs(const tp_plan *st, const char *pass)
 int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
                              int (*build)(pdt_ctx *, ir_program **, ir_program **))
 {
-    if (ctx->mode != mode) {
+    if (ctx->transpile.mode != mode) {
         pdt_error("pass '%s' is for --mode=%s", pass,
                   mode == PDT_MODE_NCCL2 ? "nccl2" : "collective");
         return PDT_EUSAGE;
@@ -154,8 +154,8 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
     if (rc == PDT_OK) {
         tp_framework_attrs(input_ops, m);
         tp_framework_attrs(input_ops, s);
-        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", ctx->trainer_id), m);
-        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", ctx->trainer_id), s);
+        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", ctx->transpile.trainer_id), m);
+        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", ctx->transpile.trainer_id), s);
     }
     g_hash_table_destroy(input_ops);
     return rc;

@@ -3,7 +3,7 @@
  * whose startup builds no broadcast and whose main scales the loss grad by
  * 1/(hosts * GPUs) and fuses the grads into one allreduce.  Paddle reads
  * FLAGS_selected_gpus, PADDLE_FUSE_ALLREDUCE and PADDLE_LOSS_SCALE from the
- * environment; here they come from ctx->runtime (options, or the
+ * environment; here they come from ctx->transpile.runtime (options, or the
  * environment under --from-env), and the manifest records them. */
 #include <glib.h>
 #include <string.h>

@@ -17,7 +17,7 @@ void tp_dc_declare_baks(tp_plan *st, ir_block *g, size_t ep)
     for (size_t i = 0; i < e->n; i++) {
         const tp_pair *p = &st->pairs[e->refs[i].pair];
         const tp_slice *s = &p->param.slices[e->refs[i].slice];
-        for (int t = 0; t < st->ctx->trainers; t++)
+        for (int t = 0; t < st->ctx->transpile.trainers; t++)
             tp_create_var(g, bak_name(s->name, t), p->param.var->type, p->param.var->dtype,
                           s->dims, s->n_dims, -1, -1);
     }
@@ -49,7 +49,7 @@ const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_
     const char *tid = ir_intern("@TRAINER_ID@");
     int64_t one = 1;
     tp_create_var(blk, tid, IR_LOD_TENSOR, IR_INT64, &one, 1, -1, 0);
-    int n = st->ctx->trainers;
+    int n = st->ctx->transpile.trainers;
     const char **refs = ir_arena_alloc(st->arena, (size_t)n * sizeof *refs);
     for (int t = 0; t < n; t++)
         refs[t] = bak_name(s->name, t);
@@ -77,7 +77,7 @@ void tp_dc_startup_assigns(tp_plan *st, size_t ep, GPtrArray *ops, ir_program *s
     for (size_t i = 0; i < e->n; i++) {
         const tp_pair *p = &st->pairs[e->refs[i].pair];
         const char *name = p->param.slices[e->refs[i].slice].name;
-        for (int t = 0; t < st->ctx->trainers; t++) {
+        for (int t = 0; t < st->ctx->transpile.trainers; t++) {
             ir_op *op = ir_op_new(s, "assign");
             ir_op_set_input1(op, "X", name);
             ir_op_set_output1(op, "Out", bak_name(name, t));

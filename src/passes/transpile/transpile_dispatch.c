@@ -212,14 +212,14 @@ static void place_balanced(tp_plan *st)
 int tp_dispatch(tp_plan *st)
 {
     st->send_order = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof(size_t));
-    if (st->ctx->slice_var_up) {
+    if (st->ctx->transpile.slice_var_up) {
         for (size_t i = 0; i < st->n_pairs; i++)
             st->send_order[i] = i;
     } else {
         /* np.random.seed(program.random_seed); np.random.shuffle(items) */
-        tp_numpy_shuffle((uint32_t)st->ctx->random_seed, st->n_pairs, st->send_order);
+        tp_numpy_shuffle((uint32_t)st->ctx->transpile.random_seed, st->n_pairs, st->send_order);
     }
-    switch (st->ctx->split_method) {
+    switch (st->ctx->transpile.split_method) {
     case PDT_SPLIT_ROUND_ROBIN: {
         size_t step = 0;
         for (size_t q = 0; q < st->n_pairs; q++) {

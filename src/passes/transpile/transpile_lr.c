@@ -84,7 +84,7 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
         ir_program_add_block(ctx->startup, -1);
     ir_block *sb = ctx->startup->blocks[0];
     GHashTable *inits = inits_by_output(sb);
-    int n = ctx->trainers;
+    int n = ctx->transpile.trainers;
     /* The ops of block 0 with each increment replaced, set in one step. */
     ir_op **ops = g_new(ir_op *, b->n_ops + 1);
     bool changed = false;
@@ -115,7 +115,7 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
                                        -1, cv->persistable);
             init_one(sb, sv);
         }
-        g_ptr_array_add(mine, (void *)names[ctx->trainer_id]);
+        g_ptr_array_add(mine, (void *)names[ctx->transpile.trainer_id]);
         ops[i] = counter_sum(ctx->main, op, names, n);
         op->block = NULL;
         changed = true;

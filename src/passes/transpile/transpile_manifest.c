@@ -67,49 +67,51 @@ static const char *collective_name(pdt_collective_mode m)
 
 static json_t *flags(const pdt_ctx *ctx, bool nccl2)
 {
+    const pdt_transpile_opts *o = &ctx->transpile;
     json_t *f = json_object();
-    if (nccl2 && ctx->mode == PDT_MODE_COLLECTIVE) {
-        json_object_set_new(f, "trainers", strings(ctx->trainer_endpoints.items,
-                                                   ctx->trainer_endpoints.n));
-        json_object_set_new(f, "trainer_id", json_integer(ctx->trainer_id));
-        json_object_set_new(f, "endpoint", json_string(ctx->endpoint));
+    if (nccl2 && o->mode == PDT_MODE_COLLECTIVE) {
+        json_object_set_new(f, "trainers",
+                            strings(o->trainer_endpoints.items, o->trainer_endpoints.n));
+        json_object_set_new(f, "trainer_id", json_integer(o->trainer_id));
+        json_object_set_new(f, "endpoint", json_string(o->endpoint));
         json_object_set_new(f, "collective_mode",
-                            json_string(collective_name(ctx->collective_mode)));
-        json_object_set_new(f, "nccl_comm_num", json_integer(ctx->nccl_comm_num));
+                            json_string(collective_name(o->collective_mode)));
+        json_object_set_new(f, "nccl_comm_num", json_integer(o->nccl_comm_num));
         return f;
     }
     if (nccl2) {
-        json_object_set_new(f, "trainers", strings(ctx->trainer_endpoints.items,
-                                                   ctx->trainer_endpoints.n));
-        json_object_set_new(f, "trainer_id", json_integer(ctx->trainer_id));
-        json_object_set_new(f, "endpoint", ctx->endpoint ? json_string(ctx->endpoint) : json_null());
-        json_object_set_new(f, "nccl_comm_num", json_integer(ctx->nccl_comm_num));
+        json_object_set_new(f, "trainers",
+                            strings(o->trainer_endpoints.items, o->trainer_endpoints.n));
+        json_object_set_new(f, "trainer_id", json_integer(o->trainer_id));
+        json_object_set_new(f, "endpoint", o->endpoint ? json_string(o->endpoint) : json_null());
+        json_object_set_new(f, "nccl_comm_num", json_integer(o->nccl_comm_num));
         json_object_set_new(f, "use_hierarchical_allreduce",
-                            json_boolean(ctx->hierarchical_allreduce));
+                            json_boolean(o->hierarchical_allreduce));
         json_object_set_new(f, "hierarchical_allreduce_inter_nranks",
-                            json_integer(ctx->hierarchical_inter_nranks));
+                            json_integer(o->hierarchical_inter_nranks));
         return f;
     }
-    json_object_set_new(f, "pservers", strings(ctx->pservers.items, ctx->pservers.n));
-    json_object_set_new(f, "trainers", json_integer(ctx->trainers));
-    json_object_set_new(f, "trainer_id", json_integer(ctx->trainer_id));
-    json_object_set_new(f, "endpoint", ctx->endpoint ? json_string(ctx->endpoint) : json_null());
-    json_object_set_new(f, "sync_mode", json_string(sync_name(ctx->sync_mode)));
-    json_object_set_new(f, "slice_var_up", json_boolean(ctx->slice_var_up));
-    json_object_set_new(f, "min_block_size", json_integer(ctx->min_block_size));
-    json_object_set_new(f, "split_method", json_string(split_name(ctx->split_method)));
-    json_object_set_new(f, "random_seed", json_integer((json_int_t)ctx->random_seed));
-    json_object_set_new(f, "rpc_send_thread_num", json_integer(ctx->runtime.rpc_send_threads));
-    json_object_set_new(f, "rpc_get_thread_num", json_integer(ctx->runtime.rpc_get_threads));
+    json_object_set_new(f, "pservers", strings(o->pservers.items, o->pservers.n));
+    json_object_set_new(f, "trainers", json_integer(o->trainers));
+    json_object_set_new(f, "trainer_id", json_integer(o->trainer_id));
+    json_object_set_new(f, "endpoint", o->endpoint ? json_string(o->endpoint) : json_null());
+    json_object_set_new(f, "sync_mode", json_string(sync_name(o->sync_mode)));
+    json_object_set_new(f, "slice_var_up", json_boolean(o->slice_var_up));
+    json_object_set_new(f, "min_block_size", json_integer(o->min_block_size));
+    json_object_set_new(f, "split_method", json_string(split_name(o->split_method)));
+    json_object_set_new(f, "random_seed", json_integer((json_int_t)o->random_seed));
+    json_object_set_new(f, "rpc_send_thread_num", json_integer(o->runtime.rpc_send_threads));
+    json_object_set_new(f, "rpc_get_thread_num", json_integer(o->runtime.rpc_get_threads));
     json_object_set_new(f, "rpc_prefetch_thread_num",
-                        json_integer(ctx->runtime.rpc_prefetch_threads));
-    if (ctx->dc_asgd)   /* only when set, so older manifests stay as they were */
+                        json_integer(o->runtime.rpc_prefetch_threads));
+    if (o->dc_asgd)   /* only when set, so older manifests stay as they were */
         json_object_set_new(f, "dc_asgd", json_true());
     return f;
 }
 
-static json_t *file_entry(const pdt_ctx *ctx, const char *role, const char *key, json_t *id, const char *endpoint,
-                          const char *stem_fmt_main, const char *stem_fmt_startup)
+static json_t *file_entry(const pdt_ctx *ctx, const char *role, const char *key, json_t *id,
+                          const char *endpoint, const char *stem_fmt_main,
+                          const char *stem_fmt_startup)
 {
     json_t *o = json_object();
     json_object_set_new(o, "role", json_string(role));
@@ -119,6 +121,14 @@ static json_t *file_entry(const pdt_ctx *ctx, const char *role, const char *key,
     json_object_set_new(o, "main", json_string(tp_file_name(ctx, stem_fmt_main)));
     json_object_set_new(o, "startup", json_string(tp_file_name(ctx, stem_fmt_startup)));
     return o;
+}
+
+/* This trainer's pair of files (every mode writes it last or alone). */
+static json_t *trainer_entry(const pdt_ctx *ctx)
+{
+    int id = ctx->transpile.trainer_id;
+    return file_entry(ctx, "trainer", "trainer_id", json_integer(id), NULL,
+                      ir_internf("trainer_%d", id), ir_internf("trainer_%d.startup", id));
 }
 
 /* JSON string text, escaped as jansson would.  The params list can hold
@@ -262,7 +272,7 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
 {
     const pdt_ctx *ctx = st->ctx;
     mf m;
-    mf_begin(&m, ctx, "pserver", role_name(ctx->role));
+    mf_begin(&m, ctx, "pserver", role_name(ctx->transpile.role));
     mf_key(&m, "distributed_mode");
     mf_value(&m, json_integer(st->dist_mode));
     mf_key(&m, "flags");
@@ -270,10 +280,7 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
 
     json_t *files = json_array();
     if (trainer_written)
-        json_array_append_new(files, file_entry(ctx, "trainer", "trainer_id",
-                                                json_integer(ctx->trainer_id), NULL,
-                                                ir_internf("trainer_%d", ctx->trainer_id),
-                                                ir_internf("trainer_%d.startup", ctx->trainer_id)));
+        json_array_append_new(files, trainer_entry(ctx));
     for (size_t e = 0; e < st->n_eps; e++)
         if (pserver_written[e])
             json_array_append_new(files, file_entry(ctx, "pserver", "pserver",
@@ -334,9 +341,7 @@ char *tp_manifest_nccl2(pdt_ctx *ctx)
     mf_key(&m, "flags");
     mf_value(&m, flags(ctx, true));
     json_t *files = json_array();
-    json_array_append_new(files, file_entry(ctx, "trainer", "trainer_id", json_integer(ctx->trainer_id),
-                                            NULL, ir_internf("trainer_%d", ctx->trainer_id),
-                                            ir_internf("trainer_%d.startup", ctx->trainer_id)));
+    json_array_append_new(files, trainer_entry(ctx));
     mf_list(&m, "files", files);
     return mf_end(&m);
 }
@@ -356,9 +361,7 @@ char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt)
     }
     mf_value(&m, f);
     json_t *files = json_array();
-    json_array_append_new(files, file_entry(ctx, "trainer", "trainer_id", json_integer(ctx->trainer_id),
-                                            NULL, ir_internf("trainer_%d", ctx->trainer_id),
-                                            ir_internf("trainer_%d.startup", ctx->trainer_id)));
+    json_array_append_new(files, trainer_entry(ctx));
     mf_list(&m, "files", files);
     return mf_end(&m);
 }

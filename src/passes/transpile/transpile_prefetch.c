@@ -259,7 +259,7 @@ static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
     ir_op_set_longs(op, "height_sections", heights, n);
     ir_op_set_strings(op, "endpoints", eps, n);
     ir_op_set_long(op, "padding_idx", t->padding_idx);
-    ir_op_set_int(op, "trainer_id", st->ctx->trainer_id);
+    ir_op_set_int(op, "trainer_id", st->ctx->transpile.trainer_id);
     ir_op_set_string(op, "lookup_table_version", t->type);
     /* The seed passes no op_role; Python's Operator adds Program._op_role,
      * Forward outside any role guard. */

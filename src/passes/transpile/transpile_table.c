@@ -163,10 +163,11 @@ int tp_table_find(tp_plan *st)
     t->trainer_grads = ir_arena_alloc(st->arena, st->n_eps * sizeof *t->trainer_grads);
     for (size_t k = 0; k < st->n_eps; k++)
         t->trainer_grads[k] =
-            st->sync ? ir_internf("%s.trainer_%d.pserver_%zu", t->grad, st->ctx->trainer_id, k)
+            st->sync ? ir_internf("%s.trainer_%d.pserver_%zu", t->grad,
+                                  st->ctx->transpile.trainer_id, k)
                      : ir_internf("%s.pserver_%zu", t->grad, k);
     const ir_op *opt = st->b0->ops[t->opt_pos];
-    if (st->ctx->role != PDT_ROLE_TRAINER && opt->type != IR_NAME("sgd"))
+    if (st->ctx->transpile.role != PDT_ROLE_TRAINER && opt->type != IR_NAME("sgd"))
         pdt_warning("distributed lookup table '%s' is updated with sgd on the pservers, "
                     "not with its optimizer '%s'", name, opt->type);
     st->table = t;
@@ -302,7 +303,7 @@ static void send_grad(tp_plan *st, ir_block *b, GPtrArray *ops)
     ir_op_set_input(send, "X", t->trainer_grads, n);
     ir_op_set_output(send, "Out", &t->dummy, st->sync ? 1 : 0);
     ir_op_set_strings(send, "epmap", st->eps, n);
-    ir_op_set_int(send, "trainer_id", st->ctx->trainer_id);
+    ir_op_set_int(send, "trainer_id", st->ctx->transpile.trainer_id);
     const char *rv[2] = {t->name, t->grad};
     ir_op_set_strings(send, "op_role_var", rv, 2);
     g_ptr_array_insert(ops, (gint)at + 1, send);
@@ -337,7 +338,7 @@ static ir_block *table_block(tp_plan *st, size_t ep, ir_program *p, int32_t pre,
     const char *grad = t->grad;
     if (st->sync) {
         tp_clone_variable(g, t->grad_var, NULL);
-        int n = st->ctx->trainers;
+        int n = st->ctx->transpile.trainers;
         const char **xs = ir_arena_alloc(st->arena, (size_t)n * sizeof *xs);
         for (int i = 0; i < n; i++)
             xs[i] = like_var(g, ir_internf("%s.trainer_%d.pserver_%zu", t->grad, i, ep),
