@@ -36,13 +36,13 @@ static int gate(const pdt_ctx *ctx)
  * fault, not the input's: it gets its own exit status. */
 static int verify_after(const pdt_ctx *ctx, const pdt_pass *pass)
 {
-    size_t errs = pdt_verify_output(ctx->main, ctx->main_path, stderr);
+    size_t errs = pdt_verify(ctx->main, ctx->main_path, stderr);
     if (ctx->startup)
-        errs += pdt_verify_output(ctx->startup, ctx->startup_path, stderr);
+        errs += pdt_verify(ctx->startup, ctx->startup_path, stderr);
     for (size_t k = 0; k < ctx->n_outputs; k++)
-        errs += pdt_verify_output(ctx->outputs[k].program, ctx->outputs[k].stem, stderr);
+        errs += pdt_verify(ctx->outputs[k].program, ctx->outputs[k].stem, stderr);
     for (size_t k = 0; k < ctx->n_staged; k++)
-        errs += pdt_verify_output(ctx->staged[k].program, ctx->staged[k].stem, stderr);
+        errs += pdt_verify(ctx->staged[k].program, ctx->staged[k].stem, stderr);
     if (!errs)
         return PDT_OK;
     pdt_error("BUG: pass '%s' made an invalid program from valid input (%zu problem%s above); "

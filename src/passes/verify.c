@@ -18,7 +18,6 @@ typedef struct {
     const char *name;       /* the file, for messages */
     FILE *out;
     size_t max;             /* stop after this many errors (0: never) */
-    bool grad_shares;       /* a pass's output: see shared_by_grad */
     size_t errs;
 } vrep;
 
@@ -96,21 +95,6 @@ static void check_vars(const ir_program *p, vrep *r)
     }
 }
 
-/* In a pass's output, the grad op of an op with a sub_block may name the
- * same block: Paddle's grad makers copy forward attrs (a BLOCK-typed attr
- * included), and only the control-flow makers point theirs at the grad
- * block.  A Backward-role op naming a forward op's block is taken as such.  The input
- * gate still refuses it (a second backward would walk the block twice per
- * level). */
-static bool shared_by_grad(const ir_op *fwd, const ir_op *grad)
-{
-    int fr = ir_op_role(fwd), gr = ir_op_role(grad);
-    if (gr > 0 && (gr & IR_ROLE_BACKWARD) && !(fr > 0 && (fr & IR_ROLE_BACKWARD)))
-        return true;    /* grad makers (split -> concat, ...) copy attrs too */
-    size_t n = strlen(fwd->type);
-    return strncmp(grad->type, fwd->type, n) == 0 && strcmp(grad->type + n, "_grad") == 0;
-}
-
 /* Who names a block first (for the "named twice" message). */
 typedef struct {
     int32_t block;
@@ -149,8 +133,6 @@ static void check_target(const ir_tree *t, namer *named, size_t i, size_t k, con
         return;
     }
     namer *first = &named[x];
-    if (first->o && r->grad_shares && shared_by_grad(first->o, op))
-        return;
     if (first->o) {
         say(r, true,
             "block %zu, op %zu '%s': attr '%s' names block %" PRId32
@@ -309,10 +291,9 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
     pmap_free(&anywhere);
 }
 
-static size_t verify(const ir_program *p, const char *name, FILE *out, size_t max,
-                     bool grad_shares)
+static size_t verify(const ir_program *p, const char *name, FILE *out, size_t max)
 {
-    vrep r = {.name = name, .out = out, .max = max, .grad_shares = grad_shares};
+    vrep r = {.name = name, .out = out, .max = max};
     if (p->n_blocks == 0) {
         say(&r, true, "program has no blocks");
         return r.errs;
@@ -332,17 +313,12 @@ static size_t verify(const ir_program *p, const char *name, FILE *out, size_t ma
 
 size_t pdt_verify_max(const ir_program *p, const char *name, FILE *out, size_t max)
 {
-    return verify(p, name, out, max, false);
+    return verify(p, name, out, max);
 }
 
 size_t pdt_verify(const ir_program *p, const char *name, FILE *out)
 {
-    return verify(p, name, out, 0, false);
-}
-
-size_t pdt_verify_output(const ir_program *p, const char *name, FILE *out)
-{
-    return verify(p, name, out, 0, true);
+    return verify(p, name, out, 0);
 }
 
 int pass_verify(pdt_ctx *ctx)

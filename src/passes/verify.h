@@ -15,10 +15,6 @@ size_t pdt_verify(const ir_program *p, const char *name, FILE *out);
  * no warnings when there is a limit.  The gate
  * before the first pass reports only the first problem. */
 size_t pdt_verify_max(const ir_program *p, const char *name, FILE *out, size_t max);
-/* After a pass: the same checks, except that a grad op may name the same
- * sub-block as its forward op (Paddle's default grad maker copies the
- * attr); the input gate refuses that. */
-size_t pdt_verify_output(const ir_program *p, const char *name, FILE *out);
 
 /* Prints a note for each input that names a var Paddle takes from its
  * runtime scope (create_py_reader's blocking_queue) and the program does

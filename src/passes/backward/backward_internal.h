@@ -128,6 +128,12 @@ bool bw_reads(const ir_op *op, const char *name);
 bool bw_counts_as_write(const ir_op *op, const char *v, const char *empty);
 /* The block an op's "sub_block" attr names, or -1. */
 int32_t bw_sub_block_id(const ir_op *op);
+/* A BLOCK or BLOCKS attr of an op other than conditional_block and while,
+ * or NULL.  Backward refuses such an op on the gradient path: its grad
+ * maker copies forward attrs, so the grad op would name the same block
+ * (or a forward block from inside a grad block), which the gate refuses;
+ * only the control-flow makers point theirs at the grad sub-block. */
+const ir_attr *bw_plain_block_attr(const ir_op *op);
 /* ops: "block B, op K 'type'" context for messages. */
 int bw_op_index(const ir_block *b, const ir_op *op);
 

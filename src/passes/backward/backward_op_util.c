@@ -21,6 +21,16 @@ int32_t bw_sub_block_id(const ir_op *op)
     return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
 }
 
+const ir_attr *bw_plain_block_attr(const ir_op *op)
+{
+    if (op->type == IR_NAME("conditional_block") || op->type == IR_NAME("while"))
+        return NULL;
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (op->attrs[i].type == IR_ATTR_BLOCK || op->attrs[i].type == IR_ATTR_BLOCKS)
+            return &op->attrs[i];
+    return NULL;
+}
+
 bool bw_reads(const ir_op *op, const char *name)
 {
     for (size_t s = 0; s < op->n_inputs; s++)

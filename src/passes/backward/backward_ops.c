@@ -83,6 +83,23 @@ static bool make_grads(bw_run *r, ops_frame *f, const ir_op *op, GPtrArray *out)
     return true;
 }
 
+/* True (after one error) for an op on the gradient path that backward
+ * cannot differentiate: a plain op with a block attr (bw_plain_block_attr),
+ * when it has a grad maker at all. */
+static bool refuse_plain_block_attr(bw_run *r, const ir_block *b, const ir_op *op)
+{
+    const ir_attr *a = bw_plain_block_attr(op);
+    if (!a)
+        return false;
+    const grad_maker *m = grad_maker_find(op->type);
+    if (!m || m->kind == GM_NONE)
+        return false;
+    pdt_error("%s: block %d, op %d '%s': attr '%s' names a block, but only conditional_block "
+              "and while ops can be differentiated with their sub-blocks",
+              r->path, b->idx, bw_op_index(b, op), op->type, a->name);
+    return true;
+}
+
 /* Walks the path backwards from f->p; returns 1 with *child set when a
  * sub-block must be done first, 0 when the frame is done, -1 on error. */
 static int ops_frame_walk(bw_run *r, ops_frame *f, GPtrArray *out, ops_frame *child)
@@ -91,6 +108,8 @@ static int ops_frame_walk(bw_run *r, ops_frame *f, GPtrArray *out, ops_frame *ch
         const ir_op *op = f->path->pdata[f->p - 1];
         int32_t sid = f->gsb ? -1 : bw_sub_block_id(op);
         ir_block *sub = sid >= 0 ? ir_program_block(r->prog, sid) : NULL;
+        if (!f->gsb && refuse_plain_block_attr(r, f->b, op))
+            return -1;
         if (sub) {
             f->gsb = ir_program_add_block(r->prog, f->target->idx);
             f->gsb->has_forward_block_idx = true;

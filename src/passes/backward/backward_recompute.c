@@ -66,12 +66,18 @@ static void rename_args(recompute *rc, ir_op *op)
     }
 }
 
+/* Recompute re-makes ops of one block only: no op with a block attr (a
+ * sub_block, or any other BLOCK/BLOCKS attr a grad maker would copy). */
 static bool refuse_sub_block(recompute *rc, const ir_op *op)
 {
-    if (!bw_attr(op, IR_NAME("sub_block")))
+    const ir_attr *a = bw_attr(op, IR_NAME("sub_block"));
+    if (!a)
+        a = bw_plain_block_attr(op);
+    if (!a)
         return false;
-    pdt_error("%s: block %d, op %d '%s': recompute does not support ops with a sub_block",
-              rc->r->path, rc->block->idx, bw_op_index(rc->block, op), op->type);
+    pdt_error("%s: block %d, op %d '%s': recompute does not support ops with a block attr "
+              "('%s')",
+              rc->r->path, rc->block->idx, bw_op_index(rc->block, op), op->type, a->name);
     return true;
 }
 

@@ -139,6 +139,15 @@ int tp_table_find(tp_plan *st)
                   "'Param' and op_role_var naming it)", path, name);
         return PDT_EBADINPUT;
     }
+    /* table_block gives the pservers' sgd the optimizer's learning rate. */
+    const ir_op *topt = st->b0->ops[t->opt_pos];
+    const char *lr = ir_op_input1(topt, "LearningRate");
+    if (!lr || !ir_block_find_var(st->b0, lr)) {
+        pdt_error("%s: block 0, op %zu '%s': distributed lookup table '%s': the optimizer "
+                  "needs input 'LearningRate' naming a var of block 0",
+                  path, t->opt_pos, topt->type, name);
+        return PDT_EBADINPUT;
+    }
     const tp_pair *p = &st->pairs[pi];
     if (p->grad.name != t->grad) {
         pdt_error("%s: distributed lookup table '%s': its grad is '%s', not '%s'", path, name,
