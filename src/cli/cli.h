@@ -35,10 +35,7 @@ extern const unsigned pdt_n_commands;
 #define PDT_VERSION "0.1.0"
 
 /* Shared option helpers. */
-/* Parses a non-negative decimal integer flag value; prints a usage error
- * naming `flag` and returns false when malformed. */
-bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
-                    long max, long *out);
+/* (Integer flag values: pdt_parse_long, src/passes/options.h.) */
 /* Reports the option getopt_long just rejected, naming it, as a usage
  * error; returns PDT_EUSAGE.  Callers set `opterr = 0` and start their
  * optstring with ':' so that a missing argument is told apart. */
@@ -48,9 +45,6 @@ int cli_bad_option(const char *cmd, int c, char **argv);
  * ctx is then initialised and empty, safe to pdt_ctx_free. */
 struct pdt_ctx;
 bool cli_load_main(struct pdt_ctx *ctx, const char *path);
-/* True when EP is HOST:PORT with a port from 1 to 65535; otherwise prints
- * a usage error naming SOURCE (the flag or environment variable). */
-bool cli_check_endpoint(const char *cmd, const char *source, const char *ep);
 /* Call when getopt_long returned an option whose value (optarg) is empty:
  * prints a usage error naming the option; returns PDT_EUSAGE. */
 int cli_empty_value(const char *cmd, char **argv);

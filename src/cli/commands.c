@@ -22,37 +22,6 @@ const pdt_command pdt_commands[] = {
 
 const unsigned pdt_n_commands = sizeof pdt_commands / sizeof pdt_commands[0];
 
-bool cli_parse_long(const char *cmd, const char *flag, const char *s, long min,
-                    long max, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = s && *s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno || v < min || v > max) {
-        pdt_usage_error(cmd, "option '%s' needs an integer from %ld to %ld, not '%s'",
-                        flag, min, max, s ? s : "");
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-bool cli_check_endpoint(const char *cmd, const char *source, const char *ep)
-{
-    /* The port is after the last colon, so "[::1]:6170" is host "[::1]". */
-    const char *colon = strrchr(ep, ':');
-    long port = 0;
-    size_t digits = colon ? strspn(colon + 1, "0123456789") : 0;
-    if (colon && colon != ep && digits && digits <= 5 && !colon[1 + digits])
-        port = strtol(colon + 1, NULL, 10);
-    if (port < 1 || port > 65535) {
-        pdt_usage_error(cmd, "%s: endpoint '%s' is not HOST:PORT with a port from 1 to 65535",
-                        source, ep);
-        return false;
-    }
-    return true;
-}
-
 int cli_empty_value(const char *cmd, char **argv)
 {
     /* optarg is inside argv[optind - 1] ("--loss=", "-o" with nothing

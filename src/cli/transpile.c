@@ -45,28 +45,28 @@ static const pdt_option transpile_cmd_options[] = {
 
 typedef tcli_opts opts;
 
-/* Which settings came from flags (or --passes): they win over --from-env. */
-static void note_given(opts *o, const cli_spec *s)
+/* Which settings came from flags (or --passes): they win over --from-env,
+ * and validate() refuses some in modes that ignore them. */
+static void note_given(pdt_transpile_opts *t, const cli_spec *s)
 {
-    o->has_role = cli_given(s, "role");
-    o->has_pservers = cli_given(s, "pservers");
-    o->has_trainers = cli_given(s, "trainers");
-    o->has_trainer_id = cli_given(s, "trainer-id");
-    o->has_endpoint = cli_given(s, "endpoint");
-    o->has_rpc_send = cli_given(s, "rpc-send-threads");
-    o->has_rpc_get = cli_given(s, "rpc-get-threads");
-    o->has_rpc_prefetch = cli_given(s, "rpc-prefetch-threads");
-    o->has_gpus = cli_given(s, "selected-gpus");
-    o->has_fuse = cli_given(s, "fuse-allreduce");
-    o->has_loss_scale = cli_given(s, "loss-scale");
-    o->has_hierarchical = cli_given(s, "hierarchical-allreduce") ||
-                          cli_given(s, "hierarchical-inter-nranks");
-    o->has_nccl_flags = o->has_hierarchical || cli_given(s, "nccl-comm-num");
+    t->given.role = cli_given(s, "role");
+    t->given.pservers = cli_given(s, "pservers");
+    t->given.trainers = cli_given(s, "trainers");
+    t->given.trainer_id = cli_given(s, "trainer-id");
+    t->given.endpoint = cli_given(s, "endpoint");
+    t->given.rpc_send = cli_given(s, "rpc-send-threads");
+    t->given.rpc_get = cli_given(s, "rpc-get-threads");
+    t->given.rpc_prefetch = cli_given(s, "rpc-prefetch-threads");
+    t->given.gpus = cli_given(s, "selected-gpus");
+    t->given.fuse = cli_given(s, "fuse-allreduce");
+    t->given.loss_scale = cli_given(s, "loss-scale");
+    t->given.hierarchical =
+        cli_given(s, "hierarchical-allreduce") || cli_given(s, "hierarchical-inter-nranks");
+    t->given.nccl_flags = t->given.hierarchical || cli_given(s, "nccl-comm-num");
     static const char *const sync_flags[] = {"--sync", "--async", "--half-async"};
     for (size_t i = 0; i < 3; i++)
         if (cli_given(s, sync_flags[i] + 2))
-            o->sync_flag = sync_flags[i];
-    o->trainers_arg = o->ctx->transpile.trainers_arg;
+            t->given.sync_flag = sync_flags[i];
 }
 
 static int parse_args(int argc, char **argv, opts *o, pdt_list *passes)
@@ -98,7 +98,7 @@ static int parse_args(int argc, char **argv, opts *o, pdt_list *passes)
             rc = PDT_EUSAGE;
         }
     }
-    note_given(o, &spec);
+    note_given(&ctx->transpile, &spec);
     o->startup_path = o->common.startup;
     o->out_dir = o->common.out;
     o->text = o->common.text;
@@ -252,9 +252,7 @@ int cmd_transpile(int argc, char **argv)
 {
     pdt_ctx ctx;
     pdt_ctx_init(&ctx);
-    opts o = {.ctx = &ctx, .out_dir = ".", .src_role = "--role", .src_pservers = "--pservers",
-              .src_trainers = "--trainers", .src_trainer_id = "--trainer-id",
-              .src_endpoint = "--endpoint"};
+    opts o = {.ctx = &ctx, .out_dir = "."};
     cli_run_init(&o.run);
     pdt_list passes = {0, NULL};
     int rc = parse_args(argc, argv, &o, &passes);
@@ -265,7 +263,7 @@ int cmd_transpile(int argc, char **argv)
     if (!rc && o.from_env)
         rc = tcli_from_env(&o);
     if (!rc)
-        rc = tcli_check_usage(&o);
+        rc = pdt_family_transpile.validate(&ctx, CMD);
     /* The optimizer family's rules, when its passes may run: with
      * --optimizer, or any --passes (the passes then never see a bad spec).
      * Otherwise pick_passes says why the family's other options are

@@ -1,6 +1,6 @@
-/* transpile_cli.h - the transpile command's options, shared by its files:
- * transpile.c (parsing, pipeline, output), transpile_env.c (--from-env) and
- * transpile_check.c (usage checks before anything is read). */
+/* transpile_cli.h - the transpile command's own options, shared by its
+ * files: transpile.c (parsing, pipeline, output) and transpile_env.c
+ * (--from-env).  The family's options are in ctx->transpile. */
 #ifndef PDT_TRANSPILE_CLI_H
 #define PDT_TRANSPILE_CLI_H
 
@@ -16,25 +16,14 @@ typedef struct {
     pdt_ctx *ctx;
     cli_run run;
     cli_common common;      /* -s, -o, --text as parsed */
-    const char *startup_path, *out_dir, *passes, *trainers_arg;
+    const char *startup_path, *out_dir, *passes;
     bool text, from_env;
-    /* Which settings came from flags (they win over --from-env). */
-    bool has_role, has_pservers, has_trainers, has_trainer_id, has_endpoint;
-    bool has_rpc_send, has_rpc_get, has_rpc_prefetch;
-    bool has_gpus, has_fuse, has_loss_scale;
-    bool has_nccl_flags;    /* any nccl2-only flag */
-    const char *sync_flag;  /* the --sync, --async or --half-async given */
-    bool has_hierarchical;  /* --hierarchical-*: nccl2 only, not collective */
-    /* Where each setting came from, for messages: the flag, or the
-     * environment variable(s) under --from-env. */
-    const char *src_role, *src_pservers, *src_trainers, *src_trainer_id, *src_endpoint;
 } tcli_opts;
 
 /* transpile_env.c: fills what flags left unset from the variables Paddle's
- * launchers export.  Usage errors (exit 2) name the variables. */
+ * launchers export, noting in ctx->transpile.src where each came from.
+ * Usage errors (exit 2) name the variables.  The family's validate()
+ * (src/passes/transpile/validate.c) then checks the result. */
 int tcli_from_env(tcli_opts *o);
-
-/* transpile_check.c: the usage checks (exit 2) on the resolved settings. */
-int tcli_check_usage(tcli_opts *o);
 
 #endif

@@ -128,7 +128,7 @@ static int env_role(tcli_opts *o)
                         : " (heterogeneous parameter servers are not supported)");
         return PDT_EUSAGE;
     }
-    o->src_role = src;
+    o->ctx->transpile.src.role = src;
     return PDT_OK;
 }
 
@@ -154,7 +154,7 @@ static int env_pservers(tcli_opts *o)
                        "(Paddle 1), or give --pservers");
     pdt_list_free(&o->ctx->transpile.pservers);
     o->ctx->transpile.pservers = pdt_list_split(value);
-    o->src_pservers = src;
+    o->ctx->transpile.src.pservers = src;
     return PDT_OK;
 }
 
@@ -170,8 +170,8 @@ static int env_trainers(tcli_opts *o)
     if (!value)
         return missing("PADDLE_TRAINERS_NUM (Paddle 2) or PADDLE_TRAINERS (Paddle 1) is not "
                        "set; give --trainers otherwise");
-    o->trainers_arg = value;
-    o->src_trainers = src;
+    o->ctx->transpile.trainers_arg = value;
+    o->ctx->transpile.src.trainers = src;
     return PDT_OK;
 }
 
@@ -184,7 +184,7 @@ static int env_trainer_id(tcli_opts *o)
     if (!env_int("PADDLE_TRAINER_ID", v, 0, 1L << 30, &n))
         return PDT_EUSAGE;
     o->ctx->transpile.trainer_id = (int)n;
-    o->src_trainer_id = "PADDLE_TRAINER_ID";
+    o->ctx->transpile.src.trainer_id = "PADDLE_TRAINER_ID";
     return PDT_OK;
 }
 
@@ -204,7 +204,7 @@ static int env_current_pserver(tcli_opts *o)
                        "PADDLE_CURRENT_IP and PADDLE_PSERVER_PORT, or PADDLE_CURRENT_ENDPOINT "
                        "(Paddle 1); give --endpoint otherwise");
     o->ctx->transpile.endpoint = value;
-    o->src_endpoint = src;
+    o->ctx->transpile.src.endpoint = src;
     return PDT_OK;
 }
 
@@ -225,34 +225,34 @@ static int env_count(tcli_opts *o, const char *name, bool given, int *out)
  * variables: read here, only under --from-env. */
 static int env_runtime(tcli_opts *o)
 {
-    pdt_runtime *rt = &o->ctx->transpile.runtime;
-    if (o->ctx->transpile.mode == PDT_MODE_PSERVER)
-        return env_count(o, "FLAGS_rpc_send_thread_num", o->has_rpc_send, &rt->rpc_send_threads)
-            || env_count(o, "FLAGS_rpc_get_thread_num", o->has_rpc_get, &rt->rpc_get_threads)
-            || env_count(o, "FLAGS_rpc_prefetch_thread_num", o->has_rpc_prefetch,
+    pdt_transpile_opts *t = &o->ctx->transpile;
+    pdt_runtime *rt = &t->runtime;
+    if (t->mode == PDT_MODE_PSERVER)
+        return env_count(o, "FLAGS_rpc_send_thread_num", t->given.rpc_send, &rt->rpc_send_threads)
+            || env_count(o, "FLAGS_rpc_get_thread_num", t->given.rpc_get, &rt->rpc_get_threads)
+            || env_count(o, "FLAGS_rpc_prefetch_thread_num", t->given.rpc_prefetch,
                          &rt->rpc_prefetch_threads) ? PDT_EUSAGE : PDT_OK;
-    if (o->ctx->transpile.collective_mode != PDT_COLL_SPMT)
+    if (t->collective_mode != PDT_COLL_SPMT)
         return PDT_OK;
-    const char *gpus = o->has_gpus ? NULL : cli_run_getenv(&o->run, "FLAGS_selected_gpus");
+    const char *gpus = t->given.gpus ? NULL : cli_run_getenv(&o->run, "FLAGS_selected_gpus");
     /* Counted as --selected-gpus counts its value. */
     if (gpus)
-        pdt_option_set(pdt_family_base(&pdt_family_transpile, o->ctx),
-                       pdt_option_find(&pdt_family_transpile, "selected-gpus"), gpus,
+        pdt_option_set(t, pdt_option_find(&pdt_family_transpile, "selected-gpus"), gpus,
                        TCLI_CMD);
-    return env_count(o, "PADDLE_FUSE_ALLREDUCE", o->has_fuse, &rt->fuse_allreduce)
-        || env_count(o, "PADDLE_LOSS_SCALE", o->has_loss_scale, &rt->loss_scale)
+    return env_count(o, "PADDLE_FUSE_ALLREDUCE", t->given.fuse, &rt->fuse_allreduce)
+        || env_count(o, "PADDLE_LOSS_SCALE", t->given.loss_scale, &rt->loss_scale)
         ? PDT_EUSAGE : PDT_OK;
 }
 
 /* nccl2 and collective jobs have trainers only. */
 static int env_collective(tcli_opts *o)
 {
-    if (!o->has_trainers) {
+    if (!o->ctx->transpile.given.trainers) {
         const char *eps = cli_run_getenv(&o->run, "PADDLE_TRAINER_ENDPOINTS");
         if (!eps)
             return missing("PADDLE_TRAINER_ENDPOINTS is not set; give --trainers otherwise");
-        o->trainers_arg = eps;
-        o->src_trainers = "PADDLE_TRAINER_ENDPOINTS";
+        o->ctx->transpile.trainers_arg = eps;
+        o->ctx->transpile.src.trainers = "PADDLE_TRAINER_ENDPOINTS";
         /* Both launchers export the count too; a count that is not the
          * list's length means the environment is not one job's. */
         bool ok = true;
@@ -268,29 +268,29 @@ static int env_collective(tcli_opts *o)
             return PDT_EUSAGE;
         }
     }
-    if (!o->has_endpoint) {
+    if (!o->ctx->transpile.given.endpoint) {
         const char *ep = cli_run_getenv(&o->run, "PADDLE_CURRENT_ENDPOINT");
         if (!ep)
             return missing("PADDLE_CURRENT_ENDPOINT is not set; give --endpoint otherwise");
         o->ctx->transpile.endpoint = ep;
-        o->src_endpoint = "PADDLE_CURRENT_ENDPOINT";
+        o->ctx->transpile.src.endpoint = "PADDLE_CURRENT_ENDPOINT";
     }
-    if (!o->has_trainer_id && env_trainer_id(o))
+    if (!o->ctx->transpile.given.trainer_id && env_trainer_id(o))
         return PDT_EUSAGE;
     return env_runtime(o);
 }
 
 int tcli_from_env(tcli_opts *o)
 {
-    pdt_ctx *ctx = o->ctx;
-    if (ctx->transpile.mode != PDT_MODE_PSERVER)
+    const pdt_transpile_opts *t = &o->ctx->transpile;
+    if (t->mode != PDT_MODE_PSERVER)
         return env_collective(o);
-    if ((!o->has_role && env_role(o)) || (!o->has_pservers && env_pservers(o)) ||
-        (!o->has_trainers && env_trainers(o)))
+    if ((!t->given.role && env_role(o)) || (!t->given.pservers && env_pservers(o)) ||
+        (!t->given.trainers && env_trainers(o)))
         return PDT_EUSAGE;
-    if (ctx->transpile.role == PDT_ROLE_TRAINER && !o->has_trainer_id && env_trainer_id(o))
+    if (t->role == PDT_ROLE_TRAINER && !t->given.trainer_id && env_trainer_id(o))
         return PDT_EUSAGE;
-    if (ctx->transpile.role == PDT_ROLE_PSERVER && !o->has_endpoint && env_current_pserver(o))
+    if (t->role == PDT_ROLE_PSERVER && !t->given.endpoint && env_current_pserver(o))
         return PDT_EUSAGE;
     return env_runtime(o);
 }

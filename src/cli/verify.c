@@ -109,17 +109,17 @@ static int verify_grad(int argc, char **argv)
                 return PDT_EUSAGE;
             break;
         case 'n':
-            if (!cli_parse_long("verify", "--samples", optarg, 0, 1L << 30, &v))
+            if (!pdt_parse_long("verify", "--samples", optarg, 0, 1L << 30, &v))
                 return PDT_EUSAGE;
             o.max_samples = (size_t)v;
             break;
         case 'b':
-            if (!cli_parse_long("verify", "--batch", optarg, 1, 1L << 16, &v))
+            if (!pdt_parse_long("verify", "--batch", optarg, 1, 1L << 16, &v))
                 return PDT_EUSAGE;
             o.batch = v;
             break;
         case 'S':
-            if (!cli_parse_long("verify", "--seed", optarg, 0, 1L << 62, &v))
+            if (!pdt_parse_long("verify", "--seed", optarg, 0, 1L << 62, &v))
                 return PDT_EUSAGE;
             o.seed = (uint64_t)v;
             break;
@@ -456,13 +456,13 @@ static int verify_transpile(int argc, char **argv)
             free(flags);
             return PDT_OK;
         } else if (own_flag(a, "--steps", &v)) {
-            rc = cli_parse_long("verify", "--steps", v, 1, 1000, &n) ? PDT_OK : PDT_EUSAGE;
+            rc = pdt_parse_long("verify", "--steps", v, 1, 1000, &n) ? PDT_OK : PDT_EUSAGE;
             o.steps = (int)n;
         } else if (own_flag(a, "--batch", &v)) {
-            rc = cli_parse_long("verify", "--batch", v, 1, 1L << 16, &n) ? PDT_OK : PDT_EUSAGE;
+            rc = pdt_parse_long("verify", "--batch", v, 1, 1L << 16, &n) ? PDT_OK : PDT_EUSAGE;
             o.batch = n;
         } else if (own_flag(a, "--seed", &v)) {
-            rc = cli_parse_long("verify", "--seed", v, 0, 1L << 62, &n) ? PDT_OK : PDT_EUSAGE;
+            rc = pdt_parse_long("verify", "--seed", v, 0, 1L << 62, &n) ? PDT_OK : PDT_EUSAGE;
             o.seed = (uint64_t)n;
         } else if (own_flag(a, "--tolerance", &v)) {
             rc = parse_double("--tolerance", v, 0, &o.tolerance) ? PDT_OK : PDT_EUSAGE;

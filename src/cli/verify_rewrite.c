@@ -112,12 +112,12 @@ static int parse_args(int argc, char **argv, rw_options *o)
         case 'p': o->params = optarg; break;
         case 'a': o->after_params = optarg; break;
         case 'S':
-            if (!cli_parse_long("verify", "--feed-seed", optarg, 0, 1L << 62, &v))
+            if (!pdt_parse_long("verify", "--feed-seed", optarg, 0, 1L << 62, &v))
                 return PDT_EUSAGE;
             o->run.seed = (uint64_t)v;
             break;
         case 'b':
-            if (!cli_parse_long("verify", "--batch", optarg, 1, 1L << 16, &v))
+            if (!pdt_parse_long("verify", "--batch", optarg, 1, 1L << 16, &v))
                 return PDT_EUSAGE;
             o->run.batch = v;
             break;

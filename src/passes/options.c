@@ -3,6 +3,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,18 +77,26 @@ bool pdt_option_takes_value(const pdt_option *opt)
     }
 }
 
-static bool parse_number(const pdt_option *opt, const char *s, const char *cmd, long *out)
+bool pdt_parse_long(const char *cmd, const char *name, const char *s, long min, long max,
+                    long *out)
 {
     char *end = NULL;
     errno = 0;
-    long v = *s ? strtol(s, &end, 10) : 0;
-    if (!*s || *end || errno || v < opt->min || v > opt->max) {
-        pdt_usage_error(cmd, "option '--%s' needs an integer from %ld to %ld, not '%s'",
-                        opt->name, opt->min, opt->max, s);
+    long v = s && *s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || *end || errno || v < min || v > max) {
+        pdt_usage_error(cmd, "option '%s' needs an integer from %ld to %ld, not '%s'", name, min,
+                        max, s ? s : "");
         return false;
     }
     *out = v;
     return true;
+}
+
+static bool parse_number(const pdt_option *opt, const char *s, const char *cmd, long *out)
+{
+    char flag[64];
+    snprintf(flag, sizeof flag, "--%s", opt->name);
+    return pdt_parse_long(cmd, flag, s, opt->min, opt->max, out);
 }
 
 static bool parse_choice(const pdt_option *opt, const char *s, const char *cmd, int *out)

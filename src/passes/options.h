@@ -51,13 +51,15 @@ struct pdt_option {
 
 /* A pass family's options: where its struct sits in pdt_ctx, and the
  * cross-option rules (validate: PDT_OK, or PDT_EUSAGE after a usage error
- * for CMD), which commands call before any file is read. */
+ * for CMD), which commands call before any file is read.  validate also
+ * derives what combines several options (transpile: --trainers as a count
+ * or a list, per --mode); a pass relies on it and reports no usage error. */
 typedef struct {
     const char *name;
     const pdt_option *opts;
     size_t n_opts;
     size_t ctx_offset;
-    int (*validate)(const struct pdt_ctx *ctx, const char *cmd);
+    int (*validate)(struct pdt_ctx *ctx, const char *cmd);
 } pdt_option_family;
 
 /* The families, in `pdtrans passes --help` order (options.c). */
@@ -74,6 +76,10 @@ const pdt_option *pdt_option_find(const pdt_option_family *f, const char *name);
 bool pdt_option_for_pass(const pdt_option *opt, const char *pass);
 /* True when OPT takes a value on the command line. */
 bool pdt_option_takes_value(const pdt_option *opt);
+/* S as a long from MIN to MAX into *OUT; otherwise a usage error for CMD
+ * naming NAME (a flag, or the variable the value came from). */
+bool pdt_parse_long(const char *cmd, const char *name, const char *s, long min, long max,
+                    long *out);
 /* Stores VALUE as OPT says (the one setter every path goes through). */
 bool pdt_option_set(void *base, const pdt_option *opt, const char *value, const char *cmd);
 /* Sets every family option that has a default (pdt_ctx_init calls it). */

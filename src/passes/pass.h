@@ -88,9 +88,10 @@ typedef struct {
 
 /* The transpile family's options (transpile/options.c): what
  * DistributeTranspiler.transpile and DistributeTranspilerConfig take, and
- * the settings Paddle reads from the environment.  `trainers` and
- * `trainer_endpoints` are resolved from --trainers by the command's checks
- * before any pass runs. */
+ * the settings Paddle reads from the environment.  The family's validate()
+ * (transpile/validate.c) checks them before any file is read and resolves
+ * `trainers` and `trainer_endpoints` from --trainers; the passes rely on
+ * both. */
 typedef struct {
     pdt_list pservers;          /* endpoints, in --pservers order */
     const char *trainers_arg;   /* --trainers as given: a count or endpoints, per mode */
@@ -111,6 +112,20 @@ typedef struct {
     pdt_split_method split_method;
     unsigned long random_seed;
     pdt_runtime runtime;
+    /* Set by the command for validate(): how its messages name a setting
+     * (the flag, or under --from-env the variable(s) it came from; NULL:
+     * the flag), and which options the user gave (flags win over the
+     * environment; some options are refused in modes that ignore them). */
+    struct {
+        const char *role, *pservers, *trainers, *trainer_id, *endpoint;
+    } src;
+    struct {
+        bool role, pservers, trainers, trainer_id, endpoint;
+        bool rpc_send, rpc_get, rpc_prefetch, gpus, fuse, loss_scale;
+        bool hierarchical;      /* --hierarchical-*: nccl2 only */
+        bool nccl_flags;        /* any nccl2-only option */
+        const char *sync_flag;  /* the --sync, --async or --half-async given */
+    } given;
 } pdt_transpile_opts;
 
 /* What manifest.json says about the run; filled and owned by the command.
@@ -230,6 +245,12 @@ void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p);
 /* A program for output, built by a pass: owned by the context from now on,
  * handed over with pdt_ctx_add_output when the pipeline succeeds. */
 void pdt_ctx_stage_output(pdt_ctx *ctx, const char *stem, ir_program *p);
+/* Before any pass of a pipeline runs (PASSES, the groups replaced by their
+ * members): PDT_OK, or PDT_EUSAGE after naming a transpile pass that would
+ * run in the wrong --mode, before the pass whose plan or programs it needs,
+ * after 'insert_send_recv' rewrote the inputs it reads, or twice on one
+ * plan (transpile/transpile.c). */
+int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
 /* Frees the transpile plan (transpile/transpile.c); NULL is fine. */
 void tp_plan_free(struct tp_plan *plan);
 /* --print-after: the plan's slices and endpoints, once 'split_vars' made

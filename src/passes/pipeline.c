@@ -196,6 +196,8 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
     size_t stop = f.n;
     if (rc == PDT_OK)
         rc = mark_settings(&ctx->settings, &f, print, &stop);
+    if (rc == PDT_OK)
+        rc = tp_check_order(ctx, f.pass, f.n);
     if (rc == PDT_OK) {
         pdt_alloc_doing("checking '%s'", ctx->main_path);
         rc = gate(ctx);

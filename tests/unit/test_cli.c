@@ -1,20 +1,32 @@
-/* test_cli.c - the command line's shared checks: endpoints, the record of
- * environment values, and --from-env's reading of both Paddle generations. */
+/* test_cli.c - the command line's shared checks: endpoints (through the
+ * transpile family's validate()), the record of environment values, and
+ * --from-env's reading of both Paddle generations. */
 #include <stdlib.h>
 
 #include "cli/cli.h"
 #include "cli/transpile_cli.h"
 #include "unit.h"
 
+/* The transpile family's validate() takes HOST:PORT endpoints only. */
+static int validate_pservers(const char *eps)
+{
+    pdt_ctx ctx;
+    pdt_ctx_init(&ctx);
+    ctx.transpile.pservers = pdt_list_split(eps);
+    int rc = pdt_family_transpile.validate(&ctx, "t");
+    pdt_ctx_free(&ctx);
+    return rc;
+}
+
 START_TEST(endpoints_are_host_and_port)
 {
     static const char *const good[] = {"127.0.0.1:1", "h:65535", "[::1]:6170", "a.b-c:80"};
     static const char *const bad[] = {"127.0.0.1", "h:0", "h:65536", ":80", "h:", "h:+80",
-                                      "h: 80", "h:8x", "h:000080", ""};
+                                      "h: 80", "h:8x", "h:000080", "", "h:1,h:1"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-        ck_assert_msg(cli_check_endpoint("t", "--x", good[i]), "%s refused", good[i]);
+        ck_assert_msg(validate_pservers(good[i]) == PDT_OK, "%s refused", good[i]);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        ck_assert_msg(!cli_check_endpoint("t", "--x", bad[i]), "%s accepted", bad[i]);
+        ck_assert_msg(validate_pservers(bad[i]) == PDT_EUSAGE, "%s accepted", bad[i]);
 }
 END_TEST
 
@@ -59,12 +71,10 @@ static void clear_env(void)
 static int resolve(pdt_ctx *ctx, tcli_opts *o)
 {
     pdt_ctx_init(ctx);
-    *o = (tcli_opts){.ctx = ctx, .src_role = "--role", .src_pservers = "--pservers",
-                     .src_trainers = "--trainers", .src_trainer_id = "--trainer-id",
-                     .src_endpoint = "--endpoint"};
+    *o = (tcli_opts){.ctx = ctx};
     cli_run_init(&o->run);
     int rc = tcli_from_env(o);
-    return rc ? rc : tcli_check_usage(o);
+    return rc ? rc : pdt_family_transpile.validate(ctx, "t");
 }
 
 static void release(pdt_ctx *ctx, tcli_opts *o)

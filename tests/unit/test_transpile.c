@@ -337,17 +337,24 @@ START_TEST(errors_leave_no_outputs)
 {
     pdt_ctx ctx;
     tpf_load(&ctx, BASIC, BASIC_STARTUP);
+    /* Options the passes cannot use are the family's validate()'s to
+     * refuse, before any pass runs. */
+    ctx.transpile.trainers_arg = "2";
+    ck_assert_int_eq(pdt_family_transpile.validate(&ctx, "t"), PDT_OK);
     ctx.transpile.role = PDT_ROLE_PSERVER;
     ctx.transpile.endpoint = ir_intern("127.0.0.1:1");
-    ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
-    ck_assert_uint_eq(ctx.n_outputs, 0);
-    ck_assert_ptr_null(ctx.manifest_json);
+    ck_assert_int_eq(pdt_family_transpile.validate(&ctx, "t"), PDT_EUSAGE);
+    ctx.transpile.endpoint = NULL;
+    ctx.transpile.trainer_id = 2;
+    ck_assert_int_eq(pdt_family_transpile.validate(&ctx, "t"), PDT_EUSAGE);
     pdt_ctx_free(&ctx);
 
+    /* A pass called around the pipeline without the plan it needs: a bug
+     * (exit 3), not the user's; nothing is written. */
     tpf_load(&ctx, BASIC, BASIC_STARTUP);
-    ctx.transpile.trainer_id = 2;
-    ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
-    ck_assert_uint_eq(ctx.n_outputs, 0);
+    ck_assert_int_eq(pass_build_pserver(&ctx), PDT_EINTERNAL);
+    ck_assert_uint_eq(ctx.n_outputs + ctx.n_staged, 0);
+    ck_assert_ptr_null(ctx.manifest_json);
     pdt_ctx_free(&ctx);
 
     tpf_load(&ctx, "tests/golden/transpile_errors/in/no_optimize.pbtxt", BASIC_STARTUP);

@@ -394,7 +394,9 @@ START_TEST(spmt_main_scale_and_fuse)
 }
 END_TEST
 
-START_TEST(pass_guards_write_nothing)
+/* The options the pass cannot use are refused by the family's validate(),
+ * before any pass runs; what it accepts, the pass transpiles. */
+START_TEST(validate_guards_the_pass)
 {
     static const char *MAIN = "tests/golden/transpile_collective/in/main.pbtxt";
     static const char *STARTUP = "tests/golden/transpile_collective/in/startup.pbtxt";
@@ -417,10 +419,12 @@ START_TEST(pass_guards_write_nothing)
         bool ok = i == sizeof bad / sizeof *bad;
         ctx.transpile.collective_mode =
             ok ? PDT_COLL_GRAD_ALLREDUCE : (pdt_collective_mode)bad[i].coll;
-        ctx.transpile.trainer_endpoints = pdt_list_split(ok ? "h:1,h:2" : bad[i].eps);
+        ctx.transpile.trainers_arg = ok ? "h:1,h:2" : bad[i].eps;
         ctx.transpile.endpoint = ok ? "h:2" : bad[i].ep;
         ctx.transpile.trainer_id = ok ? 1 : bad[i].id;
-        int rc = pass_transpile(&ctx);
+        int rc = pdt_family_transpile.validate(&ctx, "t");
+        if (rc == PDT_OK)
+            rc = pass_transpile(&ctx);
         if (ok) {
             ck_assert_int_eq(rc, PDT_OK);
             ck_assert_uint_eq(ctx.n_outputs, 2);
@@ -448,7 +452,7 @@ Suite *make_suite(void)
     tcase_add_test(t, startup_params_and_broadcast_rings);
     tcase_add_test(t, spmt_hosts_decide_the_communicator);
     tcase_add_test(t, spmt_main_scale_and_fuse);
-    tcase_add_test(t, pass_guards_write_nothing);
+    tcase_add_test(t, validate_guards_the_pass);
     suite_add_tcase(s, t);
     return s;
 }

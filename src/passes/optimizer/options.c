@@ -53,7 +53,7 @@ static const pdt_option optimizer_options[] = {
      .offset = FIELD(learning_rate_var)},
 };
 
-static int validate_optimizer(const pdt_ctx *ctx, const char *cmd)
+static int validate_optimizer(pdt_ctx *ctx, const char *cmd)
 {
     return opt_validate_specs(cmd, ctx);
 }

@@ -504,7 +504,7 @@ int pass_build_pserver(pdt_ctx *ctx)
 {
     tp_plan *st = tp_plan_need(ctx, "build_pserver", TP_PLAN_SPLIT);
     if (!st)
-        return PDT_EUSAGE;
+        return PDT_EINTERNAL;
     int rc = tp_plan_need_inputs(st, "build_pserver");
     /* All are built before any is staged: a failure stages none. */
     ir_program **built = g_new0(ir_program *, st->n_eps + 1);

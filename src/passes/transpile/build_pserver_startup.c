@@ -117,16 +117,13 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
 {
     tp_plan *st = tp_plan_need(ctx, "build_pserver_startup", TP_PLAN_SPLIT);
     if (!st)
-        return PDT_EUSAGE;
+        return PDT_EINTERNAL;
     int rc = tp_plan_need_inputs(st, "build_pserver_startup");
     bool any = false;
     for (size_t e = 0; e < st->n_eps; e++)
         any |= st->pserver_main[e] != NULL;
-    if (!rc && !any && ctx->transpile.role != PDT_ROLE_TRAINER) {
-        pdt_error("pass 'build_pserver_startup' needs the pserver programs of pass "
-                  "'build_pserver'; run it first");
-        rc = PDT_EUSAGE;
-    }
+    if (!rc && !any && ctx->transpile.role != PDT_ROLE_TRAINER)
+        rc = tp_order_bug("build_pserver_startup");
     ir_program **built = g_new0(ir_program *, st->n_eps + 1);
     for (size_t e = 0; e < st->n_eps && !rc; e++)
         if (st->pserver_main[e] && !st->pserver_written[e])

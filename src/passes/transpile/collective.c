@@ -305,61 +305,19 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
 
 /* ---- the mode ---- */
 
-static int check_ctx(const pdt_ctx *ctx)
-{
-    const pdt_list *eps = &ctx->transpile.trainer_endpoints;
-    if (!ctx->main || !ctx->main->n_blocks || !ctx->startup || !ctx->startup->n_blocks) {
-        pdt_error("transpile: --mode=collective needs a main and a startup program with blocks");
-        return PDT_EBADINPUT;
-    }
-    if (ctx->transpile.collective_mode == PDT_COLL_NONE) {
-        pdt_error("transpile: --mode=collective needs --collective-mode");
-        return PDT_EUSAGE;
-    }
-    unsigned min_eps = ctx->transpile.collective_mode == PDT_COLL_SPMT ? 1 : 2;
-    if (eps->n < min_eps) {
-        pdt_error("transpile: --mode=collective needs at least %u --trainers endpoint%s", min_eps,
-                  min_eps == 1 ? "" : "s");
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.role == PDT_ROLE_PSERVER) {
-        pdt_error("transpile: --mode=collective has no pserver role");
-        return PDT_EUSAGE;
-    }
-    bool found = false;
-    for (size_t i = 0; i < eps->n; i++)
-        found |= ctx->transpile.endpoint && eps->items[i] == ir_intern(ctx->transpile.endpoint);
-    if (!found) {
-        pdt_error("transpile: --mode=collective needs --endpoint, one of the --trainers endpoints");
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.trainer_id < 0 || (size_t)ctx->transpile.trainer_id >= eps->n) {
-        pdt_error("transpile: trainer id %d is out of range (%zu trainer endpoints)",
-                  ctx->transpile.trainer_id, eps->n);
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.nccl_comm_num < 1) {
-        pdt_error("transpile: nccl_comm_num must be at least 1, not %d", ctx->transpile.nccl_comm_num);
-        return PDT_EUSAGE;
-    }
-    return PDT_OK;
-}
-
 int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out)
 {
-    int rc = check_ctx(ctx);
-    if (rc)
-        return rc;
-    const pdt_list *eps = &ctx->transpile.trainer_endpoints;
-    const char *ep = ir_intern(ctx->transpile.endpoint);
+    const pdt_transpile_opts *o = &ctx->transpile;
+    const pdt_list *eps = &o->trainer_endpoints;
+    const char *ep = ir_intern(o->endpoint);
     tp_coll c = {.path = ctx->main_path ? ctx->main_path : "main", .nranks = (int)eps->n,
-                 .rank = ctx->transpile.trainer_id, .nrings = ctx->transpile.nccl_comm_num, .endpoint = ep};
-    bool local_sgd = ctx->transpile.collective_mode == PDT_COLL_LOCAL_SGD;
-    bool spmt = ctx->transpile.collective_mode == PDT_COLL_SPMT;
+                 .rank = o->trainer_id, .nrings = o->nccl_comm_num, .endpoint = ep};
+    bool local_sgd = o->collective_mode == PDT_COLL_LOCAL_SGD;
+    bool spmt = o->collective_mode == PDT_COLL_SPMT;
     const ir_block *b0 = ctx->main->blocks[0];
-    rc = local_sgd ? check_local_sgd(&c, b0) : check_grad_allreduce(&c, b0);
-    tp_spmt_env env = {ctx->transpile.runtime.selected_gpus, ctx->transpile.runtime.fuse_allreduce,
-                       ctx->transpile.runtime.loss_scale};
+    int rc = local_sgd ? check_local_sgd(&c, b0) : check_grad_allreduce(&c, b0);
+    tp_spmt_env env = {o->runtime.selected_gpus, o->runtime.fuse_allreduce,
+                       o->runtime.loss_scale};
     if (rc)
         return rc;
     if (spmt) {

@@ -209,14 +209,11 @@ int pass_delete_optimizer(pdt_ctx *ctx)
 {
     tp_plan *st = tp_plan_need(ctx, "delete_optimizer", TP_PLAN_SPLIT);
     if (!st)
-        return PDT_EUSAGE;
+        return PDT_EINTERNAL;
     if (ctx->transpile.role == PDT_ROLE_PSERVER)
         return PDT_OK;  /* no trainer asked for */
-    if (!st->trainer_main) {
-        pdt_error("pass 'delete_optimizer' needs the trainer program of pass "
-                  "'insert_send_recv'; run it first");
-        return PDT_EUSAGE;
-    }
+    if (!st->trainer_main)
+        return tp_order_bug("delete_optimizer");
     int rc = tp_delete_optimizer(st, st->trainer_main, st->trainer_startup);
     if (rc)
         return rc;

@@ -239,50 +239,6 @@ int tp_find_optimize(tp_plan *st)
     return tp_find_remote_prefetch(st);
 }
 
-/* Checks the options the pass relies on; the command checks them first
- * with usage errors, this guards other callers (unit tests, --passes). */
-static int check_options(const pdt_ctx *ctx)
-{
-    if (ctx->transpile.pservers.n == 0) {
-        pdt_error("transpile: no pserver endpoints (--pservers)");
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.trainers < 1) {
-        pdt_error("transpile: --trainers must be at least 1, not %d", ctx->transpile.trainers);
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.trainer_id < 0 || ctx->transpile.trainer_id >= ctx->transpile.trainers) {
-        pdt_error("transpile: trainer id %d is out of range (%d trainer%s)", ctx->transpile.trainer_id,
-                  ctx->transpile.trainers, ctx->transpile.trainers == 1 ? "" : "s");
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.endpoint) {
-        bool found = false;
-        for (size_t i = 0; i < ctx->transpile.pservers.n; i++)
-            found |= ir_intern(ctx->transpile.endpoint) == ctx->transpile.pservers.items[i];
-        if (!found) {
-            pdt_error("transpile: endpoint '%s' is not one of --pservers", ctx->transpile.endpoint);
-            return PDT_EUSAGE;
-        }
-    }
-    for (size_t i = 0; i < ctx->transpile.pservers.n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (ctx->transpile.pservers.items[i] == ctx->transpile.pservers.items[j]) {
-                pdt_error("transpile: endpoint '%s' is listed twice in --pservers",
-                          ctx->transpile.pservers.items[i]);
-                return PDT_EUSAGE;
-            }
-    if (ctx->transpile.dc_asgd && ctx->transpile.sync_mode == PDT_SYNC) {
-        pdt_error("transpile: DC-ASGD needs async or half-async mode");
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.min_block_size < 1) {
-        pdt_error("transpile: min block size must be positive");
-        return PDT_EUSAGE;
-    }
-    return PDT_OK;
-}
-
 /* The plan's settings, resolved from ctx once. */
 static tp_plan *plan_new(pdt_ctx *ctx)
 {
@@ -322,9 +278,7 @@ static tp_plan *plan_new(pdt_ctx *ctx)
  * clip and LR ops, the distributed lookup table, remote prefetch. */
 int pass_find_optimize(pdt_ctx *ctx)
 {
-    int rc = check_options(ctx);
-    if (rc)
-        return rc;
+    int rc = PDT_OK;
     if (!ctx->main || ctx->main->n_blocks == 0) {
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;

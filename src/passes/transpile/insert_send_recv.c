@@ -455,13 +455,11 @@ int pass_insert_send_recv(pdt_ctx *ctx)
 {
     tp_plan *st = tp_plan_need(ctx, "insert_send_recv", TP_PLAN_SPLIT);
     if (!st)
-        return PDT_EUSAGE;
+        return PDT_EINTERNAL;
     if (ctx->transpile.role == PDT_ROLE_PSERVER)
         return PDT_OK;  /* no trainer asked for */
-    if (st->trainer_main) {
-        pdt_error("pass 'insert_send_recv' has already built the trainer");
-        return PDT_EUSAGE;
-    }
+    if (st->trainer_main)
+        return tp_order_bug("insert_send_recv");
     int rc = tp_insert_send_recv(st, &st->trainer_main, &st->trainer_startup);
     if (rc)
         return rc;

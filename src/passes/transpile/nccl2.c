@@ -15,43 +15,14 @@ static void raw_var(ir_block *b, const char *name)
 
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out)
 {
-    const pdt_list *eps = &ctx->transpile.trainer_endpoints;
-    if (eps->n == 0) {
-        pdt_error("transpile: --mode=nccl2 needs --trainers as a list of trainer endpoints");
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.role == PDT_ROLE_PSERVER) {
-        pdt_error("transpile: --mode=nccl2 has no pserver role");
-        return PDT_EUSAGE;
-    }
-    if (!ctx->transpile.endpoint) {
-        pdt_error("transpile: --mode=nccl2 needs --endpoint, this trainer's endpoint");
-        return PDT_EUSAGE;
-    }
-    bool found = false;
-    for (size_t i = 0; i < eps->n; i++)
-        found |= eps->items[i] == ir_intern(ctx->transpile.endpoint);
-    if (!found) {
-        /* The seed's worker_endpoints.remove(current_endpoint) raises here. */
-        pdt_error("transpile: endpoint '%s' is not one of the --trainers endpoints", ctx->transpile.endpoint);
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.trainer_id < 0 || (size_t)ctx->transpile.trainer_id >= eps->n) {
-        pdt_error("transpile: trainer id %d is out of range (%zu trainer endpoints)",
-                  ctx->transpile.trainer_id, eps->n);
-        return PDT_EUSAGE;
-    }
-    if (ctx->transpile.nccl_comm_num < 1) {
-        pdt_error("transpile: nccl_comm_num must be at least 1, not %d", ctx->transpile.nccl_comm_num);
-        return PDT_EUSAGE;
-    }
+    const pdt_transpile_opts *o = &ctx->transpile;
+    const pdt_list *eps = &o->trainer_endpoints;
     ir_program *m = tp_take_over(&ctx->main);
     ir_program *s = tp_take_over(&ctx->startup);
     ir_block *b = s->blocks[0];
     raw_var(b, "NCCLID");
-    for (int i = 1; i < ctx->transpile.nccl_comm_num; i++)
+    for (int i = 1; i < o->nccl_comm_num; i++)
         raw_var(b, ir_internf("NCCLID_%d", i));
-    const pdt_transpile_opts *o = &ctx->transpile;
     for (int i = 0; o->hierarchical_allreduce && i < o->nccl_comm_num; i++) {
         raw_var(b, ir_internf("Hierarchical_inter_NCCLID_%d", i));
         raw_var(b, ir_internf("Hierarchical_exter_NCCLID_%d", i));
@@ -61,11 +32,10 @@ int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out
     ir_op *op = ir_block_append_op(b, "gen_nccl_id");
     ir_op_set_output1(op, "NCCLID", "NCCLID");
     ir_op_set_strings(op, "trainers", eps->items, eps->n);
-    ir_op_set_int(op, "trainer_id", ctx->transpile.trainer_id);
-    ir_op_set_int(op, "nccl_comm_num", ctx->transpile.nccl_comm_num);
-    ir_op_set_bool(op, "use_hierarchical_allreduce", ctx->transpile.hierarchical_allreduce);
-    ir_op_set_int(op, "hierarchical_allreduce_inter_nranks",
-                  ctx->transpile.hierarchical_inter_nranks);
+    ir_op_set_int(op, "trainer_id", o->trainer_id);
+    ir_op_set_int(op, "nccl_comm_num", o->nccl_comm_num);
+    ir_op_set_bool(op, "use_hierarchical_allreduce", o->hierarchical_allreduce);
+    ir_op_set_int(op, "hierarchical_allreduce_inter_nranks", o->hierarchical_inter_nranks);
     ir_op_set_role(op, IR_ROLE_FORWARD);
     *main_out = m;
     *startup_out = s;

@@ -1,10 +1,10 @@
 /* transpile/options.c - the options of the transpile family (the
  * DistributeTranspiler and its config), filling pdt_transpile_opts
- * (ctx->transpile); each option is declared here and nowhere else.  The cross-option rules are the transpile command's
- * (src/cli/transpile_check.c): they name the environment variable a value
- * came from under --from-env, which only the command line knows. */
+ * (ctx->transpile); each option is declared here and nowhere else.  The
+ * cross-option rules are validate.c's. */
 #include "../options.h"
 #include "../pass.h"
+#include "transpile.h"
 
 #define FIELD(f) offsetof(pdt_transpile_opts, f)
 #define TRANSPILE "transpile"
@@ -108,5 +108,4 @@ static const pdt_option transpile_options[] = {
 
 const pdt_option_family pdt_family_transpile = {
     "transpile", transpile_options, sizeof transpile_options / sizeof *transpile_options,
-    offsetof(pdt_ctx, transpile),
-    NULL};
+    offsetof(pdt_ctx, transpile), tp_validate};

@@ -188,11 +188,9 @@ int pass_split_vars(pdt_ctx *ctx)
 {
     tp_plan *st = tp_plan_need(ctx, "split_vars", TP_PLAN_FOUND);
     if (!st)
-        return PDT_EUSAGE;
-    if (st->stage >= TP_PLAN_SPLIT) {
-        pdt_error("pass 'split_vars' has already run on this plan");
-        return PDT_EUSAGE;
-    }
+        return PDT_EINTERNAL;
+    if (st->stage >= TP_PLAN_SPLIT)
+        return tp_order_bug("split_vars");
     int rc = tp_split_vars(st);
     if (!rc)
         rc = tp_dispatch(st);

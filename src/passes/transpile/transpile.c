@@ -63,17 +63,91 @@ void tp_plan_free(tp_plan *st)
     free(st);
 }
 
-/* The pass that brings the plan to each stage. */
-static const char *maker_of(int stage)
+/* What each transpile pass needs of the passes before it, which the
+ * pipeline checks before any pass runs (tp_check_order). */
+typedef struct {
+    const char *pass;
+    pdt_dist_mode mode;     /* the --mode it is for */
+    const char *plan_of;    /* the plan must have been made by this pass */
+    bool reads_inputs;      /* it must run before insert_send_recv */
+    const char *product_of, *product;   /* it builds on what this pass made */
+    pdt_role waives;        /* ...unless --role is this (nothing to build on) */
+    const char *again;      /* it runs once per plan: the message otherwise */
+} order_rule;
+
+static const order_rule order_rules[] = {
+    {"find_optimize", PDT_MODE_PSERVER, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL},
+    {"split_vars", PDT_MODE_PSERVER, "find_optimize", false, NULL, NULL, PDT_ROLE_ALL,
+     "has already run on this plan"},
+    {"build_pserver", PDT_MODE_PSERVER, "split_vars", true, NULL, NULL, PDT_ROLE_ALL, NULL},
+    {"build_pserver_startup", PDT_MODE_PSERVER, "split_vars", true, "build_pserver",
+     "the pserver programs", PDT_ROLE_TRAINER, NULL},
+    {"insert_send_recv", PDT_MODE_PSERVER, "split_vars", false, NULL, NULL, PDT_ROLE_ALL,
+     "has already built the trainer"},
+    {"delete_optimizer", PDT_MODE_PSERVER, "split_vars", false, "insert_send_recv",
+     "the trainer program", PDT_ROLE_PSERVER, NULL},
+    {"nccl2", PDT_MODE_NCCL2, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL},
+    {"collective", PDT_MODE_COLLECTIVE, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL},
+};
+
+static const char *const mode_names[] = {"pserver", "nccl2", "collective"};
+
+/* Whether NAME runs among passes[0..at) on the plan passes[at] sees: back
+ * to the last pass that drops the plan or the find_optimize that made it. */
+static bool ran_on_plan(const pdt_pass *const *passes, size_t at, const char *name)
 {
-    return stage == TP_PLAN_FOUND ? "find_optimize" : "split_vars";
+    for (size_t j = at; j-- > 0 && passes[j]->keeps_plan;) {
+        if (!strcmp(passes[j]->name, name))
+            return true;
+        if (!strcmp(passes[j]->name, "find_optimize"))
+            return false;
+    }
+    return false;
+}
+
+static int check_one(const pdt_ctx *ctx, const order_rule *r, const pdt_pass *const *passes,
+                     size_t at)
+{
+    const pdt_transpile_opts *o = &ctx->transpile;
+    if (o->mode != r->mode)
+        pdt_error("pass '%s' is for --mode=%s", r->pass, mode_names[r->mode]);
+    else if (r->plan_of && !ran_on_plan(passes, at, r->plan_of))
+        pdt_error("pass '%s' needs the plan of pass '%s'; run it first", r->pass, r->plan_of);
+    else if (r->reads_inputs && ran_on_plan(passes, at, "insert_send_recv"))
+        pdt_error("pass '%s' reads the input programs, which pass 'insert_send_recv' has "
+                  "rewritten into the trainer's; run it before 'insert_send_recv'", r->pass);
+    else if (r->product_of && o->role != r->waives && !ran_on_plan(passes, at, r->product_of))
+        pdt_error("pass '%s' needs %s of pass '%s'; run it first", r->pass, r->product,
+                  r->product_of);
+    else if (r->again && ran_on_plan(passes, at, r->pass))
+        pdt_error("pass '%s' %s", r->pass, r->again);
+    else
+        return PDT_OK;
+    return PDT_EUSAGE;
+}
+
+int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < sizeof order_rules / sizeof *order_rules; k++)
+            if (!strcmp(passes[i]->name, order_rules[k].pass) &&
+                check_one(ctx, &order_rules[k], passes, i))
+                return PDT_EUSAGE;
+    return PDT_OK;
+}
+
+int tp_order_bug(const char *pass)
+{
+    pdt_error("BUG: pass '%s' ran out of order: the pipeline checks the order of the transpile "
+              "passes before running them (tp_check_order)", pass);
+    return PDT_EINTERNAL;
 }
 
 tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage)
 {
     tp_plan *st = ctx->transpile_plan;
     if (!st || st->stage < stage) {
-        pdt_error("pass '%s' needs the plan of pass '%s'; run it first", pass, maker_of(stage));
+        tp_order_bug(pass);
         return NULL;
     }
     return st;
@@ -133,20 +207,18 @@ void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n)
 
 int tp_plan_need_inputs(const tp_plan *st, const char *pass)
 {
-    if (!st->trainer_main)
-        return PDT_OK;
-    pdt_error("pass '%s' reads the input programs, which pass 'insert_send_recv' has rewritten "
-              "into the trainer's; run it before 'insert_send_recv'", pass);
-    return PDT_EUSAGE;
+    return st->trainer_main ? tp_order_bug(pass) : PDT_OK;
 }
 
 int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
                              int (*build)(pdt_ctx *, ir_program **, ir_program **))
 {
-    if (ctx->transpile.mode != mode) {
-        pdt_error("pass '%s' is for --mode=%s", pass,
-                  mode == PDT_MODE_NCCL2 ? "nccl2" : "collective");
-        return PDT_EUSAGE;
+    if (ctx->transpile.mode != mode)
+        return tp_order_bug(pass);
+    if (!ctx->main->n_blocks || !ctx->startup->n_blocks) {
+        pdt_error("%s: program has no blocks",
+                  ctx->main->n_blocks ? ctx->startup_path : ctx->main_path);
+        return PDT_EBADINPUT;
     }
     GHashTable *input_ops = tp_input_ops(ctx);
     ir_program *m = NULL, *s = NULL;

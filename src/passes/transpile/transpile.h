@@ -132,18 +132,28 @@ typedef struct tp_plan {
     bool trainer_written;
 } tp_plan;
 
+/* ---- validate.c ---- */
+/* The family's validate(): the cross-option rules (usage errors for CMD
+ * naming each setting as ctx->transpile.src says) and --trainers resolved
+ * into `trainers` and `trainer_endpoints`.  Every pass relies on it. */
+int tp_validate(pdt_ctx *ctx, const char *cmd);
+
 /* ---- transpile.c: the plan ---- */
-/* ctx's plan when it has reached `stage`; otherwise prints which pass to
- * run first (naming `pass`, the one asking) and returns NULL: the caller
- * returns PDT_EUSAGE. */
+/* The order of the passes is the pipeline's to check, before any pass
+ * runs (tp_check_order, pass.h): a --passes list in the wrong order is a
+ * usage error of the command, naming the pass to run first.  A pass that
+ * still finds what it needs missing was called around the pipeline: a bug,
+ * which these report (BUG message, PDT_EINTERNAL). */
+int tp_order_bug(const char *pass);
+/* ctx's plan when it has reached `stage`; otherwise tp_order_bug(pass)
+ * and NULL: the caller returns PDT_EINTERNAL. */
 tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage);
 /* PDT_OK while ctx->main and ctx->startup are still the inputs the plan
- * was made from; after 'insert_send_recv' took them over, prints that
- * `pass` must run before it and returns PDT_EUSAGE. */
+ * was made from; after 'insert_send_recv' took them over, tp_order_bug. */
 int tp_plan_need_inputs(const tp_plan *st, const char *pass);
-/* Passes 'nccl2' and 'collective': for --mode=MODE only, `build` takes
- * ctx->main and ctx->startup over and rewrites them; they are staged as
- * trainer_<id> and trainer_<id>.startup. */
+/* Passes 'nccl2' and 'collective' (for --mode=MODE only; the pipeline
+ * checks it): `build` takes ctx->main and ctx->startup over and rewrites
+ * them; they are staged as trainer_<id> and trainer_<id>.startup. */
 int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
                              int (*build)(pdt_ctx *, ir_program **, ir_program **));
 /* After a pass that built or extended programs: their framework attrs,
@@ -282,9 +292,10 @@ int tp_delete_optimizer(tp_plan *st, ir_program *main, ir_program *startup);
 int tp_build_pserver(tp_plan *st, size_t ep, ir_program **main);
 int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
                              ir_program **startup);
-/* nccl2.c, collective.c: check ctx, then take ctx->main and ctx->startup
- * over (leaving empty programs there) and rewrite them into *main and
- * *startup.  On an error (message printed) ctx is untouched. */
+/* nccl2.c, collective.c: on options validate() accepted, take ctx->main
+ * and ctx->startup over (leaving empty programs there) and rewrite them
+ * into *main and *startup.  On bad input (collective: the ops it reads;
+ * message printed) ctx is untouched. */
 int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
 /* ---- collective.c (--mode=collective) ---- */
 int tp_build_collective(pdt_ctx *ctx, ir_program **main, ir_program **startup);

@@ -1,0 +1,221 @@
+/* validate.c - the transpile family's cross-option rules (its validate()),
+ * which the command runs on the settings resolved from flags and
+ * --from-env before any file is read: every mistake in the command line
+ * (or the launcher's environment) is exit 2 with the flag or variable
+ * named, and the passes never meet a setting they cannot use.  It also
+ * resolves --trainers, a count or an endpoint list per --mode. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../diag.h"
+#include "transpile.h"
+
+/* Prints a usage error; the expression is PDT_EUSAGE. */
+#define USAGE(...) (pdt_usage_error(cmd, __VA_ARGS__), PDT_EUSAGE)
+
+/* How messages name a setting: where it came from, or its flag. */
+#define SRC(o, field, flag) ((o)->src.field ? (o)->src.field : (flag))
+
+static const char *mode_name(pdt_dist_mode m)
+{
+    return m == PDT_MODE_NCCL2 ? "nccl2" : m == PDT_MODE_COLLECTIVE ? "collective" : "pserver";
+}
+
+/* HOST:PORT; the port is after the last colon, so "[::1]:6170" is host
+ * "[::1]". */
+static bool check_endpoint(const char *cmd, const char *source, const char *ep)
+{
+    const char *colon = strrchr(ep, ':');
+    long port = 0;
+    size_t digits = colon ? strspn(colon + 1, "0123456789") : 0;
+    if (colon && colon != ep && digits && digits <= 5 && !colon[1 + digits])
+        port = strtol(colon + 1, NULL, 10);
+    if (port < 1 || port > 65535) {
+        pdt_usage_error(cmd, "%s: endpoint '%s' is not HOST:PORT with a port from 1 to 65535",
+                        source, ep);
+        return false;
+    }
+    return true;
+}
+
+/* Every endpoint is HOST:PORT and none is listed twice. */
+static int check_endpoints(const char *cmd, const pdt_list *eps, const char *source)
+{
+    for (size_t i = 0; i < eps->n; i++) {
+        if (!check_endpoint(cmd, source, eps->items[i]))
+            return PDT_EUSAGE;
+        for (size_t j = 0; j < i; j++)
+            if (eps->items[i] == eps->items[j])
+                return USAGE("%s: endpoint '%s' is listed twice", source, eps->items[i]);
+    }
+    return PDT_OK;
+}
+
+/* --endpoint names one of the endpoints in `eps` (from `list_source`). */
+static int check_member(const char *cmd, const pdt_transpile_opts *o, const pdt_list *eps,
+                        const char *list_source)
+{
+    const char *source = SRC(o, endpoint, "--endpoint");
+    if (!check_endpoint(cmd, source, o->endpoint))
+        return PDT_EUSAGE;
+    for (size_t i = 0; i < eps->n; i++)
+        if (eps->items[i] == o->endpoint)
+            return PDT_OK;
+    return USAGE("endpoint '%s' (%s) is not one of %s", o->endpoint, source, list_source);
+}
+
+/* The one wording of a trainer id beyond the trainers. */
+static int trainer_id_out_of_range(const char *cmd, const pdt_transpile_opts *o)
+{
+    return USAGE("%s: trainer id %d is out of range: %d trainers (%s) allow 0 to %d",
+                 SRC(o, trainer_id, "--trainer-id"), o->trainer_id, o->trainers,
+                 SRC(o, trainers, "--trainers"), o->trainers - 1);
+}
+
+/* The seed asks the local CUDA runtime for the ranks per node when
+ * hierarchical_allreduce_inter_nranks <= 1; pdtrans runs off the GPU
+ * machine, so the count must be given. */
+static int check_hierarchical(const char *cmd, const pdt_transpile_opts *o)
+{
+    if (!o->hierarchical_allreduce) {
+        if (o->hierarchical_inter_nranks)
+            return USAGE("--hierarchical-inter-nranks needs --hierarchical-allreduce");
+        return PDT_OK;
+    }
+    int n = o->hierarchical_inter_nranks;
+    if (n == 0)
+        return USAGE("--hierarchical-allreduce needs --hierarchical-inter-nranks=N "
+                     "(the GPUs per node; Paddle would ask the local CUDA runtime)");
+    if (o->trainers <= n || o->trainers % n != 0)
+        return USAGE("--hierarchical-inter-nranks=%d must be smaller than the %d trainers and "
+                     "divide them", n, o->trainers);
+    return PDT_OK;
+}
+
+/* nccl2 and collective: --trainers is the endpoint list, --endpoint one
+ * of them, --trainer-id a rank. */
+static int check_trainer_endpoints(const char *cmd, pdt_transpile_opts *o, size_t min)
+{
+    const char *mode = mode_name(o->mode);
+    const char *source = SRC(o, trainers, "--trainers");
+    if (!o->trainers_arg)
+        return USAGE("--mode=%s needs --trainers=EP,EP[,...]", mode);
+    pdt_list_free(&o->trainer_endpoints);
+    o->trainer_endpoints = pdt_list_split(o->trainers_arg);
+    o->trainers = (int)o->trainer_endpoints.n;
+    const pdt_list *eps = &o->trainer_endpoints;
+    if (check_endpoints(cmd, eps, source))
+        return PDT_EUSAGE;
+    if (eps->n < min)
+        return USAGE("--mode=collective needs at least two endpoints in %s (one with "
+                     "single_process_multi_thread), got %zu", source, eps->n);
+    if (o->role == PDT_ROLE_PSERVER)
+        return USAGE("%s asks for a pserver, but --mode=%s has no pserver role",
+                     SRC(o, role, "--role"), mode);
+    if (!o->endpoint)
+        return USAGE("--mode=%s needs --endpoint (this trainer's endpoint)", mode);
+    if (check_member(cmd, o, eps, source))
+        return PDT_EUSAGE;
+    if (o->trainer_id >= o->trainers)
+        return trainer_id_out_of_range(cmd, o);
+    return PDT_OK;
+}
+
+/* The seed's _transpile_collective and Collective.transpile raise on these. */
+static int check_collective(const char *cmd, pdt_transpile_opts *o)
+{
+    if (o->collective_mode == PDT_COLL_NONE)
+        return USAGE("--mode=collective needs --collective-mode=grad_allreduce|local_sgd|"
+                     "single_process_multi_thread");
+    bool spmt = o->collective_mode == PDT_COLL_SPMT;
+    if (spmt && o->nccl_comm_num != 1)    /* SingleProcessMultiThread builds one ring */
+        return USAGE("--nccl-comm-num does not apply to "
+                     "--collective-mode=single_process_multi_thread (one ring)");
+    if (o->given.hierarchical)
+        return USAGE("--hierarchical-allreduce and --hierarchical-inter-nranks need "
+                     "--mode=nccl2");
+    if (check_trainer_endpoints(cmd, o, spmt ? 1 : 2))
+        return PDT_EUSAGE;
+    /* Paddle does not check this, but its launchers give each trainer the
+     * position of its endpoint, and two trainers with one rank hang. */
+    const pdt_list *eps = &o->trainer_endpoints;
+    for (size_t i = 0; i < eps->n; i++)
+        if (eps->items[i] == o->endpoint && i != (size_t)o->trainer_id)
+            pdt_warning("--trainer-id=%d, but endpoint '%s' is at position %zu of --trainers; "
+                        "each trainer needs its own rank", o->trainer_id, o->endpoint, i);
+    return PDT_OK;
+}
+
+/* --trainers as a count (pserver mode). */
+static int resolve_trainer_count(const char *cmd, pdt_transpile_opts *o)
+{
+    if (!o->trainers_arg)
+        return PDT_OK;
+    long n;
+    if (!pdt_parse_long(cmd, SRC(o, trainers, "--trainers"), o->trainers_arg, 1, 1L << 30, &n))
+        return PDT_EUSAGE;
+    o->trainers = (int)n;
+    return PDT_OK;
+}
+
+static int check_pserver_mode(const char *cmd, pdt_transpile_opts *o)
+{
+    if (o->given.hierarchical)
+        return USAGE("--hierarchical-* need --mode=nccl2");
+    if (o->given.nccl_flags)
+        return USAGE("--nccl-comm-num needs --mode=nccl2 or --mode=collective");
+    if (o->dc_asgd && o->sync_mode == PDT_SYNC)    /* the seed asserts not sync_mode */
+        return USAGE("--dc-asgd needs --async or --half-async");
+    if (resolve_trainer_count(cmd, o))
+        return PDT_EUSAGE;
+    if (o->pservers.n == 0)
+        return USAGE("no pserver endpoints: give --pservers=EP[,EP...] (or --from-env)");
+    const char *pservers = SRC(o, pservers, "--pservers");
+    if (check_endpoints(cmd, &o->pservers, pservers))
+        return PDT_EUSAGE;
+    if (o->trainer_id >= o->trainers)
+        return trainer_id_out_of_range(cmd, o);
+    if (o->endpoint && check_member(cmd, o, &o->pservers, pservers))
+        return PDT_EUSAGE;
+    return PDT_OK;
+}
+
+/* Options that only one mode reads are refused elsewhere, not ignored. */
+static int check_mode_options(const char *cmd, const pdt_transpile_opts *o)
+{
+    if (o->collective_mode != PDT_COLL_NONE && o->mode != PDT_MODE_COLLECTIVE)
+        return USAGE("--collective-mode needs --mode=collective");
+    if (o->dc_asgd && o->mode != PDT_MODE_PSERVER)
+        return USAGE("--dc-asgd needs --mode=pserver");
+    if (o->mode != PDT_MODE_PSERVER &&
+        (o->given.rpc_send || o->given.rpc_get || o->given.rpc_prefetch))
+        return USAGE("--rpc-*-threads set the pservers' listen_and_serv: they need "
+                     "--mode=pserver");
+    if (o->collective_mode != PDT_COLL_SPMT &&
+        (o->given.gpus || o->given.fuse || o->given.loss_scale))
+        return USAGE("--selected-gpus, --fuse-allreduce and --loss-scale need "
+                     "--collective-mode=single_process_multi_thread");
+    /* The seed ignores these outside pserver mode; say so rather than
+     * let a launcher believe they took effect. */
+    if (o->mode != PDT_MODE_PSERVER && o->given.pservers)
+        pdt_warning("--pservers is ignored with --mode=%s", mode_name(o->mode));
+    if (o->mode != PDT_MODE_PSERVER && o->given.sync_flag)
+        pdt_warning("--sync, --async and --half-async are ignored with --mode=%s",
+                    mode_name(o->mode));
+    return PDT_OK;
+}
+
+int tp_validate(pdt_ctx *ctx, const char *cmd)
+{
+    pdt_transpile_opts *o = &ctx->transpile;
+    if (o->endpoint)    /* compared with the lists' items by pointer */
+        o->endpoint = ir_intern(o->endpoint);
+    if (check_mode_options(cmd, o))
+        return PDT_EUSAGE;
+    if (o->mode == PDT_MODE_COLLECTIVE)
+        return check_collective(cmd, o);
+    if (o->mode == PDT_MODE_NCCL2)
+        return check_trainer_endpoints(cmd, o, 1) || check_hierarchical(cmd, o) ? PDT_EUSAGE
+                                                                                : PDT_OK;
+    return check_pserver_mode(cmd, o);
+}
