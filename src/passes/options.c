@@ -52,7 +52,7 @@ const pdt_option *pdt_option_find(const pdt_option_family *f, const char *name)
     return NULL;
 }
 
-bool pdt_option_for_pass(const pdt_option *opt, const char *pass)
+static bool lists_pass(const pdt_option *opt, const char *pass)
 {
     size_t len = strlen(pass);
     for (const char *p = opt->passes; p && *p; p += strcspn(p, " ")) {
@@ -60,6 +60,20 @@ bool pdt_option_for_pass(const pdt_option *opt, const char *pass)
         if (!strncmp(p, pass, len) && (p[len] == ' ' || p[len] == '\0'))
             return true;
     }
+    return false;
+}
+
+bool pdt_option_for_pass(const pdt_option *opt, const char *pass)
+{
+    if (lists_pass(opt, pass))
+        return true;
+    /* A group reads what any pass it may stand for reads. */
+    const pdt_pass *group = pdt_pass_find(pass);
+    size_t n = 0;
+    const char *const *members = group && group->members ? group->members(NULL, &n) : NULL;
+    for (size_t i = 0; i < n; i++)
+        if (lists_pass(opt, members[i]))
+            return true;
     return false;
 }
 

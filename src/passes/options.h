@@ -72,7 +72,8 @@ extern const size_t pdt_n_option_families;
 void *pdt_family_base(const pdt_option_family *f, struct pdt_ctx *ctx);
 /* F's option NAME (long name), or NULL. */
 const pdt_option *pdt_option_find(const pdt_option_family *f, const char *name);
-/* Whether OPT is read by PASS (a name of passes.def). */
+/* Whether OPT is read by PASS (a name of passes.def): PASS is in its
+ * `passes`, or PASS is a group and one of the passes it may stand for is. */
 bool pdt_option_for_pass(const pdt_option *opt, const char *pass);
 /* True when OPT takes a value on the command line. */
 bool pdt_option_takes_value(const pdt_option *opt);

@@ -200,7 +200,8 @@ typedef struct {
     const char *summary;        /* one line for `pdtrans passes` */
     int (*run)(pdt_ctx *ctx);
     /* A group (PASS_GROUP in passes.def) stands for the passes this
-     * returns, which the pipeline runs one by one; NULL for a pass. */
+     * returns, which the pipeline runs one by one; with ctx NULL, every
+     * pass it may stand for (whose options it takes).  NULL for a pass. */
     const char *const *(*members)(const pdt_ctx *ctx, size_t *n);
     /* It reads or extends ctx->transpile_plan, so the plan stays valid. */
     bool keeps_plan;

@@ -103,14 +103,16 @@ START_TEST(man_page_documents_every_option)
 }
 END_TEST
 
-/* Whether a --help text has an option line for --NAME. */
+/* Whether a --help text has an option line for --NAME ("  -x, --NAME" or
+ * "      --NAME": the dashes at column 6; a mention in a help text is not). */
 static bool lists(const char *help, const char *name)
 {
     char *mark = g_strdup_printf(" --%s", name);
     size_t len = strlen(mark);
     bool found = false;
-    for (size_t pos = 0; help[pos] && !found; pos++)
-        found = !strncmp(help + pos, mark, len) && strchr("= \n", help[pos + len]);
+    for (size_t pos = 6; help[pos] && !found; pos++)
+        found = !strncmp(help + pos, mark, len) && strchr("= \n", help[pos + len]) &&
+                help[pos - 6] == '\n';
     g_free(mark);
     return found;
 }
@@ -197,9 +199,17 @@ START_TEST(pipeline_text_sets_pass_options)
     ck_assert(!ctx.transpile.slice_var_up);
     ck_assert(cli_given(&s, "pservers"));
     pdt_list_free(&names);
+    /* A transpile pass takes the options it reads, and only those. */
+    ck_assert_int_eq(cli_parse_pipeline(&s, &ctx, "find_optimize{async},split_vars{min-block-size="
+                                        "16384;split-method=hash}", &names), PDT_OK);
+    ck_assert_int_eq(ctx.transpile.min_block_size, 16384);
+    ck_assert_int_eq(ctx.transpile.split_method, PDT_SPLIT_HASH);
+    ck_assert_int_eq(ctx.transpile.sync_mode, PDT_ASYNC);
+    pdt_list_free(&names);
     static const char *const bad[] = {"transpile{loss=l}", "transpile{pservers}",
                                       "transpile{no-slice=1}", "transpile{role=x}",
-                                      "transpile{role=all", "x{a=1}"};
+                                      "transpile{role=all", "x{a=1}",
+                                      "split_vars{role=trainer}", "delete_optimizer{no-slice}"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ck_assert_msg(cli_parse_pipeline(&s, &ctx, bad[i], &names) == PDT_EUSAGE, "%s", bad[i]);
         pdt_list_free(&names);

@@ -9,26 +9,31 @@
 #include "../../diag.h"
 #include "transpile.h"
 
-static const char *const pserver_passes[] = {"find_optimize", "split_vars", "build_pserver",
-                                             "build_pserver_startup", "insert_send_recv",
-                                             "delete_optimizer"};
-static const char *const nccl2_passes[] = {"nccl2"};
-static const char *const collective_passes[] = {"collective"};
+/* Every pass the group may stand for: pserver mode's six, then the one of
+ * nccl2 and the one of collective. */
+static const char *const all_passes[] = {"find_optimize", "split_vars", "build_pserver",
+                                         "build_pserver_startup", "insert_send_recv",
+                                         "delete_optimizer", "nccl2", "collective"};
+enum { N_PSERVER_PASSES = 6 };
 
 const char *const *members_transpile(const pdt_ctx *ctx, size_t *n)
 {
+    if (!ctx) {
+        *n = sizeof all_passes / sizeof *all_passes;
+        return all_passes;
+    }
     switch (ctx->transpile.mode) {
     case PDT_MODE_NCCL2:
         *n = 1;
-        return nccl2_passes;
+        return all_passes + N_PSERVER_PASSES;
     case PDT_MODE_COLLECTIVE:
         *n = 1;
-        return collective_passes;
+        return all_passes + N_PSERVER_PASSES + 1;
     case PDT_MODE_PSERVER:
         break;
     }
-    *n = sizeof pserver_passes / sizeof *pserver_passes;
-    return pserver_passes;
+    *n = N_PSERVER_PASSES;
+    return all_passes;
 }
 
 /* The alias, called directly (unit tests): the same passes, in order. */
