@@ -167,29 +167,55 @@ static int pick_passes(pdt_ctx *ctx, pdt_list *out)
     return PDT_OK;
 }
 
-static int write_outputs(const opts *o)
+/* The output set: a streaming batch, so that each program is encoded and
+ * written to its temporary as soon as it is complete (the pipeline hands
+ * the pservers' over before the trainer is built, and frees them) and all
+ * land together at the commit. */
+typedef struct {
+    const opts *o;
+    pdio_batch *batch;
+} output_set;
+
+static int write_output(void *arg, const char *stem, const ir_program *p)
 {
-    const pdt_ctx *ctx = o->ctx;
+    const output_set *out = arg;
+    const opts *o = out->o;
+    char *path = g_strdup_printf("%s/%s", o->out_dir, tp_file_name(o->ctx, stem));
+    int rc = pdio_batch_add_program(out->batch, path, p, o->text);
+    g_free(path);
+    return rc;
+}
+
+static void open_outputs(output_set *out, const opts *o)
+{
+    out->o = o;
+    out->batch = pdio_batch_new(false);
+    pdio_batch_stream(out->batch);
+    /* Made when the first file is written; removed again if the set fails. */
+    pdio_batch_create_folder(out->batch, o->out_dir);
+    o->ctx->settings.write_output = write_output;
+    o->ctx->settings.write_output_arg = out;
+}
+
+/* What the pipeline handed over at its end, then manifest.json. */
+static int write_outputs(output_set *out)
+{
+    pdt_ctx *ctx = out->o->ctx;
     int rc = PDT_OK;
-    pdio_batch *b = pdio_batch_new(false);
-    /* Made at commit, once every file is built in memory; removed again if
-     * the set fails. */
-    pdio_batch_create_folder(b, o->out_dir);
     for (size_t i = 0; i < ctx->n_outputs && rc == PDT_OK; i++) {
-        char *path = g_strdup_printf("%s/%s", o->out_dir, tp_file_name(ctx, ctx->outputs[i].stem));
-        if (pdio_batch_add_program(b, path, ctx->outputs[i].program, o->text) != 0)
-            rc = PDT_EBADINPUT;
-        g_free(path);
+        rc = write_output(out, ctx->outputs[i].stem, ctx->outputs[i].program);
+        ir_program_free(ctx->outputs[i].program);
+        ctx->outputs[i].program = NULL;
     }
     if (rc == PDT_OK && ctx->manifest_json) {
         /* Added last, so it is renamed into place last. */
-        char *path = g_strdup_printf("%s/manifest.json", o->out_dir);
-        pdio_batch_add_bytes(b, path, ctx->manifest_json, strlen(ctx->manifest_json), false);
+        char *path = g_strdup_printf("%s/manifest.json", out->o->out_dir);
+        pdio_batch_add_bytes(out->batch, path, ctx->manifest_json,
+                             strlen(ctx->manifest_json), false);
         g_free(path);
     }
     if (rc == PDT_OK)
-        rc = pdio_batch_commit(b);
-    pdio_batch_free(b);
+        rc = pdio_batch_commit(out->batch);
     return rc;
 }
 
@@ -254,6 +280,7 @@ int cmd_transpile(int argc, char **argv)
     pdt_ctx_init(&ctx);
     opts o = {.ctx = &ctx, .out_dir = "."};
     cli_run_init(&o.run);
+    output_set out = {NULL, NULL};
     pdt_list passes = {0, NULL};
     int rc = parse_args(argc, argv, &o, &passes);
     if (rc == CLI_HELP) {
@@ -283,6 +310,7 @@ int cmd_transpile(int argc, char **argv)
                     "initialise no parameters");
     record_options(&o);
     ctx.run = cli_run_info(&o.run, passes.items, passes.n);
+    open_outputs(&out, &o);
     if (!rc)
         rc = pdt_run_pipeline(&ctx, passes.items, passes.n);
     /* --stop-after before any output or plan exists: what exists is the
@@ -297,8 +325,9 @@ int cmd_transpile(int argc, char **argv)
         rc = PDT_EBADINPUT;
     }
     if (!rc)
-        rc = write_outputs(&o);
+        rc = write_outputs(&out);
 done:
+    pdio_batch_free(out.batch);
     pdt_list_free(&passes);
     pdt_ctx_free(&ctx);
     cli_run_free(&o.run);

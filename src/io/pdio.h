@@ -49,9 +49,18 @@ pdio_batch *pdio_batch_new(bool force);
 /* Asks commit to create DIR and its parents first (mkdir -p); folders it
  * made are removed again if the commit fails. */
 void pdio_batch_create_folder(pdio_batch *b, const char *dir);
+/* Makes b a streaming batch: each file added is checked and written to its
+ * temporary at once (the folder made, PDTRANS_FAIL_AT read, stale
+ * temporaries removed first), and its bytes are freed, so one output's
+ * bytes are held at a time; the commit still renames all together.  A
+ * device, FIFO or stdout target keeps its bytes until the commit.  A
+ * failing add prints its message, takes back what the batch did and
+ * returns non-zero; every later add and the commit fail too.  Freeing a
+ * batch that was not committed removes its temporaries and folders. */
+void pdio_batch_stream(pdio_batch *b);
 int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p,
                            bool text);
-/* Takes a copy of data. */
+/* Takes a copy of data (freed once written, when streaming). */
 void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data,
                           size_t len, bool binary);
 /* PDT_OK, PDT_EBADINPUT, or PDT_EUSAGE (binary to a terminal, a malformed

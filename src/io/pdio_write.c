@@ -30,6 +30,7 @@ typedef struct {
     target_kind kind;
     bool existed;       /* real held a regular file before */
     mode_t mode;        /* its permissions, which the replacement keeps */
+    bool checked;       /* classify() ran */
     char *tmp;          /* temporary beside real, once created */
     char *bak;          /* the old file under its backup name */
     bool bak_moved;     /* bak was made by rename, so real is gone */
@@ -38,13 +39,21 @@ typedef struct {
 
 struct pdio_batch {
     bool force;
-    bool failed;
+    bool failed;        /* undone, or never written: nothing left to take back */
+    bool committed;
+    bool stream;        /* pdio_batch_stream: each file written when added */
+    bool prepared;      /* PDTRANS_FAIL_AT read, folders made, hook set */
     size_t n, cap;
     pending *files;
-    char *folder;       /* created at commit, when asked */
+    char *folder;       /* created when the first file is written, when asked */
     GPtrArray *made;    /* folders this batch created, outermost first */
     GPtrArray *dirs;    /* distinct folders holding TO_FILE targets */
+    size_t n_clean;     /* dirs[0..n_clean) had stale temporaries removed */
+    GHashTable *seen;   /* real paths of TO_FILE targets (owned by files) */
 };
+
+static int stream_last(pdio_batch *b);
+static void fail(pdio_batch *b);
 
 pdio_batch *pdio_batch_new(bool force)
 {
@@ -52,7 +61,13 @@ pdio_batch *pdio_batch_new(bool force)
     b->force = force;
     b->made = g_ptr_array_new_with_free_func(free);
     b->dirs = g_ptr_array_new_with_free_func(free);
+    b->seen = g_hash_table_new(g_str_hash, g_str_equal);
     return b;
+}
+
+void pdio_batch_stream(pdio_batch *b)
+{
+    b->stream = true;
 }
 
 void pdio_batch_create_folder(pdio_batch *b, const char *dir)
@@ -82,11 +97,11 @@ int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p,
     uint8_t *data = pdio_serialize(p, text, &len);
     if (!data) {
         pdt_error("%s: cannot serialize program", path);
-        b->failed = true;
+        fail(b);
         return PDT_EBADINPUT;
     }
     add(b, path, data, len, !text);
-    return PDT_OK;
+    return b->stream ? stream_last(b) : PDT_OK;
 }
 
 void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data, size_t len,
@@ -96,6 +111,8 @@ void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data, siz
     if (len)
         memcpy(copy, data, len);
     add(b, path, copy, len, binary);
+    if (b->stream)
+        stream_last(b);
 }
 
 /* mkdir -p, remembering what it made so that a failed batch leaves no
@@ -180,36 +197,48 @@ static int classify(pending *f)
     return PDT_OK;
 }
 
+static int check_target(pdio_batch *b, pending *f)
+{
+    f->checked = true;
+    int rc = classify(f);
+    if (rc == PDT_OK && f->kind == TO_STDOUT && f->binary && !b->force &&
+        isatty(STDOUT_FILENO)) {
+        pdt_error("refusing to write binary output to a terminal (use -f to force, "
+                  "or --text)");
+        rc = PDT_EUSAGE;
+    }
+    if (rc != PDT_OK || f->kind != TO_FILE)
+        return rc;
+    if (!g_hash_table_add(b->seen, f->real)) {
+        pdt_error("%s: the same file is written twice", f->path);
+        rc = PDT_EBADINPUT;
+    }
+    char *dir = fs_folder_of(f->real);
+    bool known = false;
+    for (size_t k = 0; k < b->dirs->len && !known; k++)
+        known = strcmp(g_ptr_array_index(b->dirs, k), dir) == 0;
+    if (known)
+        free(dir);
+    else
+        g_ptr_array_add(b->dirs, dir);
+    return rc;
+}
+
 static int check_targets(pdio_batch *b)
 {
-    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
     int rc = PDT_OK;
-    for (size_t i = 0; i < b->n && rc == PDT_OK; i++) {
-        pending *f = &b->files[i];
-        rc = classify(f);
-        if (rc == PDT_OK && f->kind == TO_STDOUT && f->binary && !b->force &&
-            isatty(STDOUT_FILENO)) {
-            pdt_error("refusing to write binary output to a terminal (use -f to force, "
-                      "or --text)");
-            rc = PDT_EUSAGE;
-        }
-        if (rc != PDT_OK || f->kind != TO_FILE)
-            continue;
-        if (!g_hash_table_add(seen, f->real)) {
-            pdt_error("%s: the same file is written twice", f->path);
-            rc = PDT_EBADINPUT;
-        }
-        char *dir = fs_folder_of(f->real);
-        bool known = false;
-        for (size_t k = 0; k < b->dirs->len && !known; k++)
-            known = strcmp(g_ptr_array_index(b->dirs, k), dir) == 0;
-        if (known)
-            free(dir);
-        else
-            g_ptr_array_add(b->dirs, dir);
-    }
-    g_hash_table_destroy(seen);
+    for (size_t i = 0; i < b->n && rc == PDT_OK; i++)
+        if (!b->files[i].checked)
+            rc = check_target(b, &b->files[i]);
     return rc;
+}
+
+/* Stale temporaries go from each folder before the first file is written
+ * into it. */
+static void remove_stale(pdio_batch *b)
+{
+    for (; b->n_clean < b->dirs->len; b->n_clean++)
+        fs_remove_stale(g_ptr_array_index(b->dirs, b->n_clean));
 }
 
 static bool write_temporary(pending *f)
@@ -245,6 +274,9 @@ static bool write_temporary(pending *f)
     }
     if (!ok)
         pdt_error("%s: cannot %s: %s", f->path, step, strerror(saved));
+    /* On disk now: the bytes are not needed again. */
+    free(f->data);
+    f->data = NULL;
     return ok;
 }
 
@@ -349,10 +381,9 @@ static void undo(pdio_batch *b)
 
 static int land(pdio_batch *b)
 {
-    for (size_t k = 0; k < b->dirs->len; k++)
-        fs_remove_stale(g_ptr_array_index(b->dirs, k));
+    remove_stale(b);
     for (size_t i = 0; i < b->n; i++)
-        if (b->files[i].kind == TO_FILE && !write_temporary(&b->files[i]))
+        if (b->files[i].kind == TO_FILE && !b->files[i].tmp && !write_temporary(&b->files[i]))
             return PDT_EBADINPUT;
     for (size_t i = 0; i < b->n; i++)
         if (b->files[i].kind == TO_FILE && !put_in_place(&b->files[i]))
@@ -383,25 +414,64 @@ static void undo_on_failure(void *b)
     undo(b);
 }
 
+/* Before the first file is written: the fault switch, the folders, and
+ * the hook that takes everything back if memory runs out from now on
+ * (which, for a streaming batch, is while later outputs are built). */
+static int prepare(pdio_batch *b)
+{
+    if (b->prepared)
+        return PDT_OK;
+    b->prepared = true;
+    if (!fs_fault_init())
+        return PDT_EUSAGE;
+    pdt_alloc_on_failure(undo_on_failure, b);
+    return b->folder ? make_folders(b) : PDT_OK;
+}
+
+static void fail(pdio_batch *b)
+{
+    if (!b->failed)
+        undo(b);
+    b->failed = true;
+    pdt_alloc_on_failure(NULL, NULL);
+}
+
+/* A streaming batch writes the file just added to its temporary now and
+ * drops its bytes; devices, FIFOs and stdout keep them for the commit,
+ * since a write there cannot be taken back. */
+static int stream_last(pdio_batch *b)
+{
+    if (b->failed)
+        return PDT_EBADINPUT;
+    pending *f = &b->files[b->n - 1];
+    int rc = prepare(b);
+    if (rc == PDT_OK)
+        rc = check_target(b, f);
+    if (rc == PDT_OK && f->kind == TO_FILE) {
+        remove_stale(b);
+        if (!write_temporary(f))
+            rc = PDT_EBADINPUT;
+    }
+    if (rc != PDT_OK)
+        fail(b);
+    return rc;
+}
+
 int pdio_batch_commit(pdio_batch *b)
 {
     if (b->failed)
         return PDT_EBADINPUT;
-    if (!fs_fault_init())
-        return PDT_EUSAGE;
-    pdt_alloc_on_failure(undo_on_failure, b);
-    int rc = b->folder ? make_folders(b) : PDT_OK;
+    int rc = prepare(b);
     if (rc == PDT_OK)
         rc = check_targets(b);
     if (rc == PDT_OK)
         rc = land(b);
-    if (rc != PDT_OK)
-        undo(b);
-    pdt_alloc_on_failure(NULL, NULL);
     if (rc != PDT_OK) {
-        b->failed = true;
+        fail(b);
         return rc;
     }
+    pdt_alloc_on_failure(NULL, NULL);
+    b->committed = true;
     for (size_t i = 0; i < b->n; i++) {
         pending *f = &b->files[i];
         if (f->bak)
@@ -417,6 +487,10 @@ void pdio_batch_free(pdio_batch *b)
 {
     if (!b)
         return;
+    /* Never committed (a later output failed to build): its temporaries
+     * and folders go. */
+    if (!b->committed && b->prepared)
+        fail(b);
     for (size_t i = 0; i < b->n; i++) {
         pending *f = &b->files[i];
         if (f->tmp)
@@ -429,6 +503,7 @@ void pdio_batch_free(pdio_batch *b)
     }
     free(b->files);
     free(b->folder);
+    g_hash_table_destroy(b->seen);
     g_ptr_array_free(b->made, true);
     g_ptr_array_free(b->dirs, true);
     free(b);

@@ -71,7 +71,13 @@ typedef struct {
 typedef struct {
     const char *stem;
     ir_program *program;    /* owned by the context */
+    bool final;             /* no later pass edits or reads it (pdt_ctx_outputs_final) */
 } pdt_output;
+
+/* Where the pipeline sends a final output as soon as no later pass will
+ * print it (the command writes it to its temporary); the pipeline then
+ * frees it.  Returns PDT_OK, or an error after printing its message. */
+typedef int (*pdt_output_sink)(void *arg, const char *stem, const ir_program *p);
 
 /* Settings Paddle takes from the environment (ServerRuntimeConfig and
  * SingleProcessMultiThread).  The passes read them only from here; the
@@ -151,6 +157,10 @@ typedef struct {
     /* Prints a program for --print-after (text form, or one line per op):
      * the command supplies it because only src/io knows the text form. */
     void (*print_program)(FILE *out, const ir_program *p, bool ops);
+    /* Streaming outputs (issue 14 point 4): NULL keeps every output until
+     * the pipeline ends. */
+    pdt_output_sink write_output;
+    void *write_output_arg;
 } pdt_run_settings;
 
 struct tp_plan;     /* the transpile plan: src/passes/transpile/transpile.h */
@@ -252,8 +262,14 @@ void pdt_ctx_stage_output(pdt_ctx *ctx, const char *stem, ir_program *p);
  * after 'insert_send_recv' rewrote the inputs it reads, or twice on one
  * plan (transpile/transpile.c). */
 int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
+/* Marks the staged outputs holding progs[0..n) (NULLs skipped) final: no
+ * later pass changes or reads them, so that the pipeline may write and
+ * free them after the current pass (see pdt_run_settings.write_output). */
+void pdt_ctx_outputs_final(pdt_ctx *ctx, ir_program *const *progs, size_t n);
 /* Frees the transpile plan (transpile/transpile.c); NULL is fine. */
 void tp_plan_free(struct tp_plan *plan);
+/* The pipeline freed output p (written): the plan forgets it. */
+void tp_plan_output_freed(struct tp_plan *plan, const ir_program *p);
 /* --print-after: the plan's slices and endpoints, once 'split_vars' made
  * them (nothing before). */
 void tp_plan_print(const struct tp_plan *plan, FILE *out, const char *pass);

@@ -5,6 +5,7 @@
 #include "../diag.h"
 #include "../ir/alloc.h"
 #include "../ir/tensors.h"
+#include "../ir/pmap.h"
 #include "../ir/print_ops.h"
 #include "../ir/util.h"
 #include "pass.h"
@@ -160,6 +161,30 @@ static void print_after(const pdt_ctx *ctx, const pdt_pass *pass)
         tp_plan_print(ctx->transpile_plan, stderr, pass->name);
 }
 
+/* Streaming: the final outputs go to the sink and are freed, unless a
+ * later pass prints them (--print-after shows every output built so far).
+ * They were verified after the pass that completed them. */
+static int write_final(pdt_ctx *ctx, bool printed_later)
+{
+    pdt_output_sink sink = ctx->settings.write_output;
+    if (!sink || printed_later)
+        return PDT_OK;
+    int rc = PDT_OK;
+    size_t kept = 0;
+    for (size_t k = 0; k < ctx->n_staged; k++) {
+        pdt_output o = ctx->staged[k];
+        if (rc != PDT_OK || !o.final) {
+            ctx->staged[kept++] = o;
+            continue;
+        }
+        rc = sink(ctx->settings.write_output_arg, o.stem, o.program);
+        tp_plan_output_freed(ctx->transpile_plan, o.program);
+        ir_program_free(o.program);
+    }
+    ctx->n_staged = kept;
+    return rc;
+}
+
 static void hand_over(pdt_ctx *ctx, bool keep)
 {
     for (size_t k = 0; k < ctx->n_staged; k++) {
@@ -193,11 +218,14 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
     flat_list f;
     int rc = flatten(ctx, names, n, &f);
     bool *print = xcalloc(f.n + 1, sizeof *print);
+    bool *printed_later = xcalloc(f.n + 1, sizeof *printed_later);
     size_t stop = f.n;
     if (rc == PDT_OK)
         rc = mark_settings(&ctx->settings, &f, print, &stop);
     if (rc == PDT_OK)
         rc = tp_check_order(ctx, f.pass, f.n);
+    for (size_t i = f.n; i-- > 0;)
+        printed_later[i] = print[i + 1] || printed_later[i + 1];
     if (rc == PDT_OK) {
         pdt_alloc_doing("checking '%s'", ctx->main_path);
         rc = gate(ctx);
@@ -206,13 +234,20 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
         rc = run_one(ctx, f.pass[i], f.group[i], i == 0 || f.group[i - 1] != f.group[i]);
         if (rc == PDT_OK && print[i])
             print_after(ctx, f.pass[i]);
+        if (rc == PDT_OK)
+            rc = write_final(ctx, printed_later[i] && i != stop);
         if (rc == PDT_OK && i == stop) {
             ctx->stopped = true;
             break;
         }
     }
     hand_over(ctx, rc == PDT_OK);
+    /* An analysis cache: nothing reads it once the passes are done, and
+     * the outputs written next need the memory. */
+    tp_plan_free(ctx->transpile_plan);
+    ctx->transpile_plan = NULL;
     free(print);
+    free(printed_later);
     flat_free(&f);
     return rc;
 }
@@ -276,7 +311,20 @@ void pdt_ctx_stage_output(pdt_ctx *ctx, const char *stem, ir_program *p)
     }
     ctx->staged[ctx->n_staged].stem = ir_intern(stem);
     ctx->staged[ctx->n_staged].program = p;
+    ctx->staged[ctx->n_staged].final = false;
     ctx->n_staged++;
+}
+
+void pdt_ctx_outputs_final(pdt_ctx *ctx, ir_program *const *progs, size_t n)
+{
+    pmap done = PMAP_INIT;
+    for (size_t i = 0; i < n; i++)
+        if (progs[i])
+            pmap_add(&done, progs[i]);
+    for (size_t k = 0; k < ctx->n_staged; k++)
+        if (pmap_has(&done, ctx->staged[k].program))
+            ctx->staged[k].final = true;
+    pmap_free(&done);
 }
 
 void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p)

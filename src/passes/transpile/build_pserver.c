@@ -509,7 +509,7 @@ int pass_build_pserver(pdt_ctx *ctx)
     /* All are built before any is staged: a failure stages none. */
     ir_program **built = g_new0(ir_program *, st->n_eps + 1);
     for (size_t e = 0; e < st->n_eps && !rc; e++)
-        if (wanted(st, e) && !st->pserver_main[e])
+        if (wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
             rc = tp_build_pserver(st, e, &built[e]);
     for (size_t e = 0; e < st->n_eps; e++) {
         if (rc || !built[e]) {

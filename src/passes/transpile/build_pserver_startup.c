@@ -121,10 +121,12 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
     int rc = tp_plan_need_inputs(st, "build_pserver_startup");
     bool any = false;
     for (size_t e = 0; e < st->n_eps; e++)
-        any |= st->pserver_main[e] != NULL;
+        any |= st->pserver_main[e] != NULL || st->pserver_written[e];
     if (!rc && !any && ctx->transpile.role != PDT_ROLE_TRAINER)
         rc = tp_order_bug("build_pserver_startup");
     ir_program **built = g_new0(ir_program *, st->n_eps + 1);
+    /* Each pserver's main and startup, complete: nothing later reads them. */
+    ir_program **done = g_new0(ir_program *, 2 * st->n_eps + 1);
     for (size_t e = 0; e < st->n_eps && !rc; e++)
         if (st->pserver_main[e] && !st->pserver_written[e])
             rc = tp_build_pserver_startup(st, e, st->pserver_main[e], &built[e]);
@@ -136,9 +138,14 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
         st->pserver_written[e] = true;
         st->pserver_startup[e] = built[e];
         pdt_ctx_stage_output(ctx, ir_internf("pserver_%zu.startup", e), built[e]);
+        done[2 * e] = st->pserver_main[e];
+        done[2 * e + 1] = built[e];
     }
-    if (!rc)
+    if (!rc) {
         tp_plan_outputs_changed(st, built, st->n_eps);
+        pdt_ctx_outputs_final(ctx, done, 2 * st->n_eps);
+    }
+    g_free(done);
     g_free(built);
     return rc;
 }

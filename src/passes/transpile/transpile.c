@@ -68,6 +68,22 @@ void tp_plan_free(tp_plan *st)
     free(st);
 }
 
+void tp_plan_output_freed(tp_plan *st, const ir_program *p)
+{
+    if (!st)
+        return;
+    for (size_t e = 0; e < st->n_eps; e++) {
+        if (st->pserver_main[e] == p)
+            st->pserver_main[e] = NULL;
+        if (st->pserver_startup[e] == p)
+            st->pserver_startup[e] = NULL;
+    }
+    if (st->trainer_main == p)
+        st->trainer_main = NULL;
+    if (st->trainer_startup == p)
+        st->trainer_startup = NULL;
+}
+
 /* What each transpile pass needs of the passes before it, which the
  * pipeline checks before any pass runs (tp_check_order). */
 typedef struct {
