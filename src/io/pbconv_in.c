@@ -108,7 +108,7 @@ static void slots_in(ir_arena *a, ir_slot **out, size_t *n, size_t *cap,
 static ir_op *op_in(ir_program *p, const PbOp *s)
 {
     ir_arena *a = p->arena;
-    ir_op *op = ir_op_new(p, s->type);
+    ir_op *op = ir_op_new_bare(p, s->type);
     op->dirty = false;
     slots_in(a, &op->inputs, &op->n_inputs, &op->cap_inputs, s->inputs, s->n_inputs);
     slots_in(a, &op->outputs, &op->n_outputs, &op->cap_outputs, s->outputs, s->n_outputs);

@@ -201,9 +201,13 @@ static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
 {
     ir_attr *at = ir_op_attr(op, name);
     if (!at) {
+        ir_attr *old = op->attrs;
         op->attrs = ir_grow(ir_op_arena(op), op->attrs, sizeof *op->attrs,
                             op->n_attrs, &op->cap_attrs, op->n_attrs + 1);
+        if (old && op->attrs != old)
+            ir_op_array_moved();
         at = &op->attrs[op->n_attrs++];
+        ir_op_shape_note(op);
     }
     memset(at, 0, sizeof *at);
     at->name = ir_intern(name);
@@ -297,17 +301,38 @@ void ir_op_copy_attr(ir_op *op, const ir_attr *src)
 void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 {
     /* Room for all of them (and op_role_var, which the backward pass often
-     * adds) at once: attrs are large, and growing by doubling wastes. */
-    size_t need = op->n_attrs + src->n_attrs + 1;
+     * adds) at once, unless ir_op_new gave room already: attrs are large,
+     * and growing by doubling wastes. */
+    size_t need = op->n_attrs + src->n_attrs;
     if (need > op->cap_attrs) {
+        need++;
         ir_attr *attrs = ir_arena_alloc_raw(ir_op_arena(op), need * sizeof *attrs);
         if (op->n_attrs)
             memcpy(attrs, op->attrs, op->n_attrs * sizeof *attrs);
+        if (op->attrs)
+            ir_op_array_moved();
         op->attrs = attrs;
         op->cap_attrs = need;
     }
     for (size_t i = 0; i < src->n_attrs; i++)
         ir_op_copy_attr(op, &src->attrs[i]);
+}
+
+void ir_program_set_new_op_attrs(ir_program *p, const ir_attr *attrs, size_t n)
+{
+    p->new_op_attrs = n ? ir_arena_alloc(p->arena, n * sizeof *attrs) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        ir_attr_copy(p->arena, &p->new_op_attrs[i], &attrs[i]);
+        p->new_op_attrs[i].name = ir_intern(attrs[i].name);
+    }
+    p->n_new_op_attrs = n;
+}
+
+void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p)
+{
+    for (size_t i = 0; i < p->n_new_op_attrs; i++)
+        if (!ir_op_attr(op, p->new_op_attrs[i].name))
+            ir_op_copy_attr(op, &p->new_op_attrs[i]);
 }
 
 int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt)

@@ -11,25 +11,32 @@ static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
     dst->unknown = ir_bytes_copy(a, src->unknown);
 }
 
-static ir_op *op_copy_into(ir_program *p, const ir_op *src)
+static size_t at_least(size_t n, size_t room)
 {
-    ir_op *op = ir_op_new(p, src->type);
+    return room > n ? room : n;
+}
+
+/* `room`: the arrays' capacity when more than the source's counts (an op
+ * a pass copies and then extends, as ir_op_new gives; op_shape.c). */
+static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
+{
+    ir_op *op = ir_op_new_bare(p, src->type);
     ir_arena *a = p->arena;
     bool dirty = src->dirty;
     ir_op tmp = *src;
     tmp.block = NULL;
     *op = tmp;
     op->dirty = dirty;
-    op->cap_inputs = op->n_inputs;
-    op->inputs = src->n_inputs ? ir_arena_alloc(a, src->n_inputs * sizeof(ir_slot)) : NULL;
+    op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
+    op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_inputs; i++)
         slot_copy(a, &op->inputs[i], &src->inputs[i]);
-    op->cap_outputs = op->n_outputs;
-    op->outputs = src->n_outputs ? ir_arena_alloc(a, src->n_outputs * sizeof(ir_slot)) : NULL;
+    op->cap_outputs = at_least(op->n_outputs, room.n_outputs);
+    op->outputs = op->cap_outputs ? ir_arena_alloc(a, op->cap_outputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_outputs; i++)
         slot_copy(a, &op->outputs[i], &src->outputs[i]);
-    op->cap_attrs = op->n_attrs;
-    op->attrs = src->n_attrs ? ir_arena_alloc(a, src->n_attrs * sizeof(ir_attr)) : NULL;
+    op->cap_attrs = at_least(op->n_attrs, room.n_attrs);
+    op->attrs = op->cap_attrs ? ir_arena_alloc(a, op->cap_attrs * sizeof(ir_attr)) : NULL;
     for (size_t i = 0; i < src->n_attrs; i++)
         ir_attr_copy(a, &op->attrs[i], &src->attrs[i]);
     op->unknown = ir_bytes_copy(a, src->unknown);
@@ -38,7 +45,9 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src)
 
 ir_op *ir_op_clone(ir_program *p, const ir_op *src)
 {
-    return op_copy_into(p, src);
+    ir_op *op = op_copy_into(p, src, ir_op_shape_of(src->type));
+    ir_op_add_new_op_attrs(op, p);
+    return op;
 }
 
 ir_program *ir_program_clone(const ir_program *src)
@@ -69,7 +78,7 @@ ir_program *ir_program_clone(const ir_program *src)
         }
         ir_op **ops = sb->n_ops ? ir_arena_alloc(a, sb->n_ops * sizeof *ops) : NULL;
         for (size_t k = 0; k < sb->n_ops; k++)
-            ops[k] = op_copy_into(p, sb->ops[k]);
+            ops[k] = op_copy_into(p, sb->ops[k], (ir_op_shape){0, 0, 0});
         ir_block_set_ops(b, ops, sb->n_ops);
     }
     p->var_seq = src->var_seq > p->var_seq ? src->var_seq : p->var_seq;

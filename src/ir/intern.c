@@ -140,6 +140,7 @@ const char *ir_intern_cached(const char *lit, const char **cache, unsigned *gen)
 
 void ir_intern_shutdown(void)
 {
+    ir_op_shapes_reset();
     generation++;
     if (table)
         g_hash_table_destroy(table);

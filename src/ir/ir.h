@@ -228,6 +228,8 @@ struct ir_program {
     ir_bytes unknown;           /* e.g. retired fields 2 and 3 */
     size_t var_seq;
     struct ir_scope *scope;     /* name lookup index, private to scope.c */
+    size_t n_new_op_attrs;      /* ir_program_set_new_op_attrs */
+    ir_attr *new_op_attrs;
 };
 
 /* ---- program and blocks ----------------------------------------------- */
@@ -272,6 +274,13 @@ int64_t ir_var_numel(const ir_var *v);
 /* ---- ops -------------------------------------------------------------- */
 
 ir_op *ir_op_new(ir_program *p, const char *type);   /* detached, dirty */
+/* Attrs every op later made in p (ir_op_new) or copied into it
+ * (ir_op_clone) starts with when it lacks them, as Python's
+ * Operator.__init__ gives every op its framework attrs.  A pass that gives
+ * every op it appends such attrs declares them here, so that each op is
+ * built with them and its arrays are sized once (src/ir/op_shape.c).
+ * Copied into p's arena; names need not be interned; n = 0 clears. */
+void ir_program_set_new_op_attrs(ir_program *p, const ir_attr *attrs, size_t n);
 ir_op *ir_op_clone(ir_program *p, const ir_op *src); /* detached, same dirtiness */
 ir_op *ir_block_append_op(ir_block *b, const char *type);
 ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type); /* O(n) */

@@ -14,6 +14,26 @@ void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
 /* The arena an op allocates from, attached or not (op.c). */
 ir_arena *ir_op_arena(const ir_op *op);
+/* An op with no arrays reserved: for the reader and whole-program copies,
+ * which size every array themselves (ir_op_new reserves; op.c). */
+ir_op *ir_op_new_bare(ir_program *p, const char *type);
+/* Gives op the attrs of p's ir_program_set_new_op_attrs it lacks (attr.c). */
+void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p);
+
+/* op_shape.c: per op type, the most input slots, output slots and attrs
+ * an op of that type has reached, so that ir_op_new and ir_op_clone give
+ * new ops arrays of that size at once (see the file's comment). */
+typedef struct {
+    size_t n_inputs, n_outputs, n_attrs;
+} ir_op_shape;
+ir_op_shape ir_op_shape_of(const char *type);   /* zeros for a type not seen */
+/* After a slot or attr was appended to op. */
+void ir_op_shape_note(const ir_op *op);
+void ir_op_shapes_reset(void);          /* by ir_intern_shutdown */
+/* Counts slot and attr arrays that outgrew their room and were copied,
+ * leaving the old array in the arena (a test's measure). */
+void ir_op_array_moved(void);
+size_t ir_op_array_copies(void);
 /* Appends a var without defaults (the reader fills every field). */
 ir_var *ir_block_add_var_raw(ir_block *b, const char *name);
 void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src);

@@ -23,13 +23,35 @@ ir_arena *ir_op_arena(const ir_op *op)
     return op_arena(op, ((const op_box *)(const void *)op)->program);
 }
 
-ir_op *ir_op_new(ir_program *p, const char *type)
+ir_op *ir_op_new_bare(ir_program *p, const char *type)
 {
     op_box *box = ir_arena_alloc(p->arena, sizeof *box);
     box->program = p;
     box->op.type = ir_intern(type);
     box->op.dirty = true;
     return &box->op;
+}
+
+/* Room for as many slots and attrs as ops of this type have had, so that
+ * filling the op in never leaves a copy behind (op_shape.c). */
+ir_op *ir_op_new(ir_program *p, const char *type)
+{
+    ir_op *op = ir_op_new_bare(p, type);
+    ir_op_shape s = ir_op_shape_of(op->type);
+    if (s.n_inputs) {
+        op->inputs = ir_arena_alloc_raw(p->arena, s.n_inputs * sizeof *op->inputs);
+        op->cap_inputs = s.n_inputs;
+    }
+    if (s.n_outputs) {
+        op->outputs = ir_arena_alloc_raw(p->arena, s.n_outputs * sizeof *op->outputs);
+        op->cap_outputs = s.n_outputs;
+    }
+    if (s.n_attrs) {
+        op->attrs = ir_arena_alloc_raw(p->arena, s.n_attrs * sizeof *op->attrs);
+        op->cap_attrs = s.n_attrs;
+    }
+    ir_op_add_new_op_attrs(op, p);
+    return op;
 }
 
 /* ---- placing ops ---- */
@@ -156,10 +178,14 @@ static ir_slot *get_or_add_slot(ir_op *op, bool out, const char *name)
     ir_slot *s = find_slot(*slots, *n, name);
     if (s)
         return s;
+    ir_slot *old = *slots;
     *slots = ir_grow(ir_op_arena(op), *slots, sizeof **slots, *n, cap, *n + 1);
+    if (old && *slots != old)
+        ir_op_array_moved();
     s = &(*slots)[(*n)++];
     memset(s, 0, sizeof *s);
     s->name = ir_intern(name);
+    ir_op_shape_note(op);
     return s;
 }
 

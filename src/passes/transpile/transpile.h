@@ -238,6 +238,8 @@ const char **tp_get_strings(const ir_op *op, const char *name, size_t *n,
                             ir_arena *a);
 int64_t tp_dtype_size(int dtype);
 ir_program *tp_new_program(const ir_program *like);
+/* Ops later made in or copied into p start with the framework attrs. */
+void tp_expect_framework_attrs(ir_program *p);
 /* Takes the program in *slot over (its ops stay the input's, so
  * tp_framework_attrs tells them from appended ones) and leaves an empty
  * program of the same version there. */

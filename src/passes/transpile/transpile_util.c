@@ -135,6 +135,8 @@ ir_program *tp_take_over(ir_program **slot)
 {
     ir_program *p = *slot;
     *slot = tp_new_program(p);
+    ir_program_set_new_op_attrs(*slot, NULL, 0);
+    tp_expect_framework_attrs(p);
     return p;
 }
 
@@ -149,7 +151,24 @@ ir_program *tp_new_program(const ir_program *like)
         p->version_has_value = like->version_has_value;
     }
     ir_program_add_block(p, -1);
+    tp_expect_framework_attrs(p);
     return p;
+}
+
+/* What tp_framework_attrs gives every op the transpiler appends, given
+ * when the op is made instead (tp_framework_attrs then changes nothing but
+ * op_namescope, in place), so that the op's arrays are sized once and
+ * none is left behind in the arena (src/ir/op_shape.c). */
+void tp_expect_framework_attrs(ir_program *p)
+{
+    ir_attr attrs[3] = {
+        {.name = "op_namescope", .type = IR_ATTR_STRING, .has_s = true,
+         .s = {(const uint8_t *)"/", 1}},
+        {.name = "op_device", .type = IR_ATTR_STRING, .has_s = true,
+         .s = {(const uint8_t *)"", 0}},
+        {.name = "op_role_var", .type = IR_ATTR_STRINGS},
+    };
+    ir_program_set_new_op_attrs(p, attrs, 3);
 }
 
 GHashTable *tp_input_ops(const pdt_ctx *ctx)

@@ -1,0 +1,84 @@
+/* op_shape.c - exact-size arrays for the ops passes create (issue 14
+ * point 2).
+ *
+ * A pass builds an op one slot and attr at a time, and adds the framework
+ * attrs (op_role_var, op_device, ...) later still, after other
+ * allocations: the arrays then outgrow their room away from the arena's
+ * top, and every growth leaves the old array behind.  Ops of one type end
+ * up with the same slots and attrs (every send op a pass makes looks
+ * alike), so the IR remembers, per op type, the most input slots, output
+ * slots and attrs an op of that type has reached in this process, and
+ * ir_op_new and ir_op_clone give a new op arrays of that size at once.
+ * The first op of a type still grows; the ones after it do not.  No pass
+ * says anything: the table learns from the IR's own setters.  Capacities
+ * never reach the output. */
+#include "ir.h"
+
+#include <stdint.h>
+
+#include "ir_internal.h"
+#include "pmap.h"
+
+/* type -> packed shape: inputs | outputs << 16 | attrs << 32 | 1 << 48 (so
+ * that a known type never maps to NULL). */
+static pmap shapes = PMAP_INIT;
+static unsigned shapes_generation;
+static size_t array_copies;
+
+enum { FIELD_MAX = 0xffff };
+
+static uint64_t pack(ir_op_shape s)
+{
+    return (uint64_t)s.n_inputs | (uint64_t)s.n_outputs << 16 | (uint64_t)s.n_attrs << 32 |
+           UINT64_C(1) << 48;
+}
+
+static size_t clamp(size_t n)
+{
+    return n > FIELD_MAX ? FIELD_MAX : n;
+}
+
+/* The table holds interned pointers: it starts over with the intern
+ * table (unit tests shut interning down between suites). */
+static void check_generation(void)
+{
+    unsigned g = ir_intern_generation();
+    if (shapes_generation != g) {
+        pmap_free(&shapes);
+        shapes_generation = g;
+    }
+}
+
+ir_op_shape ir_op_shape_of(const char *type)
+{
+    check_generation();
+    uint64_t v = (uint64_t)(uintptr_t)pmap_get(&shapes, type);
+    ir_op_shape s = {v & FIELD_MAX, v >> 16 & FIELD_MAX, v >> 32 & FIELD_MAX};
+    return s;
+}
+
+void ir_op_shape_note(const ir_op *op)
+{
+    ir_op_shape s = ir_op_shape_of(op->type);
+    if (op->n_inputs <= s.n_inputs && op->n_outputs <= s.n_outputs && op->n_attrs <= s.n_attrs)
+        return;
+    s.n_inputs = clamp(op->n_inputs > s.n_inputs ? op->n_inputs : s.n_inputs);
+    s.n_outputs = clamp(op->n_outputs > s.n_outputs ? op->n_outputs : s.n_outputs);
+    s.n_attrs = clamp(op->n_attrs > s.n_attrs ? op->n_attrs : s.n_attrs);
+    pmap_put(&shapes, op->type, (void *)(uintptr_t)pack(s));
+}
+
+void ir_op_shapes_reset(void)
+{
+    pmap_free(&shapes);
+}
+
+void ir_op_array_moved(void)
+{
+    array_copies++;
+}
+
+size_t ir_op_array_copies(void)
+{
+    return array_copies;
+}
