@@ -1,5 +1,5 @@
 /* k_loss.c - losses and reductions: cross_entropy(2),
- * softmax_with_cross_entropy, mean, reduce_sum, reduce_mean; with grads. */
+ * softmax_with_cross_entropy, log_loss, mean, reduce_sum, reduce_mean; with grads. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -410,12 +410,50 @@ static bool k_accuracy(ex_ctx *x, const ir_op *op)
     return true;
 }
 
+/* log_loss (paddle/fluid/operators/log_loss_op.h), element by element:
+ * -l * log(p + eps) - (1 - l) * log(1 - p + eps). */
+static bool k_log_loss(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *P = ex_in(x, op, "Predicted"), *L = P ? ex_in(x, op, "Labels") : NULL;
+    if (!L)
+        return false;
+    if (L->numel != P->numel)
+        return ex_fail(x, "Labels has %zu values, Predicted %zu", L->numel, P->numel);
+    double eps = ir_op_get_float(op, "epsilon", 1e-4);
+    ex_tensor *out = ex_tensor_like(P);
+    for (size_t i = 0; i < P->numel; i++) {
+        double p = P->data[i], l = L->data[i];
+        out->data[i] = -l * log(p + eps) - (1 - l) * log(1 - p + eps);
+    }
+    ex_put(x, op, "Loss", 0, out);
+    return true;
+}
+
+static bool k_log_loss_grad(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *P = ex_in(x, op, "Predicted"), *L = P ? ex_in(x, op, "Labels") : NULL;
+    const ex_tensor *d = L ? ex_in(x, op, "Loss@GRAD") : NULL;
+    if (!d)
+        return false;
+    if (L->numel != P->numel || d->numel != P->numel)
+        return ex_fail(x, "Labels, Loss@GRAD and Predicted differ in size");
+    double eps = ir_op_get_float(op, "epsilon", 1e-4);
+    ex_tensor *dp = ex_tensor_like(P);
+    for (size_t i = 0; i < P->numel; i++) {
+        double p = P->data[i], l = L->data[i];
+        dp->data[i] = d->data[i] * (-l / (p + eps) + (1 - l) / (1 - p + eps));
+    }
+    ex_put(x, op, "Predicted@GRAD", 0, dp);
+    return true;
+}
+
 const ex_kernel ex_kernels_loss[] = {
     {"top_k", k_top_k}, {"top_k_grad", k_top_k_grad}, {"accuracy", k_accuracy},
     {"cross_entropy", k_cross_entropy}, {"cross_entropy_grad", k_cross_entropy_grad},
     {"cross_entropy2", k_cross_entropy}, {"cross_entropy_grad2", k_cross_entropy_grad2},
     {"softmax_with_cross_entropy", k_softmax_xent},
     {"softmax_with_cross_entropy_grad", k_softmax_xent_grad},
+    {"log_loss", k_log_loss}, {"log_loss_grad", k_log_loss_grad},
     {"mean", k_mean}, {"mean_grad", k_mean_grad},
     {"reduce_sum", k_reduce_sum}, {"reduce_sum_grad", k_reduce_sum_grad},
     {"reduce_mean", k_reduce_mean}, {"reduce_mean_grad", k_reduce_mean_grad},

@@ -1,5 +1,5 @@
-/* k_nn.c - conv2d, depthwise_conv2d, pool2d and batch_norm (NCHW), with
- * grads.  Direct loops: the nets verified here are small. */
+/* k_nn.c - conv2d, depthwise_conv2d, pool2d, batch_norm (NCHW) and
+ * data_norm, with grads.  Direct loops: the nets verified here are small. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -316,10 +316,89 @@ static bool k_batch_norm_grad(ex_ctx *x, const ir_op *op)
     return true;
 }
 
+/* data_norm (paddle/fluid/operators/data_norm_op.cc): X is [N, C]; the
+ * running statistics give Means = BatchSum / BatchSize and Scales =
+ * sqrt(BatchSize / BatchSquareSum), and Y = (X - Means) * Scales. */
+static bool data_norm_check(ex_ctx *x, const ir_op *op, const ex_tensor *X, const ex_tensor **st)
+{
+    static const char *const slots[] = {"BatchSize", "BatchSum", "BatchSquareSum"};
+    if (X->nd != 2)
+        return ex_fail(x, "X must have 2 dims, not %d", X->nd);
+    if (ir_op_get_int(op, "slot_dim", -1) > 0 || ir_op_get_bool(op, "enable_scale_and_shift", false))
+        return ex_fail(x, "slot_dim and enable_scale_and_shift are not supported");
+    for (int i = 0; i < 3; i++) {
+        if (!(st[i] = ex_in(x, op, slots[i])))
+            return false;
+        if (st[i]->numel != (size_t)X->dims[1])
+            return ex_fail(x, "%s has %zu values for %lld columns", slots[i], st[i]->numel,
+                           (long long)X->dims[1]);
+    }
+    return true;
+}
+
+static bool k_data_norm(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *X = ex_in(x, op, "X"), *st[3];
+    if (!X || !data_norm_check(x, op, X, st))
+        return false;
+    int64_t c = X->dims[1];
+    size_t n = (size_t)X->dims[0], w = (size_t)c;
+    ex_tensor *Y = ex_tensor_like(X), *M = ex_tensor_new(X->dtype, 1, &c), *S = ex_tensor_new(X->dtype, 1, &c);
+    ex_tensor_set_lod(Y, X->lod, X->n_lod);
+    for (size_t j = 0; j < w; j++) {
+        M->data[j] = st[1]->data[j] / st[0]->data[j];
+        S->data[j] = sqrt(st[0]->data[j] / st[2]->data[j]);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < w; j++)
+            Y->data[i * w + j] = (X->data[i * w + j] - M->data[j]) * S->data[j];
+    ex_put(x, op, "Y", 0, Y);
+    ex_put(x, op, "Means", 0, M);
+    ex_put(x, op, "Scales", 0, S);
+    return true;
+}
+
+/* X@GRAD = Y@GRAD * Scales (the statistics do not depend on X).  The
+ * statistics' "grads" are this batch's summaries, which Paddle's optimizer
+ * for them adds up: BatchSize@GRAD = N, BatchSum@GRAD = sum of X,
+ * BatchSquareSum@GRAD = sum of (X - Means)^2 + N * epsilon. */
+static bool k_data_norm_grad(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *X = ex_in(x, op, "X"), *st[3];
+    const ex_tensor *dY = X ? ex_in(x, op, "Y@GRAD") : NULL, *M = dY ? ex_in(x, op, "Means") : NULL;
+    const ex_tensor *S = M ? ex_in(x, op, "Scales") : NULL;
+    if (!S || !data_norm_check(x, op, X, st))
+        return false;
+    int64_t c = X->dims[1];
+    size_t n = (size_t)X->dims[0], w = (size_t)c;
+    if (dY->numel != X->numel || M->numel != w || S->numel != w)
+        return ex_fail(x, "Y@GRAD, Means or Scales does not match X");
+    double eps = ir_op_get_float(op, "epsilon", 1e-4);
+    ex_tensor *dX = ex_tensor_like(X), *dn = ex_tensor_new(X->dtype, 1, &c),
+              *ds = ex_tensor_new(X->dtype, 1, &c), *dq = ex_tensor_new(X->dtype, 1, &c);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < w; j++) {
+            double v = X->data[i * w + j];
+            dX->data[i * w + j] = dY->data[i * w + j] * S->data[j];
+            ds->data[j] += v;
+            dq->data[j] += (v - M->data[j]) * (v - M->data[j]);
+        }
+    for (size_t j = 0; j < w; j++) {
+        dn->data[j] = (double)n;
+        dq->data[j] += (double)n * eps;
+    }
+    ex_put(x, op, "X@GRAD", 0, dX);
+    ex_put(x, op, "BatchSize@GRAD", 0, dn);
+    ex_put(x, op, "BatchSum@GRAD", 0, ds);
+    ex_put(x, op, "BatchSquareSum@GRAD", 0, dq);
+    return true;
+}
+
 const ex_kernel ex_kernels_nn[] = {
     {"conv2d", k_conv2d}, {"conv2d_grad", k_conv2d_grad},
     {"depthwise_conv2d", k_conv2d}, {"depthwise_conv2d_grad", k_conv2d_grad},
     {"pool2d", k_pool2d}, {"pool2d_grad", k_pool2d_grad},
     {"batch_norm", k_batch_norm}, {"batch_norm_grad", k_batch_norm_grad},
+    {"data_norm", k_data_norm}, {"data_norm_grad", k_data_norm_grad},
     {NULL, NULL},
 };

@@ -352,6 +352,44 @@ START_TEST(grad_conv_pool_batch_norm)
 }
 END_TEST
 
+/* data_norm (statistics from fill_constant, so only X's grad flows) and
+ * log_loss on a sigmoid, as in PaddleRec's join net. */
+START_TEST(grad_data_norm_log_loss)
+{
+    net_new();
+    net_var("x", IR_FP32, "-1,4", DATA);
+    net_var("label", IR_FP32, "-1,1", DATA);
+    net_var("w", IR_FP32, "4,3", PARAM);
+    net_var("w2", IR_FP32, "3,1", PARAM);
+    const char *tmp3[] = {"h", "y"}, *stat[] = {"n", "s", "q", "m", "sc"};
+    for (size_t i = 0; i < G_N_ELEMENTS(tmp3); i++)
+        net_var(tmp3[i], IR_FP32, "-1,3", TMP);
+    for (size_t i = 0; i < G_N_ELEMENTS(stat); i++)
+        net_var(stat[i], IR_FP32, "3", TMP);
+    net_var("z", IR_FP32, "-1,1", TMP);
+    net_var("p", IR_FP32, "-1,1", TMP);
+    net_var("ll", IR_FP32, "-1,1", TMP);
+    net_var("loss", IR_FP32, "1", TMP);
+    const char *fills[] = {"n", "s", "q"};
+    const double vals[] = {4, 1, 3};
+    for (size_t i = 0; i < 3; i++) {
+        ir_op *f = net_op("fill_constant", NULL, NULL);
+        ir_op_set_output1(f, "Out", fills[i]);
+        int64_t three = 3;
+        ir_op_set_longs(f, "shape", &three, 1);
+        ir_op_set_float(f, "value", (float)vals[i]);
+        ir_op_set_int(f, "dtype", IR_FP32);
+    }
+    net_op("mul", "X=x Y=w", "Out=h");
+    net_op("data_norm", "X=h BatchSize=n BatchSum=s BatchSquareSum=q", "Y=y Means=m Scales=sc");
+    net_op("mul", "X=y Y=w2", "Out=z");
+    net_op("sigmoid", "X=z", "Out=p");
+    net_op("log_loss", "Predicted=p Labels=label", "Loss=ll");
+    net_op("mean", "X=ll", "Out=loss");
+    ASSERT_GRADS("loss", 2);
+}
+END_TEST
+
 START_TEST(grad_dropout)
 {
     const char *impl[] = {"downgrade_in_infer", "upscale_in_train"};
@@ -466,6 +504,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, grad_lookup_v2_padding);
     tcase_add_test(tc, grad_conv_pool_batch_norm);
     tcase_add_test(tc, grad_dropout);
+    tcase_add_test(tc, grad_data_norm_log_loss);
     tcase_add_test(tc, grad_top_k);
     tcase_add_test(tc, broken_grad_ops_are_caught);
     tcase_add_test(tc, rel_error_measure);

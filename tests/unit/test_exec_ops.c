@@ -145,6 +145,17 @@ START_TEST(loss_and_reduce_ops)
     ir_op_set_bool(rm, "reduce_all", true);
     run(rm);
     EXPECT("rm", 1);
+    PUT("pr", "3,1", 0.5, 0.25, 0.75);
+    PUT("lb", "3,1", 1, 0, 1);
+    ir_op *ll = net_op("log_loss", "Predicted=pr Labels=lb", "Loss=ll");
+    ir_op_set_float(ll, "epsilon", 0);
+    run(ll);
+    EXPECT("ll", -log(0.5), -log(0.75), -log(0.75));
+    PUT("ll@g", "3,1", 1, 2, 1);
+    ir_op *llg = net_op("log_loss_grad", "Predicted=pr Labels=lb Loss@GRAD=ll@g", "Predicted@GRAD=gp");
+    ir_op_set_float(llg, "epsilon", 0);
+    run(llg);
+    EXPECT("gp", -2, 2 / 0.75, -1 / 0.75);
 }
 END_TEST
 
@@ -353,6 +364,40 @@ START_TEST(nn_ops)
 }
 END_TEST
 
+/* data_norm from running statistics, and its grad's batch summaries. */
+START_TEST(data_norm_op)
+{
+    fresh();
+    PUT("dx", "2,2", 1, 4, 3, 8);
+    PUT("bsize", "2", 2, 4);
+    PUT("bsum", "2", 2, 8);         /* means 1, 2 */
+    PUT("bsq", "2", 8, 1);          /* scales sqrt(2 / 8) = 0.5, sqrt(4) = 2 */
+    ir_op *dn = net_op("data_norm", "X=dx BatchSize=bsize BatchSum=bsum BatchSquareSum=bsq",
+                       "Y=dy Means=dm Scales=ds");
+    ir_op_set_float(dn, "epsilon", 0.25f);
+    run(dn);
+    EXPECT("dy", 0, 4, 1, 12);
+    EXPECT("dm", 1, 2);
+    EXPECT("ds", 0.5, 2);
+    PUT("dy@g", "2,2", 1, 1, 2, -1);
+    ir_op *g = net_op("data_norm_grad",
+                      "X=dx Y@GRAD=dy@g BatchSize=bsize BatchSum=bsum BatchSquareSum=bsq "
+                      "Means=dm Scales=ds",
+                      "X@GRAD=gx BatchSize@GRAD=gn BatchSum@GRAD=gs BatchSquareSum@GRAD=gq");
+    ir_op_set_float(g, "epsilon", 0.25f);
+    run(g);
+    EXPECT("gx", 0.5, 2, 1, -2);
+    EXPECT("gn", 2, 2);
+    EXPECT("gs", 4, 12);
+    /* (1-1)^2 + (3-1)^2 + 2 * 0.25; (4-2)^2 + (8-2)^2 + 2 * 0.25 */
+    EXPECT("gq", 4.5, 40.5);
+    PUT("bad", "3", 1, 2, 3);
+    ck_assert(!ex_run_op(&X, net_op("data_norm", "X=dx BatchSize=bad BatchSum=bsum BatchSquareSum=bsq",
+                                    "Y=dy Means=dm Scales=ds")));
+    ck_assert_ptr_nonnull(strstr(X.err, "BatchSize has 3 values for 2 columns"));
+}
+END_TEST
+
 /* One step of each optimizer on p = [1, -2], g = [0.5, 0.25], lr 0.1. */
 static void opt_setup(void)
 {
@@ -544,6 +589,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, random_ops_are_seeded);
     tcase_add_test(tc, table_ops);
     tcase_add_test(tc, nn_ops);
+    tcase_add_test(tc, data_norm_op);
     tcase_add_test(tc, optimizer_ops);
     tcase_add_test(tc, control_flow);
     tcase_add_test(tc, errors_name_block_op_and_var);
