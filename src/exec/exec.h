@@ -134,6 +134,9 @@ bool ex_run_op(ex_ctx *x, const ir_op *op);
 /* Role filters. */
 bool ex_is_forward_op(const ir_op *op);    /* role Forward or Forward|Loss */
 bool ex_is_not_optimize_op(const ir_op *op);
+/* feed and fetch: a verifier puts seeded values in the feed targets itself
+ * and reads results from the scope, so it skips them. */
+bool ex_is_feed_fetch(const ir_op *op);
 
 /* ---- kernel helpers (kernel.c) ---------------------------------------- */
 

@@ -123,6 +123,11 @@ bool ex_is_not_optimize_op(const ir_op *op)
     return r < 0 || !(r & (IR_ROLE_OPTIMIZE | IR_ROLE_RPC | IR_ROLE_DIST | IR_ROLE_LRSCHED));
 }
 
+bool ex_is_feed_fetch(const ir_op *op)
+{
+    return !strcmp(op->type, "feed") || !strcmp(op->type, "fetch");
+}
+
 /* ---- helpers ----------------------------------------------------------- */
 
 static const char *slot_arg(const ir_slot *s, size_t i)

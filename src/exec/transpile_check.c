@@ -1,7 +1,9 @@
 /* transpile_check.c - single-process training next to the cluster: each
  * step, every trainer's seeded batch goes through main's forward and
  * backward ops on the same parameters, the parameter grads are averaged
- * over the trainers, and main's LR-schedule and optimizer ops run once. */
+ * over the trainers, and main's LR-schedule and optimizer ops run once.
+ * A MAIN without optimizer ops (its updates are done outside the program)
+ * has nothing to train: then the grads themselves are compared. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -17,18 +19,20 @@ static bool is_update_op(const ir_op *op)
 
 static bool is_forward_backward_op(const ir_op *op)
 {
-    return !is_update_op(op);
+    return !is_update_op(op) && !ex_is_feed_fetch(op);
 }
 
-/* [param, grad] pairs of main's optimizer ops, first occurrence kept. */
-static size_t update_pairs(const ir_block *b, const char ***params, const char ***grads)
+/* [param, grad] pairs of the op_role_var of main's ops whose role has
+ * `role_bit`, first occurrence kept. */
+static size_t role_var_pairs(const ir_block *b, int role_bit, const char ***params,
+                             const char ***grads)
 {
     GPtrArray *ps = g_ptr_array_new(), *gs = g_ptr_array_new();
     pmap seen = PMAP_INIT;
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_attr *rv = ir_op_attr(b->ops[i], "op_role_var");
         int role = ir_op_role(b->ops[i]);
-        if (!rv || rv->type != IR_ATTR_STRINGS || role < 0 || !(role & IR_ROLE_OPTIMIZE))
+        if (!rv || rv->type != IR_ATTR_STRINGS || role < 0 || !(role & role_bit))
             continue;
         for (size_t k = 0; k + 1 < rv->n_strings; k += 2) {
             const char *p = ir_intern_n((const char *)rv->strings[k].data, rv->strings[k].len);
@@ -113,6 +117,23 @@ static bool by_id_table(const ex_cluster *c, const char *param)
     return t && t->kind == EX_TABLE_BY_ID;
 }
 
+/* data_norm's statistic "grads" are summaries of the batch (its size, sum
+ * and square sum), not derivatives of the loss: they never pass through the
+ * loss grad's 1/trainers scale, so a collective grad_allreduce sums them,
+ * which is what single-process training on all the trainers' batches
+ * together gives.  The reference sums them too in collective mode. */
+static void summary_grads(const ir_block *b, pmap *out)
+{
+    static const char *const slots[] = {"BatchSize@GRAD", "BatchSum@GRAD", "BatchSquareSum@GRAD"};
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (!strcmp(b->ops[i]->type, "data_norm_grad"))
+            for (size_t k = 0; k < G_N_ELEMENTS(slots); k++) {
+                const char *g = ir_op_output1(b->ops[i], slots[k]);
+                if (g)
+                    pmap_add(out, g);
+            }
+}
+
 static bool table_sgd(ex_scope *R, const ir_op *op, char *err, size_t errlen)
 {
     const char *pn = ir_op_input1(op, "Param"), *gn = ir_op_input1(op, "Grad");
@@ -180,6 +201,7 @@ static size_t fake_init_params(const ex_cluster *c, const ir_block *b0, const ch
 typedef struct {
     const char **params, **grads;
     size_t n_grads;
+    pmap summed;                    /* grads the reference sums, not averages */
     const char **held;              /* fake_init_params */
     size_t n_held;
 } ref_plan;
@@ -234,7 +256,8 @@ static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster
     }
     for (size_t g = 0; ok && g < n_grads; g++) {
         ex_tensor *avg = average(per + g * n_tr, n_tr);
-        for (size_t i = 0; by_id_table(c, params[g]) && i < avg->numel; i++)
+        bool sum = by_id_table(c, params[g]) || pmap_has(&rp->summed, grads[g]);
+        for (size_t i = 0; sum && i < avg->numel; i++)
             avg->data[i] *= (double)n_tr;
         ex_scope_put(R, grads[g], avg);
     }
@@ -260,41 +283,35 @@ static void adopt_initial_values(ex_scope *R, const ex_scope *trainer, const ir_
     g_free(names);
 }
 
-static double rel_diff(const ex_tensor *a, const ex_tensor *b, bool *finite)
+/* |a - b| per element over max(1, |b|) for parameters; grads (often far
+ * below 1) over the largest |b| of the tensor instead, so that a wrong
+ * small grad is not hidden. */
+static double rel_diff(const ex_tensor *a, const ex_tensor *b, bool by_tensor, bool *finite)
 {
-    double worst = 0;
+    double worst = 0, scale = 0;
     *finite = true;
     if (a->numel != b->numel)
         return INFINITY;
+    for (size_t i = 0; by_tensor && i < b->numel; i++)
+        scale = fmax(scale, fabs(b->data[i]));
     for (size_t i = 0; i < a->numel; i++) {
         *finite &= isfinite(a->data[i]);
-        double d = fabs(a->data[i] - b->data[i]) / fmax(1.0, fabs(b->data[i]));
+        double den = by_tensor ? (scale > 0 ? scale : 1.0) : fmax(1.0, fabs(b->data[i]));
+        double d = fabs(a->data[i] - b->data[i]) / den;
         worst = isnan(d) ? INFINITY : fmax(worst, d);
     }
     return worst;
 }
 
-bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program *startup,
-                        const ex_transpile_opts *o, ex_param_result **res, size_t *n_res)
+/* The reference starts where the cluster does: MAIN's startup, then the
+ * trainers' parameters, the pservers' tables and the held params. */
+static bool reference_start(ex_cluster *c, ex_scope *R, const ir_program *startup,
+                            const ir_block *b0, ref_plan *rp, uint64_t seed)
 {
-    *res = NULL;
-    *n_res = 0;
-    const ir_block *b0 = ir_program_block(main, 0);
-    const char **params = NULL, **grads = NULL;
-    size_t np = b0 ? update_pairs(b0, &params, &grads) : 0;
-    if (!np) {
-        g_free(params);
-        g_free(grads);
-        g_snprintf(c->err, sizeof c->err, "MAIN has no optimizer op naming a parameter (op_role_var)");
-        return false;
-    }
-    c->grads = grads;
-    c->n_grads = np;
-    ex_scope *R = ex_scope_new();
-    bool ok = ex_cluster_startup(c, o->seed);
+    bool ok = ex_cluster_startup(c, seed);
     if (ok) {
         ex_ctx x;
-        ex_ctx_init(&x, startup, R, o->seed);
+        ex_ctx_init(&x, startup, R, seed);
         ok = ex_run_block(&x, 0, NULL);
         if (!ok)
             g_snprintf(c->err, sizeof c->err, "single-process startup: %s", x.err);
@@ -307,14 +324,20 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
         if (ok)
             ex_scope_put(R, c->tables[i].name, t);
     }
-    ref_plan rp = {.params = params, .grads = grads, .n_grads = np};
-    rp.n_held = fake_init_params(c, b0, &rp.held);
-    for (size_t i = 0; ok && i < rp.n_held; i++) {
-        ex_tensor *t = ex_param_gather(c, rp.held[i]);
+    rp->n_held = fake_init_params(c, b0, &rp->held);
+    for (size_t i = 0; ok && i < rp->n_held; i++) {
+        ex_tensor *t = ex_param_gather(c, rp->held[i]);
         ok = t != NULL;
         if (ok)
-            ex_scope_put(R, rp.held[i], t);
+            ex_scope_put(R, rp->held[i], t);
     }
+    return ok;
+}
+
+static bool run_steps(ex_cluster *c, ex_scope *R, const ir_program *main, const ref_plan *rp,
+                      const ex_transpile_opts *o)
+{
+    bool ok = true;
     ex_scope **feeds = g_new0(ex_scope *, c->n_trainers + 1);
     for (int s = 0; ok && s < o->steps; s++) {
         for (size_t t = 0; ok && t < c->n_trainers; t++) {
@@ -324,36 +347,76 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
             if (ok)
                 copy_into(c->trainers[t].scope, feeds[t]);
         }
-        ok = ok && reference_step(R, main, c, feeds, &rp, s, c->err, sizeof c->err);
+        ok = ok && reference_step(R, main, c, feeds, rp, s, c->err, sizeof c->err);
         ok = ok && ex_cluster_step(c);
     }
     for (size_t t = 0; t < c->n_trainers; t++)
         ex_scope_free(feeds[t]);
     g_free(feeds);
-    ex_param_result *r = g_new0(ex_param_result, np + 1);
-    for (size_t i = 0; ok && i < np; i++) {
-        r[i].param = params[i];
+    return ok;
+}
+
+/* Each name's value on every trainer (a table's: gathered from the
+ * pservers) against the reference's. */
+static ex_param_result *compare(ex_cluster *c, ex_scope *R, const char **names, size_t n,
+                                bool grads)
+{
+    ex_param_result *r = g_new0(ex_param_result, n + 1);
+    for (size_t i = 0; i < n; i++) {
+        r[i].param = names[i];
         r[i].finite = true;
-        const ex_tensor *want = ex_scope_get(R, params[i]);
-        /* a table lives on the pservers, every other param on every trainer */
-        const ex_table *tab = ex_cluster_table(c, params[i]);
+        const ex_tensor *want = ex_scope_get(R, names[i]);
+        const ex_table *tab = grads ? NULL : ex_cluster_table(c, names[i]);
         for (size_t t = 0; t < (tab ? 1 : c->n_trainers); t++) {
             ex_tensor *mine = tab ? ex_table_gather(c, tab) : NULL;
-            const ex_tensor *got = tab ? mine : ex_scope_get(c->trainers[t].scope, params[i]);
+            const ex_tensor *got = tab ? mine : ex_scope_get(c->trainers[t].scope, names[i]);
             bool fin = false;
-            double d = got && want ? rel_diff(got, want, &fin) : INFINITY;
+            double d = got && want ? rel_diff(got, want, grads, &fin) : INFINITY;
             r[i].worst_rel = fmax(r[i].worst_rel, d);
             r[i].finite &= got && fin;
             ex_tensor_free(mine);
         }
     }
-    ex_scope_free(R);
-    g_free(rp.held);
-    g_free(params);
-    if (!ok) {
-        g_free(r);
+    return r;
+}
+
+bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program *startup,
+                        const ex_transpile_opts *o, ex_param_result **res, size_t *n_res)
+{
+    *res = NULL;
+    *n_res = 0;
+    const ir_block *b0 = ir_program_block(main, 0);
+    const char **params = NULL, **grads = NULL;
+    size_t np = b0 ? role_var_pairs(b0, IR_ROLE_OPTIMIZE, &params, &grads) : 0;
+    /* no optimizer: the grads the backward ops name are what the job makes */
+    bool grads_only = false;
+    if (!np && b0) {
+        g_free(params);
+        g_free(grads);
+        np = role_var_pairs(b0, IR_ROLE_BACKWARD, &params, &grads);
+        grads_only = np > 0;
+    }
+    if (!np) {
+        g_free(params);
+        g_free(grads);
+        g_snprintf(c->err, sizeof c->err,
+                   "MAIN has no optimizer or backward op naming a parameter (op_role_var)");
         return false;
     }
+    c->grads = grads;
+    c->n_grads = np;
+    ex_scope *R = ex_scope_new();
+    ref_plan rp = {.params = params, .grads = grads, .n_grads = np, .summed = PMAP_INIT};
+    if (c->mode == EX_CL_COLLECTIVE)
+        summary_grads(b0, &rp.summed);
+    bool ok = reference_start(c, R, startup, b0, &rp, o->seed) && run_steps(c, R, main, &rp, o);
+    ex_param_result *r = ok ? compare(c, R, grads_only ? grads : params, np, grads_only) : NULL;
+    ex_scope_free(R);
+    pmap_free(&rp.summed);
+    g_free(rp.held);
+    g_free(params);
+    if (!ok)
+        return false;
     *res = r;
     *n_res = np;
     return true;
