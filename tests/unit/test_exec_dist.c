@@ -1,7 +1,9 @@
 /* test_exec_dist.c - verify transpile on in-process transpiles: a correct
  * sync transpile equals single-process training; deliberately broken ones
  * (a wrong split_byref `sections`, the pserver's merge without its `scale`,
- * a send to the wrong endpoint) are caught. */
+ * a send to the wrong endpoint) are caught.  A collective transpile of a
+ * program without optimizer ops gives the mean grads, and not without the
+ * loss grad's scale. */
 #include <glib.h>
 #include <math.h>
 
@@ -143,6 +145,83 @@ START_TEST(send_to_wrong_endpoint_is_caught)
 }
 END_TEST
 
+/* transpile_collective's net with its optimizer ops removed (updates done
+ * outside the program, as in PaddleRec's join program), transpiled for
+ * collective grad_allreduce: verify compares the allreduced grads. */
+#define COLL "tests/golden/transpile_collective/in/"
+
+static ir_program *without_optimizer(const char *path)
+{
+    ir_program *p = pdio_read(path);
+    ck_assert_ptr_nonnull(p);
+    ir_block *b = p->blocks[0];
+    for (size_t i = b->n_ops; i-- > 0;) {
+        int role = ir_op_role(b->ops[i]);
+        if (role >= 0 && (role & (IR_ROLE_OPTIMIZE | IR_ROLE_LRSCHED)))
+            ir_block_remove_op(b, i);
+    }
+    return p;
+}
+
+static void grads_job_init(job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->c.n_trainers = 2;
+    j->c.trainers = g_new0(ex_proc, 2);
+    j->c.mode = EX_CL_COLLECTIVE;
+    for (int t = 0; t < 2; t++) {
+        pdt_ctx *ctx = &j->ctx[t];
+        pdt_ctx_init(ctx);
+        ctx->main = without_optimizer(COLL "main.pbtxt");
+        ctx->startup = pdio_read(COLL "startup.pbtxt");
+        ctx->transpile.mode = PDT_MODE_COLLECTIVE;
+        ctx->transpile.collective_mode = PDT_COLL_GRAD_ALLREDUCE;
+        ctx->transpile.trainers_arg = "h:1,h:2";
+        ctx->transpile.endpoint = t ? "h:2" : "h:1";
+        ctx->transpile.trainer_id = t;
+        int rc = pdt_family_transpile.validate(ctx, "t");
+        ck_assert_int_eq(rc == PDT_OK ? pass_transpile(ctx) : rc, PDT_OK);
+        char *m = g_strdup_printf("trainer_%d", t), *s = g_strdup_printf("trainer_%d.startup", t);
+        j->c.trainers[t].main = tpf_output(ctx, m);
+        j->c.trainers[t].startup = tpf_output(ctx, s);
+        ck_assert_ptr_nonnull(j->c.trainers[t].main);
+        ck_assert_ptr_nonnull(j->c.trainers[t].startup);
+        g_free(m);
+        g_free(s);
+    }
+    j->main = without_optimizer(COLL "main.pbtxt");
+    j->startup = pdio_read(COLL "startup.pbtxt");
+}
+
+START_TEST(allreduced_grads_equal_single_process)
+{
+    job j;
+    grads_job_init(&j);
+    double w = job_run(&j);
+    ck_assert_msg(w >= 0 && w <= 1e-9, "worst %g: %s", w, j.c.err);
+    job_free(&j);
+}
+END_TEST
+
+/* Without the loss grad's 1/trainers scale the allreduce gives the sum. */
+START_TEST(missing_loss_grad_scale_is_caught)
+{
+    job j;
+    grads_job_init(&j);
+    for (int t = 0; t < 2; t++) {
+        ir_block *b = j.c.trainers[t].main->blocks[0];
+        size_t k = 0;
+        while (k < b->n_ops && b->ops[k]->type != ir_intern("scale"))
+            k++;
+        ck_assert_uint_lt(k, b->n_ops);
+        ir_block_remove_op(b, k);
+    }
+    double w = job_run(&j);
+    ck_assert_msg(w > 1e-6, "not caught (worst %g)", w);
+    job_free(&j);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("exec_dist");
@@ -152,6 +231,8 @@ Suite *make_suite(void)
     tcase_add_test(tc, wrong_sections_are_caught);
     tcase_add_test(tc, missing_merge_scale_is_caught);
     tcase_add_test(tc, send_to_wrong_endpoint_is_caught);
+    tcase_add_test(tc, allreduced_grads_equal_single_process);
+    tcase_add_test(tc, missing_loss_grad_scale_is_caught);
     suite_add_tcase(s, tc);
     return s;
 }
