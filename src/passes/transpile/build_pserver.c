@@ -20,7 +20,7 @@ typedef struct {
     ir_program *p;
     ir_block *g;                /* block 0 */
     GPtrArray *grad_to_block;   /* "merged:block", first occurrence order */
-    GHashTable *g2b_seen;
+    pmap g2b_seen;
     GPtrArray *sparse_g2p;
     /* The pair and slice the current optimize block serves. */
     size_t cur_pair, cur_slice;
@@ -50,12 +50,12 @@ static const tp_slice *slice_here(pserver *ps, size_t pi, bool grad, size_t *k_o
  * slice held here, or NULL. */
 static const char *dist_name(pserver *ps, const char *name)
 {
-    void *k = g_hash_table_lookup(ps->st->pair_of_param, name);
+    void *k = pmap_get(&ps->st->pair_of_param, name);
     if (k) {
         const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, false, NULL);
         return s ? s->name : NULL;
     }
-    k = g_hash_table_lookup(ps->st->pair_of_grad, name);
+    k = pmap_get(&ps->st->pair_of_grad, name);
     if (k) {
         const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL);
         return s ? s->merged : NULL;
@@ -127,7 +127,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                       const char *merged)
 {
     tp_plan *st = ps->st;
-    void *pk = g_hash_table_lookup(st->pair_of_param, ir_op_input1(src, "Param"));
+    void *pk = pmap_get(&st->pair_of_param, ir_op_input1(src, "Param"));
     const tp_slice *ps_slice = pk ? slice_here(ps, GPOINTER_TO_SIZE(pk) - 1, false, NULL) : NULL;
     if (!ps_slice)
         return PDT_OK;  /* the seed returns when the param is not here */
@@ -209,14 +209,13 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
 static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
 {
     tp_plan *st = ps->st;
-    void *k = g_hash_table_lookup(st->pair_of_grad, grad);
+    void *k = pmap_get(&st->pair_of_grad, grad);
     const tp_slice *s = k ? slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL) : NULL;
     if (!s)
         return NULL;
     const char *entry = ir_internf("%s:%d", s->merged, blk->idx);
-    if (!g_hash_table_contains(ps->g2b_seen, entry)) {
+    if (pmap_add(&ps->g2b_seen, entry)) {
         /* Seed defect 4: list(set(...)) order; pdtrans keeps first occurrence. */
-        g_hash_table_add(ps->g2b_seen, (void *)entry);
         g_ptr_array_add(ps->grad_to_block, (void *)entry);
     }
     if (st->sync && st->ctx->transpile.trainers > 1) {
@@ -390,7 +389,7 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
         const ir_op *op = st->b0->ops[pos];
         if (!tp_is_optimizer_op(op))
             continue;
-        void *pk = g_hash_table_lookup(st->pair_of_param, ir_op_input1(op, "Param"));
+        void *pk = pmap_get(&st->pair_of_param, ir_op_input1(op, "Param"));
         if (!pk)
             continue;
         size_t pi = GPOINTER_TO_SIZE(pk) - 1;
@@ -409,7 +408,7 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
             ps->cur_slice = k;
             ir_block *blk = ir_program_add_block(ps->p, pre);
             g_array_append_val(blocks, blk->idx);
-            GArray *same = g_hash_table_lookup(st->opt_by_param, rv[0]);
+            GArray *same = pmap_get(&st->opt_by_param, rv[0]);
             const char *merged = NULL;
             for (guint j = 0; same && j < same->len && !merged; j++) {
                 size_t n2 = 0;
@@ -444,7 +443,6 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
     ps.p = tp_new_program(st->main);
     ps.g = ps.p->blocks[0];
     ps.grad_to_block = g_ptr_array_new();
-    ps.g2b_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     ps.sparse_g2p = g_ptr_array_new();
     GPtrArray *recv_inputs = declare_held(&ps);
     if (st->ctx->transpile.dc_asgd)
@@ -483,7 +481,7 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
     g_ptr_array_free(recv_inputs, TRUE);
     g_ptr_array_free(ps.grad_to_block, TRUE);
     g_ptr_array_free(ps.sparse_g2p, TRUE);
-    g_hash_table_destroy(ps.g2b_seen);
+    pmap_free(&ps.g2b_seen);
     if (rc) {
         ir_program_free(ps.p);
         return rc;

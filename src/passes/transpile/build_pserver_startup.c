@@ -19,7 +19,7 @@ static bool is_init_op(const char *type)
 /* _get_splited_name_and_shape: the slice of a split param held here. */
 static const tp_slice *split_slice_here(tp_plan *st, size_t ep, const char *name)
 {
-    void *k = g_hash_table_lookup(st->pair_of_param, name);
+    void *k = pmap_get(&st->pair_of_param, name);
     if (!k)
         return NULL;
     const tp_pair *p = &st->pairs[GPOINTER_TO_SIZE(k) - 1];

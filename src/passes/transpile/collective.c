@@ -236,15 +236,14 @@ static int cmp_name(const void *a, const void *b)
 GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *startup)
 {
     const ir_block *sb = startup->blocks[0], *mb = main->blocks[0];
-    GHashTable *opt = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap opt = PMAP_INIT;
     for (size_t k = 0; k < mb->n_ops; k++) {
         const ir_op *op = mb->ops[k];
         if (is_update_op(op) && ir_op_input1(op, "Param"))
-            g_hash_table_add(opt, (void *)ir_op_input1(op, "Param"));
+            pmap_add(&opt, ir_op_input1(op, "Param"));
         const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
         for (size_t i = 0; rv && rv->type == IR_ATTR_STRINGS && i + 1 < rv->n_strings; i += 2)
-            g_hash_table_add(opt, (void *)ir_intern_n((const char *)rv->strings[i].data,
-                                                      rv->strings[i].len));
+            pmap_add(&opt, ir_intern_n((const char *)rv->strings[i].data, rv->strings[i].len));
     }
     GPtrArray *out = g_ptr_array_new();
     for (size_t i = 0; i < sb->n_vars; i++) {
@@ -252,12 +251,12 @@ GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *star
         if (v->removed)
             continue;
         const ir_var *m = ir_block_find_var(mb, v->name);
-        if (v->is_parameter || (m && m->is_parameter) || g_hash_table_contains(opt, v->name))
+        if (v->is_parameter || (m && m->is_parameter) || pmap_has(&opt, v->name))
             g_ptr_array_add(out, (void *)v->name);
     }
     if (out->len > 1)
         qsort(out->pdata, out->len, sizeof *out->pdata, cmp_name);
-    g_hash_table_destroy(opt);
+    pmap_free(&opt);
     return out;
 }
 

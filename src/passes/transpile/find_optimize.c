@@ -75,7 +75,7 @@ static void mark_sparse_tables(tp_plan *st)
 {
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const char *w = tp_sparse_table_of(st->b0->ops[i]);
-        void *k = w ? g_hash_table_lookup(st->pair_of_param, w) : NULL;
+        void *k = w ? pmap_get(&st->pair_of_param, w) : NULL;
         if (k)
             st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
@@ -86,7 +86,7 @@ static void mark_sparse_tables(tp_plan *st)
  * pairs, in first-occurrence order (the seed's list(set(...)) order is
  * arbitrary).  A var that already is an optimizer's param stays that: the
  * seed's _init_splited_vars drops the duplicate. */
-static int add_update_vars(tp_plan *st, GArray *pairs, GHashTable *seen)
+static int add_update_vars(tp_plan *st, GArray *pairs, pmap *seen)
 {
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const ir_op *op = st->b0->ops[i];
@@ -99,7 +99,7 @@ static int add_update_vars(tp_plan *st, GArray *pairs, GHashTable *seen)
         int rc = PDT_OK;
         for (size_t k = 0; k < names.n && rc == PDT_OK; k++) {
             const char *n = names.items[k];
-            if (g_hash_table_contains(seen, n))
+            if (pmap_has(seen, n))
                 continue;
             if (!ir_block_find_var(st->b0, n)) {
                 pdt_error("%s: block 0, op %zu '%s': attr 'distribute_update_vars' names "
@@ -107,7 +107,7 @@ static int add_update_vars(tp_plan *st, GArray *pairs, GHashTable *seen)
                 rc = PDT_EBADINPUT;
                 break;
             }
-            g_hash_table_add(seen, (void *)n);
+            pmap_add(seen, n);
             rc = add_pair(st, pairs, n, n, op, i);
             if (rc == PDT_OK)
                 g_array_index(pairs, tp_pair, pairs->len - 1).update_var = true;
@@ -139,7 +139,7 @@ static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
 
 /* One pass over block 0: op_kind of every op, the optimize ops'
  * positions and op_by_param lists, and params_grads in op order. */
-static int classify_ops(tp_plan *st, GArray *pairs, GHashTable *seen)
+static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
 {
     const ir_block *b = st->b0;
     int rc = PDT_OK;
@@ -167,15 +167,14 @@ static int classify_ops(tp_plan *st, GArray *pairs, GHashTable *seen)
         const char **rv = tp_get_strings(op, "op_role_var", &n_rv, st->arena);
         if (n_rv == 0)
             continue;
-        GArray *list = g_hash_table_lookup(st->opt_by_param, rv[0]);
+        GArray *list = pmap_get(&st->opt_by_param, rv[0]);
         if (!list) {
             list = g_array_new(FALSE, FALSE, sizeof(size_t));
-            g_hash_table_insert(st->opt_by_param, (void *)rv[0], list);
+            pmap_put(&st->opt_by_param, rv[0], list);
         }
         g_array_append_val(list, i);
-        if (n_rv < 2 || g_hash_table_contains(seen, rv[0]))
+        if (n_rv < 2 || !pmap_add(seen, rv[0]))
             continue;
-        g_hash_table_add(seen, (void *)rv[0]);
         rc = add_pair(st, pairs, rv[0], rv[1], op, i);
     }
     return rc;
@@ -188,9 +187,9 @@ static int index_pairs(tp_plan *st)
 {
     for (size_t i = 0; i < st->n_pairs; i++) {
         tp_pair *p = &st->pairs[i];
-        if (g_hash_table_contains(st->pair_of_grad, p->grad.name) ||
-            g_hash_table_contains(st->pair_of_grad, p->param.name) ||
-            g_hash_table_contains(st->pair_of_param, p->grad.name) ||
+        if (pmap_has(&st->pair_of_grad, p->grad.name) ||
+            pmap_has(&st->pair_of_grad, p->param.name) ||
+            pmap_has(&st->pair_of_param, p->grad.name) ||
             (p->grad.name == p->param.name && !p->update_var)) {
             if (p->update_var) {
                 pdt_error("%s: var '%s' in attr 'distribute_update_vars' is also the grad of "
@@ -201,8 +200,8 @@ static int index_pairs(tp_plan *st)
                       st->ctx->main_path, p->param.name, p->grad.name);
             return PDT_EBADINPUT;
         }
-        g_hash_table_insert(st->pair_of_param, (void *)p->param.name, GSIZE_TO_POINTER(i + 1));
-        g_hash_table_insert(st->pair_of_grad, (void *)p->grad.name, GSIZE_TO_POINTER(i + 1));
+        pmap_put(&st->pair_of_param, p->param.name, GSIZE_TO_POINTER(i + 1));
+        pmap_put(&st->pair_of_grad, p->grad.name, GSIZE_TO_POINTER(i + 1));
     }
     return PDT_OK;
 }
@@ -213,11 +212,11 @@ int tp_find_optimize(tp_plan *st)
     st->op_kind = ir_arena_alloc(st->arena, b->n_ops + 1);
     st->opt_pos = ir_arena_alloc(st->arena, (b->n_ops + 1) * sizeof *st->opt_pos);
     GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    int rc = classify_ops(st, pairs, seen);
+    pmap seen = PMAP_INIT;
+    int rc = classify_ops(st, pairs, &seen);
     if (rc == PDT_OK && st->n_opt > 0)
-        rc = add_update_vars(st, pairs, seen);
-    g_hash_table_destroy(seen);
+        rc = add_update_vars(st, pairs, &seen);
+    pmap_free(&seen);
     if (rc == PDT_OK && st->n_opt == 0) {
         pdt_error("%s: no optimize ops (op_role 2) in block 0: nothing to distribute "
                   "(run the optimizer first, or give --loss and --optimizer)",
@@ -257,9 +256,6 @@ static tp_plan *plan_new(pdt_ctx *ctx)
     st->dist_mode = ctx->transpile.sync_mode == PDT_SYNC         ? TP_DM_SYNC
                     : ctx->transpile.sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
                                                        : TP_DM_HALF_ASYNC;
-    st->opt_by_param = g_hash_table_new(g_direct_hash, g_direct_equal);
-    st->pair_of_param = g_hash_table_new(g_direct_hash, g_direct_equal);
-    st->pair_of_grad = g_hash_table_new(g_direct_hash, g_direct_equal);
     st->pserver_main = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_main);
     st->pserver_startup = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_startup);
     memset(st->pserver_startup, 0, (st->n_eps + 1) * sizeof *st->pserver_startup);

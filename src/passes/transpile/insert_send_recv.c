@@ -39,18 +39,18 @@ static const char **slice_names(tp_plan *st, const tp_dvar *d)
 /* Block::_rename_var for many vars at once: one walk over every op instead
  * of one per var.  Like Paddle's OpDesc::RenameInput/RenameOutput, entries
  * of op_role_var are renamed too. */
-static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
+static void rename_many(ir_program *p, const pmap *map, const GPtrArray *from_order,
+                        ir_arena *a)
 {
-    if (g_hash_table_size(map) == 0)
+    if (map->n == 0)
         return;
     ir_block *b0 = p->blocks[0];
-    GHashTableIter it;
-    void *from, *to;
-    g_hash_table_iter_init(&it, map);
     /* Re-keying a VarDesc moves it among the vars added later, as Paddle's
-     * BlockDesc::Flush does; map iteration order does not matter here
-     * because added vars are written sorted by name. */
-    while (g_hash_table_iter_next(&it, &from, &to)) {
+     * BlockDesc::Flush does (added vars are written sorted by name); the
+     * vars are re-keyed in pair order all the same, never in map order. */
+    for (guint i = 0; i < from_order->len; i++) {
+        const char *from = from_order->pdata[i];
+        const char *to = pmap_get(map, from);
         ir_var *v = ir_block_find_var(b0, from);
         if (!v)
             continue;
@@ -71,13 +71,13 @@ static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
                     ir_slot *sl = io ? &op->outputs[s] : &op->inputs[s];
                     bool hit = false;
                     for (size_t i = 0; i < sl->n_args && !hit; i++)
-                        hit = g_hash_table_contains(map, sl->args[i]);
+                        hit = pmap_has(map, sl->args[i]);
                     if (!hit)
                         continue;
                     touched = true;
                     const char **args = ir_arena_alloc(a, sl->n_args * sizeof *args);
                     for (size_t i = 0; i < sl->n_args; i++) {
-                        const char *r = g_hash_table_lookup(map, sl->args[i]);
+                        const char *r = pmap_get(map, sl->args[i]);
                         args[i] = r ? r : sl->args[i];
                     }
                     if (io)
@@ -95,7 +95,7 @@ static void rename_many(ir_program *p, GHashTable *map, ir_arena *a)
             const char **rv = tp_get_strings(op, "op_role_var", &n_rv, a);
             bool hit = false;
             for (size_t i = 0; i < n_rv; i++) {
-                const char *r = g_hash_table_lookup(map, rv[i]);
+                const char *r = pmap_get(map, rv[i]);
                 if (r) {
                     rv[i] = r;
                     hit = true;
@@ -141,7 +141,7 @@ static long *last_writers(tp_plan *st)
         const ir_op *op = st->b0->ops[k];
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                void *pk = g_hash_table_lookup(st->pair_of_grad, op->outputs[s].args[a]);
+                void *pk = pmap_get(&st->pair_of_grad, op->outputs[s].args[a]);
                 if (pk)
                     at[GPOINTER_TO_SIZE(pk) - 1] = (long)k;
             }
@@ -360,15 +360,19 @@ static void build_startup(trainer *t)
 static const long *init_split_vars(trainer *t)
 {
     tp_plan *st = t->st;
-    GHashTable *renames = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap renames = PMAP_INIT;   /* name -> NAME.trainer_<id> */
+    GPtrArray *renamed = g_ptr_array_new();     /* its keys in pair order */
     for (size_t pi = 0; pi < st->n_pairs; pi++) {
         tp_pair *p = &st->pairs[pi];
         const tp_dvar *ds[2] = {&p->param, &p->grad};
         for (int w = 0; w < 2; w++) {
             const tp_dvar *d = ds[w];
             if (d->n_slices == 1) {
-                if (d->slices[0].name != d->name)
-                    g_hash_table_insert(renames, (void *)d->name, (void *)d->slices[0].name);
+                if (d->slices[0].name == d->name)
+                    continue;
+                if (!pmap_has(&renames, d->name))
+                    g_ptr_array_add(renamed, (void *)d->name);
+                pmap_put(&renames, d->name, (void *)d->slices[0].name);
                 continue;
             }
             for (size_t k = 0; k < d->n_slices; k++)
@@ -377,8 +381,9 @@ static const long *init_split_vars(trainer *t)
         }
     }
     const long *anchors = last_writers(st);
-    rename_many(t->p, renames, st->arena);
-    g_hash_table_destroy(renames);
+    rename_many(t->p, &renames, renamed, st->arena);
+    g_ptr_array_free(renamed, TRUE);
+    pmap_free(&renames);
     return anchors;
 }
 

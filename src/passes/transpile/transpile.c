@@ -48,20 +48,12 @@ void tp_plan_free(tp_plan *st)
 {
     if (!st)
         return;
-    if (st->opt_by_param) {
-        GHashTableIter it;
-        void *k, *v;
-        g_hash_table_iter_init(&it, st->opt_by_param);
-        while (g_hash_table_iter_next(&it, &k, &v))
-            g_array_free(v, TRUE);
-        g_hash_table_destroy(st->opt_by_param);
-    }
-    if (st->pair_of_param)
-        g_hash_table_destroy(st->pair_of_param);
-    if (st->pair_of_grad)
-        g_hash_table_destroy(st->pair_of_grad);
-    if (st->input_ops)
-        g_hash_table_destroy(st->input_ops);
+    PMAP_FOR(&st->opt_by_param, s)
+        g_array_free(s->val, TRUE);
+    pmap_free(&st->opt_by_param);
+    pmap_free(&st->pair_of_param);
+    pmap_free(&st->pair_of_grad);
+    pmap_destroy(st->input_ops);
     if (st->lr_counter_list)
         g_ptr_array_free(st->lr_counter_list, TRUE);
     ir_arena_free(st->arena);
@@ -180,7 +172,7 @@ static void order_staged(tp_plan *st)
 {
     pdt_ctx *ctx = st->ctx;
     size_t n_known = 2 + 2 * st->n_eps;
-    ir_program **order = g_new0(ir_program *, n_known);
+    ir_program **order = xcalloc(n_known, sizeof *order);
     order[0] = st->trainer_main;
     order[1] = st->trainer_startup;
     for (size_t e = 0; e < st->n_eps; e++) {
@@ -189,15 +181,15 @@ static void order_staged(tp_plan *st)
     }
     /* slot[i]: the staged entry of order[i]; entries not in `order` keep
      * their place after the known ones. */
-    GHashTable *rank = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap rank = PMAP_INIT;
     for (size_t i = 0; i < n_known; i++)
         if (order[i])
-            g_hash_table_insert(rank, order[i], GSIZE_TO_POINTER(i + 1));
-    pdt_output **slot = g_new0(pdt_output *, n_known);
-    pdt_output *sorted = g_new(pdt_output, ctx->n_staged + 1);
+            pmap_put(&rank, order[i], GSIZE_TO_POINTER(i + 1));
+    pdt_output **slot = xcalloc(n_known, sizeof *slot);
+    pdt_output *sorted = xmalloc_n(ctx->n_staged + 1, sizeof *sorted);
     size_t n = 0;
     for (size_t k = 0; k < ctx->n_staged; k++) {
-        size_t r = GPOINTER_TO_SIZE(g_hash_table_lookup(rank, ctx->staged[k].program));
+        size_t r = GPOINTER_TO_SIZE(pmap_get(&rank, ctx->staged[k].program));
         if (r)
             slot[r - 1] = &ctx->staged[k];
     }
@@ -205,14 +197,14 @@ static void order_staged(tp_plan *st)
         if (slot[i])
             sorted[n++] = *slot[i];
     for (size_t k = 0; k < ctx->n_staged; k++)
-        if (!g_hash_table_contains(rank, ctx->staged[k].program))
+        if (!pmap_has(&rank, ctx->staged[k].program))
             sorted[n++] = ctx->staged[k];
     if (n)
         memcpy(ctx->staged, sorted, n * sizeof *sorted);
-    g_hash_table_destroy(rank);
-    g_free(slot);
-    g_free(sorted);
-    g_free(order);
+    pmap_free(&rank);
+    free(slot);
+    free(sorted);
+    free(order);
 }
 
 void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n)
@@ -241,7 +233,7 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
                   ctx->main->n_blocks ? ctx->startup_path : ctx->main_path);
         return PDT_EBADINPUT;
     }
-    GHashTable *input_ops = tp_input_ops(ctx);
+    pmap *input_ops = tp_input_ops(ctx);
     ir_program *m = NULL, *s = NULL;
     int rc = build(ctx, &m, &s);
     if (rc == PDT_OK) {
@@ -250,6 +242,6 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
         pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", ctx->transpile.trainer_id), m);
         pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", ctx->transpile.trainer_id), s);
     }
-    g_hash_table_destroy(input_ops);
+    pmap_destroy(input_ops);
     return rc;
 }

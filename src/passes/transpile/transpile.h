@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../ir/pmap.h"
+#include "../../ir/util.h"
 #include "../pass.h"
 
 /* Seed values of DistributedMode (listen_and_serv's distributed_mode). */
@@ -99,12 +101,12 @@ typedef struct tp_plan {
     uint8_t *op_kind;       /* TP_OP_* per op of b0 */
     size_t n_opt;
     size_t *opt_pos;        /* positions of TP_OP_OPTIMIZE ops, in order */
-    GHashTable *opt_by_param;   /* op_role_var[0] -> GArray of size_t positions */
+    pmap opt_by_param;      /* op_role_var[0] -> GArray of size_t positions */
 
     size_t n_pairs;
     tp_pair *pairs;         /* params_grads order */
-    GHashTable *pair_of_param;  /* name -> pair index + 1 */
-    GHashTable *pair_of_grad;
+    pmap pair_of_param;     /* name -> pair index + 1 */
+    pmap pair_of_grad;
 
     /* _get_lr_ops, sync_mode=False: this trainer's step counters
      * (COUNTER.trainer_<id>, one per LRSched increment), which the trainer
@@ -121,7 +123,7 @@ typedef struct tp_plan {
     tp_endpoint *epl;       /* n_eps of them */
 
     /* The builders' progress (programs staged in ctx, owned there). */
-    GHashTable *input_ops;  /* tp_input_ops of the inputs, before any pass */
+    pmap *input_ops;        /* tp_input_ops of the inputs, before any pass */
     GPtrArray *lr_counter_list; /* owns lr_counters' array */
     ir_op **ops0;           /* b0's ops as find_optimize saw them (op_kind order) */
     size_t n_ops0;
@@ -220,12 +222,12 @@ ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
 void tp_copied_op(ir_op *op);
 /* The ops of the input programs (main and startup, every block), as a set
  * of pointers: an op not in it was appended by the transpiler. */
-GHashTable *tp_input_ops(const pdt_ctx *ctx);
+pmap *tp_input_ops(const pdt_ctx *ctx);
 /* Every op of p that the transpiler appended (new or copied) gets the
  * framework attrs Python's Operator.__init__ and check_attrs write: its
  * name scope ("/" where the transpiler runs), and op_device "" and
  * op_role_var [] when not given.  op_callstack, a traceback, is left out. */
-void tp_framework_attrs(GHashTable *input_ops, ir_program *p);
+void tp_framework_attrs(const pmap *input_ops, ir_program *p);
 /* The seed copies optimize ops from the origin program after
  * _init_splited_vars renamed an unsplit grad to NAME.trainer_<id>;
  * OpDesc::RenameInput renames op_role_var entries too, so the pserver copy

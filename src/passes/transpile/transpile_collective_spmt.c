@@ -27,11 +27,11 @@ static const char *host_of(const char *ep)
 void tp_spmt_startup(ir_block *b, const pdt_list *eps, const char *endpoint, int rank,
                      int *nranks)
 {
-    GHashTable *hosts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap hosts = PMAP_INIT;     /* host_of interns */
     for (size_t i = 0; eps->n > 1 && i < eps->n; i++)
-        g_hash_table_add(hosts, (void *)host_of(eps->items[i]));
-    int nodes = (int)g_hash_table_size(hosts);
-    g_hash_table_destroy(hosts);
+        pmap_add(&hosts, host_of(eps->items[i]));
+    int nodes = (int)hosts.n;
+    pmap_free(&hosts);
     if (nodes > 1) {
         size_t n_others;
         const char **others = tp_coll_others(eps, endpoint, &n_others);

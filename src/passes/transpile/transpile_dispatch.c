@@ -151,7 +151,7 @@ static void place_hash(tp_plan *st)
 {
     for (size_t q = 0; q < st->n_pairs; q++) {
         tp_pair *p = &st->pairs[st->send_order[q]];
-        bool *placed = g_new0(bool, p->param.n_slices);
+        bool *placed = xcalloc(p->param.n_slices, sizeof *placed);
         for (size_t k = 0; k < p->param.n_slices; k++) {
             int e = (int)(tp_fnv1a64(p->param.slices[k].name) % st->n_eps);
             while (var_on(p, e, placed))
@@ -159,7 +159,7 @@ static void place_hash(tp_plan *st)
             p->ep[k] = e;
             placed[k] = true;
         }
-        g_free(placed);
+        free(placed);
     }
 }
 
@@ -168,7 +168,7 @@ static void place_balanced(tp_plan *st)
     size_t n = 0;
     for (size_t i = 0; i < st->n_pairs; i++)
         n += st->pairs[i].param.n_slices;
-    cand *c = g_new(cand, n ? n : 1);
+    cand *c = xmalloc_n(n ? n : 1, sizeof *c);
     size_t k = 0;
     for (size_t q = 0; q < st->n_pairs; q++) {
         size_t pi = st->send_order[q];
@@ -182,15 +182,14 @@ static void place_balanced(tp_plan *st)
     }
     /* Largest first onto the lightest pserver (LPT), ties to the lower index. */
     qsort(c, n, sizeof *c, by_bytes_desc);
-    int64_t *load = g_new0(int64_t, st->n_eps);
-    GHashTable *placed = g_hash_table_new(g_direct_hash, g_direct_equal);
+    int64_t *load = xcalloc(st->n_eps, sizeof *load);
+    bool **placed = xcalloc(st->n_pairs + 1, sizeof *placed);  /* per pair, per slice */
     for (size_t i = 0; i < n; i++) {
         tp_pair *p = &st->pairs[c[i].pair];
-        bool *pl = g_hash_table_lookup(placed, p);
-        if (!pl) {
-            pl = g_new0(bool, p->param.n_slices);
-            g_hash_table_insert(placed, p, pl);
-        }
+        bool **pl_of = &placed[c[i].pair];
+        if (!*pl_of)
+            *pl_of = xcalloc(p->param.n_slices, sizeof **pl_of);
+        bool *pl = *pl_of;
         int best = -1;
         for (size_t e = 0; e < st->n_eps; e++)
             if (!var_on(p, (int)e, pl) && (best < 0 || load[e] < load[best]))
@@ -199,14 +198,11 @@ static void place_balanced(tp_plan *st)
         pl[c[i].slice] = true;
         load[best] = sat_add(load[best], c[i].bytes);
     }
-    GHashTableIter it;
-    void *key, *val;
-    g_hash_table_iter_init(&it, placed);
-    while (g_hash_table_iter_next(&it, &key, &val))
-        g_free(val);
-    g_hash_table_destroy(placed);
-    g_free(load);
-    g_free(c);
+    for (size_t q = 0; q < st->n_pairs; q++)
+        free(placed[q]);
+    free(placed);
+    free(load);
+    free(c);
 }
 
 int tp_dispatch(tp_plan *st)

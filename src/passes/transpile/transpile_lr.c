@@ -7,6 +7,8 @@
  * the rewritten programs, as in the seed.  The trainer later sends its own
  * counters (insert_send_recv.c): all of them, where the seed keeps only
  * the last in self.counter_var and so never advances the other decays. */
+#include <stdlib.h>
+
 #include "../../diag.h"
 #include "transpile.h"
 
@@ -26,11 +28,9 @@ static void init_one(ir_block *sb, const ir_var *v)
 
 /* The startup's fill_constant ops by the one var they write, so that each
  * counter's init is found without a scan of the startup per counter. */
-static GHashTable *inits_by_output(const ir_block *sb)
+static void inits_by_output(const ir_block *sb, pmap *by_out)
 {
     const char *fc = ir_intern("fill_constant");
-    GHashTable *by_out = g_hash_table_new_full(g_direct_hash, NULL, NULL,
-                                               (GDestroyNotify)g_ptr_array_unref);
     for (size_t i = 0; i < sb->n_ops; i++) {
         ir_op *op = sb->ops[i];
         if (op->type != fc)
@@ -39,20 +39,19 @@ static GHashTable *inits_by_output(const ir_block *sb)
             if (op->outputs[s].n_args != 1)
                 continue;
             const char *out = op->outputs[s].args[0];
-            GPtrArray *list = g_hash_table_lookup(by_out, out);
+            GPtrArray *list = pmap_get(by_out, out);
             if (!list) {
                 list = g_ptr_array_new();
-                g_hash_table_insert(by_out, (void *)out, list);
+                pmap_put(by_out, out, list);
             }
             g_ptr_array_add(list, op);
         }
     }
-    return by_out;
 }
 
-static void reset_counter_init(GHashTable *inits, const char *counter, int trainers)
+static void reset_counter_init(const pmap *inits, const char *counter, int trainers)
 {
-    GPtrArray *list = g_hash_table_lookup(inits, counter);
+    GPtrArray *list = pmap_get(inits, counter);
     for (guint i = 0; list && i < list->len; i++)
         ir_op_set_float(list->pdata[i], "value", (float)(0.0 - trainers));
 }
@@ -83,10 +82,11 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
     if (ctx->startup->n_blocks == 0)
         ir_program_add_block(ctx->startup, -1);
     ir_block *sb = ctx->startup->blocks[0];
-    GHashTable *inits = inits_by_output(sb);
+    pmap inits = PMAP_INIT;     /* var -> GPtrArray of its fill_constant ops */
+    inits_by_output(sb, &inits);
     int n = ctx->transpile.trainers;
     /* The ops of block 0 with each increment replaced, set in one step. */
-    ir_op **ops = g_new(ir_op *, b->n_ops + 1);
+    ir_op **ops = xmalloc_n(b->n_ops + 1, sizeof *ops);
     bool changed = false;
     int rc = PDT_OK;
     for (size_t i = 0; i < b->n_ops && rc == PDT_OK; i++) {
@@ -103,13 +103,13 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
             break;
         }
         const char *counter = cv->name;
-        const char **names = g_new(const char *, (size_t)n);
+        const char **names = xmalloc_n((size_t)n, sizeof *names);
         for (int t = 0; t < n; t++) {
             names[t] = ir_internf("%s.trainer_%d", counter, t);
             tp_create_var(b, names[t], cv->type, cv->dtype, cv->dims, cv->n_dims, -1,
                           cv->persistable);
         }
-        reset_counter_init(inits, counter, n);
+        reset_counter_init(&inits, counter, n);
         for (int t = 0; t < n; t++) {
             ir_var *sv = tp_create_var(sb, names[t], cv->type, cv->dtype, cv->dims, cv->n_dims,
                                        -1, cv->persistable);
@@ -119,11 +119,13 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine)
         ops[i] = counter_sum(ctx->main, op, names, n);
         op->block = NULL;
         changed = true;
-        g_free(names);
+        free(names);
     }
     if (rc == PDT_OK && changed)
         ir_block_set_ops(b, ops, b->n_ops);
-    g_free(ops);
-    g_hash_table_destroy(inits);
+    free(ops);
+    PMAP_FOR(&inits, s)
+        g_ptr_array_free(s->val, TRUE);
+    pmap_free(&inits);
     return rc;
 }

@@ -149,7 +149,7 @@ static GArray **remote_uses(const tp_plan *st)
             uses = g_new0(GArray *, st->n_pairs + 1);
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                void *k = g_hash_table_lookup(st->pair_of_param, op->inputs[s].args[a]);
+                void *k = pmap_get(&st->pair_of_param, op->inputs[s].args[a]);
                 if (!k)
                     continue;
                 GArray **u = &uses[GPOINTER_TO_SIZE(k) - 1];

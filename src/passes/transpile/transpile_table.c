@@ -205,15 +205,15 @@ GPtrArray *tp_sparse_table_names(tp_plan *st)
     /* _get_sparse_table_names also lists the tables of is_sparse lookups
      * that no optimizer updates (a frozen embedding): they follow, in op
      * order. */
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap seen = PMAP_INIT;
     for (guint i = 0; i < names->len; i++)
-        g_hash_table_add(seen, names->pdata[i]);
+        pmap_add(&seen, names->pdata[i]);
     for (size_t k = 0; k < st->b0->n_ops; k++) {
         const char *w = tp_sparse_table_of(st->b0->ops[k]);
-        if (w && !g_hash_table_contains(st->pair_of_param, w) && g_hash_table_add(seen, (void *)w))
+        if (w && !pmap_has(&st->pair_of_param, w) && pmap_add(&seen, w))
             g_ptr_array_add(names, (void *)w);
     }
-    g_hash_table_destroy(seen);
+    pmap_free(&seen);
     return names;
 }
 

@@ -54,7 +54,7 @@ void tp_rename_role_var(const tp_plan *st, ir_op *op)
     const char **rv = tp_get_strings(op, "op_role_var", &n, st->arena);
     bool hit = false;
     for (size_t i = 0; i < n; i++) {
-        void *k = g_hash_table_lookup(st->pair_of_grad, rv[i]);
+        void *k = pmap_get(&st->pair_of_grad, rv[i]);
         if (!k)
             continue;
         const tp_dvar *g = &st->pairs[GPOINTER_TO_SIZE(k) - 1].grad;
@@ -171,23 +171,25 @@ void tp_expect_framework_attrs(ir_program *p)
     ir_program_set_new_op_attrs(p, attrs, 3);
 }
 
-GHashTable *tp_input_ops(const pdt_ctx *ctx)
+pmap *tp_input_ops(const pdt_ctx *ctx)
 {
-    GHashTable *h = g_hash_table_new(g_direct_hash, g_direct_equal);
+    pmap *h = pmap_new();
     const ir_program *ps[2] = {ctx->main, ctx->startup};
     for (int i = 0; i < 2; i++)
-        for (size_t bi = 0; ps[i] && bi < ps[i]->n_blocks; bi++)
+        for (size_t bi = 0; ps[i] && bi < ps[i]->n_blocks; bi++) {
+            pmap_reserve(h, ps[i]->blocks[bi]->n_ops);
             for (size_t k = 0; k < ps[i]->blocks[bi]->n_ops; k++)
-                g_hash_table_add(h, ps[i]->blocks[bi]->ops[k]);
+                pmap_add(h, ps[i]->blocks[bi]->ops[k]);
+        }
     return h;
 }
 
-void tp_framework_attrs(GHashTable *input_ops, ir_program *p)
+void tp_framework_attrs(const pmap *input_ops, ir_program *p)
 {
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
-            if (g_hash_table_contains(input_ops, op))
+            if (pmap_has(input_ops, op))
                 continue;
             ir_op_set_string(op, "op_namescope", "/");
             if (!ir_op_has_attr(op, "op_device"))
