@@ -30,7 +30,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke fuzz-smoke-check alloc-sweep
+.PHONY: all check lint unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke fuzz-smoke-check alloc-sweep
 
 all: $(BIN)
 
@@ -78,6 +78,10 @@ $(BUILD)/completion/_pdtrans: $(BIN) $(COMPLETION_SRCS)
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do PDT_BIN=./$(BIN) $$t; done
 
+# Functions over 80 lines and files over 600 in src/ (tests/funclen.py).
+lint:
+	@python3 tests/funclen.py
+
 golden: $(BIN)
 	@PDTRANS=./$(BIN) sh tests/golden/run.sh
 
@@ -90,6 +94,7 @@ check: deps
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
 	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
+	@python3 tests/funclen.py
 	@PDTRANS=./$(BIN) COMPLETION_DIR=$(BUILD)/completion sh tests/completion.sh
 	@PDTRANS=./$(BIN) sh tests/options.sh
 	@sh tests/install.sh

@@ -84,7 +84,14 @@ static bool parse_double(const char *flag, const char *s, double min, double *ou
     return true;
 }
 
-static int verify_grad(int argc, char **argv)
+typedef struct {
+    const char *loss, *startup_path, *path;
+    double tol;
+    ex_gradcheck_opts o;
+} grad_args;
+
+/* verify grad's command line; *done when --help was answered. */
+static int parse_grad_args(int argc, char **argv, grad_args *a, bool *done)
 {
     static const struct option opts[] = {
         {"loss", required_argument, NULL, 'l'}, {"startup", required_argument, NULL, 's'},
@@ -92,42 +99,41 @@ static int verify_grad(int argc, char **argv)
         {"samples", required_argument, NULL, 'n'}, {"batch", required_argument, NULL, 'b'},
         {"seed", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *loss = NULL, *startup_path = NULL;
-    double tol = 1e-6;
-    ex_gradcheck_opts o = {.seed = 1, .batch = 4, .delta = 1e-5, .max_samples = 64};
+    *a = (grad_args){.tol = 1e-6, .o = {.seed = 1, .batch = 4, .delta = 1e-5, .max_samples = 64}};
+    ex_gradcheck_opts *o = &a->o;
     long v;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":s:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'l': loss = optarg; break;
-        case 's': startup_path = optarg; break;
-        case 't': if (!parse_double("--tolerance", optarg, 0, &tol)) return PDT_EUSAGE; break;
+        case 'l': a->loss = optarg; break;
+        case 's': a->startup_path = optarg; break;
+        case 't': if (!parse_double("--tolerance", optarg, 0, &a->tol)) return PDT_EUSAGE; break;
         case 'd':
-            if (!parse_double("--delta", optarg, 1e-300, &o.delta))
+            if (!parse_double("--delta", optarg, 1e-300, &o->delta))
                 return PDT_EUSAGE;
             break;
         case 'n':
             if (!pdt_parse_long("verify", "--samples", optarg, 0, 1L << 30, &v))
                 return PDT_EUSAGE;
-            o.max_samples = (size_t)v;
+            o->max_samples = (size_t)v;
             break;
         case 'b':
             if (!pdt_parse_long("verify", "--batch", optarg, 1, 1L << 16, &v))
                 return PDT_EUSAGE;
-            o.batch = v;
+            o->batch = v;
             break;
         case 'S':
             if (!pdt_parse_long("verify", "--seed", optarg, 0, 1L << 62, &v))
                 return PDT_EUSAGE;
-            o.seed = (uint64_t)v;
+            o->seed = (uint64_t)v;
             break;
-        case 'h': help_grad(); return PDT_OK;
+        case 'h': help_grad(); *done = true; return PDT_OK;
         default: return cli_bad_option("verify", c, argv);
         }
     }
-    if (!loss || !*loss) {
+    if (!a->loss || !*a->loss) {
         pdt_usage_error("verify", "missing --loss=VAR");
         return PDT_EUSAGE;
     }
@@ -135,22 +141,13 @@ static int verify_grad(int argc, char **argv)
         pdt_usage_error("verify", "expected one program");
         return PDT_EUSAGE;
     }
-    const char *path = argv[optind];
-    ir_program *prog = pdio_read(path), *startup = NULL;
-    if (!prog)
-        return PDT_EBADINPUT;
-    if (startup_path && !(startup = pdio_read(startup_path))) {
-        ir_program_free(prog);
-        return PDT_EBADINPUT;
-    }
-    ex_grad_result *res = NULL;
-    size_t n = 0;
-    char err[600];
-    int rc = PDT_OK;
-    if (!ex_grad_check(prog, startup, loss, &o, &res, &n, err, sizeof err)) {
-        pdt_error("%s: %s", path, err);
-        rc = PDT_EBADINPUT;
-    }
+    a->path = argv[optind];
+    return PDT_OK;
+}
+
+/* One line per parameter; the number over the tolerance. */
+static size_t print_grad_results(const ex_grad_result *res, size_t n, double tol)
+{
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         const ex_grad_result *r = &res[i];
@@ -161,10 +158,36 @@ static int verify_grad(int argc, char **argv)
                r->param, r->grad, r->n_checked, r->worst_rel, r->worst_index, r->analytic,
                r->numeric, fail ? " FAIL" : "");
     }
+    return bad;
+}
+
+static int verify_grad(int argc, char **argv)
+{
+    grad_args a;
+    bool done = false;
+    int rc = parse_grad_args(argc, argv, &a, &done);
+    if (rc != PDT_OK || done)
+        return rc;
+    const char *path = a.path;
+    ir_program *prog = pdio_read(path), *startup = NULL;
+    if (!prog)
+        return PDT_EBADINPUT;
+    if (a.startup_path && !(startup = pdio_read(a.startup_path))) {
+        ir_program_free(prog);
+        return PDT_EBADINPUT;
+    }
+    ex_grad_result *res = NULL;
+    size_t n = 0;
+    char err[600];
+    if (!ex_grad_check(prog, startup, a.loss, &a.o, &res, &n, err, sizeof err)) {
+        pdt_error("%s: %s", path, err);
+        rc = PDT_EBADINPUT;
+    }
+    size_t bad = print_grad_results(res, n, a.tol);
     if (rc == PDT_OK && bad) {
         pdt_error("%s: %zu of %zu parameter gradients differ from finite differences by more "
                   "than %g",
-                  path, bad, n, tol);
+                  path, bad, n, a.tol);
         rc = PDT_EBADINPUT;
     }
     g_free(res);
