@@ -376,8 +376,9 @@ static bool add_grad_skips(pdt_ctx *ctx)
 int pass_memory_optimize(pdt_ctx *ctx)
 {
     if (ctx->memory.level != 0 && ctx->memory.level != 1) {
-        pdt_error("memory_optimize: level must be 0 or 1, not %d", ctx->memory.level);
-        return PDT_EUSAGE;
+        /* The option table's range (0 to 1) refused any other value. */
+        pdt_error("BUG: memory_optimize: level %d passed the option table", ctx->memory.level);
+        return PDT_EINTERNAL;
     }
     if (!ctx->main || !ctx->main->n_blocks)
         return PDT_OK;

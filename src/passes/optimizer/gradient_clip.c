@@ -185,7 +185,8 @@ int pass_gradient_clip(pdt_ctx *ctx)
         return PDT_OK;
     opt_clip_kind kind;
     double max, min;
-    int rc = opt_parse_clip(NULL, ctx->optim.clip, &kind, &max, &min);
+    int rc = opt_spec_reparsed(opt_parse_clip(NULL, ctx->optim.clip, &kind, &max, &min),
+                               "gradient_clip", "--clip");
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "gradient_clip");
     if (rc == PDT_OK)

@@ -283,7 +283,7 @@ int pass_lr_schedule(pdt_ctx *ctx)
     lr_cfg c;
     int rc = parse_cfg(NULL, ctx->optim.lr_schedule, ctx->optim.optimizer, &c);
     if (rc != PDT_OK)
-        return rc;
+        return opt_spec_reparsed(rc, "lr_schedule", "--lr-schedule");
     ir_block *b = ir_program_block(ctx->main, 0);
     if (!b) {
         pdt_error("%s: program has no blocks", ctx->main_path);

@@ -212,7 +212,8 @@ int pass_optimizer(pdt_ctx *ctx)
     if (!ctx->optim.optimizer)
         return PDT_OK;
     opt_cfg cfg;
-    int rc = parse_cfg(NULL, ctx->optim.optimizer, &cfg);
+    int rc = opt_spec_reparsed(parse_cfg(NULL, ctx->optim.optimizer, &cfg), "optimizer",
+                               "--optimizer");
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "optimizer");
     if (rc == PDT_OK)

@@ -220,6 +220,15 @@ bool opt_find_update_op(const ir_block *b, size_t *pos)
     return false;
 }
 
+int opt_spec_reparsed(int rc, const char *pass, const char *option)
+{
+    if (rc == PDT_OK)
+        return PDT_OK;
+    pdt_error("BUG: pass '%s': option '%s' passed validate() but no longer parses", pass,
+              option);
+    return PDT_EINTERNAL;
+}
+
 int opt_refuse_optimized(const pdt_ctx *ctx, const char *pass)
 {
     const ir_block *b = ir_program_block(ctx->main, 0);

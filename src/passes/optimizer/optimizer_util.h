@@ -88,6 +88,11 @@ int opt_prepare_pairs(pdt_ctx *ctx);
 bool opt_find_update_op(const ir_block *b, size_t *pos);
 /* Error + PDT_EBADINPUT when the program already holds optimizer ops. */
 int opt_refuse_optimized(const pdt_ctx *ctx, const char *pass);
+/* A pass re-parses the SPEC of OPTION, which the family's validate()
+ * accepted before any file was read: RC is PDT_OK, or the parse failed
+ * now, which is pdtrans's bug (a BUG report, PDT_EINTERNAL), never a usage
+ * error. */
+int opt_spec_reparsed(int rc, const char *pass, const char *option);
 
 /* ---- builders ------------------------------------------------------------ */
 /* A detached op with the framework attrs Python's Operator gives every op:

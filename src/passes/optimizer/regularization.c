@@ -181,9 +181,11 @@ int pass_regularization(pdt_ctx *ctx)
     if (!ctx->optim.regularization && !ctx->optim.param_regularizations.n)
         return PDT_OK;
     reg_rule global = {OPT_REG_L2, 0.0};
-    int rc = ctx->optim.regularization ? opt_parse_regularization(NULL, ctx->optim.regularization,
-                                                                  &global.kind, &global.coeff)
-                                       : PDT_OK;
+    int rc = ctx->optim.regularization
+                 ? opt_spec_reparsed(opt_parse_regularization(NULL, ctx->optim.regularization,
+                                                              &global.kind, &global.coeff),
+                                     "regularization", "--regularization")
+                 : PDT_OK;
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "regularization");
     if (rc == PDT_OK)
