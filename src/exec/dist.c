@@ -59,17 +59,17 @@ static bool pserver_round(ex_cluster *c, ex_proc *p)
     return true;
 }
 
-/* Async: the block that grad_to_block_id names for `grad`. */
+/* Async: the block that grad_to_block_id names for `grad`.  Paddle's
+ * RequestSendHandler runs that block unchecked (a var without one would
+ * run a null block), so a var without one is an error here. */
 static bool pserver_on_grad(ex_cluster *c, ex_proc *p, const char *grad)
 {
-    const ir_op *ls = ex_listen_op(p);
-    int32_t blk = ex_named_block(ls, "grad_to_block_id", grad);
+    int32_t blk = ex_named_block(ex_listen_op(p), "grad_to_block_id", grad);
     if (blk >= 0)
         return ex_pserver_run_block(c, p, blk);
-    /* not a grad: a trainer's LR-decay step counter; the decay block runs
-     * on its arrival, as Paddle's notify handler does */
-    int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
-    return lr <= 0 || ex_pserver_run_block(c, p, (int32_t)lr);
+    g_snprintf(c->err, sizeof c->err, "pserver %s: grad_to_block_id names no block for '%s'",
+               p->endpoint, grad);
+    return false;
 }
 
 static void accept_inputs(ex_proc *p, const ir_block *b)
@@ -115,11 +115,7 @@ static bool deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, 
         ex_tensor_free(t);
         return ex_fail(x, "no pserver listens at '%s' (sending '%s')", ep, name);
     }
-    bool expected = pmap_has(&p->accepts, ir_intern(name));
-    /* async LR-decay counters are declared vars, not listed inputs */
-    const ir_var *v = ir_block_find_var(ir_program_block(p->main, 0), ir_intern(name));
-    expected |= c->dist_mode != 0 && v && v->persistable && strstr(name, "@LR_DECAY_COUNTER@");
-    if (!expected) {
+    if (!pmap_has(&p->accepts, ir_intern(name))) {
         ex_tensor_free(t);
         return ex_fail(x, "pserver '%s' does not expect '%s'", ep, name);
     }
@@ -143,8 +139,52 @@ static bool op_strings(const ir_op *op, const char *attr, const char ***out, siz
     return a != NULL;
 }
 
+/* One notified var at the pserver at `ep`.  Paddle's RequestNotifyHandler
+ * acts only on a name holding @LR_DECAY_COUNTER@: it adds the sent count to
+ * the pserver's own counter and runs the LR-decay block.  Any other name
+ * is received and dropped. */
+static bool notify(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, const ex_tensor *t)
+{
+    ex_proc *p = ex_pserver_at(c, ep);
+    if (!p)
+        return ex_fail(x, "no pserver listens at '%s' (notifying '%s')", ep, name);
+    if (!strstr(name, "@LR_DECAY_COUNTER@"))
+        return true;
+    const ex_tensor *own = ex_scope_get(p->scope, name);
+    if (!own || !own->numel || !t->numel)
+        return ex_fail(x, "pserver '%s' holds no step counter '%s'", ep, name);
+    const ir_op *ls = ex_listen_op(p);
+    int64_t lr = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
+    if (lr <= 0)
+        return ex_fail(x, "pserver '%s' has no LR-decay block for '%s'", ep, name);
+    ex_tensor *sum = ex_tensor_copy(own);
+    sum->data[0] += t->data[0];
+    ex_scope_put(p->scope, name, sum);
+    return ex_pserver_run_block(c, p, (int32_t)lr) || ex_fail(x, "%s", c->err);
+}
+
+/* A send with use_send_handler false is Paddle's notify RPC (the async LR
+ * step counters): every var of X goes to every endpoint of epmap. */
+static bool do_notify(ex_ctx *x, ex_cluster *c, const ir_op *op)
+{
+    const char **ep;
+    size_t n_ep;
+    op_strings(op, "epmap", &ep, &n_ep);
+    bool ok = true;
+    for (size_t i = 0; ok && i < ex_n_in(op, "X"); i++) {
+        const ex_tensor *t = ex_in_at(x, op, "X", i);
+        ok = t != NULL;
+        for (size_t e = 0; ok && e < n_ep; e++)
+            ok = notify(x, c, ep[e], ir_op_input(op, "X")->args[i], t);
+    }
+    g_free(ep);
+    return ok;
+}
+
 static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
 {
+    if (!ir_op_get_bool(op, "use_send_handler", true))
+        return do_notify(x, c, op);
     const char **ep, **names;
     size_t n_ep, n_names;
     op_strings(op, "epmap", &ep, &n_ep);
@@ -152,10 +192,6 @@ static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
     bool ok = true;
     int64_t sec[256];
     size_t ns = ex_attr_ints(op, "sections", sec, 256);
-    /* half-async sends an LR-decay counter unsplit (no sections) to every
-     * pserver, like the plain send below */
-    if (n_names == 1 && ns == 0)
-        n_names = 0;
     if (n_names) {
         /* one var split by rows into send_varnames (runtime_split_send_recv) */
         const ex_tensor *X = ex_in(x, op, "X");
@@ -185,15 +221,11 @@ static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
         ex_tensor_free(d);
     } else {
         size_t n = ex_n_in(op, "X");
-        /* one var and several endpoints: every pserver gets it (the async
-         * LR-decay step counters) */
-        bool bcast = n == 1 && n_ep > 1;
-        if (n != n_ep && !bcast)
+        if (n != n_ep)
             ok = ex_fail(x, "%zu inputs but %zu endpoints in epmap", n, n_ep);
-        for (size_t i = 0; ok && i < (bcast ? n_ep : n); i++) {
-            const ex_tensor *t = ex_in_at(x, op, "X", bcast ? 0 : i);
-            ok = t && deliver(x, c, ep[i], ir_op_input(op, "X")->args[bcast ? 0 : i],
-                              ex_tensor_copy(t));
+        for (size_t i = 0; ok && i < n; i++) {
+            const ex_tensor *t = ex_in_at(x, op, "X", i);
+            ok = t && deliver(x, c, ep[i], ir_op_input(op, "X")->args[i], ex_tensor_copy(t));
         }
     }
     g_free(ep);

@@ -3,7 +3,8 @@
  * (a wrong split_byref `sections`, the pserver's merge without its `scale`,
  * a send to the wrong endpoint) are caught.  A collective transpile of a
  * program without optimizer ops gives the mean grads, and not without the
- * loss grad's scale. */
+ * loss grad's scale.  Async LR step counters reach the pservers as Paddle's
+ * notify handler takes them. */
 #include <glib.h>
 #include <math.h>
 
@@ -14,22 +15,27 @@
 #define CASE "tests/golden/transpile_basic/in/"
 
 typedef struct {
+    char *main_path, *startup_path;     /* the contexts hold them */
     pdt_ctx ctx[2];
     ir_program *main, *startup;
     ex_cluster c;
 } job;
 
-static void job_init(job *j)
+static void job_init_case(job *j, const char *dir, pdt_sync_mode mode)
 {
     memset(j, 0, sizeof *j);
+    j->main_path = g_strconcat(dir, "main.pbtxt", NULL);
+    j->startup_path = g_strconcat(dir, "startup.pbtxt", NULL);
     for (int t = 0; t < 2; t++) {
-        tpf_load(&j->ctx[t], CASE "main.pbtxt", CASE "startup.pbtxt");
+        tpf_load(&j->ctx[t], j->main_path, j->startup_path);
         j->ctx[t].transpile.trainer_id = t;
+        j->ctx[t].transpile.sync_mode = mode;
         const char *pass = "transpile";
         ck_assert_int_eq(pdt_run_pipeline(&j->ctx[t], &pass, 1), 0);
     }
-    j->main = pdio_read(CASE "main.pbtxt");
-    j->startup = pdio_read(CASE "startup.pbtxt");
+    j->main = pdio_read(j->main_path);
+    j->startup = pdio_read(j->startup_path);
+    j->c.dist_mode = mode == PDT_SYNC ? 0 : mode == PDT_ASYNC ? 1 : 2;
     j->c.n_trainers = 2;
     j->c.trainers = g_new0(ex_proc, 2);
     j->c.n_pservers = 2;
@@ -51,6 +57,11 @@ static void job_init(job *j)
         g_free(m);
         g_free(s);
     }
+}
+
+static void job_init(job *j)
+{
+    job_init_case(j, CASE, PDT_SYNC);
 }
 
 /* Worst relative difference over the parameters; -1 when the run failed. */
@@ -81,6 +92,8 @@ static void job_free(job *j)
     ir_program_free(j->startup);
     pdt_ctx_free(&j->ctx[0]);
     pdt_ctx_free(&j->ctx[1]);
+    g_free(j->main_path);
+    g_free(j->startup_path);
 }
 
 START_TEST(sync_transpile_equals_single_process)
@@ -222,6 +235,41 @@ START_TEST(missing_loss_grad_scale_is_caught)
 }
 END_TEST
 
+static double counter(const ex_proc *p, const char *name)
+{
+    const ex_tensor *v = ex_scope_get(p->scope, name);
+    ck_assert_msg(v && v->numel == 1, "pserver %s holds no '%s'", p->endpoint, name);
+    return v->data[0];
+}
+
+/* Paddle's RequestNotifyHandler adds a sent count to the pserver's own copy
+ * when the name holds @LR_DECAY_COUNTER@ and runs the LR-decay block; it
+ * drops any other counter (step_counter here): 3 steps of 2 trainers leave
+ * each @LR_DECAY_COUNTER@.trainer_T at 1 + 3, their sum at 8, and
+ * step_counter at its startup sum 1 + 1. */
+START_TEST(async_step_counters_follow_paddles_notify_handler)
+{
+    job j;
+    job_init_case(&j, "tests/golden/transpile_async_two_counters/in/", PDT_ASYNC);
+    ex_transpile_opts o = {.seed = 3, .batch = 4, .steps = 3, .tolerance = 1e-9};
+    ex_param_result *r = NULL;
+    size_t n = 0;
+    ck_assert_msg(ex_transpile_check(&j.c, j.main, j.startup, &o, &r, &n), "%s", j.c.err);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(r[i].finite);
+    for (size_t k = 0; k < 2; k++) {
+        const ex_proc *p = &j.c.pservers[k];
+        ck_assert_double_eq(counter(p, "@LR_DECAY_COUNTER@.trainer_0"), 4);
+        ck_assert_double_eq(counter(p, "@LR_DECAY_COUNTER@.trainer_1"), 4);
+        ck_assert_double_eq(counter(p, "@LR_DECAY_COUNTER@"), 8);
+        ck_assert_double_eq(counter(p, "step_counter.trainer_0"), 1);
+        ck_assert_double_eq(counter(p, "step_counter"), 2);
+    }
+    g_free(r);
+    job_free(&j);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("exec_dist");
@@ -233,6 +281,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, send_to_wrong_endpoint_is_caught);
     tcase_add_test(tc, allreduced_grads_equal_single_process);
     tcase_add_test(tc, missing_loss_grad_scale_is_caught);
+    tcase_add_test(tc, async_step_counters_follow_paddles_notify_handler);
     suite_add_tcase(s, tc);
     return s;
 }
