@@ -226,7 +226,7 @@ static void rm_tree(const char *dir)
 static bool flag_taken(const char *a)
 {
     static const char *const taken[] = {"-o", "--out-dir", "--role", "--trainer-id", "--endpoint",
-                                        "-s", "--startup", "--text", "--from-env", NULL};
+                                        "-s", "--startup", "--text", "--from-env", "--stop-after", NULL};
     for (size_t i = 0; taken[i]; i++) {
         size_t n = strlen(taken[i]);
         if (!strncmp(a, taken[i], n) && (a[n] == 0 || a[n] == '='))
@@ -248,13 +248,17 @@ static char *nth_endpoint(char **flags, size_t n, size_t i)
     return NULL;
 }
 
+/* `pdtrans transpile` with the user's flags, as trainer `tid`, into `out`;
+ * `extra` (or NULL) is one more flag. */
 static int run_transpile(char **flags, size_t nf, const char *main_path, const char *startup,
-                         const char *out, size_t tid, bool collective)
+                         const char *out, size_t tid, bool collective, const char *extra)
 {
     GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(a, g_strdup("transpile"));
     for (size_t i = 0; i < nf; i++)
         g_ptr_array_add(a, g_strdup(flags[i]));
+    if (extra)
+        g_ptr_array_add(a, g_strdup(extra));
     g_ptr_array_add(a, g_strdup_printf("--startup=%s", startup));
     g_ptr_array_add(a, g_strdup_printf("--trainer-id=%zu", tid));
     if (tid > 0 && !collective)
@@ -285,32 +289,22 @@ static bool minimize_flag(const char *a)
     return false;
 }
 
-/* With --loss/--optimizer among the flags the transpile runs the backward
- * and optimizer passes first; the single-process reference is then what
- * `pdtrans minimize` makes of MAIN with the same flags. */
+/* With --optimizer (and the other minimize options) among the flags the
+ * transpile runs the optimizer passes (and append_backward for a program
+ * without backward ops) before its own; the single-process reference is
+ * what that pipeline makes of MAIN with the same flags, stopped after the
+ * optimizer pass, so both sides read the options alike. */
 static int reference_programs(char **flags, size_t nf, const char *main_path,
-                              const char *startup_path, const char *dir, ir_program **main,
-                              ir_program **startup)
+                              const char *startup_path, const char *dir, bool collective,
+                              ir_program **main, ir_program **startup)
 {
-    GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
-    g_ptr_array_add(a, g_strdup("minimize"));
+    bool needed = false;
     for (size_t i = 0; i < nf; i++)
-        if (minimize_flag(flags[i]))
-            g_ptr_array_add(a, g_strdup(flags[i]));
-    bool needed = a->len > 1;
+        needed |= minimize_flag(flags[i]);
     char *out = g_build_filename(dir, "reference", NULL);
-    int rc = PDT_OK;
-    if (needed) {
-        g_ptr_array_add(a, g_strdup_printf("--startup=%s", startup_path));
-        g_ptr_array_add(a, g_strdup_printf("--out-dir=%s", out));
-        g_ptr_array_add(a, g_strdup(main_path));
-        char **argv = xcalloc(a->len + 1, sizeof(char *));
-        for (size_t i = 0; i < a->len; i++)
-            argv[i] = g_ptr_array_index(a, i);
-        rc = cmd_minimize((int)a->len, argv);
-        free(argv);
-    }
-    g_ptr_array_free(a, TRUE);
+    int rc = needed ? run_transpile(flags, nf, main_path, startup_path, out, 0, collective,
+                                    "--stop-after=optimizer")
+                    : PDT_OK;
     char *m = needed ? g_build_filename(out, "main.pb", NULL) : g_strdup(main_path);
     char *st = needed ? g_build_filename(out, "startup.pb", NULL) : g_strdup(startup_path);
     if (rc == PDT_OK) {
@@ -406,11 +400,12 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
     ex_cluster c = {0};
     int rc = PDT_OK;
     ir_program *main = NULL, *startup = NULL;
-    rc = reference_programs(flags, nf, main_path, startup_path, j.dir, &main, &startup);
+    rc = reference_programs(flags, nf, main_path, startup_path, j.dir, collective, &main,
+                            &startup);
     size_t n_tr = 1;
     for (size_t t = 0; rc == PDT_OK && t < n_tr; t++) {
         char *out = g_strdup_printf("%s/%zu", j.dir, t);
-        rc = run_transpile(flags, nf, main_path, startup_path, out, t, collective);
+        rc = run_transpile(flags, nf, main_path, startup_path, out, t, collective, NULL);
         json_t *m = NULL;
         if (rc == PDT_OK) {
             char *mp = g_build_filename(out, "manifest.json", NULL);

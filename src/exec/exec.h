@@ -66,18 +66,41 @@ const char *ex_dims_str(const ex_tensor *t, char *buf, size_t len);
 
 /* ---- scope ------------------------------------------------------------ */
 
+/* coalesce_tensor's fused buffer: its members are views into it. */
+typedef struct ex_fusion ex_fusion;
+typedef struct {
+    ex_fusion *fusion;
+    size_t k;           /* members[k] */
+} ex_view;
+struct ex_fusion {
+    const char *fused;
+    size_t n;
+    const char **members;
+    size_t *offsets;    /* element offset of each member in the buffer */
+    ex_view *views;     /* one per member */
+};
+
 typedef struct ex_scope {
     pmap map;           /* interned name -> ex_tensor* */
     size_t n, cap;
     const char **names; /* insertion order (may hold removed names) */
+    pmap fusions;       /* fused buffer name -> ex_fusion* */
+    pmap views;         /* member name -> its ex_view */
 } ex_scope;
 
 ex_scope *ex_scope_new(void);
 void ex_scope_free(ex_scope *s);
 ex_scope *ex_scope_clone(const ex_scope *s);
 ex_tensor *ex_scope_get(const ex_scope *s, const char *name);
-/* Takes ownership of t; frees the previous tensor of that name. */
+/* Takes ownership of t; frees the previous tensor of that name.  Putting
+ * a fused buffer rewrites its members; putting a member rewrites its part
+ * of the buffer (a member whose size changes leaves the buffer, as a
+ * resized tensor gets memory of its own in Paddle). */
 void ex_scope_put(ex_scope *s, const char *name, ex_tensor *t);
+/* Makes members[i] a view of `fused` from offsets[i] on (coalesce_tensor);
+ * replaces an earlier fusion of the same buffer or of a member. */
+void ex_scope_fuse(ex_scope *s, const char *fused, const char *const *members,
+                   const size_t *offsets, size_t n);
 void ex_scope_remove(ex_scope *s, const char *name);
 /* Names holding a tensor, in insertion order; returns the count.  The
  * array is g_malloc'd. */
@@ -165,6 +188,6 @@ bool ex_dtype_is_int(int dtype);
 /* Kernel tables, one per op family (k_*.c). */
 extern const ex_kernel ex_kernels_math[], ex_kernels_act[], ex_kernels_misc[],
     ex_kernels_table[], ex_kernels_optim[], ex_kernels_nn[], ex_kernels_loss[], ex_kernels_nce[],
-    ex_kernels_while[];
+    ex_kernels_while[], ex_kernels_coalesce[];
 
 #endif

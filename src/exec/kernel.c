@@ -14,7 +14,7 @@
 static const ex_kernel *const kernel_tables[] = {
     ex_kernels_math, ex_kernels_act, ex_kernels_misc, ex_kernels_table,
     ex_kernels_optim, ex_kernels_nn, ex_kernels_loss, ex_kernels_nce,
-    ex_kernels_while,
+    ex_kernels_while, ex_kernels_coalesce,
 };
 
 ex_kernel_fn ex_kernel_find(const char *type)

@@ -148,11 +148,37 @@ ex_scope *ex_scope_new(void)
     return g_new0(ex_scope, 1);
 }
 
+static void fusion_free(ex_fusion *f)
+{
+    if (!f)
+        return;
+    g_free(f->members);
+    g_free(f->offsets);
+    g_free(f->views);
+    g_free(f);
+}
+
+/* Forgets the fusion of buffer `fused` and its members' views. */
+static void unfuse(ex_scope *s, const char *fused)
+{
+    ex_fusion *f = pmap_get(&s->fusions, fused);
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n; i++)
+        if (pmap_get(&s->views, f->members[i]) == &f->views[i])
+            pmap_put(&s->views, f->members[i], NULL);
+    pmap_put(&s->fusions, fused, NULL);
+    fusion_free(f);
+}
+
 void ex_scope_free(ex_scope *s)
 {
     if (!s)
         return;
     PMAP_FOR(&s->map, slot) ex_tensor_free(slot->val);
+    PMAP_FOR(&s->fusions, slot) fusion_free(slot->val);
+    pmap_free(&s->fusions);
+    pmap_free(&s->views);
     pmap_free(&s->map);
     g_free(s->names);
     g_free(s);
@@ -161,6 +187,53 @@ void ex_scope_free(ex_scope *s)
 ex_tensor *ex_scope_get(const ex_scope *s, const char *name)
 {
     return name ? pmap_get(&s->map, ir_intern(name)) : NULL;
+}
+
+/* After `name` was put: the buffer's members or the member's part of
+ * its buffer follow it. */
+static void sync_views(ex_scope *s, const char *name, const ex_tensor *t)
+{
+    ex_fusion *f = pmap_get(&s->fusions, name);
+    for (size_t i = 0; f && i < f->n; i++) {
+        ex_tensor *m = pmap_get(&s->map, f->members[i]);
+        if (m && m->kind == EX_DENSE && t->kind == EX_DENSE && f->offsets[i] + m->numel <= t->numel)
+            memcpy(m->data, t->data + f->offsets[i], m->numel * sizeof *m->data);
+    }
+    const ex_view *v = pmap_get(&s->views, name);
+    if (!v)
+        return;
+    f = v->fusion;
+    size_t k = v->k;
+    ex_tensor *buf = pmap_get(&s->map, f->fused);
+    size_t end = k + 1 < f->n ? f->offsets[k + 1] : (buf ? buf->numel : 0);
+    if (buf && t->kind == EX_DENSE && f->offsets[k] + t->numel <= end)
+        memcpy(buf->data + f->offsets[k], t->data, t->numel * sizeof *t->data);
+    else
+        pmap_put(&s->views, name, NULL);
+}
+
+void ex_scope_fuse(ex_scope *s, const char *fused, const char *const *members,
+                   const size_t *offsets, size_t n)
+{
+    fused = ir_intern(fused);
+    unfuse(s, fused);
+    ex_fusion *f = g_new0(ex_fusion, 1);
+    f->fused = fused;
+    f->n = n;
+    f->members = g_new(const char *, n + 1);
+    f->offsets = g_new(size_t, n + 1);
+    f->views = g_new(ex_view, n + 1);
+    for (size_t i = 0; i < n; i++) {
+        f->members[i] = ir_intern(members[i]);
+        f->offsets[i] = offsets[i];
+        f->views[i] = (ex_view){f, i};
+        const ex_view *prev = pmap_get(&s->views, f->members[i]);
+        if (prev)
+            unfuse(s, prev->fusion->fused);
+    }
+    for (size_t i = 0; i < n; i++)
+        pmap_put(&s->views, f->members[i], &f->views[i]);
+    pmap_put(&s->fusions, fused, f);
 }
 
 void ex_scope_put(ex_scope *s, const char *name, ex_tensor *t)
@@ -179,6 +252,8 @@ void ex_scope_put(ex_scope *s, const char *name, ex_tensor *t)
         s->names[s->n++] = name;
     }
     pmap_put(&s->map, name, t);
+    if (t && (pmap_get(&s->fusions, name) || pmap_get(&s->views, name)))
+        sync_views(s, name, t);
 }
 
 void ex_scope_remove(ex_scope *s, const char *name)
@@ -209,6 +284,11 @@ ex_scope *ex_scope_clone(const ex_scope *s)
         ex_tensor *t = pmap_get(&s->map, s->names[i]);
         if (t)
             ex_scope_put(c, s->names[i], ex_tensor_copy(t));
+    }
+    PMAP_FOR(&s->fusions, slot) {
+        const ex_fusion *f = slot->val;
+        if (f)
+            ex_scope_fuse(c, f->fused, f->members, f->offsets, f->n);
     }
     return c;
 }

@@ -283,6 +283,44 @@ static void adopt_initial_values(ex_scope *R, const ex_scope *trainer, const ir_
     g_free(names);
 }
 
+/* Persistable vars MAIN's block 0 reads that no op before the read and no
+ * startup op writes hold what the user sets in the scope (a learning-rate
+ * var of his own, say): each gets one seeded value, as feeds do but
+ * positive, in the reference and in every trainer and pserver whose block
+ * 0 declares it and that holds none. */
+static bool set_user_values(ex_cluster *c, const ir_program *main, ex_scope *R, uint64_t seed)
+{
+    const char **before;
+    size_t n0 = ex_scope_names(R, &before), n;
+    g_free(before);
+    ex_rng r;
+    ex_rng_seed(&r, seed * 7919u + 17);
+    ex_feed_opts fo = {.batch = 1, .scale = 1.0, .data_only = false};
+    if (!ex_feed_random(main, R, &fo, &r, c->err, sizeof c->err))
+        return false;
+    const char **names;
+    n = ex_scope_names(R, &names);
+    const ir_block *b0 = ir_program_block(main, 0);
+    for (size_t i = n0; i < n; i++) {
+        const ir_var *v = ir_block_find_var(b0, names[i]);
+        ex_tensor *t = ex_scope_get(R, names[i]);
+        if (!v || !v->persistable) {
+            ex_scope_remove(R, names[i]);   /* a data var: each step feeds it */
+            continue;
+        }
+        for (size_t k = 0; k < t->numel; k++)
+            t->data[k] = fabs(t->data[k]);
+        for (size_t p = 0; p < c->n_trainers + c->n_pservers; p++) {
+            ex_proc *x = p < c->n_trainers ? &c->trainers[p] : &c->pservers[p - c->n_trainers];
+            if (ir_block_find_var(ir_program_block(x->main, 0), names[i]) &&
+                !ex_scope_get(x->scope, names[i]))
+                ex_scope_put(x->scope, names[i], ex_tensor_copy(t));
+        }
+    }
+    g_free(names);
+    return true;
+}
+
 /* |a - b| per element over max(1, |b|) for parameters; grads (often far
  * below 1) over the largest |b| of the tensor instead, so that a wrong
  * small grad is not hidden. */
@@ -305,9 +343,10 @@ static double rel_diff(const ex_tensor *a, const ex_tensor *b, bool by_tensor, b
 
 /* The reference starts where the cluster does: MAIN's startup, then the
  * trainers' parameters, the pservers' tables and the held params. */
-static bool reference_start(ex_cluster *c, ex_scope *R, const ir_program *startup,
-                            const ir_block *b0, ref_plan *rp, uint64_t seed)
+static bool reference_start(ex_cluster *c, ex_scope *R, const ir_program *main,
+                            const ir_program *startup, ref_plan *rp, uint64_t seed)
 {
+    const ir_block *b0 = ir_program_block(main, 0);
     bool ok = ex_cluster_startup(c, seed);
     if (ok) {
         ex_ctx x;
@@ -318,6 +357,7 @@ static bool reference_start(ex_cluster *c, ex_scope *R, const ir_program *startu
     }
     if (ok)
         adopt_initial_values(R, c->trainers[0].scope, b0);
+    ok = ok && set_user_values(c, main, R, seed);
     for (size_t i = 0; ok && i < c->n_tables; i++) {
         ex_tensor *t = ex_table_gather(c, &c->tables[i]);
         ok = t != NULL;
@@ -409,7 +449,7 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
     ref_plan rp = {.params = params, .grads = grads, .n_grads = np, .summed = PMAP_INIT};
     if (c->mode == EX_CL_COLLECTIVE)
         summary_grads(b0, &rp.summed);
-    bool ok = reference_start(c, R, startup, b0, &rp, o->seed) && run_steps(c, R, main, &rp, o);
+    bool ok = reference_start(c, R, main, startup, &rp, o->seed) && run_steps(c, R, main, &rp, o);
     ex_param_result *r = ok ? compare(c, R, grads_only ? grads : params, np, grads_only) : NULL;
     ex_scope_free(R);
     pmap_free(&rp.summed);
