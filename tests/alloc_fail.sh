@@ -1,7 +1,8 @@
 #!/bin/sh
 # Allocation failure (issue 10 point 6): PDTRANS_FAIL_ALLOC=N makes the N-th
 # allocation of a run fail (src/ir/alloc.h).  For a transpile (2 pservers,
-# manifest) and a backward run, every failing N must give exit status 1,
+# manifest), a backward run and a gradient check on the reference executor
+# (`verify grad`: src/exec), every failing N must give exit status 1,
 # one message "pdtrans: error: out of memory while ..." and nothing else on
 # stderr (so no sanitizer report or leak under SANITIZE=1), and no file left
 # in the working folder: no output, no temporary.
@@ -62,10 +63,10 @@ sweep() {  # GOLDEN CMD
     count=$lo
     # With the switch past the end the output is the normal one.
     run $((count + 1)) "$1" "$2" >/dev/null
-    (cd "$scratch/work" && find . -path ./in -prune -o -type f -print | sort | xargs cat) >"$scratch/ok"
+    (cd "$scratch/work" && find . -path ./in -prune -o -type f -print | sort | xargs -r cat) >"$scratch/ok"
     rm -rf "$scratch/work" && mkdir "$scratch/work" && ln -s "$root/tests/golden/$1/in" "$scratch/work/in"
     (cd "$scratch/work" && eval "$2" >/dev/null 2>&1)
-    (cd "$scratch/work" && find . -path ./in -prune -o -type f -print | sort | xargs cat) >"$scratch/plain"
+    (cd "$scratch/work" && find . -path ./in -prune -o -type f -print | sort | xargs -r cat) >"$scratch/plain"
     cmp -s "$scratch/ok" "$scratch/plain" || { echo "alloc_fail: $1: output differs with the switch set"; fail=$((fail + 1)); }
     if [ $full = 1 ]; then
         ns=$(seq 1 "$count")
@@ -80,5 +81,9 @@ sweep() {  # GOLDEN CMD
 
 sweep transpile_basic '"$PDTRANS" --pservers=127.0.0.1:6174,127.0.0.1:6175 --trainers=2 -s in/startup.pbtxt --text in/main.pbtxt -o out'
 sweep backward_fc_net '"$PDTRANS" backward --loss=loss in/fc_net.pbtxt -o out.pb'
+# verify grad reads a program with backward ops: made once, outside the sweep.
+"$PDTRANS" backward --loss=loss "$root/tests/golden/verify_grad/in/fc_net.pbtxt" -o "$scratch/bw.pbtxt" >/dev/null ||
+    { echo "alloc_fail: cannot make the backward program for verify grad"; exit 1; }
+sweep verify_grad '"$PDTRANS" verify grad --loss=loss --samples=4 -s in/fc_startup.pbtxt "$scratch/bw.pbtxt"'
 echo "alloc_fail: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../ir/util.h"
 #include "cli.h"
 
 #define FIELD(f) offsetof(cli_common, f)
@@ -297,12 +298,12 @@ static int take_pass_options(cli_spec *s, const char *pass, const char *text, si
                             e->opt->name, pass);
             return PDT_EUSAGE;
         }
-        char *value = eq ? g_strndup(eq + 1, n - key_len - 1) : NULL;
+        char *value = eq ? xstrndup(eq + 1, n - key_len - 1) : NULL;
         int rc = value && !*value ? (pdt_usage_error(s->cmd, "--passes: option '%s' of pass "
                                                      "'%s' needs a value, not an empty string",
                                                      e->opt->name, pass), PDT_EUSAGE)
                                   : take(s, e, value);
-        g_free(value);
+        free(value);
         if (rc != PDT_OK)
             return rc == CLI_HELP ? PDT_EUSAGE : rc;
         p += n + (p + n < end);

@@ -190,7 +190,7 @@ static int verify_grad(int argc, char **argv)
                   path, bad, n, a.tol);
         rc = PDT_EBADINPUT;
     }
-    g_free(res);
+    free(res);
     ir_program_free(prog);
     ir_program_free(startup);
     return rc;
@@ -436,7 +436,7 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
     bool exact = c.dist_mode == 0 || c.n_trainers == 1;
     if (rc == PDT_OK)
         rc = report_transpile(main_path, res, n, exact, o->tolerance);
-    g_free(res);
+    free(res);
     ex_cluster_free(&c);
     free(c.trainers);
     free(c.pservers);

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -161,7 +162,7 @@ int cmd_verify_rewrite(int argc, char **argv)
     }
     if (rc == PDT_OK)
         rc = report(o.paths[1], res, n, o.tolerance);
-    g_free(res);
+    free(res);
     ir_tensors_free(bp);
     ir_tensors_free(ap);
     ir_program_free(before);

@@ -133,7 +133,7 @@ static bool op_strings(const ir_op *op, const char *attr, const char ***out, siz
 {
     const ir_attr *a = ir_op_attr(op, attr);
     *n = a && a->type == IR_ATTR_STRINGS ? a->n_strings : 0;
-    *out = g_new0(const char *, *n + 1);
+    *out = xcalloc(*n + 1, sizeof(const char *));
     for (size_t i = 0; i < *n; i++)
         (*out)[i] = ir_intern_n((const char *)a->strings[i].data, a->strings[i].len);
     return a != NULL;
@@ -177,7 +177,7 @@ static bool do_notify(ex_ctx *x, ex_cluster *c, const ir_op *op)
         for (size_t e = 0; ok && e < n_ep; e++)
             ok = notify(x, c, ep[e], ir_op_input(op, "X")->args[i], t);
     }
-    g_free(ep);
+    free(ep);
     return ok;
 }
 
@@ -228,8 +228,8 @@ static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
             ok = t && deliver(x, c, ep[i], ir_op_input(op, "X")->args[i], ex_tensor_copy(t));
         }
     }
-    g_free(ep);
-    g_free(names);
+    free(ep);
+    free(names);
     return ok;
 }
 
@@ -241,7 +241,7 @@ static bool do_recv(ex_ctx *x, ex_cluster *c, const ir_op *op)
     op_strings(op, "recv_varnames", &names, &n_names);
     size_t n = n_names ? n_names : ex_n_out(op, "Out");
     bool ok = n == n_ep || ex_fail(x, "%zu vars but %zu endpoints in epmap", n, n_ep);
-    ex_tensor **parts = g_new0(ex_tensor *, n + 1);
+    ex_tensor **parts = xcalloc(n + 1, sizeof(ex_tensor *));
     for (size_t i = 0; ok && i < n; i++) {
         const char *name = n_names ? names[i] : ir_op_output(op, "Out")->args[i];
         ex_proc *p = ex_pserver_at(c, ep[i]);
@@ -254,10 +254,9 @@ static bool do_recv(ex_ctx *x, ex_cluster *c, const ir_op *op)
         /* DC-ASGD: the pserver keeps what each trainer last fetched */
         const ir_op *ls = p ? ex_listen_op(p) : NULL;
         if (t && ls && ir_op_get_bool(ls, "dc_asgd", false)) {
-            char *bak = g_strdup_printf("%s.trainer_%zu_bak", name, c->cur_trainer);
+            const char *bak = ir_internf("%s.trainer_%zu_bak", name, c->cur_trainer);
             if (ex_scope_get(p->scope, bak))
                 ex_scope_put(p->scope, bak, ex_tensor_copy(t));
-            g_free(bak);
         }
     }
     if (ok && n_names) {
@@ -283,9 +282,9 @@ static bool do_recv(ex_ctx *x, ex_cluster *c, const ir_op *op)
     }
     for (size_t i = 0; i < n; i++)
         ex_tensor_free(parts[i]);
-    g_free(parts);
-    g_free(ep);
-    g_free(names);
+    free(parts);
+    free(ep);
+    free(names);
     return ok;
 }
 
@@ -520,9 +519,9 @@ void ex_cluster_free(ex_cluster *c)
         pmap_free(&c->pservers[k].accepts);
     }
     for (size_t i = 0; i < c->n_tables; i++) {
-        g_free(c->tables[i].slices);
-        g_free(c->tables[i].eps);
+        free(c->tables[i].slices);
+        free(c->tables[i].eps);
     }
-    g_free(c->tables);
-    g_free(c->grads);
+    free(c->tables);
+    free(c->grads);
 }

@@ -63,7 +63,7 @@ typedef struct {
 /* Runs `steps` steps of the cluster (programs already set in c->trainers /
  * c->pservers) and of single-process training of `main`/`startup`, and
  * compares each parameter of main's optimizer ops held by trainer 0.  The
- * results array is g_malloc'd. */
+ * results array is the caller's (free() it). */
 bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program *startup,
                         const ex_transpile_opts *o, ex_param_result **res, size_t *n);
 

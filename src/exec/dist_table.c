@@ -16,7 +16,7 @@ static size_t strings_of(const ir_op *op, const char *attr, const char ***out)
 {
     const ir_attr *a = ir_op_attr(op, attr);
     size_t n = a && a->type == IR_ATTR_STRINGS ? a->n_strings : 0;
-    *out = g_new0(const char *, n + 1);
+    *out = xcalloc(n + 1, sizeof(const char *));
     for (size_t i = 0; i < n; i++)
         (*out)[i] = ir_intern_n((const char *)a->strings[i].data, a->strings[i].len);
     return n;
@@ -48,7 +48,7 @@ static ex_table *add_table(ex_cluster *c, const char *name, ex_table_kind kind)
         return NULL;
     const ir_block *b = ir_program_block(c->trainers[0].main, 0);
     const ir_var *v = b ? ir_block_find_var(b, ir_intern(name)) : NULL;
-    c->tables = g_renew(ex_table, c->tables, c->n_tables + 1);
+    c->tables = xrealloc_n(c->tables, c->n_tables + 1, sizeof(ex_table));
     ex_table *t = memset(&c->tables[c->n_tables++], 0, sizeof(ex_table));
     t->name = ir_intern(name);
     t->kind = kind;
@@ -74,9 +74,7 @@ static size_t derive_slices(const ex_cluster *c, const char *name, const char **
 {
     GPtrArray *s = g_ptr_array_new(), *e = g_ptr_array_new();
     for (size_t k = 0;; k++) {
-        char *sn = g_strdup_printf("%s.block%zu", name, k);
-        const char *in = ir_intern(sn), *ep = declaring_pserver(c, in);
-        g_free(sn);
+        const char *in = ir_internf("%s.block%zu", name, k), *ep = declaring_pserver(c, in);
         if (!ep)
             break;
         g_ptr_array_add(s, (void *)in);
@@ -88,10 +86,8 @@ static size_t derive_slices(const ex_cluster *c, const char *name, const char **
         g_ptr_array_add(e, (void *)whole);
     }
     size_t n = s->len;
-    g_ptr_array_add(s, NULL);
-    g_ptr_array_add(e, NULL);
-    *slices = (const char **)g_ptr_array_free(s, FALSE);
-    *eps = (const char **)g_ptr_array_free(e, FALSE);
+    *slices = ex_names_take(s);
+    *eps = ex_names_take(e);
     return n;
 }
 
@@ -109,8 +105,8 @@ static void add_nce_table(ex_cluster *c, const ir_op *op)
     t->n_slices = strings_of(op, "table_names", &t->slices);
     if (t->n_slices && strings_of(op, "epmap", &t->eps) >= t->n_slices)
         return;
-    g_free(t->slices);
-    g_free(t->eps);
+    free(t->slices);
+    free(t->eps);
     t->n_slices = derive_slices(c, w, &t->slices, &t->eps);
 }
 
@@ -132,7 +128,7 @@ void ex_tables_find(ex_cluster *c)
                       ? add_table(c, ir_op_input1(op, "W"), EX_TABLE_SLICED) : NULL;
         if (t) {
             t->n_slices = strings_of(op, "table_names", &t->slices);
-            g_free(t->eps);
+            free(t->eps);
             if (strings_of(op, "endpoints", &t->eps) < t->n_slices)
                 t->n_slices = 0;
         }
@@ -188,7 +184,7 @@ static ex_tensor *gather_by_id(ex_cluster *c, const ex_table *t)
 
 static ex_tensor *gather_slices(ex_cluster *c, const ex_table *t)
 {
-    const ex_tensor **part = g_new0(const ex_tensor *, t->n_slices + 1);
+    const ex_tensor **part = xcalloc(t->n_slices + 1, sizeof(const ex_tensor *));
     int64_t rows = 0;
     for (size_t k = 0; k < t->n_slices; k++) {
         ex_proc *p = ex_pserver_at(c, t->eps[k]);
@@ -196,7 +192,7 @@ static ex_tensor *gather_slices(ex_cluster *c, const ex_table *t)
         if (!part[k] || part[k]->kind != EX_DENSE || part[k]->nd < 1) {
             g_snprintf(c->err, sizeof c->err, "pserver '%s' holds no slice '%s' of '%s'", t->eps[k],
                        t->slices[k], t->name);
-            g_free(part);
+            free(part);
             return NULL;
         }
         rows += part[k]->dims[0];
@@ -215,7 +211,7 @@ static ex_tensor *gather_slices(ex_cluster *c, const ex_table *t)
     } else {
         g_snprintf(c->err, sizeof c->err, "the lookup of '%s' names no table slices", t->name);
     }
-    g_free(part);
+    free(part);
     return all;
 }
 
@@ -226,8 +222,8 @@ ex_tensor *ex_param_gather(ex_cluster *c, const char *name)
     ex_tensor *all = gather_slices(c, &t);
     if (!all && !t.n_slices)
         g_snprintf(c->err, sizeof c->err, "no pserver holds a slice of '%s'", name);
-    g_free(t.slices);
-    g_free(t.eps);
+    free(t.slices);
+    free(t.eps);
     return all;
 }
 
@@ -268,7 +264,7 @@ bool ex_dist_prefetch(ex_ctx *x, ex_cluster *c, const ir_op *op)
         else
             ex_put(x, op, "Out", i, ex_tensor_copy(rows));
     }
-    g_free(ep);
+    free(ep);
     return ok;
 }
 
@@ -320,8 +316,8 @@ bool ex_dist_lookup_table(ex_ctx *x, ex_cluster *c, const ir_op *op)
 {
     const char **names, **eps;
     size_t ns = strings_of(op, "table_names", &names), ne = strings_of(op, "endpoints", &eps);
-    int64_t *h = g_new0(int64_t, ns + 1);
-    const ex_tensor **slice = g_new0(const ex_tensor *, ns + 1);
+    int64_t *h = xcalloc(ns + 1, sizeof(int64_t));
+    const ex_tensor **slice = xcalloc(ns + 1, sizeof(const ex_tensor *));
     bool ok = (ns && ne == ns && ex_attr_ints(op, "height_sections", h, ns + 1) == ns) ||
               ex_fail(x, "table_names, endpoints and height_sections differ in length");
     for (size_t k = 0; ok && k < ns; k++) {
@@ -340,10 +336,10 @@ bool ex_dist_lookup_table(ex_ctx *x, ex_cluster *c, const ir_op *op)
         if (ok)
             ex_put(x, op, "Outputs", i, out);
     }
-    g_free(names);
-    g_free(eps);
-    g_free(h);
-    g_free(slice);
+    free(names);
+    free(eps);
+    free(h);
+    free(slice);
     return ok;
 }
 

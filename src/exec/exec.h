@@ -20,12 +20,15 @@
 #ifndef PDT_EXEC_H
 #define PDT_EXEC_H
 
+#include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../ir/ir.h"
 #include "../ir/pmap.h"
+#include "../ir/util.h"
 
 #define EX_MAX_DIMS 8
 
@@ -57,7 +60,7 @@ ex_tensor *ex_rows_new(int dtype, size_t n, const int64_t *rows, int64_t width_n
  * dense tensor. */
 ex_tensor *ex_densify(const ex_tensor *t);
 /* The slot of each id among a SELECTED_ROWS table's rows (its first, if
- * repeated), SIZE_MAX when absent; g_malloc'd.  One hash, O(rows + n). */
+ * repeated), SIZE_MAX when absent; free() it.  One hash, O(rows + n). */
 size_t *ex_rows_locate(const ex_tensor *table, const int64_t *ids, size_t n);
 bool ex_same_shape(const ex_tensor *a, const ex_tensor *b);
 void ex_tensor_set_lod(ex_tensor *t, const int64_t *lod, size_t n);
@@ -103,8 +106,11 @@ void ex_scope_fuse(ex_scope *s, const char *fused, const char *const *members,
                    const size_t *offsets, size_t n);
 void ex_scope_remove(ex_scope *s, const char *name);
 /* Names holding a tensor, in insertion order; returns the count.  The
- * array is g_malloc'd. */
+ * array is the caller's (free() it). */
 size_t ex_scope_names(const ex_scope *s, const char ***out);
+/* a's pointers as a NULL-terminated array of the caller's (free() it);
+ * frees a.  src/exec hands out only x* memory (src/ir/README.md). */
+const char **ex_names_take(GPtrArray *a);
 
 /* ---- random numbers (rng.c) ------------------------------------------- */
 

@@ -43,7 +43,7 @@ static ex_tensor *make_feed(const ir_var *v, const ir_block *b, const ir_op *rea
     size_t n_lod = 0;
     if (v->lod_level >= 1) {
         n_lod = (size_t)o->batch + 1;
-        lod = g_new0(int64_t, n_lod);
+        lod = xcalloc(n_lod, sizeof(int64_t));
         for (size_t i = 1; i < n_lod; i++)
             lod[i] = lod[i - 1] + 1 + (int64_t)(ex_rng_next(r) % 3);
     }
@@ -56,7 +56,7 @@ static ex_tensor *make_feed(const ir_var *v, const ir_block *b, const ir_op *rea
     ex_tensor *t = ex_tensor_new(v->dtype, nd, dims);
     if (lod)
         ex_tensor_set_lod(t, lod, n_lod);
-    g_free(lod);
+    free(lod);
     int64_t range = reader ? int_range(b, reader, slot) : 0;
     bool is_int = ex_dtype_is_int(v->dtype) || range > 0;
     if (range <= 0)

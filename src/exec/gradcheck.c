@@ -37,7 +37,10 @@ static size_t param_pairs(const ir_block *b, ex_grad_result **out)
     }
     pmap_free(&seen);
     size_t n = a->len;
-    *out = (ex_grad_result *)(void *)g_array_free(a, FALSE);
+    *out = xmalloc_n(n + 1, sizeof **out);
+    if (n)
+        memcpy(*out, a->data, n * sizeof **out);
+    g_array_free(a, TRUE);
     return n;
 }
 
@@ -147,7 +150,7 @@ bool ex_grad_check(const ir_program *prog, const ir_program *startup, const char
     ex_grad_result *res;
     size_t n = param_pairs(b0, &res);
     if (!n) {
-        g_free(res);
+        free(res);
         g_snprintf(err, errlen, "no backward op names a parameter gradient (op_role_var); "
                                 "run 'pdtrans backward' first");
         return false;
@@ -170,7 +173,7 @@ bool ex_grad_check(const ir_program *prog, const ir_program *startup, const char
     ex_scope_free(analytic);
     ex_scope_free(base);
     if (!ok) {
-        g_free(res);
+        free(res);
         return false;
     }
     *out = res;

@@ -26,7 +26,7 @@ double ex_grad_rel_error(double analytic, double numeric);
 /* Runs the check on block 0 of `prog` (startup may be NULL).  Parameters
  * are the [param, grad] pairs of the ops' op_role_var attrs, sorted by
  * name.  Returns false with err set on a failure to run; the results
- * (g_malloc'd array, *n entries) are the caller's. */
+ * (an array of *n entries, free() it) are the caller's. */
 bool ex_grad_check(const ir_program *prog, const ir_program *startup, const char *loss,
                    const ex_gradcheck_opts *o, ex_grad_result **out, size_t *n, char *err,
                    size_t errlen);

@@ -52,7 +52,7 @@ static bool k_coalesce_tensor(ex_ctx *x, const ir_op *op)
     const char *fused = ex_out_name(op, "FusedOutput", 0);
     if (!fused)
         return ex_fail(x, "no FusedOutput");
-    size_t *offsets = g_new(size_t, n + 1), total = 0;
+    size_t *offsets = xmalloc_n(n + 1, sizeof(size_t)), total = 0;
     for (size_t i = 0; i < n; i++) {
         offsets[i] = total;
         total += aligned_len(ex_in_at(x, op, "Input", i)->numel, dsize);
@@ -64,7 +64,7 @@ static bool k_coalesce_tensor(ex_ctx *x, const ir_op *op)
     if (!copy && ir_op_get_bool(op, "set_constant", false))
         for (size_t k = 0; k < buf->numel; k++)
             buf->data[k] = constant;
-    ex_tensor **outs = g_new0(ex_tensor *, n + 1);
+    ex_tensor **outs = xcalloc(n + 1, sizeof(ex_tensor *));
     for (size_t i = 0; i < n; i++) {
         const ex_tensor *in = ex_in_at(x, op, "Input", i);
         if (copy)
@@ -73,7 +73,7 @@ static bool k_coalesce_tensor(ex_ctx *x, const ir_op *op)
     }
     for (size_t i = 0; i < n; i++)
         memcpy(outs[i]->data, buf->data + offsets[i], outs[i]->numel * sizeof *buf->data);
-    const char **members = g_new(const char *, n + 1);
+    const char **members = xmalloc_n(n + 1, sizeof(const char *));
     for (size_t i = 0; i < n; i++)
         members[i] = ir_op_output(op, "Output")->args[i];
     /* the new slots first, so that an earlier fusion's cannot apply */
@@ -81,9 +81,9 @@ static bool k_coalesce_tensor(ex_ctx *x, const ir_op *op)
     ex_put(x, op, "FusedOutput", 0, buf);
     for (size_t i = 0; i < n; i++)
         ex_put(x, op, "Output", i, outs[i]);
-    g_free(members);
-    g_free(outs);
-    g_free(offsets);
+    free(members);
+    free(outs);
+    free(offsets);
     return true;
 }
 

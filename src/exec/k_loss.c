@@ -265,7 +265,7 @@ static size_t *reduce_plan(ex_ctx *x, const ir_op *op, const ex_tensor *X, int64
             odims[(*ond)++] = 1;
     if (*ond == 0)
         odims[(*ond)++] = 1;
-    size_t *map = g_new(size_t, X->numel + 1);
+    size_t *map = xmalloc_n(X->numel + 1, sizeof(size_t));
     int64_t idx[EX_MAX_DIMS] = {0};
     size_t off = 0;
     for (size_t i = 0; i < X->numel; i++) {
@@ -299,7 +299,7 @@ static bool reduce(ex_ctx *x, const ir_op *op, bool mean)
     if (mean)
         for (size_t i = 0; i < out->numel; i++)
             out->data[i] /= (double)(count ? count : 1);
-    g_free(map);
+    free(map);
     ex_put(x, op, "Out", 0, out);
     return true;
 }
@@ -318,7 +318,7 @@ static bool reduce_grad(ex_ctx *x, const ir_op *op, bool mean)
     ex_tensor *dx = ex_tensor_like(X);
     for (size_t i = 0; i < X->numel; i++)
         dx->data[i] = d->data[map[i]] / (mean ? (double)count : 1.0);
-    g_free(map);
+    free(map);
     ex_put(x, op, "X@GRAD", 0, dx);
     return true;
 }
@@ -344,7 +344,7 @@ static bool k_top_k(ex_ctx *x, const ir_op *op)
     ex_tensor *out = per_row(X), *idx;
     out->dims[out->nd - 1] = k;
     out->numel = n * (size_t)k;
-    out->data = g_renew(double, out->data, out->numel + 1);
+    out->data = xrealloc_n(out->data, out->numel + 1, sizeof(double));
     idx = ex_tensor_copy(out);
     idx->dtype = IR_INT64;
     for (size_t i = 0; i < n; i++) {

@@ -37,7 +37,7 @@ static size_t *bcast_map(ex_ctx *x, const ex_tensor *X, const ex_tensor *Y, int 
         ystride[axis + d] = yd == 1 ? 0 : s;
         s *= (size_t)yd;
     }
-    size_t *map = g_new(size_t, X->numel + 1);
+    size_t *map = xmalloc_n(X->numel + 1, sizeof(size_t));
     int64_t idx[EX_MAX_DIMS] = {0};
     size_t off = 0;
     for (size_t i = 0; i < X->numel; i++) {
@@ -103,7 +103,7 @@ static bool ew_forward(ex_ctx *x, const ir_op *op, ew_kind k)
     if (ex_dtype_is_int(out->dtype))
         for (size_t i = 0; i < out->numel; i++)
             out->data[i] = trunc(out->data[i]);
-    g_free(map);
+    free(map);
     ex_put(x, op, "Out", 0, out);
     return true;
 }
@@ -141,7 +141,7 @@ static bool ew_grad(ex_ctx *x, const ir_op *op, ew_kind k)
         dx->data[i] = gx;
         dy->data[map[i]] += gy;
     }
-    g_free(map);
+    free(map);
     ex_put(x, op, "X@GRAD", 0, dx);
     ex_put(x, op, "Y@GRAD", 0, dy);
     return true;
@@ -314,7 +314,7 @@ static bool matmul_grad(ex_ctx *x, const ir_op *op, bool v2)
     if (!mm_plan(x, op, X, Y, v2, &s, od, &ond))
         return false;
     ex_tensor *dx = ex_tensor_like(X), *dy = ex_tensor_like(Y);
-    double *tmp_x = g_new(double, s.m * s.k + 1), *tmp_y = g_new(double, s.k * s.n + 1);
+    double *tmp_x = xmalloc_n(s.m * s.k + 1, sizeof(double)), *tmp_y = xmalloc_n(s.k * s.n + 1, sizeof(double));
     for (size_t b = 0; b < s.batch; b++) {
         const double *A = X->data + (s.xb > 1 ? b : 0) * s.m * s.k;
         const double *B = Y->data + (s.yb > 1 ? b : 0) * s.k * s.n;
@@ -331,8 +331,8 @@ static bool matmul_grad(ex_ctx *x, const ir_op *op, bool v2)
             for (size_t j = 0; j < s.n; j++)
                 DY[s.ty ? j * s.k + i : i * s.n + j] += s.alpha * tmp_y[i * s.n + j];
     }
-    g_free(tmp_x);
-    g_free(tmp_y);
+    free(tmp_x);
+    free(tmp_y);
     ex_put(x, op, "X@GRAD", 0, dx);
     ex_put(x, op, "Y@GRAD", 0, dy);
     return true;

@@ -107,7 +107,7 @@ static bool k_gaussian_random(ex_ctx *x, const ir_op *op) { return random_op(x, 
 static bool k_sum(ex_ctx *x, const ir_op *op)
 {
     size_t n = ex_n_in(op, "X");
-    const ex_tensor **in = g_new0(const ex_tensor *, n + 1);
+    const ex_tensor **in = xcalloc(n + 1, sizeof(const ex_tensor *));
     size_t k = 0, total_rows = 0;
     bool all_rows = true;
     for (size_t i = 0; i < n; i++) {
@@ -115,7 +115,7 @@ static bool k_sum(ex_ctx *x, const ir_op *op)
         if (!strcmp(s->args[i], "@EMPTY@"))
             continue;
         if (!(in[k] = ex_in_at(x, op, "X", i))) {
-            g_free(in);
+            free(in);
             return false;
         }
         all_rows &= in[k]->kind == EX_ROWS;
@@ -124,7 +124,7 @@ static bool k_sum(ex_ctx *x, const ir_op *op)
         k++;
     }
     if (!k) {
-        g_free(in);
+        free(in);
         return ex_fail(x, "no inputs");
     }
     ex_tensor *out;
@@ -138,7 +138,7 @@ static bool k_sum(ex_ctx *x, const ir_op *op)
             size_t m = (size_t)in[i]->dims[0];
             if (m && in[i]->numel / m != w) {
                 ex_tensor_free(out);
-                g_free(in);
+                free(in);
                 return ex_fail(x, "SELECTED_ROWS inputs differ in width");
             }
             memcpy(out->rows + r, in[i]->rows, m * sizeof *out->rows);
@@ -157,7 +157,7 @@ static bool k_sum(ex_ctx *x, const ir_op *op)
             if (v->numel != out->numel) {
                 ex_tensor_free(d);
                 ex_tensor_free(out);
-                g_free(in);
+                free(in);
                 return ex_fail(x, "input %zu has %zu elements, not %zu", i, v->numel, out->numel);
             }
             for (size_t j = 0; j < out->numel; j++)
@@ -165,7 +165,7 @@ static bool k_sum(ex_ctx *x, const ir_op *op)
             ex_tensor_free(d);
         }
     }
-    g_free(in);
+    free(in);
     ex_put(x, op, "Out", 0, out);
     return true;
 }

@@ -133,7 +133,7 @@ static double *sample_grads(ex_ctx *x, const ir_op *op, const nce_args *a, const
         ex_fail(x, "SampleLogits, SampleLabels and Cost@GRAD do not match the batch");
         return NULL;
     }
-    double *g = g_new(double, labels->numel + 1);
+    double *g = xmalloc_n(labels->numel + 1, sizeof(double));
     for (size_t i = 0; i < labels->numel; i++) {
         size_t row = i / a->width;
         double q = sampler_prob(s, (int64_t)labels->data[i]) * (double)a->n_neg, oi = o->data[i];
@@ -155,7 +155,7 @@ static int cmp_i64(const void *a, const void *b)
 static ex_tensor *weight_grad(const ir_op *op, const nce_args *a, const ex_tensor *labels, const double *g)
 {
     size_t n = labels->numel, u = 0;
-    int64_t *ids = g_new(int64_t, n + 1), *rows = g_new(int64_t, n + 1);
+    int64_t *ids = xmalloc_n(n + 1, sizeof(int64_t)), *rows = xmalloc_n(n + 1, sizeof(int64_t));
     for (size_t i = 0; i < n; i++)
         ids[i] = rows[i] = (int64_t)labels->data[i];
     ex_tensor *dw;
@@ -169,16 +169,16 @@ static ex_tensor *weight_grad(const ir_op *op, const nce_args *a, const ex_tenso
         slot = ex_rows_locate(dw, ids, n);
     } else {
         dw = ex_tensor_like(a->w);
-        slot = g_new(size_t, n + 1);
+        slot = xmalloc_n(n + 1, sizeof(size_t));
         for (size_t i = 0; i < n; i++)
             slot[i] = (size_t)ids[i];
     }
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < a->dim; k++)
             dw->data[slot[i] * a->dim + k] += a->in->data[(i / a->width) * a->dim + k] * g[i];
-    g_free(slot);
-    g_free(ids);
-    g_free(rows);
+    free(slot);
+    free(ids);
+    free(rows);
     return dw;
 }
 
@@ -194,7 +194,7 @@ static bool k_nce_grad(ex_ctx *x, const ir_op *op)
         return false;
     for (size_t i = 0; i < labels->numel; i++)
         if (!class_ok(x, &a, (int64_t)labels->data[i])) {
-            g_free(g);
+            free(g);
             return false;
         }
     if (ex_out_name(op, "Bias@GRAD", 0) && a.bias) {
@@ -213,7 +213,7 @@ static bool k_nce_grad(ex_ctx *x, const ir_op *op)
                     a.w->data[(size_t)labels->data[i] * a.dim + k] * g[i];
         ex_put(x, op, "Input@GRAD", 0, dx);
     }
-    g_free(g);
+    free(g);
     return true;
 }
 

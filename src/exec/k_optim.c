@@ -92,14 +92,14 @@ static bool sgd_table(ex_ctx *x, const ir_op *op, const ex_tensor *P)
     ex_tensor *p = ex_tensor_copy(P);
     for (size_t i = 0; i < n; i++) {
         if (at[i] == SIZE_MAX) {
-            g_free(at);
+            free(at);
             ex_tensor_free(p);
             return ex_fail(x, "Grad row %lld is not in Param's rows", (long long)g->rows[i]);
         }
         for (size_t j = 0; j < w; j++)
             p->data[at[i] * w + j] -= lr->data[0] * g->data[i * w + j];
     }
-    g_free(at);
+    free(at);
     ex_put(x, op, "ParamOut", 0, p);
     return true;
 }
@@ -214,7 +214,7 @@ static bool k_adam(ex_ctx *x, const ir_op *op)
     bool *touched = NULL;
     size_t w = o.p->nd && o.p->dims[0] ? o.p->numel / (size_t)o.p->dims[0] : 0;
     if (lazy) {
-        touched = g_new0(bool, o.p->numel + 1);
+        touched = xcalloc(o.p->numel + 1, sizeof(bool));
         for (int64_t r = 0; r < o.g->dims[0]; r++)
             for (size_t j = 0; j < w; j++)
                 touched[(size_t)o.g->rows[r] * w + j] = true;
@@ -228,7 +228,7 @@ static bool k_adam(ex_ctx *x, const ir_op *op)
         m2->data[i] = b2 * m2->data[i] + (1 - b2) * g[i] * g[i];
         p->data[i] -= lr * (m1->data[i] / (sqrt(m2->data[i]) + eps * sqrt(1 - b2p)));
     }
-    g_free(touched);
+    free(touched);
     put_pow(x, op, "Beta1Pow", "Beta1PowOut", b1);
     put_pow(x, op, "Beta2Pow", "Beta2PowOut", b2);
     ex_tensor_free(o.dense_g);

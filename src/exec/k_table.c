@@ -56,11 +56,11 @@ static bool lookup_grad(ex_ctx *x, const ir_op *op)
         return ex_fail(x, "Out@GRAD has %zu elements, not %zu", d->numel, n * w);
     ex_tensor *g;
     if (ir_op_get_bool(op, "is_sparse", false)) {
-        int64_t *rows = g_new(int64_t, n + 1);
+        int64_t *rows = xmalloc_n(n + 1, sizeof(int64_t));
         for (size_t i = 0; i < n; i++)
             rows[i] = (int64_t)I->data[i];
         g = ex_rows_new(W->dtype, n, rows, 1, &W->dims[1], h);
-        g_free(rows);
+        free(rows);
         for (size_t i = 0; i < n; i++)
             if (g->rows[i] != pad)
                 memcpy(g->data + i * w, d->data + i * w, w * sizeof *g->data);
@@ -244,7 +244,7 @@ static bool split_into(ex_ctx *x, const ir_op *op, const ex_tensor *X, int axis,
         return ex_fail(x, "%s sum to %lld, but the split dim is %lld", tag, (long long)total,
                        axis >= 0 && axis < X->nd ? (long long)X->dims[axis] : -1LL);
     int64_t at = 0;
-    ex_tensor **parts = g_new0(ex_tensor *, n + 1);
+    ex_tensor **parts = xcalloc(n + 1, sizeof(ex_tensor *));
     for (size_t i = 0; i < n; i++) {
         int64_t dims[EX_MAX_DIMS];
         memcpy(dims, X->dims, sizeof dims);
@@ -255,7 +255,7 @@ static bool split_into(ex_ctx *x, const ir_op *op, const ex_tensor *X, int axis,
     }
     for (size_t i = 0; i < n; i++)
         ex_put(x, op, out, i, parts[i]);
-    g_free(parts);
+    free(parts);
     return true;
 }
 
@@ -264,12 +264,12 @@ static bool split_into(ex_ctx *x, const ir_op *op, const ex_tensor *X, int axis,
 static bool split_sizes(ex_ctx *x, const ir_op *op, const ex_tensor *X, int axis, size_t n_out,
                         int64_t **sizes)
 {
-    int64_t *s = g_new0(int64_t, n_out + 1);
+    int64_t *s = xcalloc(n_out + 1, sizeof(int64_t));
     size_t ns = ex_attr_ints(op, "sections", s, n_out + 1);
     int64_t dim = axis >= 0 && axis < X->nd ? X->dims[axis] : 0;
     if (ns) {
         if (ns != n_out) {
-            g_free(s);
+            free(s);
             return ex_fail(x, "attr 'sections' has %zu entries for %zu outputs", ns, n_out);
         }
         int64_t known = 0, unknown = -1;
@@ -283,7 +283,7 @@ static bool split_sizes(ex_ctx *x, const ir_op *op, const ex_tensor *X, int axis
     } else {
         int64_t num = ir_op_get_int(op, "num", (int64_t)n_out);
         if (num <= 0 || (size_t)num != n_out || dim % num) {
-            g_free(s);
+            free(s);
             return ex_fail(x, "cannot split dim %lld into %zu equal parts", (long long)dim, n_out);
         }
         for (size_t i = 0; i < n_out; i++)
@@ -305,7 +305,7 @@ static bool k_split(ex_ctx *x, const ir_op *op)
     if (!split_sizes(x, op, X, axis, n, &sizes))
         return false;
     bool ok = split_into(x, op, X, axis, sizes, n, "Out", "sections");
-    g_free(sizes);
+    free(sizes);
     return ok;
 }
 
@@ -339,10 +339,10 @@ static bool k_split_selected_rows(ex_ctx *x, const ir_op *op)
     if (!X)
         return false;
     size_t n = ex_n_out(op, "Out");
-    int64_t *h = g_new0(int64_t, n + 1);
+    int64_t *h = xcalloc(n + 1, sizeof(int64_t));
     size_t nh = ex_attr_ints(op, "height_sections", h, n + 1);
     if (nh != n) {
-        g_free(h);
+        free(h);
         return ex_fail(x, "attr 'height_sections' has %zu entries for %zu outputs", nh, n);
     }
     ex_tensor *dense = X->kind == EX_ROWS ? NULL : ex_tensor_copy(X);
@@ -351,7 +351,7 @@ static bool k_split_selected_rows(ex_ctx *x, const ir_op *op)
     int64_t off = 0;
     for (size_t k = 0; k < n; k++) {
         size_t m = 0;
-        int64_t *rows = g_new(int64_t, nr + 1);
+        int64_t *rows = xmalloc_n(nr + 1, sizeof(int64_t));
         for (size_t i = 0; i < nr; i++) {
             int64_t r = X->kind == EX_ROWS ? X->rows[i] : (int64_t)i;
             if (r >= off && r < off + h[k])
@@ -363,12 +363,12 @@ static bool k_split_selected_rows(ex_ctx *x, const ir_op *op)
             t->rows[i] = (X->kind == EX_ROWS ? X->rows[src] : (int64_t)src) - off;
             memcpy(t->data + i * w, X->data + src * w, w * sizeof *t->data);
         }
-        g_free(rows);
+        free(rows);
         ex_put(x, op, "Out", k, t);
         off += h[k];
     }
     ex_tensor_free(dense);
-    g_free(h);
+    free(h);
     return true;
 }
 
@@ -413,7 +413,7 @@ static bool k_split_ids(ex_ctx *x, const ir_op *op)
             return false;
         total += t->numel;
     }
-    double *all = g_new(double, total + 1);
+    double *all = xmalloc_n(total + 1, sizeof(double));
     size_t at = 0;
     for (size_t i = 0; i < n_in; i++) {
         const ex_tensor *t = ex_scope_get(x->scope, ir_op_input(op, "Ids")->args[i]);
@@ -436,7 +436,7 @@ static bool k_split_ids(ex_ctx *x, const ir_op *op)
                 t->data[m++] = all[i];
         ex_put(x, op, "Out", k, t);
     }
-    g_free(all);
+    free(all);
     return true;
 }
 
@@ -446,7 +446,7 @@ static bool k_merge_ids(ex_ctx *x, const ir_op *op)
     size_t nx = ex_n_in(op, "X"), n_ids = ex_n_in(op, "Ids");
     if (ex_n_in(op, "Rows") != nx)
         return ex_fail(x, "Rows and X differ in count");
-    GHashTable *where = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    GHashTable *where = g_hash_table_new_full(g_int64_hash, g_int64_equal, free, NULL);
     int64_t width = -1;
     bool ok = true;
     for (size_t i = 0; i < nx && ok; i++) {
@@ -457,7 +457,7 @@ static bool k_merge_ids(ex_ctx *x, const ir_op *op)
         }
         width = t->nd > 1 ? t->dims[1] : 1;
         for (size_t j = 0; j < r->numel; j++) {
-            int64_t *key = g_new(int64_t, 1);
+            int64_t *key = xmalloc_n(1, sizeof(int64_t));
             *key = (int64_t)r->data[j];
             g_hash_table_insert(where, key, GSIZE_TO_POINTER(((i << 32) | j) + 1));
         }
@@ -506,7 +506,7 @@ static bool k_lookup_sparse_table(ex_ctx *x, const ir_op *op)
         return ex_fail(x, "W '%s' is not a 2-dim SELECTED_ROWS table", ir_op_input1(op, "W"));
     int64_t pad = ir_op_get_int(op, "padding_idx", -1), dims[2] = {(int64_t)I->numel, W->dims[1]};
     size_t w = (size_t)W->dims[1];
-    int64_t *ids = g_new(int64_t, I->numel + 1);
+    int64_t *ids = xmalloc_n(I->numel + 1, sizeof(int64_t));
     for (size_t i = 0; i < I->numel; i++)
         ids[i] = (int64_t)I->data[i];
     size_t *at = ex_rows_locate(W, ids, I->numel);
@@ -521,8 +521,8 @@ static bool k_lookup_sparse_table(ex_ctx *x, const ir_op *op)
         else
             memcpy(out->data + i * w, W->data + at[i] * w, w * sizeof *out->data);
     }
-    g_free(ids);
-    g_free(at);
+    free(ids);
+    free(at);
     if (ok)
         ex_put(x, op, "Out", 0, out);
     else

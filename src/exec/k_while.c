@@ -18,9 +18,10 @@
 
 #define MAX_STEPS 100000
 
-static char *step_name(const char *scopes, long t, const char *name)
+/* Interned: the scope interns every name it is asked for anyway. */
+static const char *step_name(const char *scopes, long t, const char *name)
 {
-    return t < 0 ? g_strdup_printf("%s@steps", scopes) : g_strdup_printf("%s@%ld@%s", scopes, t, name);
+    return t < 0 ? ir_internf("%s@steps", scopes) : ir_internf("%s@%ld@%s", scopes, t, name);
 }
 
 static bool cond_value(ex_ctx *x, const ir_op *op, bool *run)
@@ -60,19 +61,16 @@ static void keep_step(ex_ctx *x, const ir_block *b, const char *scopes, long t, 
     const char **names;
     size_t n = ex_scope_names(before, &names);
     for (size_t i = 0; i < n; i++) {
-        char *k = step_name(scopes, t, names[i]);
+        const char *k = step_name(scopes, t, names[i]);
         ex_scope_put(x->scope, k, ex_tensor_copy(ex_scope_get(before, names[i])));
-        g_free(k);
     }
-    g_free(names);
+    free(names);
     for (size_t i = 0; i < b->n_vars; i++) {
         const ir_var *v = b->vars[i];
         const ex_tensor *val = ex_scope_get(x->scope, v->name);
         if (!val || v->removed || ex_scope_get(before, v->name))
             continue;
-        char *k = step_name(scopes, t, v->name);
-        ex_scope_put(x->scope, k, ex_tensor_copy(val));
-        g_free(k);
+        ex_scope_put(x->scope, step_name(scopes, t, v->name), ex_tensor_copy(val));
     }
 }
 
@@ -110,9 +108,7 @@ static bool k_while(ex_ctx *x, const ir_op *op)
         int64_t one = 1;
         ex_tensor *n = ex_tensor_new(IR_INT64, 1, &one);
         n->data[0] = (double)t;
-        char *k = step_name(scopes, -1, NULL);
-        ex_scope_put(x->scope, k, n);
-        g_free(k);
+        ex_scope_put(x->scope, step_name(scopes, -1, NULL), n);
     }
     return ok;
 }
@@ -127,9 +123,7 @@ static void enter_step(ex_ctx *x, const ir_op *op, const ir_block *fwd, const ch
     size_t nx = xs ? xs->n_args : 0, nv = fwd ? fwd->n_vars : 0;
     for (size_t i = 0; i < nx + nv; i++) {
         const char *name = i < nx ? xs->args[i] : fwd->vars[i - nx]->name;
-        char *k = step_name(scopes, t, name);
-        const ex_tensor *kept = ex_scope_get(x->scope, ir_intern(k));
-        g_free(k);
+        const ex_tensor *kept = ex_scope_get(x->scope, step_name(scopes, t, name));
         if (!kept || ex_scope_get(saved, name))
             continue;
         const ex_tensor *cur = ex_scope_get(x->scope, name);
@@ -147,7 +141,7 @@ static void leave_step(ex_ctx *x, ex_scope *saved, GPtrArray *fresh)
     size_t n = ex_scope_names(saved, &names);
     for (size_t i = 0; i < n; i++)
         ex_scope_put(x->scope, names[i], ex_tensor_copy(ex_scope_get(saved, names[i])));
-    g_free(names);
+    free(names);
     for (size_t i = 0; i < fresh->len; i++)
         ex_scope_remove(x->scope, g_ptr_array_index(fresh, i));
 }
@@ -170,11 +164,9 @@ static void zero_missing_output_grads(ex_ctx *x, const ir_op *op)
         size_t n = strlen(g);
         if (ex_scope_get(x->scope, g) || n <= 6 || strcmp(g + n - 6, "@GRAD"))
             continue;
-        char *fwd = g_strndup(g, n - 6);
-        const ex_tensor *v = ex_scope_get(x->scope, ir_intern(fwd));
+        const ex_tensor *v = ex_scope_get(x->scope, ir_intern_n(g, n - 6));
         if (v)
             ex_scope_put(x->scope, g, ex_tensor_like(v));
-        g_free(fwd);
     }
 }
 
@@ -186,9 +178,7 @@ static bool grad_step(ex_ctx *x, const ir_op *op, int32_t blk, ex_tensor **acc)
         return false;
     for (size_t i = 0; gs && xs && i < gs->n_args && i < xs->n_args; i++) {
         const char *pg = gs->args[i];
-        char *inside_s = g_strconcat(xs->args[i], "@GRAD", NULL);
-        const char *inside = ir_intern(inside_s);
-        g_free(inside_s);
+        const char *inside = ir_internf("%s@GRAD", xs->args[i]);
         const ex_tensor *v = ex_scope_get(x->scope, inside);
         if (!strcmp(pg, "@EMPTY@") || !v)
             continue;
@@ -222,14 +212,12 @@ static bool k_while_grad(ex_ctx *x, const ir_op *op)
     if (!gb || !scopes)
         return ex_fail(x, "needs a grad sub_block and StepScopes");
     const ir_block *fwd = ir_program_block(x->prog, gb->forward_block_idx);
-    char *k = step_name(scopes, -1, NULL);
-    const ex_tensor *steps = ex_scope_get(x->scope, ir_intern(k));
-    g_free(k);
+    const ex_tensor *steps = ex_scope_get(x->scope, step_name(scopes, -1, NULL));
     if (!steps)
         return ex_fail(x, "'%s' holds no steps of a while op", scopes);
     zero_missing_output_grads(x, op);
     size_t nx = ex_n_out(op, "X@GRAD");
-    ex_tensor **acc = g_new0(ex_tensor *, nx + 1);
+    ex_tensor **acc = xcalloc(nx + 1, sizeof(ex_tensor *));
     bool ok = true;
     for (long t = (long)steps->data[0] - 1; ok && t >= 0; t--) {
         ex_scope *saved = ex_scope_new();
@@ -247,7 +235,7 @@ static bool k_while_grad(ex_ctx *x, const ir_op *op)
         else
             ex_tensor_free(acc[i]);
     }
-    g_free(acc);
+    free(acc);
     return ok;
 }
 

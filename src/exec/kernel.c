@@ -96,11 +96,11 @@ bool ex_run_block(ex_ctx *x, int32_t idx, ex_op_filter filter)
         if (!ex_run_op(x, op)) {
             /* nested failures already carry their own location */
             if (strncmp(x->err, "block ", 6)) {
-                char *msg = g_strdup(x->err);
-                char *full = g_strdup_printf("block %d, op %zu '%s': %s", b->idx, i, op->type, msg);
-                g_strlcpy(x->err, full, sizeof x->err);
-                g_free(full);
-                g_free(msg);
+                /* truncation is fine: x->err is a bounded message */
+                char msg[sizeof x->err];
+                memcpy(msg, x->err, sizeof msg);
+                g_snprintf(x->err, sizeof x->err, "block %d, op %zu '%s': %s", b->idx, i,
+                           op->type, msg);
             }
             ok = false;
         }

@@ -192,7 +192,7 @@ static void find_writers(GArray *targets, const GPtrArray *ops)
 static const char **after_names(const ir_block *before, const ir_block *after,
                                 GArray *targets)
 {
-    const char **names = g_new0(const char *, targets->len + 1);
+    const char **names = xcalloc(targets->len + 1, sizeof(const char *));
     GArray *fetches = fetch_op_targets(after);
     GPtrArray *bops = paired_ops(before), *aops = paired_ops(after);
     bool aligned = same_op_types(bops, aops);
@@ -240,12 +240,12 @@ static bool run_program(const ir_program *p, ex_scope *s, uint64_t seed, GHashTa
         x.op_idx = i;
         if (is_type(op, "fetch")) {
             const ex_tensor *t = ex_in(&x, op, "X");
-            int64_t *col = g_new(int64_t, 1);
+            int64_t *col = xmalloc_n(1, sizeof(int64_t));
             *col = ir_op_get_int(op, "col", k++);
             if (t)
                 g_hash_table_replace(fetched, col, ex_tensor_copy(t));
             else
-                g_free(col);
+                free(col);
             ok = t != NULL;
         } else if (!is_type(op, "feed")) {
             ok = ex_run_op(&x, op);
@@ -355,13 +355,13 @@ bool ex_rewrite_check(const ir_program *before, const ir_program *after,
     GArray *targets = has_fetch_op(b0) ? fetch_op_targets(b0) : unread_targets(b0);
     const char **anames = after_names(b0, a0, targets);
     bool after_fetches = has_fetch_op(a0);
-    GHashTable *bf = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, free_tensor);
-    GHashTable *af = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, free_tensor);
+    GHashTable *bf = g_hash_table_new_full(g_int64_hash, g_int64_equal, free, free_tensor);
+    GHashTable *af = g_hash_table_new_full(g_int64_hash, g_int64_equal, free, free_tensor);
     ex_scope *bs = NULL, *as = NULL;
     bool ok = make_scopes(before, after, o, &bs, &as, err, errlen) &&
               run_program(before, bs, o->seed, bf, "BEFORE", err, errlen) &&
               run_program(after, as, o->seed, af, "AFTER", err, errlen);
-    ex_rewrite_result *res = g_new0(ex_rewrite_result, targets->len + 1);
+    ex_rewrite_result *res = xcalloc(targets->len + 1, sizeof(ex_rewrite_result));
     for (size_t i = 0; ok && i < targets->len; i++) {
         const rw_target *t = &g_array_index(targets, rw_target, i);
         ex_rewrite_result *r = &res[i];
@@ -377,13 +377,13 @@ bool ex_rewrite_check(const ir_program *before, const ir_program *after,
         *out = res;
         *n = targets->len;
     } else {
-        g_free(res);
+        free(res);
     }
     ex_scope_free(bs);
     ex_scope_free(as);
     g_hash_table_destroy(bf);
     g_hash_table_destroy(af);
-    g_free(anames);
+    free(anames);
     g_array_free(targets, TRUE);
     return ok;
 }

@@ -27,7 +27,7 @@ typedef struct {
 /* Runs block 0 of both programs (feed ops skipped: their targets get the
  * seeded feeds; fetch ops record their input at that point) and compares
  * every fetch target.  False with err set when a program cannot run; the
- * results (g_malloc'd, *n entries) are the caller's. */
+ * results (an array of *n entries, free() it) are the caller's. */
 bool ex_rewrite_check(const ir_program *before, const ir_program *after,
                       const ex_rewrite_opts *o, ex_rewrite_result **out, size_t *n,
                       char *err, size_t errlen);

@@ -16,13 +16,13 @@ static size_t numel_of(int nd, const int64_t *dims)
 
 ex_tensor *ex_tensor_new(int dtype, int nd, const int64_t *dims)
 {
-    ex_tensor *t = g_new0(ex_tensor, 1);
+    ex_tensor *t = xcalloc(1, sizeof(ex_tensor));
     t->dtype = dtype;
     t->nd = nd > EX_MAX_DIMS ? EX_MAX_DIMS : nd;
     for (int i = 0; i < t->nd; i++)
         t->dims[i] = dims[i];
     t->numel = numel_of(t->nd, t->dims);
-    t->data = g_new0(double, t->numel ? t->numel : 1);
+    t->data = xcalloc(t->numel ? t->numel : 1, sizeof(double));
     return t;
 }
 
@@ -33,7 +33,7 @@ ex_tensor *ex_tensor_like(const ex_tensor *t)
     r->height = t->height;
     if (t->rows) {
         size_t n = t->nd ? (size_t)t->dims[0] : 0;
-        r->rows = g_new0(int64_t, n + 1);
+        r->rows = xcalloc(n + 1, sizeof(int64_t));
         memcpy(r->rows, t->rows, n * sizeof *t->rows);
     }
     if (t->lod)
@@ -52,18 +52,18 @@ void ex_tensor_free(ex_tensor *t)
 {
     if (!t)
         return;
-    g_free(t->data);
-    g_free(t->lod);
-    g_free(t->rows);
-    g_free(t);
+    free(t->data);
+    free(t->lod);
+    free(t->rows);
+    free(t);
 }
 
 void ex_tensor_set_lod(ex_tensor *t, const int64_t *lod, size_t n)
 {
-    g_free(t->lod);
+    free(t->lod);
     t->lod = NULL;
     if (n) {
-        t->lod = g_new(int64_t, n);
+        t->lod = xmalloc_n(n, sizeof(int64_t));
         memcpy(t->lod, lod, n * sizeof *lod);
     }
     t->n_lod = n;
@@ -80,7 +80,7 @@ ex_tensor *ex_rows_new(int dtype, size_t n, const int64_t *rows, int64_t width_n
     ex_tensor *t = ex_tensor_new(dtype, nd, dims);
     t->kind = EX_ROWS;
     t->height = height;
-    t->rows = g_new0(int64_t, n + 1);
+    t->rows = xcalloc(n + 1, sizeof(int64_t));
     if (n && rows)
         memcpy(t->rows, rows, n * sizeof *rows);
     return t;
@@ -112,7 +112,7 @@ size_t *ex_rows_locate(const ex_tensor *table, const int64_t *ids, size_t n)
     for (size_t i = 0; i < nr; i++)
         if (!g_hash_table_contains(slot, &table->rows[i]))
             g_hash_table_insert(slot, &table->rows[i], GSIZE_TO_POINTER(i + 1));
-    size_t *at = g_new(size_t, n + 1);
+    size_t *at = xmalloc_n(n + 1, sizeof(size_t));
     for (size_t i = 0; i < n; i++)
         at[i] = GPOINTER_TO_SIZE(g_hash_table_lookup(slot, &ids[i])) - 1;
     g_hash_table_destroy(slot);
@@ -145,17 +145,17 @@ const char *ex_dims_str(const ex_tensor *t, char *buf, size_t len)
 
 ex_scope *ex_scope_new(void)
 {
-    return g_new0(ex_scope, 1);
+    return xcalloc(1, sizeof(ex_scope));
 }
 
 static void fusion_free(ex_fusion *f)
 {
     if (!f)
         return;
-    g_free(f->members);
-    g_free(f->offsets);
-    g_free(f->views);
-    g_free(f);
+    free(f->members);
+    free(f->offsets);
+    free(f->views);
+    free(f);
 }
 
 /* Forgets the fusion of buffer `fused` and its members' views. */
@@ -180,8 +180,8 @@ void ex_scope_free(ex_scope *s)
     pmap_free(&s->fusions);
     pmap_free(&s->views);
     pmap_free(&s->map);
-    g_free(s->names);
-    g_free(s);
+    free(s->names);
+    free(s);
 }
 
 ex_tensor *ex_scope_get(const ex_scope *s, const char *name)
@@ -217,12 +217,12 @@ void ex_scope_fuse(ex_scope *s, const char *fused, const char *const *members,
 {
     fused = ir_intern(fused);
     unfuse(s, fused);
-    ex_fusion *f = g_new0(ex_fusion, 1);
+    ex_fusion *f = xcalloc(1, sizeof(ex_fusion));
     f->fused = fused;
     f->n = n;
-    f->members = g_new(const char *, n + 1);
-    f->offsets = g_new(size_t, n + 1);
-    f->views = g_new(ex_view, n + 1);
+    f->members = xmalloc_n(n + 1, sizeof(const char *));
+    f->offsets = xmalloc_n(n + 1, sizeof(size_t));
+    f->views = xmalloc_n(n + 1, sizeof(ex_view));
     for (size_t i = 0; i < n; i++) {
         f->members[i] = ir_intern(members[i]);
         f->offsets[i] = offsets[i];
@@ -247,7 +247,7 @@ void ex_scope_put(ex_scope *s, const char *name, ex_tensor *t)
     } else if (!pmap_has(&s->map, name)) {
         if (s->n == s->cap) {
             s->cap = s->cap ? s->cap * 2 : 16;
-            s->names = g_renew(const char *, s->names, s->cap);
+            s->names = xrealloc_n(s->names, s->cap, sizeof(const char *));
         }
         s->names[s->n++] = name;
     }
@@ -268,13 +268,23 @@ void ex_scope_remove(ex_scope *s, const char *name)
 
 size_t ex_scope_names(const ex_scope *s, const char ***out)
 {
-    const char **v = g_new(const char *, s->n + 1);
+    const char **v = xmalloc_n(s->n + 1, sizeof(const char *));
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++)
         if (pmap_get(&s->map, s->names[i]))
             v[k++] = s->names[i];
     *out = v;
     return k;
+}
+
+const char **ex_names_take(GPtrArray *a)
+{
+    const char **v = xmalloc_n(a->len + 1, sizeof *v);
+    for (guint i = 0; i < a->len; i++)
+        v[i] = a->pdata[i];
+    v[a->len] = NULL;
+    g_ptr_array_free(a, TRUE);
+    return v;
 }
 
 ex_scope *ex_scope_clone(const ex_scope *s)

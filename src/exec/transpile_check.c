@@ -45,8 +45,8 @@ static size_t role_var_pairs(const ir_block *b, int role_bit, const char ***para
     }
     pmap_free(&seen);
     size_t n = ps->len;
-    *params = (const char **)g_ptr_array_free(ps, FALSE);
-    *grads = (const char **)g_ptr_array_free(gs, FALSE);
+    *params = ex_names_take(ps);
+    *grads = ex_names_take(gs);
     return n;
 }
 
@@ -70,7 +70,7 @@ static void copy_into(ex_scope *dst, const ex_scope *src)
     size_t n = ex_scope_names(src, &names);
     for (size_t i = 0; i < n; i++)
         ex_scope_put(dst, names[i], ex_tensor_copy(ex_scope_get(src, names[i])));
-    g_free(names);
+    free(names);
 }
 
 /* grads[g] = mean over trainers; SELECTED_ROWS values stay rows (their
@@ -193,8 +193,7 @@ static size_t fake_init_params(const ex_cluster *c, const ir_block *b0, const ch
             g_ptr_array_add(a, (void *)name);
     }
     size_t n = a->len;
-    g_ptr_array_add(a, NULL);
-    *out = (const char **)g_ptr_array_free(a, FALSE);
+    *out = ex_names_take(a);
     return n;
 }
 
@@ -209,7 +208,7 @@ typedef struct {
 /* Puts trainer t's own values of the held params into R; returns R's. */
 static ex_tensor **hold_trainer_values(ex_scope *R, const ex_scope *trainer, const ref_plan *rp)
 {
-    ex_tensor **real = g_new0(ex_tensor *, rp->n_held + 1);
+    ex_tensor **real = xcalloc(rp->n_held + 1, sizeof(ex_tensor *));
     for (size_t h = 0; h < rp->n_held; h++) {
         const ex_tensor *mine = ex_scope_get(trainer, rp->held[h]), *r = ex_scope_get(R, rp->held[h]);
         real[h] = r ? ex_tensor_copy(r) : NULL;
@@ -224,7 +223,7 @@ static void restore_values(ex_scope *R, const ref_plan *rp, ex_tensor **real)
     for (size_t h = 0; h < rp->n_held; h++)
         if (real[h])
             ex_scope_put(R, rp->held[h], real[h]);
-    g_free(real);
+    free(real);
 }
 
 static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster *c,
@@ -232,7 +231,7 @@ static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster
 {
     size_t n_tr = c->n_trainers, n_grads = rp->n_grads;
     const char **params = rp->params, **grads = rp->grads;
-    ex_tensor **per = g_new0(ex_tensor *, n_grads * n_tr + 1);
+    ex_tensor **per = xcalloc(n_grads * n_tr + 1, sizeof(ex_tensor *));
     bool ok = true;
     for (size_t t = 0; ok && t < n_tr; t++) {
         copy_into(R, feeds[t]);
@@ -264,7 +263,7 @@ static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster
     ok = ok && run_updates(R, main, c, err, errlen);
     for (size_t i = 0; i < n_grads * n_tr; i++)
         ex_tensor_free(per[i]);
-    g_free(per);
+    free(per);
     return ok;
 }
 
@@ -280,7 +279,7 @@ static void adopt_initial_values(ex_scope *R, const ex_scope *trainer, const ir_
         if (v && v->persistable && mine && theirs->numel == mine->numel)
             ex_scope_put(R, names[i], ex_tensor_copy(theirs));
     }
-    g_free(names);
+    free(names);
 }
 
 /* Persistable vars MAIN's block 0 reads that no op before the read and no
@@ -292,7 +291,7 @@ static bool set_user_values(ex_cluster *c, const ir_program *main, ex_scope *R, 
 {
     const char **before;
     size_t n0 = ex_scope_names(R, &before), n;
-    g_free(before);
+    free(before);
     ex_rng r;
     ex_rng_seed(&r, seed * 7919u + 17);
     ex_feed_opts fo = {.batch = 1, .scale = 1.0, .data_only = false};
@@ -317,7 +316,7 @@ static bool set_user_values(ex_cluster *c, const ir_program *main, ex_scope *R, 
                 ex_scope_put(x->scope, names[i], ex_tensor_copy(t));
         }
     }
-    g_free(names);
+    free(names);
     return true;
 }
 
@@ -378,7 +377,7 @@ static bool run_steps(ex_cluster *c, ex_scope *R, const ir_program *main, const 
                       const ex_transpile_opts *o)
 {
     bool ok = true;
-    ex_scope **feeds = g_new0(ex_scope *, c->n_trainers + 1);
+    ex_scope **feeds = xcalloc(c->n_trainers + 1, sizeof(ex_scope *));
     for (int s = 0; ok && s < o->steps; s++) {
         for (size_t t = 0; ok && t < c->n_trainers; t++) {
             ex_scope_free(feeds[t]);
@@ -392,7 +391,7 @@ static bool run_steps(ex_cluster *c, ex_scope *R, const ir_program *main, const 
     }
     for (size_t t = 0; t < c->n_trainers; t++)
         ex_scope_free(feeds[t]);
-    g_free(feeds);
+    free(feeds);
     return ok;
 }
 
@@ -401,7 +400,7 @@ static bool run_steps(ex_cluster *c, ex_scope *R, const ir_program *main, const 
 static ex_param_result *compare(ex_cluster *c, ex_scope *R, const char **names, size_t n,
                                 bool grads)
 {
-    ex_param_result *r = g_new0(ex_param_result, n + 1);
+    ex_param_result *r = xcalloc(n + 1, sizeof(ex_param_result));
     for (size_t i = 0; i < n; i++) {
         r[i].param = names[i];
         r[i].finite = true;
@@ -431,14 +430,14 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
     /* no optimizer: the grads the backward ops name are what the job makes */
     bool grads_only = false;
     if (!np && b0) {
-        g_free(params);
-        g_free(grads);
+        free(params);
+        free(grads);
         np = role_var_pairs(b0, IR_ROLE_BACKWARD, &params, &grads);
         grads_only = np > 0;
     }
     if (!np) {
-        g_free(params);
-        g_free(grads);
+        free(params);
+        free(grads);
         g_snprintf(c->err, sizeof c->err,
                    "MAIN has no optimizer or backward op naming a parameter (op_role_var)");
         return false;
@@ -453,8 +452,8 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
     ex_param_result *r = ok ? compare(c, R, grads_only ? grads : params, np, grads_only) : NULL;
     ex_scope_free(R);
     pmap_free(&rp.summed);
-    g_free(rp.held);
-    g_free(params);
+    free(rp.held);
+    free(params);
     if (!ok)
         return false;
     *res = r;

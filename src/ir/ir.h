@@ -366,8 +366,8 @@ const size_t *ir_defuse_writers(const ir_defuse *d, const char *name, size_t *n)
 const size_t *ir_defuse_readers(const ir_defuse *d, const char *name, size_t *n);
 
 /* Which blocks some op can run: block 0, and every block named by a
- * BLOCK/BLOCKS attr of an op in a reachable block.  Returns a g_malloc'd
- * array of p->n_blocks flags (g_free it).  Iterative and linear in ops plus
+ * BLOCK/BLOCKS attr of an op in a reachable block.  Returns an array of
+ * p->n_blocks flags (free it).  Iterative and linear in ops plus
  * attrs; out-of-range indexes are skipped. */
 bool *ir_program_reachable_blocks(const ir_program *p);
 

@@ -51,3 +51,13 @@ char *xstrdup(const char *s)
     size_t n = strlen(s) + 1;
     return memcpy(xmalloc(n), s, n);
 }
+
+char *xstrndup(const char *s, size_t n)
+{
+    const char *end = memchr(s, '\0', n);
+    size_t len = end ? (size_t)(end - s) : n;
+    char *d = xmalloc(len + 1);
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}

@@ -16,5 +16,7 @@ void *xrealloc(void *p, size_t n);
 void *xmalloc_n(size_t n, size_t size);
 void *xrealloc_n(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
+/* The first n bytes of s (fewer if it ends sooner), NUL-terminated. */
+char *xstrndup(const char *s, size_t n);
 
 #endif

@@ -7,11 +7,13 @@
 #include <glib.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../ckd.h"
 #include "../diag.h"
 #include "../ir/pmap.h"
+#include "../ir/util.h"
 #include "pass.h"
 
 typedef struct {
@@ -148,7 +150,7 @@ static void check_target(const ir_tree *t, namer *named, size_t i, size_t k, con
  * the passes visit every block at most once and never loop. */
 static void check_block_attrs(const ir_program *p, const ir_tree *t, vrep *r)
 {
-    namer *named = g_new0(namer, p->n_blocks + 1);
+    namer *named = xcalloc(p->n_blocks + 1, sizeof(namer));
     for (size_t i = 0; i < p->n_blocks && !enough(r); i++) {
         if (!t->rooted[i])
             continue;
@@ -165,7 +167,7 @@ static void check_block_attrs(const ir_program *p, const ir_tree *t, vrep *r)
             }
         }
     }
-    g_free(named);
+    free(named);
 }
 
 /* ---- names: every op argument names a var visible from its block ---- */
@@ -230,10 +232,11 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
     pmap scope = PMAP_INIT, anywhere = PMAP_INIT;
     all_names(p, &anywhere);
     /* fwd[d]: the forward block of the nearest grad block on the stack. */
-    const ir_block **fwd = g_new0(const ir_block *, t->n + 1);
+    const ir_block **fwd = xcalloc(t->n + 1, sizeof(const ir_block *));
     GArray *log = g_array_new(FALSE, FALSE, sizeof(undo));
-    size_t *stack = g_new(size_t, t->n + 1), *cursor = g_new(size_t, t->n + 1);
-    size_t *mark = g_new(size_t, t->n + 1);
+    size_t *stack = xmalloc_n(t->n + 1, sizeof(size_t));
+    size_t *cursor = xmalloc_n(t->n + 1, sizeof(size_t));
+    size_t *mark = xmalloc_n(t->n + 1, sizeof(size_t));
     size_t depth = 0;
     if (t->n) {
         stack[0] = 0;
@@ -282,10 +285,10 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
         g_array_set_size(log, mark[top]);
         depth--;
     }
-    g_free(stack);
-    g_free(cursor);
-    g_free(mark);
-    g_free(fwd);
+    free(stack);
+    free(cursor);
+    free(mark);
+    free(fwd);
     g_array_free(log, TRUE);
     pmap_free(&scope);
     pmap_free(&anywhere);
@@ -305,7 +308,7 @@ static size_t verify(const ir_program *p, const char *name, FILE *out, size_t ma
     if (!enough(&r)) {
         bool *reach = ir_program_reachable_blocks(p);
         check_names(p, t, reach, &r);
-        g_free(reach);
+        free(reach);
     }
     ir_tree_free(t);
     return r.errs;

@@ -79,7 +79,7 @@ static double job_run(job *j)
             worst = fmax(worst, r[i].worst_rel);
         }
     }
-    g_free(r);
+    free(r);
     return worst;
 }
 

@@ -124,7 +124,7 @@ static double job_run(job *j, size_t n_params)
             worst = fmax(worst, r[i].worst_rel);
         }
     }
-    g_free(r);
+    free(r);
     return worst;
 }
 

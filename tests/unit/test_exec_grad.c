@@ -47,7 +47,7 @@ static double check_net(const char *loss, size_t *n_params, void (*edit)(ir_prog
         worst = res[i].worst_rel > worst ? res[i].worst_rel : worst;
     }
     *n_params = n;
-    g_free(res);
+    free(res);
     pdt_ctx_free(&ctx);
     return worst;
 }

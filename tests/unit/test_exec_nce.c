@@ -172,7 +172,7 @@ static double check_nce(int sampler, bool custom, bool sparse, size_t *np)
     double worst = 0;
     for (size_t i = 0; i < *np; i++)
         worst = fmax(worst, res[i].worst_rel);
-    g_free(res);
+    free(res);
     pdt_ctx_free(&ctx);
     return worst;
 }

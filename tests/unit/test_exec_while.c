@@ -136,7 +136,7 @@ static double check_while(bool break_it)
     ck_assert_uint_eq(n, 1);
     ck_assert_uint_eq(res[0].n_checked, 16);
     double w = res[0].worst_rel;
-    g_free(res);
+    free(res);
     pdt_ctx_free(&ctx);
     return w;
 }

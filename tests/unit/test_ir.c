@@ -5,6 +5,7 @@
 #include "io/pdio.h"
 #include "ir/ir_internal.h"
 #include "ir/pmap.h"
+#include "ir/util.h"
 
 static ir_program *two_block_program(void)
 {
@@ -62,6 +63,19 @@ START_TEST(intern_fast_path_is_exact)
     const char *b = ir_intern(big);
     ck_assert_ptr_eq(ir_intern_n(big, sizeof big - 1), b);
     ck_assert_ptr_eq(ir_internf("%s", big), b);
+}
+END_TEST
+
+/* xstrndup stops at n bytes or at the string's end, whichever is first. */
+START_TEST(xstrndup_bounds)
+{
+    char *a = xstrndup("abcdef", 3), *b = xstrndup("ab", 10), *c = xstrndup("abc", 0);
+    ck_assert_str_eq(a, "abc");
+    ck_assert_str_eq(b, "ab");
+    ck_assert_str_eq(c, "");
+    free(a);
+    free(b);
+    free(c);
 }
 END_TEST
 
@@ -372,6 +386,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, irregular_attr_round_trips);
     tcase_add_test(tc, grow_in_place_at_arena_top);
     tcase_add_test(tc, defuse_lists_positions);
+    tcase_add_test(tc, xstrndup_bounds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -22,7 +22,7 @@ static size_t sizes(const int64_t *dims, size_t n, size_t count, int64_t min_blo
     size_t k = tp_slice_sizes(dims, n, count, min_block, &s);
     for (size_t i = 0; i < k && i < cap; i++)
         out[i] = s[i];
-    g_free(s);
+    free(s);
     return k;
 }
 

@@ -21,7 +21,7 @@ static var_deps *deps_of(prog_stats *s, const char *name)
 {
     var_deps *d = pmap_get(s->deps, name);
     if (!d) {
-        d = g_new0(var_deps, 1);
+        d = xcalloc(1, sizeof(var_deps));
         d->name = name;
         pmap_put(s->deps, name, d);
         g_ptr_array_add(s->order, d);
@@ -291,7 +291,7 @@ void bw_stats_held_vars(prog_stats *s, GArray *segs, pmap *hold)
 void bw_stats_free(prog_stats *s)
 {
     PMAP_FOR(s->deps, e)
-        g_free(e->val);
+        free(e->val);
     pmap_destroy(s->deps);
     g_ptr_array_free(s->order, TRUE);
 }

@@ -183,7 +183,7 @@ static bool run_segment(recompute *rc, const segment *seg, size_t i, GPtrArray *
                     pmap_has(rc->hold, n) ||
                     pmap_has(rc->renames, n))
                     continue;
-                rename_entry *e = g_new(rename_entry, 1);
+                rename_entry *e = xmalloc(sizeof(rename_entry));
                 e->to = ir_internf("%s%s", n, suffix);
                 e->order = rc->n_renames++;
                 pmap_put(rc->renames, n, e);
@@ -312,7 +312,7 @@ static void recompute_free(recompute *rc)
     g_ptr_array_free(rc->local_ops, TRUE);
     g_ptr_array_free(rc->buffer_ops, TRUE);
     PMAP_FOR(rc->renames, e)
-        g_free(e->val);
+        free(e->val);
     pmap_destroy(rc->renames);
     pmap_destroy(rc->hold);
     pmap_destroy(rc->ckpt);

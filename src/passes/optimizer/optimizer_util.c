@@ -21,11 +21,11 @@ struct opt_namer {
 
 static void bump(GHashTable *t, const char *key, size_t klen, gsize next)
 {
-    char *k = g_strndup(key, klen);
+    char *k = xstrndup(key, klen);
     gpointer old;
     if (g_hash_table_lookup_extended(t, k, NULL, &old)) {
         if (GPOINTER_TO_SIZE(old) >= next) {
-            g_free(k);
+            free(k);
             return;
         }
     }
@@ -64,8 +64,8 @@ static void record_program(GHashTable *t, const ir_program *p)
 opt_namer *opt_namer_new(const ir_program *main, const ir_program *startup)
 {
     opt_namer *n = xcalloc(1, sizeof *n);
-    n->next = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    n->scopes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    n->next = g_hash_table_new_full(g_str_hash, g_str_equal, free, NULL);
+    n->scopes = g_hash_table_new_full(g_str_hash, g_str_equal, free, NULL);
     record_program(n->next, main);
     record_program(n->next, startup);
     return n;
@@ -99,7 +99,7 @@ const char *opt_namer_layer_tmp(opt_namer *n, const char *type)
 const char *opt_namer_scope(opt_namer *n, const char *scope)
 {
     gsize used = GPOINTER_TO_SIZE(g_hash_table_lookup(n->scopes, scope));
-    g_hash_table_replace(n->scopes, g_strdup(scope), GSIZE_TO_POINTER(used + 1));
+    g_hash_table_replace(n->scopes, xstrdup(scope), GSIZE_TO_POINTER(used + 1));
     if (used == 0)
         return ir_internf("/%s/", scope);
     return ir_internf("/%s_%zu/", scope, (size_t)used);

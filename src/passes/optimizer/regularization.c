@@ -58,9 +58,9 @@ int opt_parse_param_regularization(const char *cmd, const char *text, opt_reg_ki
                              "for a per-parameter regularizer, not '%s'", text);
         return PDT_EUSAGE;
     }
-    char *spec = g_strndup(text, (size_t)(at - text));
+    char *spec = xstrndup(text, (size_t)(at - text));
     int rc = opt_parse_regularization(cmd, spec, kind, coeff);
-    g_free(spec);
+    free(spec);
     *params = at + 1;
     return rc;
 }

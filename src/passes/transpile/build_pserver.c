@@ -505,7 +505,7 @@ int pass_build_pserver(pdt_ctx *ctx)
         return PDT_EINTERNAL;
     int rc = tp_plan_need_inputs(st, "build_pserver");
     /* All are built before any is staged: a failure stages none. */
-    ir_program **built = g_new0(ir_program *, st->n_eps + 1);
+    ir_program **built = xcalloc(st->n_eps + 1, sizeof(ir_program *));
     for (size_t e = 0; e < st->n_eps && !rc; e++)
         if (wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
             rc = tp_build_pserver(st, e, &built[e]);
@@ -519,6 +519,6 @@ int pass_build_pserver(pdt_ctx *ctx)
     }
     if (!rc)
         tp_plan_outputs_changed(st, built, st->n_eps);
-    g_free(built);
+    free(built);
     return rc;
 }

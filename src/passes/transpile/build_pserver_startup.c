@@ -38,11 +38,11 @@ static void set_shape(ir_op *op, const ir_var *v)
         ir_op_set_longs(op, "shape", v->dims, v->n_dims);
         return;
     }
-    int32_t *d = g_new(int32_t, v->n_dims + 1);
+    int32_t *d = xmalloc_n(v->n_dims + 1, sizeof(int32_t));
     for (size_t i = 0; i < v->n_dims; i++)
         d[i] = (int32_t)v->dims[i];
     ir_op_set_ints(op, "shape", d, v->n_dims);
-    g_free(d);
+    free(d);
 }
 
 int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
@@ -124,9 +124,9 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
         any |= st->pserver_main[e] != NULL || st->pserver_written[e];
     if (!rc && !any && ctx->transpile.role != PDT_ROLE_TRAINER)
         rc = tp_order_bug("build_pserver_startup");
-    ir_program **built = g_new0(ir_program *, st->n_eps + 1);
+    ir_program **built = xcalloc(st->n_eps + 1, sizeof(ir_program *));
     /* Each pserver's main and startup, complete: nothing later reads them. */
-    ir_program **done = g_new0(ir_program *, 2 * st->n_eps + 1);
+    ir_program **done = xcalloc(2 * st->n_eps + 1, sizeof(ir_program *));
     for (size_t e = 0; e < st->n_eps && !rc; e++)
         if (st->pserver_main[e] && !st->pserver_written[e])
             rc = tp_build_pserver_startup(st, e, st->pserver_main[e], &built[e]);
@@ -145,7 +145,7 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
         tp_plan_outputs_changed(st, built, st->n_eps);
         pdt_ctx_outputs_final(ctx, done, 2 * st->n_eps);
     }
-    g_free(done);
-    g_free(built);
+    free(done);
+    free(built);
     return rc;
 }

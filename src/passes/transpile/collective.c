@@ -94,7 +94,7 @@ static int check_local_sgd(const tp_coll *c, const ir_block *b)
 void tp_coll_insert_allreduce(ir_block *b, int nrings)
 {
     size_t n = b->n_ops;
-    GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
+    GPtrArray **after = xcalloc(n ? n : 1, sizeof(GPtrArray *));
     const char *grad = NULL;
     int ring = -1;
     for (size_t k = n; k-- > 0;) {
@@ -105,7 +105,7 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
         if (!rv || rv->type != IR_ATTR_STRINGS || rv->n_strings < 2)
             continue;
         size_t pairs = rv->n_strings / 2;
-        ir_op **group = g_new(ir_op *, pairs + 1);
+        ir_op **group = xmalloc_n(pairs + 1, sizeof(ir_op *));
         for (size_t i = 0; i < pairs; i++) {
             grad = ir_intern_n((const char *)rv->strings[2 * i + 1].data,
                                rv->strings[2 * i + 1].len);
@@ -119,7 +119,7 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
         }
         for (size_t i = 0; i <= pairs; i++)
             tp_coll_push_after(after, k, group[i]);
-        g_free(group);
+        free(group);
     }
     GPtrArray *before = NULL;
     size_t first_opt = n;
@@ -163,7 +163,7 @@ static void snapshot_var(ir_block *b, const ir_var *param)
 void tp_coll_local_sgd_main(ir_block *b, int nranks, int nrings)
 {
     size_t n = b->n_ops;
-    GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
+    GPtrArray **after = xcalloc(n ? n : 1, sizeof(GPtrArray *));
     GPtrArray *updated = g_ptr_array_new();     /* params in program order */
     const char *last = NULL;
     int ring = -1;
@@ -345,7 +345,7 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
         tp_coll_insert_allreduce(m->blocks[0], c.nrings);
     }
     g_ptr_array_free(params, TRUE);
-    g_free(others);
+    free(others);
     *main_out = m;
     *startup_out = s;
     free(ctx->manifest_json);

@@ -43,7 +43,7 @@ void tp_coll_rebuild(ir_block *b, GPtrArray **after, size_t before_pos, GPtrArra
     for (size_t k = 0; k < n; k++)
         total += after[k] ? after[k]->len : 0;
     total += before ? before->len : 0;
-    ir_op **ops = g_new(ir_op *, total ? total : 1);
+    ir_op **ops = xmalloc_n(total ? total : 1, sizeof(ir_op *));
     size_t o = 0;
     for (size_t k = 0; k < n; k++) {
         if (before && k == before_pos)
@@ -55,7 +55,7 @@ void tp_coll_rebuild(ir_block *b, GPtrArray **after, size_t before_pos, GPtrArra
                 ops[o++] = after[k]->pdata[i];
     }
     ir_block_set_ops(b, ops, o);
-    g_free(ops);
+    free(ops);
 }
 
 void tp_coll_free_after(GPtrArray **after, size_t n)
@@ -63,7 +63,7 @@ void tp_coll_free_after(GPtrArray **after, size_t n)
     for (size_t k = 0; k < n; k++)
         if (after[k])
             g_ptr_array_free(after[k], TRUE);
-    g_free(after);
+    free(after);
 }
 
 void tp_coll_push_after(GPtrArray **after, size_t k, ir_op *op)
@@ -100,7 +100,7 @@ bool tp_coll_is_loss_grad_op(const ir_op *op)
 void tp_coll_scale_loss_grads(ir_block *b, double scale)
 {
     size_t n = b->n_ops;
-    GPtrArray **after = g_new0(GPtrArray *, n ? n : 1);
+    GPtrArray **after = xcalloc(n ? n : 1, sizeof(GPtrArray *));
     for (size_t k = 0; k < n; k++) {
         if (!tp_coll_is_loss_grad_op(b->ops[k]))
             continue;
@@ -150,10 +150,10 @@ void tp_coll_init_communicator(const tp_coll *c, ir_block *b, int ring, unsigned
 }
 
 /* Python's other_endpoints.remove(current_endpoint): the list without its
- * first match (caller frees with g_free). */
+ * first match (caller frees with free). */
 const char **tp_coll_others(const pdt_list *eps, const char *endpoint, size_t *n)
 {
-    const char **others = g_new(const char *, eps->n ? eps->n : 1);
+    const char **others = xmalloc_n(eps->n ? eps->n : 1, sizeof(const char *));
     bool removed = false;
     *n = 0;
     for (size_t i = 0; i < eps->n; i++) {

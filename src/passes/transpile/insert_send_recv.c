@@ -437,7 +437,7 @@ int tp_insert_send_recv(tp_plan *st, ir_program **main_out, ir_program **startup
     t.b = t.p->blocks[0];
     t.sb = t.s->blocks[0];
     size_t n0 = st->b0->n_ops;
-    t.groups = g_new0(GPtrArray *, n0 + 1);
+    t.groups = xcalloc(n0 + 1, sizeof(GPtrArray *));
     t.tail = g_ptr_array_new();
 
     for (size_t i = 0; i < n0; i++)
@@ -450,7 +450,7 @@ int tp_insert_send_recv(tp_plan *st, ir_program **main_out, ir_program **startup
     assemble(&t);
     tp_table_trainer(st, t.b);
     g_ptr_array_free(t.tail, TRUE);
-    g_free(t.groups);
+    free(t.groups);
     *main_out = t.p;
     *startup_out = t.s;
     return PDT_OK;

@@ -41,7 +41,7 @@ size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
             block_size += width - rem;
     }
     split_count = ceil_div(numel, block_size);
-    int64_t *out = g_new(int64_t, (size_t)split_count);
+    int64_t *out = xmalloc_n((size_t)split_count, sizeof(int64_t));
     for (int64_t i = 0; i < split_count; i++) {
         int64_t left = numel - i * block_size;
         out[i] = left < block_size ? left : block_size;
@@ -139,8 +139,8 @@ int tp_split_vars(tp_plan *st)
             make_slices(st, &p->param, ps, np, false);
             make_slices(st, &p->grad, gs, ng, !p->update_var);
         }
-        g_free(ps);
-        g_free(gs);
+        free(ps);
+        free(gs);
         rc = same ? check_sections(st, &p->grad) : PDT_OK;
         if (rc)
             return rc;

@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../../ir/pmap.h"
 #include "../../ir/util.h"
@@ -194,7 +195,7 @@ int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine);
 
 /* ---- split_vars.c ---- */
 /* slice_variable for one var: the blocks' element counts.  Returns the
- * count; sizes[] gets the counts (caller frees with g_free). */
+ * count; sizes[] gets the counts (caller frees with free). */
 size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
                       int64_t min_block_size, int64_t **sizes);
 /* Cuts every pair's param and grad into slices and names them. */

@@ -39,7 +39,7 @@ void tp_spmt_startup(ir_block *b, const pdt_list *eps, const char *endpoint, int
                      .others = others, .n_others = n_others};
         unsigned counter = 0;
         tp_coll_init_communicator(&c, b, 0, &counter, true);
-        g_free(others);
+        free(others);
         *nranks = nodes;
         return;
     }

@@ -88,7 +88,7 @@ static uint64_t mt_interval(mt_state *s, uint64_t max)
 
 void tp_numpy_shuffle(uint32_t seed, size_t n, size_t *perm)
 {
-    mt_state *s = g_new(mt_state, 1);
+    mt_state *s = xmalloc(sizeof(mt_state));
     mt_seed(s, seed);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
@@ -99,7 +99,7 @@ void tp_numpy_shuffle(uint32_t seed, size_t n, size_t *perm)
         perm[i] = perm[j];
         perm[j] = t;
     }
-    g_free(s);
+    free(s);
 }
 
 uint64_t tp_fnv1a64(const char *str)

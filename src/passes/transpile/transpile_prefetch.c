@@ -146,7 +146,7 @@ static GArray **remote_uses(const tp_plan *st)
          * below matches it: the distributed-table rewrite wins, as in the
          * seed, whose send loop never reaches the table's grad. */
         if (!uses)
-            uses = g_new0(GArray *, st->n_pairs + 1);
+            uses = xcalloc(st->n_pairs + 1, sizeof(GArray *));
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
                 void *k = pmap_get(&st->pair_of_param, op->inputs[s].args[a]);
@@ -234,7 +234,7 @@ int tp_find_remote_prefetch(tp_plan *st)
     for (size_t pi = 0; pi < st->n_pairs; pi++)
         if (uses[pi])
             g_array_free(uses[pi], TRUE);
-    g_free(uses);
+    free(uses);
     return rc;
 }
 
