@@ -6,7 +6,11 @@
 # Reads block on the shell's output (no sleeps); run it under timeout(1).
 zmodload zsh/zpty || exit 3
 fdir=$1 bindir=$2
-zpty z zsh -f -i
+# Nothing is typed before the first prompt: typeahead written while zsh
+# still sets up its terminal can be lost (a loaded machine starts zsh
+# slowly), and the READY read below then waited until timeout(1) killed it.
+zpty z "PS1='> ' zsh -f -i"
+zpty -r z out '*> ' || exit 3
 zpty -w z "PS1='> '; PROMPT_EOL_MARK=''; unsetopt zle_bracketed_paste 2>/dev/null"
 zpty -w z "fpath=(${(q)fdir} \$fpath); autoload -Uz compinit; compinit -u -D"
 zpty -w z "PATH=${(q)bindir}:\$PATH; setopt nobeep"
