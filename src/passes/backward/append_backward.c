@@ -171,10 +171,12 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
             : bw_append_backward_ops(r, b0, path, b0);
     if (ok) {
         bw_rename_grad(r, b0, fwd_op_num, NULL, NULL);
-        bw_append_backward_vars(r, b0, fwd_op_num);
+        ok = bw_append_backward_vars(r, b0, fwd_op_num);
         bw_recompute_prune_scratch(r);
-        publish_pairs(ctx, r, b0, &params);
-        tag_role_var(r->last_writer, &ctx->bw_params, &ctx->bw_grads);
+        if (ok) {
+            publish_pairs(ctx, r, b0, &params);
+            tag_role_var(r->last_writer, &ctx->bw_params, &ctx->bw_grads);
+        }
     }
     r->wanted = NULL;
     pdt_list_free(&params);

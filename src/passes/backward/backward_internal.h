@@ -102,8 +102,8 @@ GPtrArray *bw_prune_scanned(bw_run *r, GPtrArray *grad_ops, GPtrArray *fwd_ops,
  * NULL; skip: names never renamed, may be NULL). */
 void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
                     pmap *skip);
-/* _append_backward_vars_. */
-void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start);
+/* _append_backward_vars_.  False after an error naming a grad no op makes. */
+bool bw_append_backward_vars(bw_run *r, ir_block *b, size_t start);
 /* Puts an op's slots and attrs in name order and marks it clean.  A dirty
  * op is written in exactly that order (OpDesc::Flush), so the output does
  * not change; the writer then has nothing to sort.  _append_backward_vars_

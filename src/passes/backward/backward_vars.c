@@ -151,6 +151,7 @@ static void frame_close(frame *f)
 typedef struct {
     GPtrArray *outs, *fresh;
     const char *empty;
+    bool failed;            /* an error was printed: stop */
 } scratch;
 
 /* Does op i stay?  Not when it writes nothing, or reads only grads that
@@ -184,6 +185,29 @@ static void keep_visible_sum_inputs(ir_block *b, ir_op *op)
             keep[nk++] = x->args[k];
     if (nk && (!x || nk != x->n_args))
         ir_op_set_input(op, "X", keep, nk);
+}
+
+/* A grad op that stays must find every grad it reads.  One it cannot is a
+ * grad no maker wrote: an op on the path that reads the forward var gave
+ * it none (a forward op without the slot its maker reads, as fuzzing
+ * built: `mean` with its input under another slot name).  Paddle stops at
+ * the grad op's InferShape; so does this, naming the var, instead of
+ * writing a program that reads a var nothing declares. */
+static bool grads_found(const bw_run *r, const frame *f, const ir_op *op, const scratch *sc)
+{
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t k = 0; k < op->inputs[s].n_args; k++) {
+            const char *n = op->inputs[s].args[k];
+            if (n == sc->empty || !grad_is_grad_name(n) || visible(f->b, n) ||
+                pmap_has(f->parent_vars, n))
+                continue;
+            pdt_error("%s: block %d, op %zu '%s': input '%s' names '%s', which no gradient op "
+                      "makes (an op that reads '%s' gives it no gradient)",
+                      r->path, f->b->idx, f->i, op->type, op->inputs[s].name, n,
+                      grad_strip_suffix(n));
+            return false;
+        }
+    return true;
 }
 
 /* Creates the vars op writes that no visible block declares yet. */
@@ -248,6 +272,10 @@ static ir_block *frame_walk(bw_run *r, frame *f, scratch *sc)
         }
         if (op->type == IR_NAME("sum"))
             keep_visible_sum_inputs(b, op);
+        if (!grads_found(r, f, op, sc)) {
+            sc->failed = true;
+            return NULL;
+        }
         make_vars(r, f, op, sc);
         /* Done with this op while it is in cache (see bw_settle_op). */
         bw_settle_op(op);
@@ -255,17 +283,17 @@ static ir_block *frame_walk(bw_run *r, frame *f, scratch *sc)
     return NULL;
 }
 
-void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
+bool bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
 {
     const ir_op **parent_op = parent_ops(r->prog);
-    scratch sc = {g_ptr_array_new(), g_ptr_array_new(), ir_intern(EMPTY_VAR)};
+    scratch sc = {g_ptr_array_new(), g_ptr_array_new(), ir_intern(EMPTY_VAR), false};
     GArray *stack = g_array_new(FALSE, FALSE, sizeof(frame));
     frame root;
     frame_open(r, &root, b, start, b->idx > 0 ? parent_op[b->idx] : NULL);
     g_array_append_val(stack, root);
     while (stack->len) {
         frame *f = &g_array_index(stack, frame, stack->len - 1);
-        ir_block *sub = frame_walk(r, f, &sc);
+        ir_block *sub = sc.failed ? NULL : frame_walk(r, f, &sc);
         if (sub) {
             frame child;
             frame_open(r, &child, sub, 0, sub->idx > 0 ? parent_op[sub->idx] : NULL);
@@ -279,4 +307,5 @@ void bw_append_backward_vars(bw_run *r, ir_block *b, size_t start)
     g_ptr_array_free(sc.outs, TRUE);
     g_ptr_array_free(sc.fresh, TRUE);
     free(parent_op);
+    return !sc.failed;
 }

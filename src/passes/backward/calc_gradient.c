@@ -127,8 +127,9 @@ int pass_calc_gradient(pdt_ctx *ctx)
     }
     if (ok) {
         bw_rename_grad(&r, b0, fwd_op_num, target_grad_map, skip);
-        bw_append_backward_vars(&r, b0, fwd_op_num);
-        publish_inputs(ctx, &r);
+        ok = bw_append_backward_vars(&r, b0, fwd_op_num);
+        if (ok)
+            publish_inputs(ctx, &r);
     }
     pmap_destroy(target_grad_map);
     pmap_destroy(skip);
