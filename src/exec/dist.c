@@ -372,9 +372,10 @@ static bool allreduce(ex_cluster *c, const char *name, bool average)
             sum->data[i] += d->data[i];
         ex_tensor_free(d);
     }
-    if (average)
-        for (size_t i = 0; i < sum->numel; i++)
-            sum->data[i] /= (double)c->n_trainers;
+    /* Paddle's nccl2 scales the loss grad by a float 1/devices
+     * (ScaleLossGradOpHandle) before its allreduce sum */
+    for (size_t i = 0; average && i < sum->numel; i++)
+        sum->data[i] *= ex_mean_factor(c->n_trainers);
     for (size_t t = 0; t < c->n_trainers; t++)
         ex_scope_put(c->trainers[t].scope, name, ex_tensor_copy(sum));
     ex_tensor_free(sum);

@@ -67,6 +67,10 @@ typedef struct {
 bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program *startup,
                         const ex_transpile_opts *o, ex_param_result **res, size_t *n);
 
+/* (double)(float)(1 / n): the mean's factor as the job's float32 scale
+ * attrs hold it. */
+double ex_mean_factor(size_t n);
+
 /* Runs the pservers' and then the trainers' startup programs. */
 bool ex_cluster_startup(ex_cluster *c, uint64_t seed);
 /* Runs every trainer's main program once (one step), with the pservers. */

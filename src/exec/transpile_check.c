@@ -73,9 +73,20 @@ static void copy_into(ex_scope *dst, const ex_scope *src)
     free(names);
 }
 
-/* grads[g] = mean over trainers; SELECTED_ROWS values stay rows (their
- * rows concatenated), as the pservers' sum + scale keeps them. */
-static ex_tensor *average(ex_tensor **per, size_t n)
+/* The transpiled job averages with a float32 `scale` attr (the pservers'
+ * merge scale 1/trainers, the collective loss grad's 1/nranks), so the
+ * reference scales the sum by that float32 value, not by an exact 1/n: with
+ * 3 trainers the two differ by 3e-8 relative, which a large grad times the
+ * learning rate lifts over the 1e-9 tolerance (transpile_remote_nce). */
+double ex_mean_factor(size_t n)
+{
+    return (double)(float)(1.0 / (double)n);
+}
+
+/* grads[g] = the sum over trainers times `factor`; SELECTED_ROWS values
+ * stay rows (their rows concatenated), as the pservers' sum + scale keeps
+ * them. */
+static ex_tensor *scaled_sum(ex_tensor **per, size_t n, double factor)
 {
     bool rows = true;
     size_t total = 0;
@@ -103,7 +114,7 @@ static ex_tensor *average(ex_tensor **per, size_t n)
         }
     }
     for (size_t i = 0; i < out->numel; i++)
-        out->data[i] /= (double)n;
+        out->data[i] *= factor;
     return out;
 }
 
@@ -254,11 +265,8 @@ static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster
         }
     }
     for (size_t g = 0; ok && g < n_grads; g++) {
-        ex_tensor *avg = average(per + g * n_tr, n_tr);
         bool sum = by_id_table(c, params[g]) || pmap_has(&rp->summed, grads[g]);
-        for (size_t i = 0; sum && i < avg->numel; i++)
-            avg->data[i] *= (double)n_tr;
-        ex_scope_put(R, grads[g], avg);
+        ex_scope_put(R, grads[g], scaled_sum(per + g * n_tr, n_tr, sum ? 1.0 : ex_mean_factor(n_tr)));
     }
     ok = ok && run_updates(R, main, c, err, errlen);
     for (size_t i = 0; i < n_grads * n_tr; i++)
