@@ -381,8 +381,12 @@ static int report_transpile(const char *path, ex_param_result *r, size_t n, bool
                r[i].param, r[i].finite ? "finite" : "NOT FINITE", r[i].worst_rel, fail ? " FAIL" : "");
     }
     if (bad) {
-        pdt_error("%s: %zu of %zu parameters %s", path, bad, n,
-                  exact ? "differ from single-process training" : "are not finite");
+        /* without optimizer ops the grads were compared, not parameters */
+        bool grads = n && r[0].is_grad;
+        pdt_error("%s: %zu of %zu %s %s", path, bad, n, grads ? "grads" : "parameters",
+                  !exact ? "are not finite"
+                  : grads ? "differ from the mean of single-process grads over the trainers' batches"
+                          : "differ from single-process training");
         return PDT_EBADINPUT;
     }
     return PDT_OK;

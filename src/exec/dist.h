@@ -55,9 +55,10 @@ typedef struct {
 } ex_transpile_opts;
 
 typedef struct {
-    const char *param;
+    const char *param;              /* or a grad, when is_grad */
     double worst_rel;
     bool finite;
+    bool is_grad;                   /* MAIN has no optimizer op: grads compared */
 } ex_param_result;
 
 /* Runs `steps` steps of the cluster (programs already set in c->trainers /

@@ -412,6 +412,7 @@ static ex_param_result *compare(ex_cluster *c, ex_scope *R, const char **names, 
     for (size_t i = 0; i < n; i++) {
         r[i].param = names[i];
         r[i].finite = true;
+        r[i].is_grad = grads;
         const ex_tensor *want = ex_scope_get(R, names[i]);
         const ex_table *tab = grads ? NULL : ex_cluster_table(c, names[i]);
         for (size_t t = 0; t < (tab ? 1 : c->n_trainers); t++) {
