@@ -335,18 +335,24 @@ static const char *jstr(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* Loads trainer `t`'s programs (and, from run 0, the pservers'). */
-static bool load_run(tp_job *j, ex_cluster *c, size_t t, json_t *m, const char *dir)
+/* Loads trainer `t`'s programs (and, from run 0, the pservers') into its
+ * `devices` simulated devices, t * devices onwards. */
+static bool load_run(tp_job *j, ex_cluster *c, size_t t, size_t devices, json_t *m,
+                     const char *dir)
 {
     size_t i;
     json_t *f;
+    ex_proc *first = &c->trainers[t * devices];
     json_array_foreach(json_object_get(m, "files"), i, f) {
         const char *role = jstr(f, "role");
         if (role && !strcmp(role, "trainer") && (size_t)json_integer_value(json_object_get(f, "trainer_id")) == t) {
-            ex_proc *p = &c->trainers[t];
-            if (!(p->main = load_file(j, dir, jstr(f, "main"))) ||
-                !(p->startup = load_file(j, dir, jstr(f, "startup"))))
+            if (!(first->main = load_file(j, dir, jstr(f, "main"))) ||
+                !(first->startup = load_file(j, dir, jstr(f, "startup"))))
                 return false;
+            for (size_t d = 1; d < devices; d++) {
+                first[d].main = first->main;
+                first[d].startup = first->startup;
+            }
         } else if (role && !strcmp(role, "pserver") && t == 0) {
             c->pservers = xrealloc_n(c->pservers, c->n_pservers + 1, sizeof(ex_proc));
             ex_proc *p = memset(&c->pservers[c->n_pservers++], 0, sizeof(ex_proc));
@@ -356,7 +362,7 @@ static bool load_run(tp_job *j, ex_cluster *c, size_t t, json_t *m, const char *
                 return false;
         }
     }
-    if (!c->trainers[t].main) {
+    if (!first->main) {
         pdt_error("verify: the transpile wrote no program for trainer %zu", t);
         return false;
     }
@@ -369,6 +375,18 @@ static size_t trainer_count(json_t *m)
     if (json_is_array(t))
         return json_array_size(t);
     return json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
+}
+
+/* single_process_multi_thread: each trainer's process runs its program on
+ * every selected GPU, each on its own batch, and c_comm_init_multitrainer's
+ * ring spans trainers x GPUs (Paddle's CreateNCCLCommMultiTrainer), so
+ * every GPU is a simulated device.  Other modes: one device per trainer. */
+static size_t devices_per_trainer(json_t *m)
+{
+    json_t *f = json_object_get(m, "flags");
+    const char *cm = jstr(f, "collective_mode");
+    json_int_t gpus = json_integer_value(json_object_get(f, "selected_gpus"));
+    return cm && !strcmp(cm, "single_process_multi_thread") && gpus > 0 ? (size_t)gpus : 1;
 }
 
 static int report_transpile(const char *path, ex_param_result *r, size_t n, bool exact, double tol)
@@ -406,7 +424,7 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
     ir_program *main = NULL, *startup = NULL;
     rc = reference_programs(flags, nf, main_path, startup_path, j.dir, collective, &main,
                             &startup);
-    size_t n_tr = 1;
+    size_t n_tr = 1, devices = 1;
     for (size_t t = 0; rc == PDT_OK && t < n_tr; t++) {
         char *out = g_strdup_printf("%s/%zu", j.dir, t);
         rc = run_transpile(flags, nf, main_path, startup_path, out, t, collective, NULL);
@@ -423,10 +441,11 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
             c.mode = mode && !strcmp(mode, "nccl2") ? EX_CL_NCCL2
                    : mode && !strcmp(mode, "collective") ? EX_CL_COLLECTIVE : EX_CL_PSERVER;
             c.dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
-            c.n_trainers = n_tr;
-            c.trainers = xcalloc(n_tr, sizeof(ex_proc));
+            devices = devices_per_trainer(m);
+            c.n_trainers = n_tr * devices;
+            c.trainers = xcalloc(c.n_trainers, sizeof(ex_proc));
         }
-        if (rc == PDT_OK && !load_run(&j, &c, t, m, out))
+        if (rc == PDT_OK && !load_run(&j, &c, t, devices, m, out))
             rc = PDT_EBADINPUT;
         json_decref(m);
         g_free(out);
