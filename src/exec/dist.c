@@ -10,16 +10,39 @@
 
 #include "dist.h"
 
-static bool is_sync_op(const ex_cluster *c, ex_proc *t, const ir_op *op)
+static bool is_sync_op(const ir_op *op)
 {
     const char *ty = op->type;
-    if (!strcmp(ty, "send_barrier") || !strcmp(ty, "fetch_barrier") ||
-        !strncmp(ty, "c_allreduce_", 12) || !strcmp(ty, "c_broadcast"))
-        return true;
-    /* nccl2 programs hold no collective ops: the grads are averaged (an
-     * allreduce) right before the first optimizer op */
+    return !strcmp(ty, "send_barrier") || !strcmp(ty, "fetch_barrier") ||
+           !strncmp(ty, "c_allreduce_", 12) || !strcmp(ty, "c_broadcast");
+}
+
+static bool has_role(const ir_op *op, int bit)
+{
     int role = ir_op_role(op);
-    return c->mode == EX_CL_NCCL2 && !t->synced && role >= 0 && (role & IR_ROLE_OPTIMIZE);
+    return role >= 0 && (role & bit);
+}
+
+/* nccl2 programs hold no collective ops: Paddle's ParallelExecutor
+ * allreduces each grad right after the backward op that makes it, so the
+ * grads are averaged after the last backward op, before any optimizer op,
+ * whether or not the program has one (a program without backward ops: at
+ * its first optimizer op); SIZE_MAX when nothing is averaged. */
+static size_t average_point(const ir_block *b)
+{
+    size_t at = SIZE_MAX;
+    for (size_t i = b ? b->n_ops : 0; at == SIZE_MAX && i-- > 0;)
+        if (has_role(b->ops[i], IR_ROLE_BACKWARD))
+            at = i + 1;
+    for (size_t i = 0; at == SIZE_MAX && b && i < b->n_ops; i++)
+        if (has_role(b->ops[i], IR_ROLE_OPTIMIZE))
+            at = i;
+    return at;
+}
+
+static bool averages_here(const ex_proc *t)
+{
+    return !t->synced && t->pc == t->average_at;
 }
 
 ex_proc *ex_pserver_at(ex_cluster *c, const char *ep)
@@ -326,9 +349,9 @@ static bool advance(ex_cluster *c, ex_proc *t, const ir_program *prog, size_t ti
     ex_ctx *x = &t->ctx;
     x->prog = prog;
     c->cur_trainer = ti;
-    while (b && t->pc < b->n_ops) {
+    while (b && t->pc < b->n_ops && !averages_here(t)) {
         const ir_op *op = b->ops[t->pc];
-        if (is_sync_op(c, t, op))
+        if (is_sync_op(op))
             return true;
         /* the seeded feeds stand in for feed ops */
         if (ex_is_feed_fetch(op)) {
@@ -382,7 +405,7 @@ static bool allreduce(ex_cluster *c, const char *name, bool average)
     return true;
 }
 
-static bool sync_point(ex_cluster *c, const ir_op *op, bool startup)
+static bool sync_point(ex_cluster *c, const ir_op *op)
 {
     const char *ty = op->type;
     if (!strcmp(ty, "send_barrier")) {
@@ -416,8 +439,13 @@ static bool sync_point(ex_cluster *c, const ir_op *op, bool startup)
                 ex_scope_put(c->trainers[t].scope, ir_op_output1(op, "Out"), ex_tensor_copy(v));
         return true;
     }
-    (void)startup;
-    /* nccl2: average every parameter grad, then let the optimizer run */
+    g_snprintf(c->err, sizeof c->err, "'%s' is not a sync point", ty);
+    return false;
+}
+
+/* nccl2: every parameter grad averaged over the trainers. */
+static bool average_grads(ex_cluster *c)
+{
     for (size_t i = 0; i < c->n_grads; i++)
         if (!allreduce(c, c->grads[i], true))
             return false;
@@ -426,15 +454,28 @@ static bool sync_point(ex_cluster *c, const ir_op *op, bool startup)
     return true;
 }
 
+/* What trainer `p` (stopped by advance) waits at: an op type, the nccl2
+ * average, or NULL when its program has ended. */
+static const char *waits_at(const ex_proc *p, const ir_block *b)
+{
+    if (averages_here(p))
+        return "(the nccl2 gradient average)";
+    return b && p->pc < b->n_ops ? b->ops[p->pc]->type : NULL;
+}
+
 /* Runs every trainer's `startup` or `main` program to its end. */
 static bool run_trainers(ex_cluster *c, bool startup)
 {
     for (size_t t = 0; t < c->n_trainers; t++) {
-        c->trainers[t].pc = 0;
-        c->trainers[t].synced = false;
+        ex_proc *p = &c->trainers[t];
+        p->pc = 0;
+        p->synced = false;
+        p->average_at = c->mode == EX_CL_NCCL2 && !startup
+                            ? average_point(ir_program_block(p->main, 0)) : SIZE_MAX;
     }
     for (;;) {
-        const ir_op *at = NULL;
+        const char *at = NULL;
+        const ir_op *at_op = NULL;
         size_t done = 0;
         for (size_t t = 0; t < c->n_trainers; t++) {
             ex_proc *p = &c->trainers[t];
@@ -442,34 +483,35 @@ static bool run_trainers(ex_cluster *c, bool startup)
             if (!advance(c, p, prog, t))
                 return false;
             const ir_block *b = ir_program_block(prog, 0);
-            if (!b || p->pc >= b->n_ops) {
+            const char *w = waits_at(p, b);
+            if (!w) {
                 done++;
                 continue;
             }
-            const ir_op *op = b->ops[p->pc];
-            if (at && strcmp(at->type, op->type)) {
+            if (at && strcmp(at, w)) {
                 g_snprintf(c->err, sizeof c->err,
                            "trainer %zu waits at op %zu '%s' while another waits at '%s'", t,
-                           p->pc, op->type, at->type);
+                           p->pc, w, at);
                 return false;
             }
-            at = op;
+            at = w;
+            at_op = averages_here(p) ? NULL : b->ops[p->pc];
         }
         if (done == c->n_trainers)
             return true;
         if (done) {
-            g_snprintf(c->err, sizeof c->err, "a trainer ended while others wait at '%s'", at->type);
+            g_snprintf(c->err, sizeof c->err, "a trainer ended while others wait at '%s'", at);
             return false;
         }
-        if (!sync_point(c, at, startup))
-            return false;
-        for (size_t t = 0; t < c->n_trainers; t++) {
-            ex_proc *p = &c->trainers[t];
-            const ir_block *b = ir_program_block(startup ? p->startup : p->main, 0);
-            /* nccl2's optimizer op itself runs next (synced is now set) */
-            if (is_sync_op(c, p, b->ops[p->pc]) && !strcmp(b->ops[p->pc]->type, at->type))
-                p->pc++;
+        if (!at_op) {
+            if (!average_grads(c))      /* sets synced: the same pc goes on */
+                return false;
+            continue;
         }
+        if (!sync_point(c, at_op))
+            return false;
+        for (size_t t = 0; t < c->n_trainers; t++)
+            c->trainers[t].pc++;
     }
 }
 

@@ -15,6 +15,7 @@ typedef struct {
     ex_ctx ctx;
     size_t pc;                      /* trainers: next op of the running program */
     bool synced;                    /* nccl2: grads already averaged this step */
+    size_t average_at;              /* nccl2: the pc they are averaged at, or SIZE_MAX */
     pmap accepts;                   /* pservers: the var names trainers may send */
 } ex_proc;
 

@@ -3,8 +3,9 @@
  * (a wrong split_byref `sections`, the pserver's merge without its `scale`,
  * a send to the wrong endpoint) are caught.  A collective transpile of a
  * program without optimizer ops gives the mean grads, and not without the
- * loss grad's scale.  Async LR step counters reach the pservers as Paddle's
- * notify handler takes them. */
+ * loss grad's scale; nccl2 averages the grads after the backward ops, with
+ * optimizer ops or without.  Async LR step counters reach the pservers as
+ * Paddle's notify handler takes them. */
 #include <glib.h>
 #include <math.h>
 
@@ -176,19 +177,22 @@ static ir_program *without_optimizer(const char *path)
     return p;
 }
 
-static void grads_job_init(job *j)
+/* `nccl2`: the same in nccl2 mode, whose programs hold no collective op;
+ * `optimizer`: the net as it is, optimizer ops kept. */
+static void grads_job_init_mode(job *j, bool nccl2, bool optimizer)
 {
     memset(j, 0, sizeof *j);
     j->c.n_trainers = 2;
     j->c.trainers = g_new0(ex_proc, 2);
-    j->c.mode = EX_CL_COLLECTIVE;
+    j->c.mode = nccl2 ? EX_CL_NCCL2 : EX_CL_COLLECTIVE;
     for (int t = 0; t < 2; t++) {
         pdt_ctx *ctx = &j->ctx[t];
         pdt_ctx_init(ctx);
-        ctx->main = without_optimizer(COLL "main.pbtxt");
+        ctx->main = optimizer ? pdio_read(COLL "main.pbtxt") : without_optimizer(COLL "main.pbtxt");
         ctx->startup = pdio_read(COLL "startup.pbtxt");
-        ctx->transpile.mode = PDT_MODE_COLLECTIVE;
-        ctx->transpile.collective_mode = PDT_COLL_GRAD_ALLREDUCE;
+        ctx->transpile.mode = nccl2 ? PDT_MODE_NCCL2 : PDT_MODE_COLLECTIVE;
+        if (!nccl2)
+            ctx->transpile.collective_mode = PDT_COLL_GRAD_ALLREDUCE;
         ctx->transpile.trainers_arg = "h:1,h:2";
         ctx->transpile.endpoint = t ? "h:2" : "h:1";
         ctx->transpile.trainer_id = t;
@@ -202,8 +206,13 @@ static void grads_job_init(job *j)
         g_free(m);
         g_free(s);
     }
-    j->main = without_optimizer(COLL "main.pbtxt");
+    j->main = optimizer ? pdio_read(COLL "main.pbtxt") : without_optimizer(COLL "main.pbtxt");
     j->startup = pdio_read(COLL "startup.pbtxt");
+}
+
+static void grads_job_init(job *j)
+{
+    grads_job_init_mode(j, false, false);
 }
 
 START_TEST(allreduced_grads_equal_single_process)
@@ -231,6 +240,61 @@ START_TEST(missing_loss_grad_scale_is_caught)
     }
     double w = job_run(&j);
     ck_assert_msg(w > 1e-6, "not caught (worst %g)", w);
+    job_free(&j);
+}
+END_TEST
+
+/* nccl2 averages the grads after the last backward op, as Paddle's
+ * ParallelExecutor allreduces each right after the op making it, so a
+ * program without optimizer ops has its grads averaged too. */
+START_TEST(nccl2_averages_grads_without_optimizer)
+{
+    job j;
+    grads_job_init_mode(&j, true, false);
+    for (int t = 0; t < 2; t++)
+        ck_assert_msg(!tpf_find_op(j.c.trainers[t].main->blocks[0], "c_allreduce_sum", 0),
+                      "an nccl2 program holds no allreduce op");
+    double w = job_run(&j);
+    ck_assert_msg(w >= 0 && w <= 1e-9, "worst %g: %s", w, j.c.err);
+    job_free(&j);
+}
+END_TEST
+
+/* With optimizer ops too, nccl2's average comes right after the last
+ * backward op, not at the first optimizer op: an op put between them (an
+ * assign of a grad, role Forward) sees the same averaged grad on every
+ * trainer. */
+START_TEST(nccl2_averages_after_the_backward_ops)
+{
+    job j;
+    grads_job_init_mode(&j, true, true);
+    const char *grad = NULL;
+    for (int t = 0; t < 2; t++) {
+        ir_block *b = j.c.trainers[t].main->blocks[0];
+        size_t last = 0;
+        for (size_t i = 0; i < b->n_ops; i++) {
+            int role = ir_op_role(b->ops[i]);
+            if (role >= 0 && (role & IR_ROLE_BACKWARD))
+                last = i + 1;
+        }
+        const ir_op *opt = tpf_find_op(b, "momentum", 0);
+        ck_assert_ptr_nonnull(opt);
+        grad = ir_op_input1(opt, "Grad");
+        ir_op *seen = ir_block_insert_op(b, last, "assign");
+        ir_op_set_input1(seen, "X", grad);
+        ir_op_set_output1(seen, "Out", "seen_grad");
+        ir_op_set_role(seen, IR_ROLE_FORWARD);
+    }
+    double w = job_run(&j);
+    ck_assert_msg(w >= 0 && w <= 1e-9, "worst %g: %s", w, j.c.err);
+    const ex_tensor *s0 = ex_scope_get(j.c.trainers[0].scope, "seen_grad");
+    const ex_tensor *s1 = ex_scope_get(j.c.trainers[1].scope, "seen_grad");
+    const ex_tensor *g0 = ex_scope_get(j.c.trainers[0].scope, grad);
+    ck_assert(s0 && s1 && g0 && s0->numel == s1->numel && s0->numel == g0->numel);
+    for (size_t i = 0; i < s0->numel; i++) {
+        ck_assert_double_eq(s0->data[i], s1->data[i]);
+        ck_assert_double_eq(s0->data[i], g0->data[i]);
+    }
     job_free(&j);
 }
 END_TEST
@@ -280,6 +344,8 @@ Suite *make_suite(void)
     tcase_add_test(tc, missing_merge_scale_is_caught);
     tcase_add_test(tc, send_to_wrong_endpoint_is_caught);
     tcase_add_test(tc, allreduced_grads_equal_single_process);
+    tcase_add_test(tc, nccl2_averages_grads_without_optimizer);
+    tcase_add_test(tc, nccl2_averages_after_the_backward_ops);
     tcase_add_test(tc, missing_loss_grad_scale_is_caught);
     tcase_add_test(tc, async_step_counters_follow_paddles_notify_handler);
     suite_add_tcase(s, tc);
