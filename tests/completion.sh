@@ -181,7 +181,7 @@ if [ $have_zsh = 1 ]; then
     (cd "$t/empty" && timeout 120 zsh -f "$here/tests/completion_zsh.zsh" "$fdir" "$bdir") \
         <"$t/zlines" >"$t/zgot" 2>"$t/zerr"
     rc=$?
-    [ $rc = 0 ] && ok || bad "real zsh: tests/completion_zsh.zsh exit $rc: $(head -c 300 "$t/zerr")"
+    [ $rc = 0 ] && ok || bad "real zsh: tests/completion_zsh.zsh exit $rc after: $(tail -n 2 "$t/zerr")"
     # a completed option ends in '=' or ' ' after the typed text
     paste -d '|' "$t/zlines" "$t/zwant" "$t/zgot" | while IFS='|' read -r typed want got; do
         case $got in

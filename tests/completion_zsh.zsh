@@ -14,12 +14,17 @@ zpty -r z out '*> ' || exit 3
 zpty -w z "PS1='> '; PROMPT_EOL_MARK=''; unsetopt zle_bracketed_paste 2>/dev/null"
 zpty -w z "fpath=(${(q)fdir} \$fpath); autoload -Uz compinit; compinit -u -D"
 zpty -w z "PATH=${(q)bindir}:\$PATH; setopt nobeep"
+# Never ask "do you wish to see all N possibilities?": the answer would eat
+# the ^X^D below and the read would wait for ever (the question depends on
+# the terminal's size, which a pseudo-terminal may not have).
+zpty -w z "LISTMAX=100000; stty rows 50 cols 200 2>/dev/null"
 # ^X^D prints the line as it stands between @@ marks and clears it
 zpty -w z 'pdt_dump() { zle -I; print -r -- "@@$BUFFER@@"; BUFFER=; }; zle -N pdt_dump; bindkey "^X^D" pdt_dump; print READY' 
 zpty -r z out $'*\nREADY*' || exit 3
 n=0
 while IFS= read -r line; do
     (( n++ ))
+    print -ru2 -- "line $n: $line"   # on a hang, the caller shows the last one
     # type, complete, then print the completed line
     zpty -w -n z "$line"$'\t\C-x\C-d'
     zpty -r z out "*@@*@@*" || exit 3
