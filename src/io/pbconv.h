@@ -38,4 +38,9 @@ typedef struct {
 PbProgram *pbconv_from_ir(const ir_program *p, pbconv_out *out);
 void pbconv_release(pbconv_out *out);
 
+/* The binary form of p straight from the IR (pbenc.c): the bytes
+ * protobuf_c_message_pack writes for pbconv_from_ir(p), without building
+ * that message.  A malloc'd buffer of *len bytes (plus one spare). */
+uint8_t *pbconv_encode(const ir_program *p, size_t *len);
+
 #endif

@@ -264,16 +264,11 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
 
 uint8_t *pdio_serialize(const ir_program *p, bool text, size_t *len)
 {
+    if (!text)
+        return pbconv_encode(p, len);
     pbconv_out out = {ir_arena_new(), 0, 0, NULL};
     PbProgram *msg = pbconv_from_ir(p, &out);
-    uint8_t *buf;
-    if (text) {
-        buf = (uint8_t *)pbtext_print_to_string(&msg->base, len);
-    } else {
-        *len = protobuf_c_message_get_packed_size(&msg->base);
-        buf = xmalloc(*len + 1);
-        protobuf_c_message_pack(&msg->base, buf);
-    }
+    uint8_t *buf = (uint8_t *)pbtext_print_to_string(&msg->base, len);
     pbconv_release(&out);
     ir_arena_free(out.scratch);
     return buf;
