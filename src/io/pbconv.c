@@ -100,3 +100,32 @@ void pbconv_bytes_to_unknown(ir_arena *a, ir_bytes b, ProtobufCMessage *m)
     m->n_unknown_fields = (unsigned)count;
     m->unknown_fields = f;
 }
+
+/* protobuf-c accepts field number 0 in an overlong tag and numbers above
+ * protobuf's maximum (2^29 - 1); protoc rejects both, and such fields could
+ * not be written back faithfully, so they are refused here. */
+bool pbconv_field_numbers_valid(const ProtobufCMessage *m)
+{
+    for (unsigned i = 0; i < m->n_unknown_fields; i++)
+        if (m->unknown_fields[i].tag == 0 || m->unknown_fields[i].tag > 536870911u)
+            return false;
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const char *base = (const char *)m;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(const void *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *sub = *(ProtobufCMessage *const *const *)(const void *)(base + f->offset);
+            for (size_t k = 0; k < n; k++)
+                if (!pbconv_field_numbers_valid(sub[k]))
+                    return false;
+        } else {
+            const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)(const void *)(base + f->offset);
+            if (sub && !pbconv_field_numbers_valid(sub))
+                return false;
+        }
+    }
+    return true;
+}

@@ -43,4 +43,12 @@ void pbconv_release(pbconv_out *out);
  * that message.  A malloc'd buffer of *len bytes (plus one spare). */
 uint8_t *pbconv_encode(const ir_program *p, size_t *len);
 
+/* The IR of binary ProgramDesc bytes straight from the wire (pbdec.c), the
+ * program pbconv_to_ir builds from protobuf-c's unpacking of them; NULL
+ * (nothing printed) when the bytes need more than plain reading, and then
+ * pdio_parse goes through protobuf-c, which accepts or refuses them. */
+ir_program *pbconv_decode(const uint8_t *data, size_t len);
+/* Every field number of m and its sub-messages is in 1..2^29-1 (pbconv.c). */
+bool pbconv_field_numbers_valid(const ProtobufCMessage *m);
+
 #endif

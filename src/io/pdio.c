@@ -153,35 +153,6 @@ static void arena_free(void *a, void *p)
     (void)p;
 }
 
-/* protobuf-c accepts field number 0 in an overlong tag and numbers above
- * protobuf's maximum (2^29 - 1); protoc rejects both, and such fields could
- * not be written back faithfully, so they are refused here. */
-static bool field_numbers_valid(const ProtobufCMessage *m)
-{
-    for (unsigned i = 0; i < m->n_unknown_fields; i++)
-        if (m->unknown_fields[i].tag == 0 || m->unknown_fields[i].tag > 536870911u)
-            return false;
-    const ProtobufCMessageDescriptor *d = m->descriptor;
-    for (unsigned i = 0; i < d->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &d->fields[i];
-        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
-            continue;
-        const char *base = (const char *)m;
-        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-            size_t n = *(const size_t *)(const void *)(base + f->quantifier_offset);
-            ProtobufCMessage *const *sub = *(ProtobufCMessage *const *const *)(const void *)(base + f->offset);
-            for (size_t k = 0; k < n; k++)
-                if (!field_numbers_valid(sub[k]))
-                    return false;
-        } else {
-            const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)(const void *)(base + f->offset);
-            if (sub && !field_numbers_valid(sub))
-                return false;
-        }
-    }
-    return true;
-}
-
 ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
 {
     if (len == 0) {
@@ -198,6 +169,9 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
             return NULL;
         }
     } else {
+        ir_program *fast = pbconv_decode(data, len);
+        if (fast)
+            return fast;
         scratch = ir_arena_new();
         ProtobufCAllocator alloc = {arena_alloc, arena_free, scratch};
         msg = protobuf_c_message_unpack(PROGRAM_DESC, &alloc, len, data);
@@ -211,7 +185,7 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
     }
     const PbProgram *prog = (const PbProgram *)msg;
     ir_program *p = NULL;
-    if (!field_numbers_valid(msg))
+    if (!pbconv_field_numbers_valid(msg))
         pdt_error("%s: not a valid ProgramDesc: a field number is 0 or above 536870911", name);
     else if (prog->n_blocks == 0)
         pdt_error("%s: not a valid ProgramDesc: it has no blocks", name);

@@ -7,6 +7,12 @@
  * (the canonical form is a fixed point).  Anything else aborts, which
  * libFuzzer reports as a crash and saves as a reproducer.
  *
+ * The direct codec (src/io/pbenc.c, pbdec.c) is held to protobuf-c, its
+ * reference, on every input: pbconv_encode gives the bytes protobuf-c packs
+ * for pbconv_from_ir's message, and whatever pbconv_decode accepts,
+ * protobuf-c accepts too (with pdio_parse's own rules), giving a program
+ * of the same binary and text form.
+ *
  * With PDT_FUZZ_STRICT=1 in the environment it also checks two promises
  * that README.md and pbtext.h make with documented exceptions (so a
  * mismatch there needs judging against those exceptions; off by default):
@@ -29,6 +35,7 @@
 
 #include "diag.h"
 #include "framework.pb-c.h"
+#include "io/pbconv.h"
 #include "io/pbtext.h"
 #include "io/pdio.h"
 #include "ir/ir.h"
@@ -149,10 +156,60 @@ static void fuzz_fidelity(const ir_program *p, const uint8_t *data, size_t size)
     free(mine);
 }
 
+/* pbconv_encode against protobuf-c's pack of pbconv_from_ir. */
+static void fuzz_encoder(const ir_program *p)
+{
+    pbconv_out out = {ir_arena_new(), 0, 0, NULL};
+    PbProgram *msg = pbconv_from_ir(p, &out);
+    size_t nr = protobuf_c_message_get_packed_size(&msg->base), ne = 0;
+    uint8_t *ref = malloc(nr + 1);
+    protobuf_c_message_pack(&msg->base, ref);
+    pbconv_release(&out);
+    ir_arena_free(out.scratch);
+    uint8_t *enc = pbconv_encode(p, &ne);
+    fuzz_compare("encoder (protobuf-c's pack vs pbconv_encode)", ref, nr, enc, ne);
+    free(ref);
+    free(enc);
+}
+
+/* pbconv_decode against protobuf-c's unpack and pbconv_to_ir. */
+static void fuzz_decoder(const uint8_t *data, size_t size)
+{
+    ir_program *fast = pbconv_decode(data, size);
+    if (!fast)
+        return;
+    ProtobufCMessage *m = protobuf_c_message_unpack(
+        &paddle__framework__proto__program_desc__descriptor, NULL, size, data);
+    ir_program *ref = NULL;
+    if (m && pbconv_field_numbers_valid(m) && ((PbProgram *)m)->n_blocks)
+        ref = pbconv_to_ir((PbProgram *)m);
+    if (m)
+        protobuf_c_message_free_unpacked(m, NULL);
+    if (!ref) {
+        fprintf(stderr, "fuzz: decoder: pbconv_decode accepts what protobuf-c refuses\n");
+        abort();
+    }
+    for (int text = 0; text < 2; text++) {
+        size_t na = 0, nb = 0;
+        uint8_t *a = fuzz_serialize(fast, text, &na, "decoder");
+        uint8_t *b = fuzz_serialize(ref, text, &nb, "decoder");
+        fuzz_compare(text ? "decoder (text form of pbconv_decode vs protobuf-c)"
+                          : "decoder (binary form of pbconv_decode vs protobuf-c)",
+                     b, nb, a, na);
+        free(a);
+        free(b);
+    }
+    ir_program_free(fast);
+    ir_program_free(ref);
+}
+
 static void fuzz_one(const uint8_t *data, size_t size)
 {
+    if (!fuzz_is_text(data, size))
+        fuzz_decoder(data, size);
     ir_program *p = pdio_parse("fuzz", data, size);
     if (p) {
+        fuzz_encoder(p);
         (void)pdt_verify(p, "fuzz", NULL);
         if (fuzz_strict)
             fuzz_fidelity(p, data, size);

@@ -1,0 +1,63 @@
+/* pbdec.h - the wire reader shared by pbdec.c (program, blocks, vars) and
+ * pbdec_op.c (ops, attrs).  Private to the I/O layer. */
+#ifndef PDT_PBDEC_H
+#define PDT_PBDEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ir/ir.h"
+
+enum { WT_VARINT = 0, WT_64BIT = 1, WT_LEN = 2, WT_32BIT = 5 };
+
+/* One field as read: its number, wire type, where it starts (its key) and
+ * its value (a varint's or fixed value in `v`; a length-delimited value's
+ * bytes in data/len). */
+typedef struct {
+    uint32_t num;
+    unsigned wt;
+    const uint8_t *key;
+    uint64_t v;
+    int vbytes;                 /* a varint's length */
+    const uint8_t *data;
+    size_t len;
+} pbd_field;
+
+/* A message's bytes, read field by field. */
+typedef struct {
+    const uint8_t *at, *end;
+} pbd_msg;
+
+/* The next field of m into f; false at the end of m (with *bad false) or
+ * on anything the fast reader leaves to protobuf-c (with *bad true). */
+bool pbd_next(pbd_msg *m, pbd_field *f, bool *bad);
+/* The field's value as each type reads it; false: leave it to protobuf-c. */
+bool pbd_int32(const pbd_field *f, int32_t *out);
+bool pbd_int64(const pbd_field *f, int64_t *out);
+bool pbd_bool(const pbd_field *f, bool *out);
+bool pbd_float(const pbd_field *f, float *out);
+bool pbd_double(const pbd_field *f, double *out);
+bool pbd_len(const pbd_field *f);
+/* A string as protobuf-c hands it on: up to its first NUL. */
+const char *pbd_name(const pbd_field *f);
+ir_bytes pbd_string(ir_arena *a, const pbd_field *f);
+/* The unknown fields of the message data[0..len): the fields whose number
+ * is not set in `known` (bit n: field n), copied back to back. */
+ir_bytes pbd_unknown(ir_arena *a, const uint8_t *data, size_t len, uint32_t known);
+/* A singular field seen a second time (protobuf-c merges or overwrites). */
+static inline bool pbd_once(uint32_t *seen, uint32_t num)
+{
+    if (num < 32 && (*seen >> num & 1))
+        return false;
+    if (num < 32)
+        *seen |= 1u << num;
+    return true;
+}
+
+/* pbdec_op.c: one OpDesc, appended to nothing (the caller places it). */
+ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len);
+/* pbdec_op.c: one OpDesc.Attr or VarDesc.Attr into d. */
+bool pbd_attr(ir_arena *a, ir_attr *d, const uint8_t *data, size_t len, bool var_attr);
+
+#endif

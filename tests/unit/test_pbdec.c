@@ -1,0 +1,214 @@
+/* test_pbdec.c - the direct decoder (src/io/pbdec.c) against protobuf-c,
+ * the reference: whenever pbconv_decode accepts bytes, protobuf-c must
+ * accept them too (unpack, field numbers, at least one block: pdio_parse's
+ * rules) and pbconv_to_ir of its message must be the same program: the
+ * same binary and text form.  Checked on every program among the golden
+ * tests (text ones converted to binary), the fuzz reproducers and
+ * ../shared/testdata-real, on every prefix of the small ones and on every
+ * one-byte change of a few. */
+#include <glib.h>
+#include <sys/stat.h>
+
+#include "io/pbconv.h"
+#include "io/pdio.h"
+#include "unit.h"
+
+/* What pdio_parse's protobuf-c path builds, or NULL where it refuses. */
+static ir_program *reference_decode(const uint8_t *data, size_t len)
+{
+    ProtobufCMessage *m = protobuf_c_message_unpack(
+        &paddle__framework__proto__program_desc__descriptor, NULL, len, data);
+    if (!m)
+        return NULL;
+    ir_program *p = NULL;
+    if (pbconv_field_numbers_valid(m) && ((PbProgram *)m)->n_blocks)
+        p = pbconv_to_ir((PbProgram *)m);
+    protobuf_c_message_free_unpacked(m, NULL);
+    return p;
+}
+
+static void assert_same_form(const ir_program *a, const ir_program *b, bool text,
+                             const char *what)
+{
+    size_t na = 0, nb = 0;
+    uint8_t *sa = pdio_serialize(a, text, &na);
+    uint8_t *sb = pdio_serialize(b, text, &nb);
+    ck_assert_msg(na == nb && memcmp(sa, sb, na) == 0,
+                  "%s: the decoders' programs differ in %s form (%zu vs %zu bytes)", what,
+                  text ? "text" : "binary", na, nb);
+    free(sa);
+    free(sb);
+}
+
+/* Returns 1 when the fast decoder accepted the bytes. */
+static int compare_bytes(const uint8_t *data, size_t len, const char *what)
+{
+    ir_program *fast = pbconv_decode(data, len);
+    if (!fast)
+        return 0;
+    ir_program *ref = reference_decode(data, len);
+    ck_assert_msg(ref != NULL, "%s: pbconv_decode accepts what protobuf-c refuses", what);
+    assert_same_form(fast, ref, false, what);
+    assert_same_form(fast, ref, true, what);
+    ir_program_free(fast);
+    ir_program_free(ref);
+    return 1;
+}
+
+static uint8_t *binary_of(const char *path, size_t *len)
+{
+    ir_program *p = pdio_read(path);
+    if (!p)
+        return NULL;
+    uint8_t *b = pdio_serialize(p, false, len);
+    ir_program_free(p);
+    return b;
+}
+
+static void every_prefix(const uint8_t *data, size_t len, const char *path)
+{
+    for (size_t n = 0; n < len; n++)
+        compare_bytes(data, n, path);
+}
+
+static void every_byte_changed(const uint8_t *data, size_t len, const char *path)
+{
+    static const uint8_t flips[] = {0x01, 0x80, 0xff, 0x08};
+    uint8_t *copy = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        for (size_t k = 0; k < sizeof flips; k++) {
+            memcpy(copy, data, len);
+            copy[i] ^= flips[k];
+            compare_bytes(copy, len, path);
+        }
+    free(copy);
+}
+
+typedef struct {
+    int accepted, files;
+    size_t small_budget;   /* bytes of prefixes and changes still to try */
+} tally;
+
+static void compare_file(const char *path, tally *t)
+{
+    size_t len = 0;
+    uint8_t *b = binary_of(path, &len);
+    if (!b)
+        return;
+    t->files++;
+    t->accepted += compare_bytes(b, len, path);
+    if (len < 2048 && t->small_budget >= len) {
+        t->small_budget -= len;
+        every_prefix(b, len, path);
+        every_byte_changed(b, len, path);
+    }
+    free(b);
+}
+
+static void walk(const char *dir, tally *t)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (!d)
+        return;
+    const char *name;
+    while ((name = g_dir_read_name(d))) {
+        gchar *path = g_build_filename(dir, name, NULL);
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode))
+                walk(path, t);
+            else if (S_ISREG(st.st_mode) && st.st_size < (64 << 20))
+                compare_file(path, t);
+        }
+        g_free(path);
+    }
+    g_dir_close(d);
+}
+
+START_TEST(golden_programs_decode_as_protobuf_c_unpacks)
+{
+    tally t = {0, 0, 8000};
+    walk("tests/golden", &t);
+    ck_assert_int_ge(t.files, 250);
+    /* pdtrans's own output is plain protobuf: the fast path takes it all. */
+    ck_assert_int_eq(t.accepted, t.files);
+}
+END_TEST
+
+START_TEST(fuzz_inputs_decode_as_protobuf_c_unpacks)
+{
+    tally t = {0, 0, 8000};
+    walk("tests/fuzz/crashes", &t);
+    walk("tests/golden/fuzz_regressions", &t);
+    walk("tests/golden/gate_crash_classes", &t);
+    ck_assert_int_ge(t.files, 5);
+}
+END_TEST
+
+/* The files as they are (not re-encoded): real files put fields in other
+ * orders and carry retired fields. */
+START_TEST(real_programs_decode_as_protobuf_c_unpacks)
+{
+    const char *dir = unit_shared_dir();
+    if (!dir)
+        return;
+    static const char *const names[] = {
+        "ctr_dnn_selected_rows.pdmodel", "dqn_pong.pdmodel", "fit_a_line.pdmodel",
+        "lac_gru_crf.pdmodel", "mobilenet_v1_int8_qat_slim.pdmodel", "ocr_db_det.pdmodel",
+        "rec_join_startup.pdmodel", "ssd_mobilenet_det.pdmodel",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        gchar *path = g_build_filename(dir, names[i], NULL);
+        gchar *data = NULL;
+        gsize len = 0;
+        ck_assert_msg(g_file_get_contents(path, &data, &len, NULL), "cannot read %s", path);
+        ck_assert_msg(compare_bytes((const uint8_t *)data, len, path),
+                      "%s: the fast path declines a real program", path);
+        g_free(data);
+        g_free(path);
+    }
+}
+END_TEST
+
+/* Inputs the fast path must leave to protobuf-c (which then decides). */
+START_TEST(unusual_bytes_are_left_to_protobuf_c)
+{
+    /* blocks { idx: 0 parent_idx: -1 } with, in turn: idx twice; a packed
+     * repeated field; an overlong key; a bool of two bytes; a group. */
+    static const uint8_t twice[] = {0x0a, 0x0f, 0x08, 0x00, 0x08, 0x00, 0x10, 0xff, 0xff,
+                                    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t overlong_key[] = {0x0a, 0x0e, 0x88, 0x00, 0x00, 0x10, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t group[] = {0x0a, 0x0f, 0x08, 0x00, 0x10, 0x00, 0x1b, 0x1c};
+    static const uint8_t no_blocks[] = {0x22, 0x00};
+    /* blocks { idx: 0 parent_idx: 0 vars { name: "x" type { type: 7 } } },
+     * the VarType's type as a 32-bit field: protobuf-c refuses it. */
+    static const uint8_t type_fixed32[] = {0x0a, 0x10, 0x08, 0x00, 0x10, 0x00, 0x1a, 0x0a, 0x0a,
+                                           0x01, 0x78, 0x12, 0x05, 0x0d, 0x07, 0x00, 0x00, 0x00};
+    static const uint8_t type_varint[] = {0x0a, 0x0d, 0x08, 0x00, 0x10, 0x00, 0x1a, 0x07, 0x0a,
+                                          0x01, 0x78, 0x12, 0x02, 0x08, 0x07};
+    ck_assert_ptr_null(pbconv_decode(type_fixed32, sizeof type_fixed32));
+    ck_assert_int_eq(compare_bytes(type_varint, sizeof type_varint, "type varint"), 1);
+    ck_assert_ptr_null(pbconv_decode(twice, sizeof twice));
+    ck_assert_ptr_null(pbconv_decode(overlong_key, sizeof overlong_key));
+    ck_assert_ptr_null(pbconv_decode(group, sizeof group));
+    ck_assert_ptr_null(pbconv_decode(no_blocks, sizeof no_blocks));
+    /* The plain form of the first is taken. */
+    static const uint8_t plain[] = {0x0a, 0x0d, 0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff,
+                                    0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    ck_assert_int_eq(compare_bytes(plain, sizeof plain, "plain"), 1);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("pbdec");
+    TCase *tc = tcase_create("decode");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, unusual_bytes_are_left_to_protobuf_c);
+    tcase_add_test(tc, golden_programs_decode_as_protobuf_c_unpacks);
+    tcase_add_test(tc, fuzz_inputs_decode_as_protobuf_c_unpacks);
+    tcase_add_test(tc, real_programs_decode_as_protobuf_c_unpacks);
+    suite_add_tcase(s, tc);
+    return s;
+}
