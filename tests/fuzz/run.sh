@@ -32,6 +32,9 @@
 #   FUZZ_SEED     libFuzzer's -seed (default: --smoke 1, so make check
 #                 tries the same inputs in the same order on every machine
 #                 and a finding there is reproducible; fuzzing: random)
+#   FUZZ_SMOKE_RUNS  --smoke: at most this many inputs per target (default
+#                 2000, -runs), so a fast machine tries no input that a
+#                 run here with enough FUZZ_SECONDS did not
 #   FUZZ_FLAGS    extra libFuzzer flags
 #   FUZZ_CFLAGS   extra compiler flags (e.g. -fno-sanitize=nonnull-attribute
 #                 to look past a known finding; `rm -rf build/fuzz/bin`
@@ -310,12 +313,13 @@ run_target() {
     [ "$t" = text ] && dict=-dict=$OUT/text.dict
     fork=
     [ "$JOBS" -gt 1 ] 2>/dev/null && fork=-fork=$JOBS
-    seed=${FUZZ_SEED:-}
+    seed=${FUZZ_SEED:-} runs=
     [ -z "$seed" ] && [ $MODE = smoke ] && seed=1
+    [ $MODE = smoke ] && runs=-runs=${FUZZ_SMOKE_RUNS:-2000}
     say "fuzz_$t: ${SECONDS_PER}s, corpus $corpus, log $log"
     # shellcheck disable=SC2086
     nice -n 19 "$BIN/fuzz_$t" -max_total_time="$SECONDS_PER" -max_len="$max_len" -timeout=25 \
-        -rss_limit_mb=2048 -print_final_stats=1 $dict $fork ${seed:+-seed=$seed} ${FUZZ_FLAGS:-} \
+        -rss_limit_mb=2048 -print_final_stats=1 $dict $fork ${seed:+-seed=$seed} $runs ${FUZZ_FLAGS:-} \
         -artifact_prefix="$OUT/artifacts/$t/" "$corpus" "$seeds" >"$log" 2>&1
     rc=$?
     {
