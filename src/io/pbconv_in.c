@@ -216,6 +216,7 @@ ir_program *pbconv_to_ir(const PbProgram *msg)
         b->idx = sb->idx;
         b->has_forward_block_idx = sb->has_forward_block_idx;
         b->forward_block_idx = sb->forward_block_idx;
+        ir_block_reserve_vars(b, sb->n_vars);
         for (size_t k = 0; k < sb->n_vars; k++)
             var_in(b, sb->vars[k]);
         ir_op **ops = sb->n_ops ? xmalloc(sb->n_ops * sizeof *ops) : NULL;

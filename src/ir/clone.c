@@ -1,7 +1,10 @@
 /* clone.c - deep copies of ops and whole programs into another arena. */
 #include "ir.h"
 
+#include <stdlib.h>
+
 #include "ir_internal.h"
+#include "util.h"
 
 static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
 {
@@ -68,6 +71,10 @@ ir_program *ir_program_clone(const ir_program *src)
         b->has_forward_block_idx = sb->has_forward_block_idx;
         b->forward_block_idx = sb->forward_block_idx;
         b->unknown = ir_bytes_copy(a, sb->unknown);
+        size_t live = 0;
+        for (size_t k = 0; k < sb->n_vars; k++)
+            live += !sb->vars[k]->removed;
+        ir_block_reserve_vars(b, live);
         for (size_t k = 0; k < sb->n_vars; k++) {
             const ir_var *sv = sb->vars[k];
             if (sv->removed)
@@ -76,10 +83,11 @@ ir_program *ir_program_clone(const ir_program *src)
             ir_var_copy_desc(a, v, sv);
             v->from_input = sv->from_input;
         }
-        ir_op **ops = sb->n_ops ? ir_arena_alloc(a, sb->n_ops * sizeof *ops) : NULL;
+        ir_op **ops = sb->n_ops ? xmalloc_n(sb->n_ops, sizeof *ops) : NULL;
         for (size_t k = 0; k < sb->n_ops; k++)
             ops[k] = op_copy_into(p, sb->ops[k], (ir_op_shape){0, 0, 0});
         ir_block_set_ops(b, ops, sb->n_ops);
+        free(ops);
     }
     p->var_seq = src->var_seq > p->var_seq ? src->var_seq : p->var_seq;
     return p;

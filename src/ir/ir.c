@@ -23,11 +23,15 @@ void ir_program_free(ir_program *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->n_blocks; i++)
-        if (p->blocks[i]->var_map) {
-            pmap_free(p->blocks[i]->var_map);
-            free(p->blocks[i]->var_map);
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        ir_block *b = p->blocks[i];
+        if (b->var_map) {
+            pmap_free(b->var_map);
+            free(b->var_map);
         }
+        free(b->vars);
+        free(b->ops);
+    }
     ir_scope_free(p);
     ir_arena_free(p->arena);
 }
@@ -86,14 +90,25 @@ ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)
     return NULL;
 }
 
+/* A block's var array lives outside the arena (xmalloc, freed with the
+ * program): growing it leaves no copy behind, and a reserve sizes it
+ * exactly (issue 14 point 2). */
+static void vars_room(ir_block *b, size_t cap)
+{
+    if (cap <= b->cap_vars)
+        return;
+    b->vars = xrealloc_n(b->vars, cap, sizeof *b->vars);
+    b->cap_vars = cap;
+}
+
 ir_var *ir_block_add_var_raw(ir_block *b, const char *name)
 {
     ir_program *p = b->program;
     ir_var *v = ir_arena_alloc(p->arena, sizeof *v);
     v->name = ir_intern(name);
     v->order = p->var_seq++;
-    b->vars = ir_grow(p->arena, b->vars, sizeof *b->vars, b->n_vars,
-                      &b->cap_vars, b->n_vars + 1);
+    if (b->n_vars == b->cap_vars)
+        vars_room(b, b->cap_vars > 2 ? 2 * b->cap_vars : 4);
     b->vars[b->n_vars++] = v;
     if (!pmap_get(b->var_map, v->name))
         ir_scope_declare(b, v->name);
@@ -103,8 +118,7 @@ ir_var *ir_block_add_var_raw(ir_block *b, const char *name)
 
 void ir_block_reserve_vars(ir_block *b, size_t n)
 {
-    b->vars = ir_grow(b->program->arena, b->vars, sizeof *b->vars, b->n_vars, &b->cap_vars,
-                      b->n_vars + n);
+    vars_room(b, b->n_vars + n);
     pmap_reserve(b->var_map, n);
 }
 

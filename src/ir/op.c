@@ -2,9 +2,11 @@
  * (attributes are in attr.c, copies of ops and programs in clone.c). */
 #include "ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir_internal.h"
+#include "util.h"
 
 static ir_arena *op_arena(const ir_op *op, ir_program *fallback)
 {
@@ -56,17 +58,33 @@ ir_op *ir_op_new(ir_program *p, const char *type)
 
 /* ---- placing ops ---- */
 
+/* A block's op array lives outside the arena (xmalloc, freed with the
+ * program), so replacing or growing it leaves no copy behind; it is sized
+ * exactly when replaced whole (issue 14 point 2). */
 void ir_block_set_ops(ir_block *b, ir_op *const *ops, size_t n)
 {
-    ir_arena *a = b->program->arena;
-    ir_op **arr = n ? ir_arena_alloc(a, n * sizeof *arr) : NULL;
+    ir_op **arr = n ? xmalloc_n(n, sizeof *arr) : NULL;
     for (size_t i = 0; i < n; i++) {
         arr[i] = ops[i];
         arr[i]->block = b;
     }
+    free(b->ops);
     b->ops = arr;
     b->n_ops = n;
     b->cap_ops = n;
+}
+
+/* Room for `need` ops: doubling, so that appending one op at a time stays
+ * linear; realloc moves or extends in place and frees the old array. */
+static void ops_room(ir_block *b, size_t need)
+{
+    if (need <= b->cap_ops)
+        return;
+    size_t cap = b->cap_ops > 2 ? 2 * b->cap_ops : 4;
+    if (cap < need)
+        cap = need;
+    b->ops = xrealloc_n(b->ops, cap, sizeof *b->ops);
+    b->cap_ops = cap;
 }
 
 void ir_block_splice(ir_block *b, size_t pos, size_t n_remove,
@@ -77,21 +95,10 @@ void ir_block_splice(ir_block *b, size_t pos, size_t n_remove,
     if (n_remove > b->n_ops - pos)
         n_remove = b->n_ops - pos;
     size_t n = b->n_ops - n_remove + n_new;
-    ir_arena *a = b->program->arena;
-    if (n > b->cap_ops) {
-        size_t cap = 0;
-        ir_op **arr = ir_grow(a, NULL, sizeof *arr, 0, &cap, n);
-        if (pos)
-            memcpy(arr, b->ops, pos * sizeof *arr);
-        if (b->n_ops - pos - n_remove)
-            memcpy(arr + pos + n_new, b->ops + pos + n_remove,
-               (b->n_ops - pos - n_remove) * sizeof *arr);
-        b->ops = arr;
-        b->cap_ops = cap;
-    } else if (b->n_ops - pos - n_remove) {
+    ops_room(b, n);
+    if (b->n_ops - pos - n_remove)
         memmove(b->ops + pos + n_new, b->ops + pos + n_remove,
                 (b->n_ops - pos - n_remove) * sizeof *b->ops);
-    }
     for (size_t i = 0; i < n_new; i++) {
         b->ops[pos + i] = new_ops[i];
         new_ops[i]->block = b;
@@ -104,10 +111,7 @@ ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type)
     ir_op *op = ir_op_new(b->program, type);
     if (pos > b->n_ops)
         pos = b->n_ops;
-    if (b->n_ops + 1 > b->cap_ops) {
-        b->ops = ir_grow(b->program->arena, b->ops, sizeof *b->ops, b->n_ops,
-                         &b->cap_ops, b->n_ops + 1);
-    }
+    ops_room(b, b->n_ops + 1);
     if (b->n_ops > pos)
         memmove(b->ops + pos + 1, b->ops + pos, (b->n_ops - pos) * sizeof *b->ops);
     b->ops[pos] = op;
