@@ -48,6 +48,10 @@ uint8_t *pbconv_encode(const ir_program *p, size_t *len);
  * (nothing printed) when the bytes need more than plain reading, and then
  * pdio_parse goes through protobuf-c, which accepts or refuses them. */
 ir_program *pbconv_decode(const uint8_t *data, size_t len);
+/* The same, for a malloc'd buffer the program then owns (freed with it):
+ * its clean ops' `wire` bytes point into it instead of being copied.  On
+ * NULL the buffer stays the caller's. */
+ir_program *pbconv_decode_owned(uint8_t *data, size_t len);
 /* Every field number of m and its sub-messages is in 1..2^29-1 (pbconv.c). */
 bool pbconv_field_numbers_valid(const ProtobufCMessage *m);
 

@@ -171,9 +171,10 @@ static PbOp *op_out(pbconv_out *out, const ir_op *s)
     d->outputs = slots_out(out, s->outputs, s->n_outputs, s->dirty);
     d->n_attrs = s->n_attrs;
     if (s->n_attrs) {
+        const ir_attr *attrs = ir_op_attrs(s);
         d->attrs = ir_arena_alloc(out->scratch, s->n_attrs * sizeof *d->attrs);
         for (size_t i = 0; i < s->n_attrs; i++)
-            d->attrs[i] = attr_out(out, &s->attrs[i]);
+            d->attrs[i] = attr_out(out, &attrs[i]);
         if (s->dirty)
             qsort(d->attrs, s->n_attrs, sizeof *d->attrs, cmp_attr);
     }

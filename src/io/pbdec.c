@@ -409,7 +409,7 @@ static bool block_scan(const pbd_field *d, int32_t num[6], uint32_t *seen,
     return !bad && (*seen & (BIT(1) | BIT(2))) == (BIT(1) | BIT(2));
 }
 
-static bool block_in(ir_program *p, const pbd_field *d)
+static bool block_in(ir_program *p, const pbd_field *d, bool in_place)
 {
     int32_t num[6] = {0};
     uint32_t seen = 0;
@@ -430,7 +430,7 @@ static bool block_in(ir_program *p, const pbd_field *d)
         if (f.num == 3)
             ok = var_in(b, &f);
         else if (f.num == 4)
-            ok = (ops[k++] = pbd_op(p, f.data, f.len)) != NULL;
+            ok = (ops[k++] = pbd_op(p, f.data, f.len, in_place)) != NULL;
     }
     if (ok)
         ir_block_set_ops(b, ops, n_ops);
@@ -475,7 +475,7 @@ static bool program_scan(const uint8_t *data, size_t len)
     return !bad && n_blocks;
 }
 
-ir_program *pbconv_decode(const uint8_t *data, size_t len)
+static ir_program *decode(const uint8_t *data, size_t len, bool in_place)
 {
     if (!program_scan(data, len))
         return NULL;
@@ -485,7 +485,7 @@ ir_program *pbconv_decode(const uint8_t *data, size_t len)
     bool bad, ok = true;
     while (ok && pbd_next(&m, &f, &bad)) {
         if (f.num == 1)
-            ok = block_in(p, &f);
+            ok = block_in(p, &f, in_place);
         else if (f.num == 4)
             ok = version_in(p, &f);
         else if (f.num == 5)
@@ -498,5 +498,18 @@ ir_program *pbconv_decode(const uint8_t *data, size_t len)
         return NULL;
     }
     p->unknown = pbd_unknown(p->arena, data, len, BIT(1) | BIT(4) | BIT(5));
+    return p;
+}
+
+ir_program *pbconv_decode(const uint8_t *data, size_t len)
+{
+    return decode(data, len, false);
+}
+
+ir_program *pbconv_decode_owned(uint8_t *data, size_t len)
+{
+    ir_program *p = decode(data, len, true);
+    if (p)
+        p->input_bytes = data;
     return p;
 }

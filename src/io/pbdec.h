@@ -55,8 +55,20 @@ static inline bool pbd_once(uint32_t *seen, uint32_t num)
     return true;
 }
 
-/* pbdec_op.c: one OpDesc, appended to nothing (the caller places it). */
-ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len);
+/* pbdec_op.c: one OpDesc, appended to nothing (the caller places it).  When
+ * its bytes are canonical (pbd_op_canonical) the op keeps them as `wire`:
+ * pointing into data when `in_place` (data lives as long as p), else a
+ * copy in p's arena. */
+ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place);
+/* pbdec_canon.c: the OpDesc's bytes are what pbenc.c writes for the op
+ * pbd_op builds from them (and its attrs decode).  *peek tells whether an
+ * attr has type BLOCK, BLOCKS, VAR or VARS, and where the first attr named
+ * op_role is (data NULL: none). */
+typedef struct {
+    bool names_blocks;
+    ir_bytes role;
+} pbd_op_peek;
+bool pbd_op_canonical(const uint8_t *data, size_t len, pbd_op_peek *peek);
 /* pbdec_op.c: one OpDesc.Attr or VarDesc.Attr into d. */
 bool pbd_attr(ir_arena *a, ir_attr *d, const uint8_t *data, size_t len, bool var_attr);
 

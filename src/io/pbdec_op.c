@@ -224,7 +224,69 @@ static bool op_scan(const uint8_t *data, size_t len, size_t count[6], pbd_field 
     return !bad && (*seen & BIT(3));
 }
 
-ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len)
+/* The attrs of an op that kept them as bytes (ir_op_attrs asks). */
+static void load_pending_attrs(ir_op *op)
+{
+    ir_arena *a = ir_op_arena(op);
+    size_t n = op->n_attrs, k = 0;
+    ir_attr *attrs = ir_arena_alloc(a, n * sizeof *attrs);
+    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
+    pbd_field f;
+    bool bad;
+    while (k < n && pbd_next(&m, &f, &bad))
+        if (f.num == 4 && !pbd_attr(a, &attrs[k++], f.data, f.len, false))
+            abort();    /* pbd_op_canonical checked these bytes when read */
+    if (k != n)
+        abort();
+    op->attrs = attrs;
+    op->cap_attrs = n;
+    op->attrs_pending = false;
+    op->pending_role = NULL;
+}
+
+static bool probe_pending_attr(const ir_op *op, const char *name)
+{
+    size_t n = strlen(name);
+    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
+    pbd_field f, first;
+    bool bad;
+    while (pbd_next(&m, &f, &bad)) {
+        if (f.num != 4)
+            continue;
+        /* canonical: an attr's first field is its name */
+        pbd_msg am = {f.data, f.data + f.len};
+        if (pbd_next(&am, &first, &bad) && first.len == n && memcmp(first.data, name, n) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Keeps the op's bytes when canonical; and its attrs as those bytes unless
+ * one names a block or var (walks over attrs look for those) or the op has
+ * none; op_role is decoded at once, as every pass asks for it. */
+static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place,
+                       size_t n_attrs)
+{
+    pbd_op_peek peek;
+    if (!pbd_op_canonical(data, len, &peek))
+        return false;
+    ir_arena *a = ir_op_arena(op);
+    op->wire.data = in_place ? data : ir_arena_dup(a, data, len);
+    op->wire.len = len;
+    if (peek.names_blocks || !n_attrs)
+        return false;
+    if (peek.role.data) {
+        ir_attr *role = ir_arena_alloc(a, sizeof *role);
+        if (!pbd_attr(a, role, peek.role.data, peek.role.len, false))
+            abort();    /* canonical: it decodes */
+        op->pending_role = role;
+    }
+    op->attrs_pending = true;
+    ir_op_set_attrs_loader(load_pending_attrs, probe_pending_attr);
+    return true;
+}
+
+ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
 {
     size_t count[6] = {0};
     pbd_field type = {0}, f;
@@ -239,8 +301,12 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len)
     op->inputs = count[1] ? ir_arena_alloc(a, count[1] * sizeof *op->inputs) : NULL;
     op->n_outputs = op->cap_outputs = count[2];
     op->outputs = count[2] ? ir_arena_alloc(a, count[2] * sizeof *op->outputs) : NULL;
-    op->n_attrs = op->cap_attrs = count[4];
-    op->attrs = count[4] ? ir_arena_alloc(a, count[4] * sizeof *op->attrs) : NULL;
+    op->n_attrs = count[4];
+    bool lazy = keep_bytes(op, data, len, in_place, count[4]);
+    if (!lazy) {
+        op->cap_attrs = count[4];
+        op->attrs = count[4] ? ir_arena_alloc(a, count[4] * sizeof *op->attrs) : NULL;
+    }
     size_t in = 0, out = 0, at = 0;
     pbd_msg m = {data, data + len};
     while (ok && pbd_next(&m, &f, &bad)) {
@@ -248,7 +314,7 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len)
             ok = slot_in(a, &op->inputs[in++], &f);
         else if (f.num == 2)
             ok = slot_in(a, &op->outputs[out++], &f);
-        else if (f.num == 4)
+        else if (f.num == 4 && !lazy)
             ok = pbd_attr(a, &op->attrs[at++], f.data, f.len, false);
     }
     if (!ok)

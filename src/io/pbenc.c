@@ -386,17 +386,24 @@ static void slots(enc *e, unsigned field, const ir_slot *s, size_t n, bool sort)
 
 static void op_msg(enc *e, const ir_op *op)
 {
+    /* A clean op read from a file: its bytes are what the rest of this
+     * function would write (pbdec_canon.c checked them when read). */
+    if (!op->dirty && op->wire.data) {
+        field_bytes(e, 4, op->wire.data, op->wire.len);
+        return;
+    }
+    const ir_attr *attrs = ir_op_attrs(op);
     msg_begin(e, 4);
     slots(e, 1, op->inputs, op->n_inputs, op->dirty);
     slots(e, 2, op->outputs, op->n_outputs, op->dirty);
     field_str(e, 3, op->type);
     if (op->dirty && op->n_attrs > 1) {
-        size_t start = sorted(e, op->attrs, sizeof *op->attrs, op->n_attrs, cmp_attr);
+        size_t start = sorted(e, attrs, sizeof *attrs, op->n_attrs, cmp_attr);
         for (size_t i = 0; i < op->n_attrs; i++)
             attr_msg(e, e->order[start + i]);
     } else {
         for (size_t i = 0; i < op->n_attrs; i++)
-            attr_msg(e, &op->attrs[i]);
+            attr_msg(e, &attrs[i]);
     }
     if (op->has_is_target)
         field_bool(e, 5, op->is_target);

@@ -153,7 +153,10 @@ static void arena_free(void *a, void *p)
     (void)p;
 }
 
-ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
+/* owned: NULL, or data's own malloc'd buffer, which the fast reader may
+ * hand to the program (its clean ops then point into it instead of copying
+ * their bytes); the caller frees it unless p->input_bytes is it. */
+static ir_program *parse(const char *name, const uint8_t *data, size_t len, uint8_t *owned)
 {
     if (len == 0) {
         pdt_error("%s: empty file, not a ProgramDesc", name);
@@ -169,7 +172,7 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
             return NULL;
         }
     } else {
-        ir_program *fast = pbconv_decode(data, len);
+        ir_program *fast = owned ? pbconv_decode_owned(owned, len) : pbconv_decode(data, len);
         if (fast)
             return fast;
         scratch = ir_arena_new();
@@ -196,6 +199,11 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
     else
         protobuf_c_message_free_unpacked(msg, NULL);
     return p;
+}
+
+ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len)
+{
+    return parse(name, data, len, NULL);
 }
 
 ir_program *pdio_read(const char *path)
@@ -231,8 +239,9 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
         memcpy(sha256, hex, 65);
         g_free(hex);
     }
-    ir_program *p = pdio_parse(name, data, len);
-    free(data);
+    ir_program *p = parse(name, data, len, data);
+    if (!p || p->input_bytes != data)
+        free(data);
     return p;
 }
 

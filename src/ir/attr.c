@@ -167,8 +167,56 @@ void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
 
 /* ---- the op attribute API ---- */
 
+static void (*attrs_loader)(ir_op *op);
+static bool (*attrs_probe)(const ir_op *op, const char *name);
+
+void ir_op_set_attrs_loader(void (*load)(ir_op *op),
+                            bool (*probe)(const ir_op *op, const char *name))
+{
+    attrs_loader = load;
+    attrs_probe = probe;
+}
+
+/* Decoding pending attrs changes no value, so it is allowed on a const op. */
+static void load_attrs(const ir_op *op)
+{
+    if (op->attrs_pending)
+        attrs_loader((ir_op *)(uintptr_t)op);
+}
+
+ir_attr *ir_op_attrs(const ir_op *op)
+{
+    load_attrs(op);
+    return op->attrs;
+}
+
+bool ir_op_may_name_blocks(const ir_op *op)
+{
+    return !op->attrs_pending;
+}
+
+/* op_role of an op whose attrs are still bytes: read without decoding them
+ * (passes ask every op for it).  The pointer is not into op->attrs. */
+static bool pending_role(const ir_op *op, const char *name, ir_attr **out)
+{
+    if (!op->attrs_pending)
+        return false;
+    const char *role = IR_NAME("op_role");
+    if (name != role && (ir_is_interned(name) || strcmp(name, role) != 0))
+        return false;
+    *out = (ir_attr *)(uintptr_t)op->pending_role;
+    return true;
+}
+
 ir_attr *ir_op_attr(const ir_op *op, const char *name)
 {
+    ir_attr *role;
+    if (pending_role(op, name, &role))
+        return role;
+    /* Passes ask every op for attrs few have: no need to decode them all. */
+    if (op->attrs_pending && !attrs_probe(op, name))
+        return NULL;
+    load_attrs(op);
     for (size_t i = 0; i < op->n_attrs; i++)
         if (op->attrs[i].name == name)
             return &op->attrs[i];
@@ -187,18 +235,20 @@ bool ir_op_has_attr(const ir_op *op, const char *name)
 
 void ir_op_remove_attr(ir_op *op, const char *name)
 {
+    load_attrs(op);
     ir_attr *at = ir_op_attr(op, name);
     if (!at)
         return;
     size_t i = (size_t)(at - op->attrs);
     memmove(op->attrs + i, op->attrs + i + 1, (op->n_attrs - i - 1) * sizeof *at);
     op->n_attrs--;
-    op->dirty = true;
+    ir_op_mark_dirty(op);
 }
 
 /* A cleared attr of the given name and type, in place or appended. */
 static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
 {
+    load_attrs(op);
     ir_attr *at = ir_op_attr(op, name);
     if (!at) {
         ir_attr *old = op->attrs;
@@ -212,7 +262,7 @@ static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
     memset(at, 0, sizeof *at);
     at->name = ir_intern(name);
     at->type = type;
-    op->dirty = true;
+    ir_op_mark_dirty(op);
     return at;
 }
 
@@ -300,6 +350,8 @@ void ir_op_copy_attr(ir_op *op, const ir_attr *src)
 
 void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 {
+    load_attrs(op);
+    load_attrs(src);
     /* Room for all of them (and op_role_var, which the backward pass often
      * adds) at once, unless ir_op_new gave room already: attrs are large,
      * and growing by doubling wastes. */

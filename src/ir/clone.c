@@ -23,6 +23,7 @@ static size_t at_least(size_t n, size_t room)
  * a pass copies and then extends, as ir_op_new gives; op_shape.c). */
 static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
 {
+    ir_op_attrs(src);       /* the copy holds them decoded */
     ir_op *op = ir_op_new_bare(p, src->type);
     ir_arena *a = p->arena;
     bool dirty = src->dirty;
@@ -30,6 +31,9 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     tmp.block = NULL;
     *op = tmp;
     op->dirty = dirty;
+    /* The bytes belong to the source's program, which may die first; a
+     * clean copy is encoded from its fields, to the same bytes. */
+    op->wire = (ir_bytes){NULL, 0};
     op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
     op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_inputs; i++)

@@ -33,6 +33,7 @@ void ir_program_free(ir_program *p)
         free(b->ops);
     }
     ir_scope_free(p);
+    free(p->input_bytes);
     ir_arena_free(p->arena);
 }
 

@@ -14,7 +14,10 @@
  * - Any mutation of an op through this API marks it dirty.  Dirty ops are
  *   written with slots and attrs sorted by name (Paddle's OpDesc::Flush);
  *   clean ops keep the order they were read in, so an untouched program
- *   round-trips byte for byte.
+ *   round-trips byte for byte.  An op read from a binary file keeps the
+ *   bytes it came from (`wire`) while it is clean, and is written back as
+ *   those bytes: code that edits an op's fields directly, not through this
+ *   API, must call ir_op_mark_dirty, or its edit is lost.
  * - Vars read from a file keep their order; vars added later are written
  *   after them, sorted by name (Paddle's BlockDesc::Flush).
  * - The IR never holds protobuf-c structs.  Fields the IR does not model are
@@ -159,6 +162,16 @@ typedef struct ir_op {
     bool has_is_target, is_target;
     bool dirty;                 /* see contract above */
     ir_bytes unknown;
+    /* The OpDesc's bytes as read (src/io), when they are exactly what the
+     * encoder writes for this op; dropped by ir_op_mark_dirty. */
+    ir_bytes wire;
+    /* An op read from a file may keep its attrs as bytes (in `wire`) until
+     * something asks for them: then `attrs` is NULL while n_attrs counts
+     * them, and ir_op_attrs (or any ir_op_attr* call) decodes them.  Its
+     * op_role attr is decoded at once (`pending_role`, NULL if none), so
+     * ir_op_role does not decode the rest. */
+    bool attrs_pending;
+    const ir_attr *pending_role;
     ir_block *block;            /* owner; NULL while detached */
 } ir_op;
 
@@ -226,6 +239,7 @@ struct ir_program {
     bool has_op_version_map;
     ir_bytes op_version_map;    /* wire bytes of OpVersionMap */
     ir_bytes unknown;           /* e.g. retired fields 2 and 3 */
+    void *input_bytes;          /* the file's bytes ops' `wire` point into, or NULL (freed with p) */
     size_t var_seq;
     struct ir_scope *scope;     /* name lookup index, private to scope.c */
     size_t n_new_op_attrs;      /* ir_program_set_new_op_attrs */
@@ -282,6 +296,10 @@ ir_op *ir_op_new(ir_program *p, const char *type);   /* detached, dirty */
  * Copied into p's arena; names need not be interned; n = 0 clears. */
 void ir_program_set_new_op_attrs(ir_program *p, const ir_attr *attrs, size_t n);
 ir_op *ir_op_clone(ir_program *p, const ir_op *src); /* detached, same dirtiness */
+/* Marks op changed: it is written sorted, and not as the bytes it was read
+ * from.  Every ir_op mutator calls it; a pass that writes an op's fields
+ * directly must too. */
+void ir_op_mark_dirty(ir_op *op);
 ir_op *ir_block_append_op(ir_block *b, const char *type);
 ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type); /* O(n) */
 void ir_block_remove_op(ir_block *b, size_t pos);                    /* O(n) */
@@ -316,7 +334,14 @@ bool ir_op_reads(const ir_op *op, const char *name);
 bool ir_op_writes(const ir_op *op, const char *name);
 
 /* Attributes.  Setters replace an existing attr of that name in place
- * (keeping its position) or append one; they mark the op dirty. */
+ * (keeping its position) or append one; they mark the op dirty.
+ * op->attrs may be NULL until decoded (see attrs_pending): code that walks
+ * the array takes it from ir_op_attrs. */
+ir_attr *ir_op_attrs(const ir_op *op);
+/* false when the op surely has no BLOCK, BLOCKS, VAR or VARS attr, known
+ * without decoding its attrs (an op whose attrs are still bytes): walks
+ * looking for sub-blocks skip such ops. */
+bool ir_op_may_name_blocks(const ir_op *op);
 ir_attr *ir_op_attr(const ir_op *op, const char *name);
 bool ir_op_has_attr(const ir_op *op, const char *name);
 void ir_op_remove_attr(ir_op *op, const char *name);

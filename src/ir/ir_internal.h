@@ -17,6 +17,12 @@ ir_arena *ir_op_arena(const ir_op *op);
 /* An op with no arrays reserved: for the reader and whole-program copies,
  * which size every array themselves (ir_op_new reserves; op.c). */
 ir_op *ir_op_new_bare(ir_program *p, const char *type);
+/* The I/O layer's decoder of an op's pending attrs (attrs_pending): `load`
+ * sets op->attrs and clears attrs_pending; `probe` tells, without decoding,
+ * whether the op has an attr of that name (attr.c calls them; pbdec_op.c
+ * sets them). */
+void ir_op_set_attrs_loader(void (*load)(ir_op *op),
+                            bool (*probe)(const ir_op *op, const char *name));
 /* Gives op the attrs of p's ir_program_set_new_op_attrs it lacks (attr.c). */
 void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p);
 

@@ -30,8 +30,15 @@ ir_op *ir_op_new_bare(ir_program *p, const char *type)
     op_box *box = ir_arena_alloc(p->arena, sizeof *box);
     box->program = p;
     box->op.type = ir_intern(type);
-    box->op.dirty = true;
+    box->op.dirty = true;   /* new: written sorted, as Paddle flushes it */
     return &box->op;
+}
+
+void ir_op_mark_dirty(ir_op *op)
+{
+    ir_op_attrs(op);        /* decoded from the bytes about to be dropped */
+    op->dirty = true;
+    op->wire = (ir_bytes){NULL, 0};
 }
 
 /* Room for as many slots and attrs as ops of this type have had, so that
@@ -202,7 +209,7 @@ static void slot_set(ir_op *op, bool out, const char *slot,
     for (size_t i = 0; i < n; i++)
         s->args[i] = ir_intern(args[i]);
     s->n_args = s->cap_args = n;
-    op->dirty = true;
+    ir_op_mark_dirty(op);
 }
 
 void ir_op_set_input(ir_op *op, const char *slot, const char *const *args, size_t n)
@@ -231,7 +238,7 @@ static void slot_add(ir_op *op, bool out, const char *slot, const char *arg)
     s->args = ir_grow(ir_op_arena(op), s->args, sizeof *s->args, s->n_args,
                       &s->cap_args, s->n_args + 1);
     s->args[s->n_args++] = ir_intern(arg);
-    op->dirty = true;
+    ir_op_mark_dirty(op);
 }
 
 void ir_op_add_input_arg(ir_op *op, const char *slot, const char *arg)
@@ -254,7 +261,7 @@ static void slot_remove(ir_op *op, bool out, const char *name)
     size_t i = (size_t)(s - slots);
     memmove(slots + i, slots + i + 1, (*n - i - 1) * sizeof *slots);
     (*n)--;
-    op->dirty = true;
+    ir_op_mark_dirty(op);
 }
 
 void ir_op_remove_input(ir_op *op, const char *slot)
@@ -282,6 +289,8 @@ static bool rename_in(ir_slot *slots, size_t n, const char *from, const char *to
 static bool rename_attrs(ir_op *op, const char *from, const char *to)
 {
     bool changed = false;
+    if (!ir_op_may_name_blocks(op))
+        return false;       /* no VAR or VARS attr */
     for (size_t i = 0; i < op->n_attrs; i++) {
         ir_attr *at = &op->attrs[i];
         if (at->type == IR_ATTR_VAR && at->has_var_name && at->var_name == from) {
@@ -304,7 +313,7 @@ bool ir_op_rename_input(ir_op *op, const char *from, const char *to)
     bool changed = rename_in(op->inputs, op->n_inputs, from, to);
     changed |= rename_attrs(op, from, to);
     if (changed)
-        op->dirty = true;
+        ir_op_mark_dirty(op);
     return changed;
 }
 
@@ -314,7 +323,7 @@ bool ir_op_rename_output(ir_op *op, const char *from, const char *to)
     to = ir_intern(to);
     bool changed = rename_in(op->outputs, op->n_outputs, from, to);
     if (changed)
-        op->dirty = true;
+        ir_op_mark_dirty(op);
     return changed;
 }
 

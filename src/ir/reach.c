@@ -22,7 +22,7 @@ bool *ir_program_reachable_blocks(const ir_program *p)
         const ir_block *b = p->blocks[pending[--n_pending]];
         for (size_t k = 0; k < b->n_ops; k++) {
             const ir_op *op = b->ops[k];
-            for (size_t a = 0; a < op->n_attrs; a++) {
+            for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++) {
                 const ir_attr *at = &op->attrs[a];
                 const int32_t *ix = NULL;
                 size_t n = 0;

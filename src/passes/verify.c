@@ -157,7 +157,7 @@ static void check_block_attrs(const ir_program *p, const ir_tree *t, vrep *r)
         const ir_block *b = p->blocks[i];
         for (size_t k = 0; k < b->n_ops && !enough(r); k++) {
             const ir_op *op = b->ops[k];
-            for (size_t a = 0; a < op->n_attrs; a++) {
+            for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++) {
                 const ir_attr *at = &op->attrs[a];
                 if (at->type == IR_ATTR_BLOCK)
                     check_target(t, named, i, k, op, at->name, at->block_idx, r);

@@ -84,8 +84,9 @@ static void rt_same_op(const ir_op *a, const ir_op *b, size_t blk, size_t i)
         rt_fail("op type or slot/attr count", blk, i);
     rt_same_slots(a->inputs, b->inputs, a->n_inputs, blk, i);
     rt_same_slots(a->outputs, b->outputs, a->n_outputs, blk, i);
+    const ir_attr *xs = ir_op_attrs(a), *ys = ir_op_attrs(b);
     for (size_t k = 0; k < a->n_attrs; k++) {
-        const ir_attr *x = &a->attrs[k], *y = &b->attrs[k];
+        const ir_attr *x = &xs[k], *y = &ys[k];
         if (x->name != y->name || x->type != y->type || !rt_same_value(x, y))
             rt_fail("op attr", blk, i);
     }

@@ -182,8 +182,9 @@ static int attr_eq(const ir_attr *a, const ir_attr *b)
 static void compare_attrs(const ir_op *w, const ir_op *g)
 {
     const char *cs = ir_intern("op_callstack");
+    const ir_attr *w_attrs = ir_op_attrs(w), *g_attrs = ir_op_attrs(g);
     for (size_t i = 0; i < w->n_attrs; i++) {
-        const ir_attr *a = &w->attrs[i];
+        const ir_attr *a = &w_attrs[i];
         if (a->name == cs)
             continue;
         const ir_attr *m = ir_op_attr(g, a->name);
@@ -210,8 +211,8 @@ static void compare_attrs(const ir_op *w, const ir_op *g)
         }
     }
     for (size_t i = 0; i < g->n_attrs; i++)
-        if (g->attrs[i].name != cs && !ir_op_attr(w, g->attrs[i].name))
-            diff(w->type, "attr-extra", g->attrs[i].name, "pdtrans has attr %s", g->attrs[i].name);
+        if (g_attrs[i].name != cs && !ir_op_attr(w, g_attrs[i].name))
+            diff(w->type, "attr-extra", g_attrs[i].name, "pdtrans has attr %s", g_attrs[i].name);
 }
 
 /* Whether compare_var looks at the presence of lod_level: not for a var

@@ -299,7 +299,7 @@ END_TEST
 /* An attr of type INT that also holds a string, a list and an unknown field
  * (an unusual file): the compact attr keeps the INT value where passes read
  * it and the rest aside, and writing gives back the same bytes, also after
- * a clone and an in-place edit; a setter drops the rest. */
+ * a clone and an in-place edit (marked dirty); a setter drops the rest. */
 static const uint8_t irregular_attr[] = {
     0x0a, 0x25, 0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
     0x22, 0x16, 0x1a, 0x01, 0x74, 0x22, 0x11, 0x0a, 0x01, 0x61, 0x10, 0x00, 0x18, 0x03,
@@ -334,6 +334,7 @@ START_TEST(irregular_attr_round_trips)
     memcpy(edited, irregular_attr, sizeof edited);
     edited[28] = 0x05;      /* the value of i */
     at->i = 5;
+    ir_op_mark_dirty(op);   /* a direct edit says so (ir.h), or it is lost */
     expect_bytes(p, edited, sizeof edited);
     ir_op_set_int(op, "a", 4);
     static const uint8_t plain[] = {

@@ -3,7 +3,9 @@
  * expected outputs, the fuzz reproducers and ../shared/testdata-real, the
  * bytes of pbconv_encode must equal protobuf_c_message_pack of the message
  * pbconv_from_ir builds; as read, and again with every op dirty and every
- * var counted as added (so the sorted orders are compared too). */
+ * var counted as added (so the sorted orders are compared too).  Clean ops
+ * read from binary files are written back as their bytes; the tests below
+ * check when that happens and that the bytes are protobuf-c's. */
 #include <glib.h>
 #include <sys/stat.h>
 
@@ -51,11 +53,16 @@ static void mark_all_edited(ir_program *p)
 }
 
 /* Compares one file if it holds a program; returns 1 if it did. */
+static size_t ops_kept_as_read;
+
 static int compare_file(const char *path)
 {
     ir_program *p = pdio_read(path);
     if (!p)
         return 0;
+    for (size_t b = 0; b < p->n_blocks; b++)
+        for (size_t i = 0; i < p->blocks[b]->n_ops; i++)
+            ops_kept_as_read += p->blocks[b]->ops[i]->wire.data != NULL;
     assert_same_bytes(p, path, "as read");
     mark_all_edited(p);
     assert_same_bytes(p, path, "every op dirty, every var added");
@@ -87,9 +94,12 @@ static int walk(const char *dir)
 
 START_TEST(golden_programs_encode_as_protobuf_c_packs)
 {
+    ops_kept_as_read = 0;
     int n = walk("tests/golden");
     /* 33 binary inputs and about 300 text files are programs. */
     ck_assert_int_ge(n, 250);
+    /* The binary inputs' ops are written back as read (checked "as read"). */
+    ck_assert_uint_ge(ops_kept_as_read, 200);
 }
 END_TEST
 
@@ -155,12 +165,142 @@ START_TEST(edge_values_encode_as_protobuf_c_packs)
 }
 END_TEST
 
+/* Ops read from binary bytes are written back as those bytes while clean
+ * (issue 14 point 5): a clean op is copied, an op whose attrs were only
+ * read is still copied, an edited op (through the API, or directly and
+ * marked) is encoded from its fields, sorted; always as protobuf-c packs. */
+static const char clean_program[] =
+    "blocks { idx: 0 parent_idx: -1\n"
+    "  vars { name: \"x\" type { type: LOD_TENSOR lod_tensor { tensor { data_type: FP32 } } } }\n"
+    "  ops { type: \"c\" inputs { parameter: \"Y\" arguments: \"x\" } "
+    "inputs { parameter: \"A\" arguments: \"x\" } attrs { name: \"z\" type: INT i: -1 } "
+    "attrs { name: \"a\" type: STRINGS strings: \"s\" } 9: 1 }\n"
+    "  ops { type: \"r\" attrs { name: \"z\" type: INT i: 3 } attrs { name: \"a\" type: LONG l: 5 } "
+    "attrs { name: \"op_role\" type: INT i: 1 } }\n"
+    "  ops { type: \"e\" attrs { name: \"z\" type: INT i: 3 } attrs { name: \"a\" type: LONG l: 5 } }\n"
+    "  ops { type: \"w\" attrs { name: \"sub_block\" type: BLOCK block_idx: 0 } }\n"
+    "}\n";
+
+static void assert_encodes_to(const ir_program *p, const uint8_t *want, size_t len, bool same)
+{
+    size_t n = 0;
+    uint8_t *out = pbconv_encode(p, &n);
+    ck_assert_int_eq(n == len && memcmp(out, want, n) == 0, same);
+    free(out);
+}
+
+START_TEST(clean_ops_are_written_as_read)
+{
+    ir_program *t = pdio_parse("clean.pbtxt", (const uint8_t *)clean_program,
+                               strlen(clean_program));
+    ck_assert_ptr_nonnull(t);
+    size_t len = 0;
+    uint8_t *bin = pdio_serialize(t, false, &len);
+    size_t len0 = len;
+    ir_program_free(t);
+    ir_program *p = pbconv_decode(bin, len);
+    ck_assert_ptr_nonnull(p);
+    ir_block *b = p->blocks[0];
+    for (size_t i = 0; i < b->n_ops; i++)
+        ck_assert_ptr_nonnull(b->ops[i]->wire.data);
+    /* Attrs stay bytes, except where one names a block (walks look). */
+    ck_assert(b->ops[1]->attrs_pending && !b->ops[1]->attrs && b->ops[1]->n_attrs == 3);
+    ck_assert(!b->ops[3]->attrs_pending && b->ops[3]->attrs);
+    assert_encodes_to(p, bin, len, true);
+
+    /* op_role and absent attrs are answered without decoding the rest. */
+    ck_assert_int_eq(ir_op_role(b->ops[1]), 1);
+    ck_assert(!ir_op_has_attr(b->ops[1], "absent"));
+    ck_assert(!ir_op_may_name_blocks(b->ops[1]));
+    ck_assert(b->ops[1]->attrs_pending);
+    ck_assert(b->ops[2]->attrs_pending && b->ops[0]->attrs_pending);
+    /* The reference (pbconv_from_ir) decodes every op's attrs. */
+    assert_same_bytes(p, "clean", "as read");
+    /* Reading one decodes them all; the op stays clean and as read. */
+    ck_assert_int_eq(ir_op_get_int(b->ops[1], "a", 0), 5);
+    ck_assert(!b->ops[1]->attrs_pending && b->ops[1]->attrs[2].i == 1);
+    ck_assert(!b->ops[1]->dirty && b->ops[1]->wire.data);
+    ck_assert_int_eq(ir_op_role(b->ops[1]), 1);
+    assert_encodes_to(p, bin, len, true);
+
+    ir_op_set_int(b->ops[2], "z", 7);
+    ck_assert(b->ops[2]->dirty && !b->ops[2]->wire.data && !b->ops[2]->attrs_pending);
+    ck_assert_int_eq(ir_op_get_int(b->ops[2], "a", 0), 5);
+    assert_same_bytes(p, "clean", "one op edited");
+    assert_encodes_to(p, bin, len, false);
+
+    /* A pass writing a field directly marks the op (memory_optimize does). */
+    ir_op *c = b->ops[0];
+    c->inputs[0].args[0] = ir_intern("renamed");
+    ir_op_mark_dirty(c);
+    assert_same_bytes(p, "clean", "one op edited directly");
+    char *text = (char *)pdio_serialize(p, true, &len);
+    ck_assert_ptr_nonnull(strstr(text, "arguments: \"renamed\""));
+    /* dirty: slots and attrs sorted (A before Y, a before z) */
+    ck_assert(strstr(text, "parameter: \"A\"") < strstr(text, "parameter: \"Y\""));
+    free(text);
+
+    /* An edit of an op whose attrs are still bytes decodes them first. */
+    ir_program *p2 = pbconv_decode(bin, len0);
+    ir_op *e = p2->blocks[0]->ops[2];
+    ck_assert(e->attrs_pending);
+    ir_op_set_int(e, "z", 8);
+    ck_assert(!e->attrs_pending && e->n_attrs == 2 && ir_op_get_int(e, "a", 0) == 5);
+    assert_same_bytes(p2, "clean", "a pending op edited");
+    ir_program_free(p2);
+
+    /* A copy does not share the bytes (their program may die first). */
+    ir_program *copy = ir_program_clone(p);
+    ck_assert_ptr_null(copy->blocks[0]->ops[1]->wire.data);
+    ck_assert(!copy->blocks[0]->ops[1]->attrs_pending);
+    size_t n1 = 0, n2 = 0;
+    uint8_t *e1 = pbconv_encode(p, &n1), *e2 = pbconv_encode(copy, &n2);
+    ck_assert(n1 == n2 && memcmp(e1, e2, n1) == 0);
+    free(e1);
+    free(e2);
+    ir_program_free(copy);
+    ir_program_free(p);
+    free(bin);
+}
+END_TEST
+
+/* An op whose bytes the encoder would write otherwise keeps none: written
+ * from its fields, as protobuf-c packs it, not as read.  Ops: type before
+ * inputs; a length prefix of two bytes; an int32 -1 in five bytes; then
+ * one canonical op. */
+START_TEST(non_canonical_ops_are_encoded_from_fields)
+{
+    static const uint8_t odd[] = {
+        0x0a, 0x34,
+        0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        0x22, 0x08, 0x1a, 0x01, 0x74, 0x0a, 0x03, 0x0a, 0x01, 0x58,
+        0x22, 0x04, 0x1a, 0x81, 0x00, 0x74,
+        0x22, 0x10, 0x1a, 0x01, 0x74, 0x22, 0x0b, 0x0a, 0x01, 0x69, 0x10, 0x00,
+        0x18, 0xff, 0xff, 0xff, 0xff, 0x0f,
+        0x22, 0x03, 0x1a, 0x01, 0x74,
+    };
+    ir_program *p = pbconv_decode(odd, sizeof odd);
+    ck_assert_ptr_nonnull(p);
+    ir_block *b = p->blocks[0];
+    ck_assert_uint_eq(b->n_ops, 4);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_ptr_null(b->ops[i]->wire.data);
+    ck_assert_ptr_nonnull(b->ops[3]->wire.data);
+    ck_assert_int_eq(ir_op_get_int(b->ops[2], "i", 0), -1);
+    assert_same_bytes(p, "odd", "as read");
+    assert_encodes_to(p, odd, sizeof odd, false);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pbenc");
     TCase *tc = tcase_create("encode");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, edge_values_encode_as_protobuf_c_packs);
+    tcase_add_test(tc, clean_ops_are_written_as_read);
+    tcase_add_test(tc, non_canonical_ops_are_encoded_from_fields);
     tcase_add_test(tc, golden_programs_encode_as_protobuf_c_packs);
     tcase_add_test(tc, fuzz_reproducers_encode_as_protobuf_c_packs);
     tcase_add_test(tc, real_programs_encode_as_protobuf_c_packs);

@@ -9,10 +9,7 @@
 
 const ir_attr *bw_attr(const ir_op *op, const char *interned)
 {
-    for (size_t i = 0; i < op->n_attrs; i++)
-        if (op->attrs[i].name == interned)
-            return &op->attrs[i];
-    return NULL;
+    return ir_op_attr(op, interned);
 }
 
 int32_t bw_sub_block_id(const ir_op *op)
@@ -25,7 +22,7 @@ const ir_attr *bw_plain_block_attr(const ir_op *op)
 {
     if (op->type == IR_NAME("conditional_block") || op->type == IR_NAME("while"))
         return NULL;
-    for (size_t i = 0; i < op->n_attrs; i++)
+    for (size_t i = 0; ir_op_may_name_blocks(op) && i < op->n_attrs; i++)
         if (op->attrs[i].type == IR_ATTR_BLOCK || op->attrs[i].type == IR_ATTR_BLOCKS)
             return &op->attrs[i];
     return NULL;
@@ -114,6 +111,8 @@ void bw_settle_op(ir_op *op)
 {
     if (!op->dirty)
         return;
+    /* A dirty op holds its attrs decoded (ir_op_mark_dirty) and no bytes:
+     * once sorted it counts as clean and is written as it now stands. */
     sort_slots(op->inputs, op->n_inputs);
     sort_slots(op->outputs, op->n_outputs);
     for (size_t a = 1; a < op->n_attrs; a++) {

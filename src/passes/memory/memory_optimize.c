@@ -279,7 +279,7 @@ static void finish_op(mo_state *st, size_t i)
             for (size_t a = 0; a < op->outputs[s].n_args; a++)
                 op->outputs[s].args[a] = label_of_name(st, op->outputs[s].args[a]);
         rewrite_role_var(st, op);
-        op->dirty = true;
+        ir_op_mark_dirty(op);
     }
     for (size_t s = 0; s < op->n_outputs; s++)
         for (size_t a = 0; a < op->outputs[s].n_args; a++)

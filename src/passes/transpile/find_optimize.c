@@ -21,7 +21,7 @@ static bool is_clip_op(const ir_op *op)
  * sub-blocks are copied (__clone_lr_op_sub_block__), so refuse the rest. */
 static int refuse_block_attrs(tp_plan *st, const ir_op *op, size_t pos)
 {
-    for (size_t a = 0; a < op->n_attrs; a++)
+    for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++)
         if (op->attrs[a].type == IR_ATTR_BLOCK || op->attrs[a].type == IR_ATTR_BLOCKS) {
             pdt_error("%s: block 0, op %zu '%s': attr '%s' names a sub-block, but optimize ops "
                       "move to the pservers without their sub-blocks",
