@@ -178,9 +178,17 @@ if [ $have_zsh = 1 ]; then
     bdir=$t/bin; mkdir "$bdir"
     ln -s "$(cd "$(dirname "$PDTRANS")" && pwd)/$(basename "$PDTRANS")" "$bdir/pdtrans"
     here=$(pwd)
-    (cd "$t/empty" && timeout 120 zsh -f "$here/tests/completion_zsh.zsh" "$fdir" "$bdir") \
-        <"$t/zlines" >"$t/zgot" 2>"$t/zerr"
-    rc=$?
+    # A second try when the first hangs: on a loaded machine zsh has now and
+    # then (about one make check in five here, never alone) stopped
+    # answering at the first line typed, cause not found (see
+    # tests/completion_zsh.zsh); a real completion bug fails both tries.
+    for try in 1 2; do
+        (cd "$t/empty" && timeout 90 zsh -f "$here/tests/completion_zsh.zsh" "$fdir" "$bdir") \
+            <"$t/zlines" >"$t/zgot" 2>"$t/zerr"
+        rc=$?
+        [ $rc = 124 ] || break
+        echo "completion: note: real zsh try $try hung after: $(tail -n 1 "$t/zerr")" >&2
+    done
     [ $rc = 0 ] && ok || bad "real zsh: tests/completion_zsh.zsh exit $rc after: $(tail -n 2 "$t/zerr")"
     # a completed option ends in '=' or ' ' after the typed text
     paste -d '|' "$t/zlines" "$t/zwant" "$t/zgot" | while IFS='|' read -r typed want got; do
