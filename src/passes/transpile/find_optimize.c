@@ -31,6 +31,38 @@ static int refuse_block_attrs(tp_plan *st, const ir_op *op, size_t pos)
     return PDT_OK;
 }
 
+/* An LR op moves to the pservers with its 'sub_block', and that block's
+ * ops with theirs, each re-pointed to its copy (__clone_lr_op_sub_block__);
+ * any other BLOCK or BLOCKS attr on the way would still name a block of
+ * the input, so refuse it.  The gate made the sub-blocks a tree, so the
+ * walk sees each block once. */
+static int refuse_lr_block_attrs(tp_plan *st, const ir_op *lr_op, size_t pos)
+{
+    GPtrArray *todo = g_ptr_array_new();
+    g_ptr_array_add(todo, (void *)lr_op);
+    int rc = PDT_OK;
+    while (todo->len && rc == PDT_OK) {
+        const ir_op *op = g_ptr_array_remove_index(todo, todo->len - 1);
+        for (size_t a = 0; a < op->n_attrs && rc == PDT_OK; a++) {
+            const ir_attr *at = &op->attrs[a];
+            if (at->type == IR_ATTR_BLOCK && at->name == IR_NAME("sub_block")) {
+                const ir_block *sb = ir_program_block(st->main, at->block_idx);
+                for (size_t k = 0; sb && k < sb->n_ops; k++)
+                    g_ptr_array_add(todo, sb->ops[k]);
+            } else if (at->type == IR_ATTR_BLOCK || at->type == IR_ATTR_BLOCKS) {
+                pdt_error("%s: block 0, op %zu '%s': attr '%s'%s%s%s names a block, but LR ops "
+                          "move to the pservers with their 'sub_block' only",
+                          st->ctx->main_path, pos, lr_op->type, at->name,
+                          op == lr_op ? "" : " of '", op == lr_op ? "" : op->type,
+                          op == lr_op ? "" : "' in its sub-block");
+                rc = PDT_EBADINPUT;
+            }
+        }
+    }
+    g_ptr_array_free(todo, TRUE);
+    return rc;
+}
+
 /* Every var an optimize op names must exist: the pservers copy their descs
  * from the input (seed: KeyError deep inside get_pserver_program). */
 static int check_declared(tp_plan *st, const ir_op *op, size_t pos)
@@ -150,6 +182,8 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
             st->op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
             rc = check_declared(st, op, i);
+            if (!rc && pserver)
+                rc = refuse_lr_block_attrs(st, op, i);
             continue;
         }
         if (role != IR_ROLE_OPTIMIZE)
