@@ -43,7 +43,8 @@ static int refuse_lr_block_attrs(tp_plan *st, const ir_op *lr_op, size_t pos)
     int rc = PDT_OK;
     while (todo->len && rc == PDT_OK) {
         const ir_op *op = g_ptr_array_remove_index(todo, todo->len - 1);
-        for (size_t a = 0; a < op->n_attrs && rc == PDT_OK; a++) {
+        /* an op whose attrs are still bytes names no block (ir.h) */
+        for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs && rc == PDT_OK; a++) {
             const ir_attr *at = &op->attrs[a];
             if (at->type == IR_ATTR_BLOCK && at->name == IR_NAME("sub_block")) {
                 const ir_block *sb = ir_program_block(st->main, at->block_idx);
