@@ -1,14 +1,21 @@
 #!/bin/sh
 # Allocation failure (issue 10 point 6): PDTRANS_FAIL_ALLOC=N makes the N-th
 # allocation of a run fail (src/ir/alloc.h).  For a transpile (2 pservers,
-# manifest), a backward run and a gradient check on the reference executor
-# (`verify grad`: src/exec), every failing N must give exit status 1,
-# one message "pdtrans: error: out of memory while ..." and nothing else on
-# stderr (so no sanitizer report or leak under SANITIZE=1), and no file left
-# in the working folder: no output, no temporary.
+# manifest), a backward run, a gradient check on the reference executor
+# (`verify grad`: src/exec) and a `verify transpile` (minimize, transpile
+# per trainer, cluster and reference runs), every failing N must give exit
+# status 1, one message "pdtrans: error: out of memory while ..." and
+# nothing else on stderr (so no sanitizer report or leak under
+# SANITIZE=1), and no file left in the working folder: no output, no
+# temporary.  verify transpile's scratch folder, /tmp/pdtrans-verify-PID-*,
+# must be gone too: its command is exec'd, so PID is the run's $!.
+# verify transpile makes about 11000 allocations: the full sweep takes
+# minutes, so the sampled one tries only the first and last 15 and 30
+# between (about 60 runs with the count's search, 5 s; 140 points took 14 s).
 #
 #   sh tests/alloc_fail.sh          sampled: N = 1..40, the last 40 (the
 #                                   writing), and about 60 spread between
+#                                   (verify transpile: 15, 15 and 30)
 #   sh tests/alloc_fail.sh --full   every N up to the run's allocation count
 #                                   (`make alloc-sweep`; minutes under ASan)
 # $PDTRANS is the binary under test.
@@ -30,13 +37,21 @@ pass=0 fail=0
 run() {
     work=$scratch/work
     rm -rf "$work" && mkdir "$work" && ln -s "$root/tests/golden/$2/in" "$work/in"
-    (cd "$work" && export PDTRANS_FAIL_ALLOC="$1" && eval "$3") >"$scratch/stdout" 2>"$scratch/stderr"
-    echo $?
+    (cd "$work" && export PDTRANS_FAIL_ALLOC="$1" && eval "$3") >"$scratch/stdout" 2>"$scratch/stderr" &
+    pid=$!
+    wait $pid
+    rc=$?
+    # a verify scratch folder left behind is recorded (and removed)
+    : >"$scratch/left_tmp"
+    for d in /tmp/pdtrans-verify-"$pid"-*; do
+        [ -e "$d" ] && echo " $d" >>"$scratch/left_tmp" && rm -rf "$d"
+    done
+    echo $rc
 }
 
 check_one() {  # N GOLDEN CMD
     rc=$(run "$1" "$2" "$3")
-    left=$(cd "$scratch/work" && ls -A | grep -v '^in$')
+    left=$(cd "$scratch/work" && ls -A | grep -v '^in$')$(cat "$scratch/left_tmp")
     lines=$(wc -l <"$scratch/stderr")
     if [ "$rc" = 1 ] && [ "$lines" = 1 ] && [ -z "$left" ] &&
         grep -q "^pdtrans: error: out of memory while [a-z]" "$scratch/stderr"; then
@@ -48,7 +63,7 @@ check_one() {  # N GOLDEN CMD
     fi
 }
 
-sweep() {  # GOLDEN CMD
+sweep() {  # GOLDEN CMD [LABEL]
     # The run's allocation count C: the smallest N that succeeds is C + 1.
     hi=1
     while [ "$(run $hi "$1" "$2")" != 0 ]; do
@@ -71,12 +86,12 @@ sweep() {  # GOLDEN CMD
     if [ $full = 1 ]; then
         ns=$(seq 1 "$count")
     else
-        step=$((count / 60 + 1))
-        ns=$( { seq 1 40; seq 41 "$step" "$count"; seq $((count > 40 ? count - 39 : 1)) "$count"; } |
+        step=$((count / ${spread:-60} + 1)) e=${edge:-40}
+        ns=$( { seq 1 "$e"; seq $((e + 1)) "$step" "$count"; seq $((count > e ? count - e + 1 : 1)) "$count"; } |
             awk -v c="$count" '$1 >= 1 && $1 <= c' | sort -n | uniq)
     fi
     for n in $ns; do check_one "$n" "$1" "$2"; done
-    echo "alloc_fail: $1: $count allocations, $(echo "$ns" | wc -l) failure points tried"
+    echo "alloc_fail: ${3:-$1}: $count allocations, $(echo "$ns" | wc -l) failure points tried"
 }
 
 sweep transpile_basic '"$PDTRANS" --pservers=127.0.0.1:6174,127.0.0.1:6175 --trainers=2 -s in/startup.pbtxt --text in/main.pbtxt -o out'
@@ -85,5 +100,7 @@ sweep backward_fc_net '"$PDTRANS" backward --loss=loss in/fc_net.pbtxt -o out.pb
 "$PDTRANS" backward --loss=loss "$root/tests/golden/verify_grad/in/fc_net.pbtxt" -o "$scratch/bw.pbtxt" >/dev/null ||
     { echo "alloc_fail: cannot make the backward program for verify grad"; exit 1; }
 sweep verify_grad '"$PDTRANS" verify grad --loss=loss --samples=4 -s in/fc_startup.pbtxt "$scratch/bw.pbtxt"'
+edge=15 spread=30 sweep verify_grad 'exec "$PDTRANS" verify transpile --pservers=127.0.0.1:6174,127.0.0.1:6175 --trainers=2 \
+    --loss=loss --optimizer=sgd:learning_rate=0.1 in/fc_net.pbtxt in/fc_startup.pbtxt' verify_transpile
 echo "alloc_fail: $pass passed, $fail failed"
 [ $fail = 0 ]

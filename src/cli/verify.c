@@ -1,12 +1,15 @@
 /* verify.c - `pdtrans verify grad|transpile`: numeric checks of what
  * pdtrans writes, on the reference executor (src/exec). */
+#include <dirent.h>
 #include <errno.h>
 #include <glib.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -206,21 +209,33 @@ typedef struct {
     size_t n_progs;
 } tp_job;
 
-static void rm_tree(const char *dir)
+/* Removes `dir` with its files and, `depth` levels down, its folders'.
+ * Allocates nothing counted, so that it can run when memory has run out
+ * (pdt_alloc_add_cleanup); the depth is the scratch folder's own layout
+ * (dir/run/file), not the input's. */
+static void remove_tree(const char *dir, int depth)
 {
-    GDir *d = g_dir_open(dir, 0, NULL);
-    const char *e;
-    while (d && (e = g_dir_read_name(d))) {
-        char *p = g_build_filename(dir, e, NULL);
-        if (g_file_test(p, G_FILE_TEST_IS_DIR))
-            rm_tree(p);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX];
+    while (d && (e = readdir(d))) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        if (depth > 0 && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_tree(path, depth - 1);
         else
-            unlink(p);
-        g_free(p);
+            unlink(path);
     }
     if (d)
-        g_dir_close(d);
+        closedir(d);
     rmdir(dir);
+}
+
+static void remove_scratch(void *dir)
+{
+    remove_tree(dir, 2);
 }
 
 static bool flag_taken(const char *a)
@@ -414,10 +429,17 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
                          const ex_transpile_opts *o, bool collective)
 {
     tp_job j = {0};
-    g_strlcpy(j.dir, "/tmp/pdtrans-verify-XXXXXX", sizeof j.dir);
+    /* the pid tells whose a folder is (tests/alloc_fail.sh looks for it) */
+    g_snprintf(j.dir, sizeof j.dir, "/tmp/pdtrans-verify-%ld-XXXXXX", (long)getpid());
     if (!mkdtemp(j.dir)) {
         pdt_error("verify: cannot make a scratch folder in /tmp: %s", strerror(errno));
         return PDT_EBADINPUT;
+    }
+    /* its own hook: the transpiles' output batches set and clear theirs */
+    if (!pdt_alloc_add_cleanup(remove_scratch, j.dir)) {
+        pdt_error("BUG: verify: no room for the scratch folder's cleanup hook");
+        remove_scratch(j.dir);
+        return PDT_EINTERNAL;
     }
     ex_cluster c = {0};
     int rc = PDT_OK;
@@ -452,6 +474,8 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
     }
     ex_param_result *res = NULL;
     size_t n = 0;
+    if (rc == PDT_OK)
+        pdt_alloc_doing("running the transpiled programs of '%s'", main_path);
     if (rc == PDT_OK && !ex_transpile_check(&c, main, startup, o, &res, &n)) {
         pdt_error("%s: %s", main_path, c.err);
         rc = PDT_EBADINPUT;
@@ -468,7 +492,8 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
     free(j.progs);
     ir_program_free(main);
     ir_program_free(startup);
-    rm_tree(j.dir);
+    pdt_alloc_remove_cleanup(remove_scratch, j.dir);
+    remove_scratch(j.dir);
     return rc;
 }
 

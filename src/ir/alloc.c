@@ -19,6 +19,12 @@ static bool fail_read;
 static char doing[768] = "reading the command line";
 static void (*fail_cleanup)(void *);
 static void *fail_cleanup_arg;
+#define MAX_CLEANUPS 4
+static struct cleanup {
+    void (*fn)(void *);
+    void *arg;
+} cleanups[MAX_CLEANUPS];
+static size_t n_cleanups;
 
 /* PDTRANS_FAIL_ALLOC is read once, on the first allocation. */
 static void read_fail_at(void)
@@ -61,6 +67,24 @@ void pdt_alloc_on_failure(void (*cleanup)(void *), void *arg)
     fail_cleanup_arg = arg;
 }
 
+bool pdt_alloc_add_cleanup(void (*cleanup)(void *), void *arg)
+{
+    if (n_cleanups == MAX_CLEANUPS)
+        return false;
+    cleanups[n_cleanups++] = (struct cleanup){cleanup, arg};
+    return true;
+}
+
+void pdt_alloc_remove_cleanup(void (*cleanup)(void *), void *arg)
+{
+    for (size_t i = n_cleanups; i-- > 0;)
+        if (cleanups[i].fn == cleanup && cleanups[i].arg == arg) {
+            memmove(&cleanups[i], &cleanups[i + 1], (n_cleanups - i - 1) * sizeof *cleanups);
+            n_cleanups--;
+            return;
+        }
+}
+
 /* Written with write(2) into a stack buffer: stdio may itself need memory. */
 _Noreturn void pdt_out_of_memory(void)
 {
@@ -77,6 +101,11 @@ _Noreturn void pdt_out_of_memory(void)
     fail_cleanup = NULL;
     if (cleanup)
         cleanup(fail_cleanup_arg);
+    /* the batch's temporaries first: they may lie inside a scratch folder */
+    while (n_cleanups > 0) {
+        struct cleanup c = cleanups[--n_cleanups];
+        c.fn(c.arg);
+    }
     exit(PDT_EBADINPUT);
 }
 

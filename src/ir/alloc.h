@@ -30,8 +30,15 @@ _Noreturn void pdt_out_of_memory(void);
  * argument (e.g. "reading '%s'", path), copied; NULL clears it. */
 void pdt_alloc_doing(const char *fmt, const char *arg);
 /* One cleanup to run when memory runs out (e.g. removing temporaries);
- * NULL clears it. */
+ * NULL clears it.  The output batch's (pdio_batch_commit). */
 void pdt_alloc_on_failure(void (*cleanup)(void *), void *arg);
+/* More cleanups, run after that one, last added first: a command's own
+ * temporaries (verify transpile's scratch folder), which the batch of a
+ * command it runs inside must not displace.  At most 4 at once (false
+ * when full); remove drops the one added with the same pair.  A cleanup
+ * must not allocate through GLib or x*. */
+bool pdt_alloc_add_cleanup(void (*cleanup)(void *), void *arg);
+void pdt_alloc_remove_cleanup(void (*cleanup)(void *), void *arg);
 
 #define g_malloc(n) (pdt_alloc_point(), (g_malloc)(n))
 #define g_malloc0(n) (pdt_alloc_point(), (g_malloc0)(n))
