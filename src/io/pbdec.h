@@ -45,6 +45,19 @@ ir_bytes pbd_string(ir_arena *a, const pbd_field *f);
 /* The unknown fields of the message data[0..len): the fields whose number
  * is not set in `known` (bit n: field n), copied back to back. */
 ir_bytes pbd_unknown(ir_arena *a, const uint8_t *data, size_t len, uint32_t known);
+/* Bytes of v as a minimal varint.  One definition for the encoder and for
+ * the check that an op's bytes are what the encoder writes (pbdec_canon.c):
+ * the two must agree exactly for a kept op to be copied verbatim. */
+static inline size_t pb_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 /* A singular field seen a second time (protobuf-c merges or overwrites). */
 static inline bool pbd_once(uint32_t *seen, uint32_t num)
 {

@@ -20,26 +20,16 @@
 
 #define BIT(n) (1u << (n))
 
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 static size_t key_len(const pbd_field *f)
 {
-    return varint_len((uint64_t)f->num << 3 | f->wt);
+    return pb_varint_len((uint64_t)f->num << 3 | f->wt);
 }
 
 /* The field's varint is the one the encoder writes for `want`. */
 static bool varint_is(const pbd_field *f, uint64_t want)
 {
     const uint8_t *at = f->key + key_len(f);
-    if ((size_t)f->vbytes != varint_len(want))
+    if ((size_t)f->vbytes != pb_varint_len(want))
         return false;
     for (int i = 0; i < f->vbytes; i++, want >>= 7)
         if (at[i] != (uint8_t)((want & 0x7f) | (want >= 0x80 ? 0x80 : 0)))
@@ -60,7 +50,7 @@ static bool int64_canonical(const pbd_field *f)
 static bool len_canonical(const pbd_field *f)
 {
     return f->wt == WT_LEN &&
-           (size_t)(f->data - f->key) == key_len(f) + varint_len(f->len);
+           (size_t)(f->data - f->key) == key_len(f) + pb_varint_len(f->len);
 }
 
 static bool string_canonical(const pbd_field *f)

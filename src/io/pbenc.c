@@ -15,6 +15,7 @@
  * The orders that need sorting (a dirty op's slots and attrs, a block's
  * added vars) are sorted in the first walk and replayed in the second. */
 #include "pbconv.h"
+#include "pbdec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,6 @@
 #include "../ir/ir_internal.h"
 #include "../ir/util.h"
 
-enum { WT_VARINT = 0, WT_64BIT = 1, WT_LEN = 2, WT_32BIT = 5 };
 /* Program > Block > Var > VarType > LoDTensorDesc > TensorDesc is the
  * deepest nesting of the schema (Op > Attr > Scalar > Complex is as deep). */
 enum { MAX_NEST = 8 };
@@ -39,20 +39,10 @@ typedef struct {
     size_t n_order, cap_order, next_order;
 } enc;
 
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 static void put_varint(enc *e, uint64_t v)
 {
     if (!e->writing) {
-        e->count += varint_len(v);
+        e->count += pb_varint_len(v);
         return;
     }
     uint8_t *o = e->out;
@@ -167,8 +157,8 @@ static void msg_end(enc *e, unsigned field)
     e->depth--;
     size_t size = e->count;
     e->sizes[e->saved_index[e->depth]] = size;
-    e->count = e->saved_count[e->depth] + varint_len((uint64_t)field << 3) +
-               varint_len(size) + size;
+    e->count = e->saved_count[e->depth] + pb_varint_len((uint64_t)field << 3) +
+               pb_varint_len(size) + size;
 }
 
 /* A sub-message the IR keeps as wire bytes (protobuf-c's own packing of it,
