@@ -132,66 +132,68 @@ static ir_bytes pack_sub(ir_arena *a, const ProtobufCMessage *m)
     return r;
 }
 
-static void tensor_in(ir_arena *a, ir_var *v, const PbTensor *t, ir_tensor_slot slot)
+static void tensor_in(ir_arena *a, ir_var *v, ir_var_rare *r, const PbTensor *t,
+                      ir_tensor_slot slot)
 {
     v->tensor_slot = slot;
     v->dtype = t->data_type;
-    v->n_dims = t->n_dims;
+    v->n_dims = (uint32_t)t->n_dims;  /* protobuf-c holds fewer than 4G */
     v->dims = DUPN(v->dims, t->dims, t->n_dims);
-    v->tensor_unknown = pbconv_unknown_to_bytes(a, &t->base);
+    r->tensor_unknown = pbconv_unknown_to_bytes(a, &t->base);
 }
 
-static void vartype_in(ir_arena *a, ir_var *v, const PbVarType *t)
+static void vartype_in(ir_arena *a, ir_var *v, ir_var_rare *r, const PbVarType *t)
 {
     v->type = t->type;
     const PbLod *lod = NULL;
     if (t->lod_tensor) {
         lod = t->lod_tensor;
-        tensor_in(a, v, lod->tensor, IR_TD_LOD_TENSOR);
+        tensor_in(a, v, r, lod->tensor, IR_TD_LOD_TENSOR);
     } else if (t->tensor_array) {
         lod = (const PbLod *)(const void *)t->tensor_array;
-        tensor_in(a, v, lod->tensor, IR_TD_TENSOR_ARRAY);
+        tensor_in(a, v, r, lod->tensor, IR_TD_TENSOR_ARRAY);
     } else if (t->selected_rows) {
-        tensor_in(a, v, t->selected_rows, IR_TD_SELECTED_ROWS);
+        tensor_in(a, v, r, t->selected_rows, IR_TD_SELECTED_ROWS);
     } else if (t->string) {
-        tensor_in(a, v, t->string, IR_TD_STRING);
+        tensor_in(a, v, r, t->string, IR_TD_STRING);
     } else if (t->strings) {
-        tensor_in(a, v, t->strings, IR_TD_STRINGS);
+        tensor_in(a, v, r, t->strings, IR_TD_STRINGS);
     } else if (t->vocab) {
-        tensor_in(a, v, t->vocab, IR_TD_VOCAB);
+        tensor_in(a, v, r, t->vocab, IR_TD_VOCAB);
     } else if (t->sparse_coo) {
-        tensor_in(a, v, t->sparse_coo, IR_TD_SPARSE_COO);
+        tensor_in(a, v, r, t->sparse_coo, IR_TD_SPARSE_COO);
     } else if (t->sparse_csr) {
-        tensor_in(a, v, t->sparse_csr, IR_TD_SPARSE_CSR);
+        tensor_in(a, v, r, t->sparse_csr, IR_TD_SPARSE_CSR);
     }
     if (lod) {
         v->has_lod_level = lod->has_lod_level;
         v->lod_level = lod->lod_level;
-        v->lod_unknown = pbconv_unknown_to_bytes(a, &lod->base);
+        r->lod_unknown = pbconv_unknown_to_bytes(a, &lod->base);
     }
     if (t->reader) {
-        v->has_reader = true;
-        v->reader_raw = pack_sub(a, &t->reader->base);
+        r->has_reader = true;
+        r->reader_raw = pack_sub(a, &t->reader->base);
     }
     if (t->tuple) {
-        v->has_tuple = true;
-        v->tuple_raw = pack_sub(a, &t->tuple->base);
+        r->has_tuple = true;
+        r->tuple_raw = pack_sub(a, &t->tuple->base);
     }
-    v->type_unknown = pbconv_unknown_to_bytes(a, &t->base);
+    r->type_unknown = pbconv_unknown_to_bytes(a, &t->base);
 }
 
 static void var_in(ir_block *b, const PbVar *s)
 {
     ir_arena *a = b->program->arena;
     ir_var *v = ir_block_add_var_raw(b, s->name);
+    ir_var_rare r = {0};
     v->from_input = true;
-    vartype_in(a, v, s->type);
+    vartype_in(a, v, &r, s->type);
     v->has_persistable = s->has_persistable; v->persistable = s->persistable;
     v->has_need_check_feed = s->has_need_check_feed; v->need_check_feed = s->need_check_feed;
     v->has_is_parameter = s->has_is_parameter; v->is_parameter = s->is_parameter;
     v->has_stop_gradient = s->has_stop_gradient; v->stop_gradient = s->stop_gradient;
-    v->n_var_attrs = s->n_attrs;
-    v->var_attrs = s->n_attrs ? ir_arena_alloc(a, s->n_attrs * sizeof *v->var_attrs) : NULL;
+    r.n_var_attrs = s->n_attrs;
+    r.var_attrs = s->n_attrs ? ir_arena_alloc(a, s->n_attrs * sizeof *r.var_attrs) : NULL;
     for (size_t i = 0; i < s->n_attrs; i++) {
         const PbVarAttr *sa = s->attrs[i];
         ir_attr_full full = {0}, *d = &full;
@@ -201,9 +203,10 @@ static void var_in(ir_block *b, const PbVar *s)
         if (sa->s) { d->has_s = true; d->s = str_bytes(a, sa->s); }
         d->n_ints = sa->n_ints; d->ints = DUPN(d->ints, sa->ints, sa->n_ints);
         d->unknown = pbconv_unknown_to_bytes(a, &sa->base);
-        ir_attr_compact(a, &v->var_attrs[i], &full);
+        ir_attr_compact(a, &r.var_attrs[i], &full);
     }
-    v->unknown = pbconv_unknown_to_bytes(a, &s->base);
+    r.unknown = pbconv_unknown_to_bytes(a, &s->base);
+    ir_var_set_rare(a, v, &r);
 }
 
 ir_program *pbconv_to_ir(const PbProgram *msg)

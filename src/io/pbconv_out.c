@@ -191,7 +191,7 @@ static PbTensor *tensor_out(pbconv_out *out, const ir_var *v)
     t->data_type = (Paddle__Framework__Proto__VarType__Type)v->dtype;
     t->n_dims = v->n_dims;
     t->dims = v->dims;
-    pbconv_bytes_to_unknown(out->scratch, v->tensor_unknown, &t->base);
+    pbconv_bytes_to_unknown(out->scratch, ir_var_rare_of(v)->tensor_unknown, &t->base);
     return t;
 }
 
@@ -218,7 +218,7 @@ static PbVarType *vartype_out(pbconv_out *out, const ir_var *v)
         lod->tensor = tensor_out(out, v);
         lod->has_lod_level = v->has_lod_level;
         lod->lod_level = v->lod_level;
-        pbconv_bytes_to_unknown(out->scratch, v->lod_unknown, &lod->base);
+        pbconv_bytes_to_unknown(out->scratch, ir_var_rare_of(v)->lod_unknown, &lod->base);
         break;
     case IR_TD_STRING: t->string = tensor_out(out, v); break;
     case IR_TD_STRINGS: t->strings = tensor_out(out, v); break;
@@ -226,13 +226,13 @@ static PbVarType *vartype_out(pbconv_out *out, const ir_var *v)
     case IR_TD_SPARSE_COO: t->sparse_coo = tensor_out(out, v); break;
     case IR_TD_SPARSE_CSR: t->sparse_csr = tensor_out(out, v); break;
     }
-    if (v->has_reader)
+    if (ir_var_rare_of(v)->has_reader)
         t->reader = (Paddle__Framework__Proto__VarType__ReaderDesc *)unpack_owned(
-            out, &paddle__framework__proto__var_type__reader_desc__descriptor, v->reader_raw);
-    if (v->has_tuple)
+            out, &paddle__framework__proto__var_type__reader_desc__descriptor, ir_var_rare_of(v)->reader_raw);
+    if (ir_var_rare_of(v)->has_tuple)
         t->tuple = (Paddle__Framework__Proto__VarType__Tuple *)unpack_owned(
-            out, &paddle__framework__proto__var_type__tuple__descriptor, v->tuple_raw);
-    pbconv_bytes_to_unknown(out->scratch, v->type_unknown, &t->base);
+            out, &paddle__framework__proto__var_type__tuple__descriptor, ir_var_rare_of(v)->tuple_raw);
+    pbconv_bytes_to_unknown(out->scratch, ir_var_rare_of(v)->type_unknown, &t->base);
     return t;
 }
 
@@ -247,12 +247,13 @@ static PbVar *var_out(pbconv_out *out, const ir_var *v)
     d->has_need_check_feed = v->has_need_check_feed; d->need_check_feed = v->need_check_feed;
     d->has_is_parameter = v->has_is_parameter; d->is_parameter = v->is_parameter;
     d->has_stop_gradient = v->has_stop_gradient; d->stop_gradient = v->stop_gradient;
-    d->n_attrs = v->n_var_attrs;
-    if (v->n_var_attrs) {
-        d->attrs = ir_arena_alloc(out->scratch, v->n_var_attrs * sizeof *d->attrs);
-        for (size_t i = 0; i < v->n_var_attrs; i++) {
+    const ir_var_rare *r = ir_var_rare_of(v);
+    d->n_attrs = r->n_var_attrs;
+    if (r->n_var_attrs) {
+        d->attrs = ir_arena_alloc(out->scratch, r->n_var_attrs * sizeof *d->attrs);
+        for (size_t i = 0; i < r->n_var_attrs; i++) {
             ir_attr_full full;
-            ir_attr_widen(&v->var_attrs[i], &full);
+            ir_attr_widen(&r->var_attrs[i], &full);
             const ir_attr_full *s = &full;
             PbVarAttr *da = alloc_msg(out, sizeof *da, &ainit);
             da->name = (char *)(uintptr_t)s->name;
@@ -265,7 +266,7 @@ static PbVar *var_out(pbconv_out *out, const ir_var *v)
             d->attrs[i] = da;
         }
     }
-    pbconv_bytes_to_unknown(out->scratch, v->unknown, &d->base);
+    pbconv_bytes_to_unknown(out->scratch, r->unknown, &d->base);
     return d;
 }
 

@@ -217,7 +217,8 @@ static bool opaque_in(ir_arena *a, const ProtobufCMessageDescriptor *d,
     return ok;
 }
 
-static bool tensor_in(ir_arena *a, ir_var *v, const pbd_field *t, ir_tensor_slot slot)
+static bool tensor_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *t,
+                      ir_tensor_slot slot)
 {
     pbd_msg m = {t->data, t->data + t->len};
     pbd_field f;
@@ -232,23 +233,24 @@ static bool tensor_in(ir_arena *a, ir_var *v, const pbd_field *t, ir_tensor_slot
             return false;
         n_dims += f.num == 2;
     }
-    if (bad || !(seen & BIT(1)))
+    if (bad || !(seen & BIT(1)) || n_dims > UINT32_MAX)
         return false;
     v->tensor_slot = slot;
     v->dtype = dtype;
-    v->n_dims = n_dims;
+    v->n_dims = (uint32_t)n_dims;
     v->dims = n_dims ? ir_arena_alloc_raw(a, n_dims * sizeof *v->dims) : NULL;
     size_t k = 0;
     m.at = t->data;
     while (k < n_dims && pbd_next(&m, &f, &bad))
         if (f.num == 2)
             pbd_int64(&f, &v->dims[k++]);
-    v->tensor_unknown = pbd_unknown(a, t->data, t->len, BIT(1) | BIT(2));
+    r->tensor_unknown = pbd_unknown(a, t->data, t->len, BIT(1) | BIT(2));
     return true;
 }
 
 /* LoDTensorDesc and LoDTensorArrayDesc share one layout. */
-static bool lod_in(ir_arena *a, ir_var *v, const pbd_field *l, ir_tensor_slot slot)
+static bool lod_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *l,
+                   ir_tensor_slot slot)
 {
     pbd_msg m = {l->data, l->data + l->len};
     pbd_field f, tensor = {0};
@@ -263,11 +265,11 @@ static bool lod_in(ir_arena *a, ir_var *v, const pbd_field *l, ir_tensor_slot sl
         if (f.num == 2 && !(pbd_once(&seen, 2) && pbd_int32(&f, &level)))
             return false;
     }
-    if (bad || !(seen & BIT(1)) || !tensor_in(a, v, &tensor, slot))
+    if (bad || !(seen & BIT(1)) || !tensor_in(a, v, r, &tensor, slot))
         return false;
     v->has_lod_level = seen & BIT(2);
     v->lod_level = level;
-    v->lod_unknown = pbd_unknown(a, l->data, l->len, BIT(1) | BIT(2));
+    r->lod_unknown = pbd_unknown(a, l->data, l->len, BIT(1) | BIT(2));
     return true;
 }
 
@@ -290,7 +292,7 @@ static ir_tensor_slot tensor_slot_of(uint32_t num)
 #define VARTYPE_KNOWN (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(7) | BIT(8) | \
                        BIT(9) | BIT(10) | BIT(11) | BIT(12))
 
-static bool vartype_in(ir_arena *a, ir_var *v, const pbd_field *t)
+static bool vartype_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *t)
 {
     pbd_msg m = {t->data, t->data + t->len};
     pbd_field f, tensor = {0}, reader = {0}, tuple = {0};
@@ -323,22 +325,22 @@ static bool vartype_in(ir_arena *a, ir_var *v, const pbd_field *t)
         return false;
     v->type = type;
     if (slot == IR_TD_LOD_TENSOR || slot == IR_TD_TENSOR_ARRAY) {
-        if (!lod_in(a, v, &tensor, slot))
+        if (!lod_in(a, v, r, &tensor, slot))
             return false;
-    } else if (slot != IR_TD_NONE && !tensor_in(a, v, &tensor, slot)) {
+    } else if (slot != IR_TD_NONE && !tensor_in(a, v, r, &tensor, slot)) {
         return false;
     }
     if ((seen & BIT(5)) &&
         !opaque_in(a, &paddle__framework__proto__var_type__reader_desc__descriptor, &reader,
-                   &v->reader_raw))
+                   &r->reader_raw))
         return false;
     if ((seen & BIT(7)) &&
         !opaque_in(a, &paddle__framework__proto__var_type__tuple__descriptor, &tuple,
-                   &v->tuple_raw))
+                   &r->tuple_raw))
         return false;
-    v->has_reader = seen & BIT(5);
-    v->has_tuple = seen & BIT(7);
-    v->type_unknown = pbd_unknown(a, t->data, t->len, VARTYPE_KNOWN);
+    r->has_reader = seen & BIT(5);
+    r->has_tuple = seen & BIT(7);
+    r->type_unknown = pbd_unknown(a, t->data, t->len, VARTYPE_KNOWN);
     return true;
 }
 
@@ -371,21 +373,23 @@ static bool var_in(ir_block *b, const pbd_field *d)
     if (bad || (seen & (BIT(1) | BIT(2))) != (BIT(1) | BIT(2)))
         return false;
     ir_var *v = ir_block_add_var_raw(b, pbd_name(&name));
+    ir_var_rare r = {0};
     v->from_input = true;
-    if (!vartype_in(a, v, &type))
+    if (!vartype_in(a, v, &r, &type))
         return false;
     v->has_persistable = seen & BIT(3); v->persistable = flag[3];
     v->has_need_check_feed = seen & BIT(4); v->need_check_feed = flag[4];
     v->has_is_parameter = seen & BIT(5); v->is_parameter = flag[5];
     v->has_stop_gradient = seen & BIT(6); v->stop_gradient = flag[6];
-    v->n_var_attrs = n_attrs;
-    v->var_attrs = n_attrs ? ir_arena_alloc(a, n_attrs * sizeof *v->var_attrs) : NULL;
+    r.n_var_attrs = n_attrs;
+    r.var_attrs = n_attrs ? ir_arena_alloc(a, n_attrs * sizeof *r.var_attrs) : NULL;
     size_t k = 0;
     m.at = d->data;
     while (k < n_attrs && pbd_next(&m, &f, &bad))
-        if (f.num == 7 && !pbd_attr(a, &v->var_attrs[k++], f.data, f.len, true))
+        if (f.num == 7 && !pbd_attr(a, &r.var_attrs[k++], f.data, f.len, true))
             return false;
-    v->unknown = pbd_unknown(a, d->data, d->len, 0xfe);
+    r.unknown = pbd_unknown(a, d->data, d->len, 0xfe);
+    ir_var_set_rare(a, v, &r);
     return true;
 }
 

@@ -408,7 +408,7 @@ static void tensor_msg(enc *e, unsigned field, const ir_var *v)
     msg_begin(e, field);
     field_int32(e, 1, v->dtype);
     longs_field(e, 2, v->dims, v->n_dims);
-    put_unknown(e, v->tensor_unknown);
+    put_unknown(e, ir_var_rare_of(v)->tensor_unknown);
     msg_end(e, field);
 }
 
@@ -418,7 +418,7 @@ static void lod_msg(enc *e, unsigned field, const ir_var *v)
     tensor_msg(e, 1, v);
     if (v->has_lod_level)
         field_int32(e, 2, v->lod_level);
-    put_unknown(e, v->lod_unknown);
+    put_unknown(e, ir_var_rare_of(v)->lod_unknown);
     msg_end(e, field);
 }
 
@@ -441,13 +441,13 @@ static void vartype_msg(enc *e, const ir_var *v)
         else
             lod_msg(e, tf, v);
     }
-    if (v->has_reader)
-        field_raw_msg(e, 5, v->reader_raw);
-    if (v->has_tuple)
-        field_raw_msg(e, 7, v->tuple_raw);
+    if (ir_var_rare_of(v)->has_reader)
+        field_raw_msg(e, 5, ir_var_rare_of(v)->reader_raw);
+    if (ir_var_rare_of(v)->has_tuple)
+        field_raw_msg(e, 7, ir_var_rare_of(v)->tuple_raw);
     if (tf >= 8)
         tensor_msg(e, tf, v);
-    put_unknown(e, v->type_unknown);
+    put_unknown(e, ir_var_rare_of(v)->type_unknown);
     msg_end(e, 2);
 }
 
@@ -476,9 +476,10 @@ static void var_msg(enc *e, const ir_var *v)
     if (v->has_need_check_feed) field_bool(e, 4, v->need_check_feed);
     if (v->has_is_parameter) field_bool(e, 5, v->is_parameter);
     if (v->has_stop_gradient) field_bool(e, 6, v->stop_gradient);
-    for (size_t i = 0; i < v->n_var_attrs; i++)
-        var_attr_msg(e, &v->var_attrs[i]);
-    put_unknown(e, v->unknown);
+    const ir_var_rare *r = ir_var_rare_of(v);
+    for (size_t i = 0; i < r->n_var_attrs; i++)
+        var_attr_msg(e, &r->var_attrs[i]);
+    put_unknown(e, r->unknown);
     msg_end(e, 3);
 }
 

@@ -107,7 +107,8 @@ ir_var *ir_block_add_var_raw(ir_block *b, const char *name)
     ir_program *p = b->program;
     ir_var *v = ir_arena_alloc(p->arena, sizeof *v);
     v->name = ir_intern(name);
-    v->order = p->var_seq++;
+    /* 4G vars would take over 200 GB: the sequence cannot wrap. */
+    v->order = (uint32_t)p->var_seq++;
     if (b->n_vars == b->cap_vars)
         vars_room(b, b->cap_vars > 2 ? 2 * b->cap_vars : 4);
     b->vars[b->n_vars++] = v;
@@ -136,10 +137,58 @@ ir_var *ir_block_var(ir_block *b, const char *name)
     return v;
 }
 
+_Static_assert(sizeof(ir_var) <= 48, "an ordinary var fits in 48 bytes");
+
+static const ir_var_rare no_rare;
+
+const ir_var_rare *ir_var_rare_of(const ir_var *v)
+{
+    return v->rare ? v->rare : &no_rare;
+}
+
+ir_var_rare *ir_var_rare_mut(ir_program *p, ir_var *v)
+{
+    if (!v->rare)
+        v->rare = ir_arena_alloc(p->arena, sizeof *v->rare);
+    return v->rare;
+}
+
+static bool rare_is_empty(const ir_var_rare *r)
+{
+    return !r->has_reader && !r->has_tuple && !r->reader_raw.len && !r->tuple_raw.len &&
+           !r->type_unknown.len && !r->tensor_unknown.len && !r->lod_unknown.len &&
+           !r->n_var_attrs && !r->unknown.len;
+}
+
+void ir_var_set_rare(ir_arena *a, ir_var *v, const ir_var_rare *r)
+{
+    v->rare = rare_is_empty(r) ? NULL : ir_arena_dup(a, r, sizeof *r);
+}
+
+static ir_var_rare *rare_copy(ir_arena *a, const ir_var_rare *src)
+{
+    ir_var_rare *r = ir_arena_alloc(a, sizeof *r);
+    r->has_reader = src->has_reader;
+    r->has_tuple = src->has_tuple;
+    r->reader_raw = ir_bytes_copy(a, src->reader_raw);
+    r->tuple_raw = ir_bytes_copy(a, src->tuple_raw);
+    r->type_unknown = ir_bytes_copy(a, src->type_unknown);
+    r->tensor_unknown = ir_bytes_copy(a, src->tensor_unknown);
+    r->lod_unknown = ir_bytes_copy(a, src->lod_unknown);
+    r->n_var_attrs = src->n_var_attrs;
+    if (src->n_var_attrs) {
+        r->var_attrs = ir_arena_alloc(a, src->n_var_attrs * sizeof *r->var_attrs);
+        for (size_t i = 0; i < src->n_var_attrs; i++)
+            ir_attr_copy(a, &r->var_attrs[i], &src->var_attrs[i]);
+    }
+    r->unknown = ir_bytes_copy(a, src->unknown);
+    return r;
+}
+
 void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src)
 {
     const char *name = dst->name;
-    size_t order = dst->order;
+    uint32_t order = dst->order;
     bool from_input = dst->from_input;
     *dst = *src;
     dst->name = name;
@@ -147,17 +196,7 @@ void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src)
     dst->from_input = from_input;
     dst->removed = false;
     dst->dims = src->n_dims ? ir_arena_dup(a, src->dims, src->n_dims * sizeof(int64_t)) : NULL;
-    dst->reader_raw = ir_bytes_copy(a, src->reader_raw);
-    dst->tuple_raw = ir_bytes_copy(a, src->tuple_raw);
-    dst->type_unknown = ir_bytes_copy(a, src->type_unknown);
-    dst->tensor_unknown = ir_bytes_copy(a, src->tensor_unknown);
-    dst->lod_unknown = ir_bytes_copy(a, src->lod_unknown);
-    if (src->n_var_attrs) {
-        dst->var_attrs = ir_arena_alloc(a, src->n_var_attrs * sizeof *dst->var_attrs);
-        for (size_t i = 0; i < src->n_var_attrs; i++)
-            ir_attr_copy(a, &dst->var_attrs[i], &src->var_attrs[i]);
-    }
-    dst->unknown = ir_bytes_copy(a, src->unknown);
+    dst->rare = src->rare ? rare_copy(a, src->rare) : NULL;
 }
 
 ir_var *ir_block_clone_var(ir_block *b, const ir_var *src, const char *name)
@@ -197,8 +236,12 @@ size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch)
 
 void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n)
 {
+    if (n > UINT32_MAX) {  /* the decoders refuse such vars */
+        fprintf(stderr, "pdtrans: fatal: var '%s' given %zu dims\n", v->name, n);
+        abort();
+    }
     v->dims = n ? ir_arena_dup(p->arena, dims, n * sizeof *dims) : NULL;
-    v->n_dims = n;
+    v->n_dims = (uint32_t)n;
     if (v->tensor_slot == IR_TD_NONE)
         v->tensor_slot = v->type == IR_SELECTED_ROWS ? IR_TD_SELECTED_ROWS
                                                      : IR_TD_LOD_TENSOR;

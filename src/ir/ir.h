@@ -182,25 +182,12 @@ typedef enum {
     IR_TD_SPARSE_COO, IR_TD_SPARSE_CSR
 } ir_tensor_slot;
 
-typedef struct ir_var {
-    const char *name;           /* interned */
-    int type;                   /* VarType.type, e.g. IR_LOD_TENSOR */
-    /* The tensor description passes read and write.  `tensor_slot` says
-     * which VarType field holds it (IR_TD_NONE: none).  lod_level lives in
-     * LoDTensorDesc / LoDTensorArrayDesc only. */
-    ir_tensor_slot tensor_slot;
-    int dtype;                  /* TensorDesc.data_type */
-    size_t n_dims;
-    int64_t *dims;
-    bool has_lod_level;
-    int32_t lod_level;
-    bool has_persistable, persistable;
-    bool has_need_check_feed, need_check_feed;
-    bool has_is_parameter, is_parameter;
-    bool has_stop_gradient, stop_gradient;
-    /* VarType parts no pass edits, as wire bytes re-emitted verbatim:
-     * the ReaderDesc and Tuple sub-messages (without tag) and VarType's
-     * unknown fields. */
+/* What almost no var has, out of line (ir_var.rare): VarType parts no pass
+ * edits, as wire bytes re-emitted verbatim (the ReaderDesc and Tuple
+ * sub-messages without tag), the unknown fields of VarType, TensorDesc,
+ * LoD(Array)Desc and VarDesc, and VarDesc.attrs.  Read them through
+ * ir_var_rare_of (never NULL), write them through ir_var_rare_mut. */
+typedef struct ir_var_rare {
     bool has_reader, has_tuple;
     ir_bytes reader_raw, tuple_raw;
     ir_bytes type_unknown;
@@ -208,10 +195,31 @@ typedef struct ir_var {
     ir_bytes lod_unknown;       /* ... and of the LoDTensor(Array)Desc */
     size_t n_var_attrs;         /* VarDesc.attrs: name, type, i, s, ints */
     ir_attr *var_attrs;
-    ir_bytes unknown;
-    bool from_input;            /* read from a file: keeps its position */
-    size_t order;               /* insertion sequence, for stable output */
-    bool removed;
+    ir_bytes unknown;           /* VarDesc's own */
+} ir_var_rare;
+
+/* A var in 48 bytes (checked in ir.c): what every var has inline, the
+ * rest behind `rare` (NULL for an ordinary var). */
+typedef struct ir_var {
+    const char *name;           /* interned */
+    int64_t *dims;
+    ir_var_rare *rare;          /* NULL unless the file or a pass set a rare part */
+    int type;                   /* VarType.type, e.g. IR_LOD_TENSOR */
+    int dtype;                  /* TensorDesc.data_type */
+    uint32_t n_dims;
+    int32_t lod_level;
+    uint32_t order;             /* insertion sequence, for stable output */
+    /* The tensor description passes read and write.  `tensor_slot` says
+     * which VarType field holds it (IR_TD_NONE: none).  lod_level lives in
+     * LoDTensorDesc / LoDTensorArrayDesc only. */
+    ir_tensor_slot tensor_slot : 8;
+    bool has_lod_level : 1;
+    bool has_persistable : 1, persistable : 1;
+    bool has_need_check_feed : 1, need_check_feed : 1;
+    bool has_is_parameter : 1, is_parameter : 1;
+    bool has_stop_gradient : 1, stop_gradient : 1;
+    bool from_input : 1;        /* read from a file: keeps its position */
+    bool removed : 1;
 } ir_var;
 
 struct ir_block {
@@ -284,6 +292,10 @@ void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n);
 /* Product of dims; -1 if any is < 0; -2 if the product overflows int64
  * (the input gate refuses such vars, so passes never see -2). */
 int64_t ir_var_numel(const ir_var *v);
+/* The var's rare parts; an all-empty one when it has none. */
+const ir_var_rare *ir_var_rare_of(const ir_var *v);
+/* The var's rare parts for writing, made (empty, in p's arena) if absent. */
+ir_var_rare *ir_var_rare_mut(ir_program *p, ir_var *v);
 
 /* ---- ops -------------------------------------------------------------- */
 

@@ -43,6 +43,9 @@ size_t ir_op_array_copies(void);
 /* Appends a var without defaults (the reader fills every field). */
 ir_var *ir_block_add_var_raw(ir_block *b, const char *name);
 void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src);
+/* Gives v a copy of r in arena a when r holds anything, else no rare part
+ * (the decoders fill a local ir_var_rare and hand it over). */
+void ir_var_set_rare(ir_arena *a, ir_var *v, const ir_var_rare *r);
 void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src);
 
 /* An OpDesc.Attr (or VarDesc.Attr) as the file held it: every field with

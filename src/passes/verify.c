@@ -76,8 +76,8 @@ static void check_var(const ir_block *b, size_t i, const ir_var *var, bool dup, 
         }
     int64_t numel;
     if (ckd_dims_product(&numel, var->dims, var->n_dims))
-        say(r, true, "block %zu: var '%s': the product of its %zu dims overflows int64", i,
-            var->name, var->n_dims);
+        say(r, true, "block %zu: var '%s': the product of its %" PRIu32
+            " dims overflows int64", i, var->name, var->n_dims);
 }
 
 static void check_vars(const ir_program *p, vrep *r)

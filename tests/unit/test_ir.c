@@ -346,6 +346,39 @@ START_TEST(irregular_attr_round_trips)
 }
 END_TEST
 
+/* A var's rare parts (here an unknown VarDesc field) live out of line: an
+ * ordinary var read from a file has none, the other keeps its bytes
+ * through a write, a read, a clone and ir_block_clone_var. */
+START_TEST(rare_var_parts_round_trip)
+{
+    ir_program *p = two_block_program();
+    ir_var *y = ir_block_find_var(p->blocks[0], "y");
+    ck_assert_ptr_null(y->rare);
+    ck_assert_uint_eq(ir_var_rare_of(y)->unknown.len, 0);
+    static const uint8_t field15[] = {0x78, 0x07};   /* field 15, varint 7 */
+    ir_var_rare_mut(p, y)->unknown = (ir_bytes){field15, sizeof field15};
+    size_t len = 0;
+    uint8_t *bytes = pdio_serialize(p, false, &len);
+    ir_program *q = pdio_parse("rare", bytes, len);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_ptr_null(ir_block_find_var(q->blocks[0], "x")->rare);
+    const ir_var *qy = ir_block_find_var(q->blocks[0], "y");
+    ck_assert_ptr_nonnull(qy->rare);
+    ck_assert_uint_eq(qy->rare->unknown.len, 2);
+    ck_assert_mem_eq(qy->rare->unknown.data, field15, 2);
+    expect_bytes(q, bytes, len);
+    ir_program *c = ir_program_clone(q);
+    expect_bytes(c, bytes, len);
+    ir_var *copy = ir_block_clone_var(c->blocks[0], qy, "z");
+    ck_assert(copy->rare && copy->rare != qy->rare && copy->rare->unknown.len == 2);
+    ck_assert_ptr_ne(copy->rare->unknown.data, qy->rare->unknown.data);
+    free(bytes);
+    ir_program_free(c);
+    ir_program_free(q);
+    ir_program_free(p);
+}
+END_TEST
+
 /* An array that is the arena's newest allocation grows where it is; one
  * that is not is copied, with its elements. */
 START_TEST(grow_in_place_at_arena_top)
@@ -385,6 +418,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, rename_reaches_sub_blocks);
     tcase_add_test(tc, clone_is_deep);
     tcase_add_test(tc, irregular_attr_round_trips);
+    tcase_add_test(tc, rare_var_parts_round_trip);
     tcase_add_test(tc, grow_in_place_at_arena_top);
     tcase_add_test(tc, defuse_lists_positions);
     tcase_add_test(tc, xstrndup_bounds);
