@@ -224,22 +224,45 @@ static bool op_scan(const uint8_t *data, size_t len, size_t count[6], pbd_field 
     return !bad && (*seen & BIT(3));
 }
 
+/* Decodes an op's kept attrs into `out`, their lists and strings in `a`
+ * (the op's own arena when the op decodes them for itself, a scratch one
+ * when they are only copied to another op): all n_attrs of them, or with
+ * `only` the first of that name.  Returns how many were decoded. */
+static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
+                                   const char *only)
+{
+    size_t n = op->n_attrs, k = 0, only_len = only ? strlen(only) : 0;
+    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
+    pbd_field f, first;
+    bool bad;
+    while (k < n && pbd_next(&m, &f, &bad)) {
+        if (f.num != 4)
+            continue;
+        if (only) {
+            /* canonical: an attr's first field is its name */
+            pbd_msg am = {f.data, f.data + f.len};
+            if (!pbd_next(&am, &first, &bad) || first.len != only_len ||
+                memcmp(first.data, only, only_len) != 0)
+                continue;
+        }
+        if (!pbd_attr(a, &out[k++], f.data, f.len, false))
+            abort();    /* pbd_op_canonical checked these bytes when read */
+        if (only)
+            return 1;
+    }
+    if (!only && k != n)
+        abort();
+    return k;
+}
+
 /* The attrs of an op that kept them as bytes (ir_op_attrs asks). */
 static void load_pending_attrs(ir_op *op)
 {
     ir_arena *a = ir_op_arena(op);
-    size_t n = op->n_attrs, k = 0;
-    ir_attr *attrs = ir_arena_alloc(a, n * sizeof *attrs);
-    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
-    pbd_field f;
-    bool bad;
-    while (k < n && pbd_next(&m, &f, &bad))
-        if (f.num == 4 && !pbd_attr(a, &attrs[k++], f.data, f.len, false))
-            abort();    /* pbd_op_canonical checked these bytes when read */
-    if (k != n)
-        abort();
+    ir_attr *attrs = ir_arena_alloc(a, op->n_attrs * sizeof *attrs);
+    decode_pending_attrs(op, a, attrs, NULL);
     op->attrs = attrs;
-    op->cap_attrs = n;
+    op->cap_attrs = op->n_attrs;
     op->attrs_pending = false;
     op->pending_role = NULL;
 }
@@ -282,7 +305,7 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
         op->pending_role = role;
     }
     op->attrs_pending = true;
-    ir_op_set_attrs_loader(load_pending_attrs, probe_pending_attr);
+    ir_op_set_attrs_loader(load_pending_attrs, decode_pending_attrs, probe_pending_attr);
     return true;
 }
 

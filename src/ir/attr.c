@@ -168,12 +168,17 @@ void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
 /* ---- the op attribute API ---- */
 
 static void (*attrs_loader)(ir_op *op);
+static size_t (*attrs_decoder)(const ir_op *op, ir_arena *a, ir_attr *out,
+                               const char *only);
 static bool (*attrs_probe)(const ir_op *op, const char *name);
 
 void ir_op_set_attrs_loader(void (*load)(ir_op *op),
+                            size_t (*decode)(const ir_op *op, ir_arena *a,
+                                             ir_attr *out, const char *only),
                             bool (*probe)(const ir_op *op, const char *name))
 {
     attrs_loader = load;
+    attrs_decoder = decode;
     attrs_probe = probe;
 }
 
@@ -348,26 +353,74 @@ void ir_op_copy_attr(ir_op *op, const ir_attr *src)
     ir_attr_copy(ir_op_arena(op), at, src);
 }
 
+/* Room in op for the attrs of `from` it lacks, and for op_role_var when
+ * neither has it (the backward pass adds it to the last writer of each
+ * grad after every grad op exists, when the array is no longer at the
+ * arena's top): attrs are large, and growing by doubling leaves copies. */
+static void reserve_for(ir_op *op, const ir_attr *from, size_t n)
+{
+    const char *role_var = IR_NAME("op_role_var");
+    size_t need = op->n_attrs, i, k;
+    bool has_role_var = false;
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < op->n_attrs && op->attrs[k].name != from[i].name; k++)
+            ;
+        need += k == op->n_attrs;
+        has_role_var |= from[i].name == role_var;
+    }
+    for (k = 0; k < op->n_attrs; k++)
+        has_role_var |= op->attrs[k].name == role_var;
+    need += !has_role_var;
+    if (need <= op->cap_attrs)
+        return;
+    ir_attr *attrs = ir_arena_alloc_raw(ir_op_arena(op), need * sizeof *attrs);
+    if (op->n_attrs)
+        memcpy(attrs, op->attrs, op->n_attrs * sizeof *attrs);
+    if (op->attrs)
+        ir_op_array_moved();
+    op->attrs = attrs;
+    op->cap_attrs = need;
+    ir_op_shape_note_attr_room(op);
+}
+
+static void copy_all(ir_op *op, const ir_attr *from, size_t n)
+{
+    reserve_for(op, from, n);
+    for (size_t i = 0; i < n; i++)
+        ir_op_copy_attr(op, &from[i]);
+}
+
 void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 {
     load_attrs(op);
-    load_attrs(src);
-    /* Room for all of them (and op_role_var, which the backward pass often
-     * adds) at once, unless ir_op_new gave room already: attrs are large,
-     * and growing by doubling wastes. */
-    size_t need = op->n_attrs + src->n_attrs;
-    if (need > op->cap_attrs) {
-        need++;
-        ir_attr *attrs = ir_arena_alloc_raw(ir_op_arena(op), need * sizeof *attrs);
-        if (op->n_attrs)
-            memcpy(attrs, op->attrs, op->n_attrs * sizeof *attrs);
-        if (op->attrs)
-            ir_op_array_moved();
-        op->attrs = attrs;
-        op->cap_attrs = need;
+    if (!src->attrs_pending) {
+        copy_all(op, src->attrs, src->n_attrs);
+        return;
     }
-    for (size_t i = 0; i < src->n_attrs; i++)
-        ir_op_copy_attr(op, &src->attrs[i]);
+    /* Decoded into src, its attrs would be held twice (bytes and structs)
+     * for the rest of the run: the grad makers copy every forward op's. */
+    ir_arena *scratch = ir_arena_new();
+    ir_attr *tmp = ir_arena_alloc(scratch, src->n_attrs * sizeof *tmp);
+    attrs_decoder(src, scratch, tmp, NULL);
+    copy_all(op, tmp, src->n_attrs);
+    ir_arena_free(scratch);
+}
+
+bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name)
+{
+    if (!src->attrs_pending || !attrs_probe(src, name)) {
+        const ir_attr *at = ir_op_attr(src, name);
+        if (at)
+            ir_op_copy_attr(op, at);
+        return at != NULL;
+    }
+    ir_arena *scratch = ir_arena_new();
+    ir_attr tmp;
+    bool found = attrs_decoder(src, scratch, &tmp, name) == 1;
+    if (found)
+        ir_op_copy_attr(op, &tmp);
+    ir_arena_free(scratch);
+    return found;
 }
 
 void ir_program_set_new_op_attrs(ir_program *p, const ir_attr *attrs, size_t n)

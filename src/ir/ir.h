@@ -374,6 +374,9 @@ void ir_op_set_strings(ir_op *op, const char *name, const char *const *v, size_t
 void ir_op_copy_attr(ir_op *op, const ir_attr *src);
 /* Copies every attr of src onto op (Paddle's SetAttrMap). */
 void ir_op_copy_attrs(ir_op *op, const ir_op *src);
+/* Copies src's attr `name` to op if src has it (true then), without
+ * decoding src's other attrs when they are still bytes. */
+bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name);
 
 /* Getters: return `dflt` when absent or of another kind.  INT, LONG,
  * BOOLEAN and BLOCK all read through ir_op_get_int. */

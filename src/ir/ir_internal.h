@@ -18,10 +18,14 @@ ir_arena *ir_op_arena(const ir_op *op);
  * which size every array themselves (ir_op_new reserves; op.c). */
 ir_op *ir_op_new_bare(ir_program *p, const char *type);
 /* The I/O layer's decoder of an op's pending attrs (attrs_pending): `load`
- * sets op->attrs and clears attrs_pending; `probe` tells, without decoding,
- * whether the op has an attr of that name (attr.c calls them; pbdec_op.c
- * sets them). */
+ * sets op->attrs and clears attrs_pending; `decode` writes them into `out`
+ * (all n_attrs, or with `only` the first of that name; lists and strings
+ * in `a`), leaves the op as it is and returns how many it wrote;
+ * `probe` tells, without decoding, whether the op has an attr of that name
+ * (attr.c calls them; pbdec_op.c sets them). */
 void ir_op_set_attrs_loader(void (*load)(ir_op *op),
+                            size_t (*decode)(const ir_op *op, ir_arena *a,
+                                             ir_attr *out, const char *only),
                             bool (*probe)(const ir_op *op, const char *name));
 /* Gives op the attrs of p's ir_program_set_new_op_attrs it lacks (attr.c). */
 void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p);
@@ -35,6 +39,9 @@ typedef struct {
 ir_op_shape ir_op_shape_of(const char *type);   /* zeros for a type not seen */
 /* After a slot or attr was appended to op. */
 void ir_op_shape_note(const ir_op *op);
+/* After room for attrs was reserved ahead of need (attr.c's reserve_for):
+ * later ops of the type get that room at once. */
+void ir_op_shape_note_attr_room(const ir_op *op);
 void ir_op_shapes_reset(void);          /* by ir_intern_shutdown */
 /* Counts slot and attr arrays that outgrew their room and were copied,
  * leaving the old array in the arena (a test's measure). */

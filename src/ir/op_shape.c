@@ -57,15 +57,25 @@ ir_op_shape ir_op_shape_of(const char *type)
     return s;
 }
 
+static void note(const char *type, size_t n_inputs, size_t n_outputs, size_t n_attrs)
+{
+    ir_op_shape s = ir_op_shape_of(type);
+    if (n_inputs <= s.n_inputs && n_outputs <= s.n_outputs && n_attrs <= s.n_attrs)
+        return;
+    s.n_inputs = clamp(n_inputs > s.n_inputs ? n_inputs : s.n_inputs);
+    s.n_outputs = clamp(n_outputs > s.n_outputs ? n_outputs : s.n_outputs);
+    s.n_attrs = clamp(n_attrs > s.n_attrs ? n_attrs : s.n_attrs);
+    pmap_put(&shapes, type, (void *)(uintptr_t)pack(s));
+}
+
 void ir_op_shape_note(const ir_op *op)
 {
-    ir_op_shape s = ir_op_shape_of(op->type);
-    if (op->n_inputs <= s.n_inputs && op->n_outputs <= s.n_outputs && op->n_attrs <= s.n_attrs)
-        return;
-    s.n_inputs = clamp(op->n_inputs > s.n_inputs ? op->n_inputs : s.n_inputs);
-    s.n_outputs = clamp(op->n_outputs > s.n_outputs ? op->n_outputs : s.n_outputs);
-    s.n_attrs = clamp(op->n_attrs > s.n_attrs ? op->n_attrs : s.n_attrs);
-    pmap_put(&shapes, op->type, (void *)(uintptr_t)pack(s));
+    note(op->type, op->n_inputs, op->n_outputs, op->n_attrs);
+}
+
+void ir_op_shape_note_attr_room(const ir_op *op)
+{
+    note(op->type, 0, 0, op->cap_attrs);
 }
 
 void ir_op_shapes_reset(void)

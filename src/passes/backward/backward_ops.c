@@ -69,11 +69,9 @@ static bool make_grads(bw_run *r, ops_frame *f, const ir_op *op, GPtrArray *out)
                   op->type, c.err);
         return false;
     }
-    const ir_attr *dev = bw_attr(op, IR_NAME("op_device"));
     for (size_t i = 0; i < c.out->len; i++) {
         ir_op *g = c.out->pdata[i];
-        if (dev)
-            ir_op_copy_attr(g, dev);
+        ir_op_copy_attr_from(g, op, IR_NAME("op_device"));
         /* Every grad op ends with op_role Backward (the seed sets it when
          * appending); set now, while g is in cache. */
         ir_op_set_role(g, IR_ROLE_BACKWARD);
