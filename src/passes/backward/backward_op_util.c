@@ -14,6 +14,10 @@ const ir_attr *bw_attr(const ir_op *op, const char *interned)
 
 int32_t bw_sub_block_id(const ir_op *op)
 {
+    /* An op whose attrs are still bytes has no BLOCK attr (the reader
+     * decodes those at once): no need to probe its bytes. */
+    if (!ir_op_may_name_blocks(op))
+        return -1;
     const ir_attr *a = bw_attr(op, IR_NAME("sub_block"));
     return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
 }
