@@ -266,6 +266,12 @@ int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
  * later pass changes or reads them, so that the pipeline may write and
  * free them after the current pass (see pdt_run_settings.write_output). */
 void pdt_ctx_outputs_final(pdt_ctx *ctx, ir_program *const *progs, size_t n);
+/* manifest.json made again from the plan if a pass changed the outputs
+ * since it was last made (transpile/transpile.c; NULL is fine): the
+ * pipeline calls it before it frees the plan or an output the manifest's
+ * vars may live in, rather than every such pass making it (7% of a
+ * transpile). */
+void tp_plan_make_manifest(struct tp_plan *plan);
 /* Frees the transpile plan (transpile/transpile.c); NULL is fine. */
 void tp_plan_free(struct tp_plan *plan);
 /* The pipeline freed output p (written): the plan forgets it. */

@@ -171,6 +171,9 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
         return PDT_OK;
     int rc = PDT_OK;
     size_t kept = 0;
+    for (size_t k = 0; k < ctx->n_staged; k++)
+        if (ctx->staged[k].final)
+            tp_plan_make_manifest(ctx->transpile_plan);
     for (size_t k = 0; k < ctx->n_staged; k++) {
         pdt_output o = ctx->staged[k];
         if (rc != PDT_OK || !o.final) {
@@ -205,6 +208,8 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
     pdt_alloc_doing("running pass '%s'", pass->name);
     int rc = pass->run(ctx);
     if (!pass->keeps_plan) {
+        if (rc == PDT_OK)
+            tp_plan_make_manifest(ctx->transpile_plan);
         tp_plan_free(ctx->transpile_plan);
         ctx->transpile_plan = NULL;
     }
@@ -241,6 +246,8 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
             break;
         }
     }
+    if (rc == PDT_OK)
+        tp_plan_make_manifest(ctx->transpile_plan);
     hand_over(ctx, rc == PDT_OK);
     /* An analysis cache: nothing reads it once the passes are done, and
      * the outputs written next need the memory. */
@@ -259,6 +266,8 @@ int pdt_run_members(pdt_ctx *ctx, const char *const *names, size_t n)
         const pdt_pass *pass = pdt_pass_find(names[i]);
         rc = pass ? pass->run(ctx) : PDT_EUSAGE;
     }
+    if (rc == PDT_OK)
+        tp_plan_make_manifest(ctx->transpile_plan);
     hand_over(ctx, rc == PDT_OK);
     return rc;
 }

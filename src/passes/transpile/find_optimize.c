@@ -314,6 +314,7 @@ int pass_find_optimize(pdt_ctx *ctx)
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;
     }
+    tp_plan_make_manifest(ctx->transpile_plan);
     tp_plan_free(ctx->transpile_plan);
     ctx->transpile_plan = NULL;
     tp_plan *st = plan_new(ctx);

@@ -60,6 +60,15 @@ void tp_plan_free(tp_plan *st)
     free(st);
 }
 
+void tp_plan_make_manifest(tp_plan *st)
+{
+    if (!st || !st->manifest_stale)
+        return;
+    free(st->ctx->manifest_json);
+    st->ctx->manifest_json = tp_manifest(st, st->pserver_written, st->trainer_written);
+    st->manifest_stale = false;
+}
+
 void tp_plan_output_freed(tp_plan *st, const ir_program *p)
 {
     if (!st)
@@ -213,9 +222,7 @@ void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n)
     for (size_t i = 0; i < n; i++)
         if (progs[i])
             tp_framework_attrs(st->input_ops, progs[i]);
-    pdt_ctx *ctx = st->ctx;
-    free(ctx->manifest_json);
-    ctx->manifest_json = tp_manifest(st, st->pserver_written, st->trainer_written);
+    st->manifest_stale = true;
 }
 
 int tp_plan_need_inputs(const tp_plan *st, const char *pass)

@@ -133,6 +133,7 @@ typedef struct tp_plan {
     bool *pserver_written;      /* n_eps: main and startup built */
     ir_program *trainer_main, *trainer_startup;   /* 'insert_send_recv' */
     bool trainer_written;
+    bool manifest_stale;    /* outputs changed since ctx->manifest_json was made */
 } tp_plan;
 
 /* ---- validate.c ---- */
@@ -161,8 +162,9 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
                              int (*build)(pdt_ctx *, ir_program **, ir_program **));
 /* After a pass that built or extended programs: their framework attrs,
  * the staged outputs in the order they are written (trainer, then each
- * pserver's main and startup), and manifest.json rewritten to say what
- * exists now. */
+ * pserver's main and startup), and manifest.json marked stale: the
+ * pipeline makes it again (tp_plan_make_manifest) before it frees the plan
+ * or writes and frees an output. */
 void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n);
 
 
