@@ -215,6 +215,11 @@ typedef struct {
     const char *const *(*members)(const pdt_ctx *ctx, size_t *n);
     /* It reads or extends ctx->transpile_plan, so the plan stays valid. */
     bool keeps_plan;
+    /* It builds pservers' outputs only (PSERVER_PASS): it changes neither
+     * ctx->main nor ctx->startup, and with the plan narrowed to one pserver
+     * it builds that pserver's part alone (see the pipeline's
+     * run_per_pserver). */
+    bool per_pserver;
 } pdt_pass;
 
 /* Each registered pass (passes.def) is `int pass_NAME(pdt_ctx *)`; a group
@@ -272,6 +277,12 @@ void pdt_ctx_outputs_final(pdt_ctx *ctx, ir_program *const *progs, size_t n);
  * vars may live in, rather than every such pass making it (7% of a
  * transpile). */
 void tp_plan_make_manifest(struct tp_plan *plan);
+/* The number of pservers of the plan (0 for NULL), and its narrowing to
+ * one of them for the PSERVER_PASS passes: tp_plan_narrow returns false
+ * when that pserver is not wanted (--role, --endpoint); e (size_t)-1
+ * widens it to all again. */
+size_t tp_plan_n_pservers(const struct tp_plan *plan);
+bool tp_plan_narrow(struct tp_plan *plan, size_t e);
 /* Frees the transpile plan (transpile/transpile.c); NULL is fine. */
 void tp_plan_free(struct tp_plan *plan);
 /* The pipeline freed output p (written): the plan forgets it. */

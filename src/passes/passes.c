@@ -4,11 +4,13 @@
 #include "pass.h"
 
 const pdt_pass pdt_passes[] = {
-#define PASS(name, summary) {#name, summary, pass_##name, NULL, false},
-#define PLAN_PASS(name, summary) {#name, summary, pass_##name, NULL, true},
-#define PASS_GROUP(name, summary) {#name, summary, pass_##name, members_##name, false},
+#define PASS(name, summary) {#name, summary, pass_##name, NULL, false, false},
+#define PLAN_PASS(name, summary) {#name, summary, pass_##name, NULL, true, false},
+#define PSERVER_PASS(name, summary) {#name, summary, pass_##name, NULL, true, true},
+#define PASS_GROUP(name, summary) {#name, summary, pass_##name, members_##name, false, false},
 #include "passes.def"
 #undef PASS_GROUP
+#undef PSERVER_PASS
 #undef PLAN_PASS
 #undef PASS
 };

@@ -37,9 +37,14 @@ static int gate(const pdt_ctx *ctx)
  * fault, not the input's: it gets its own exit status. */
 static int verify_after(const pdt_ctx *ctx, const pdt_pass *pass)
 {
-    size_t errs = pdt_verify(ctx->main, ctx->main_path, stderr);
-    if (ctx->startup)
-        errs += pdt_verify(ctx->startup, ctx->startup_path, stderr);
+    size_t errs = 0;
+    /* A pserver pass changes neither input (PSERVER_PASS): they stand as
+     * the last pass left them, verified then. */
+    if (!pass->per_pserver) {
+        errs += pdt_verify(ctx->main, ctx->main_path, stderr);
+        if (ctx->startup)
+            errs += pdt_verify(ctx->startup, ctx->startup_path, stderr);
+    }
     for (size_t k = 0; k < ctx->n_outputs; k++)
         errs += pdt_verify(ctx->outputs[k].program, ctx->outputs[k].stem, stderr);
     for (size_t k = 0; k < ctx->n_staged; k++)
@@ -199,9 +204,12 @@ static void hand_over(pdt_ctx *ctx, bool keep)
     ctx->n_staged = 0;
 }
 
-static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bool first)
+static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bool first,
+                   bool quiet)
 {
-    if (!group || pdt_verbosity > 1)
+    if (quiet)
+        ;
+    else if (!group || pdt_verbosity > 1)
         pdt_note("running pass '%s'", pass->name);
     else if (first)
         pdt_note("running pass '%s'", group->name);
@@ -215,6 +223,50 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
     }
     if (rc == PDT_OK && !ctx->no_verify_each)
         rc = verify_after(ctx, pass);
+    return rc;
+}
+
+/* End of the run of PSERVER_PASS passes starting at i that may be run
+ * pserver by pserver: i itself when there is none of two or more, or when
+ * something must see all pservers' outputs at once (--print-after of one
+ * of them or of a later pass; --stop-after inside the run). */
+static size_t per_pserver_end(const pdt_ctx *ctx, const flat_list *f, const bool *print,
+                              const bool *printed_later, size_t stop, size_t i)
+{
+    size_t j = i;
+    while (j < f->n && f->pass[j]->per_pserver && !print[j] && (j == i || j - 1 != stop))
+        j++;
+    if (j - i < 2 || printed_later[j - 1] || !ctx->settings.write_output ||
+        tp_plan_n_pservers(ctx->transpile_plan) < 2)
+        return i;
+    return j;
+}
+
+/* Runs passes [i, j) once per pserver, writing and freeing each pserver's
+ * outputs before the next is built: with four pservers, --role=all then
+ * holds one pserver's programs at a time instead of all of them (issue
+ * 14).  The outputs, messages and files are those of running each pass
+ * once over all pservers. */
+static int run_per_pserver(pdt_ctx *ctx, const flat_list *f, size_t i, size_t j)
+{
+    int rc = PDT_OK;
+    size_t n = tp_plan_n_pservers(ctx->transpile_plan);
+    bool noted = false;
+    for (size_t e = 0; e < n && rc == PDT_OK; e++) {
+        if (!tp_plan_narrow(ctx->transpile_plan, e))
+            continue;
+        if (pdt_verbosity > 1)
+            pdt_note("passes '%s' to '%s' for pserver %zu alone", f->pass[i]->name,
+                     f->pass[j - 1]->name, e);
+        for (size_t k = i; k < j && rc == PDT_OK; k++)
+            rc = run_one(ctx, f->pass[k], f->group[k], k == 0 || f->group[k - 1] != f->group[k],
+                         noted);
+        noted = true;
+        if (rc == PDT_OK)
+            rc = write_final(ctx, false);
+    }
+    if (ctx->transpile_plan)
+        tp_plan_narrow(ctx->transpile_plan, (size_t)-1);
     return rc;
 }
 
@@ -236,7 +288,14 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
         rc = gate(ctx);
     }
     for (size_t i = 0; i < f.n && rc == PDT_OK; i++) {
-        rc = run_one(ctx, f.pass[i], f.group[i], i == 0 || f.group[i - 1] != f.group[i]);
+        size_t j = per_pserver_end(ctx, &f, print, printed_later, stop, i);
+        if (j > i) {
+            rc = run_per_pserver(ctx, &f, i, j);
+            i = j - 1;
+        } else {
+            rc = run_one(ctx, f.pass[i], f.group[i], i == 0 || f.group[i - 1] != f.group[i],
+                         false);
+        }
         if (rc == PDT_OK && print[i])
             print_after(ctx, f.pass[i]);
         if (rc == PDT_OK)

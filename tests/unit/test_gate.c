@@ -25,8 +25,8 @@ static int pass_break(pdt_ctx *ctx)
 }
 
 const pdt_pass pdt_passes[] = {
-    {"count", "counts its runs", pass_count, NULL, false},
-    {"break", "breaks the program", pass_break, NULL, false},
+    {"count", "counts its runs", pass_count, NULL, false, false},
+    {"break", "breaks the program", pass_break, NULL, false, false},
 };
 const size_t pdt_n_passes = 2;
 

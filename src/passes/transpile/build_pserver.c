@@ -490,14 +490,6 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
     return PDT_OK;
 }
 
-/* The pservers --role and --endpoint ask for. */
-static bool wanted(const tp_plan *st, size_t ep)
-{
-    const pdt_ctx *ctx = st->ctx;
-    return ctx->transpile.role != PDT_ROLE_TRAINER &&
-           (!ctx->transpile.endpoint || ir_intern(ctx->transpile.endpoint) == st->eps[ep]);
-}
-
 int pass_build_pserver(pdt_ctx *ctx)
 {
     tp_plan *st = tp_plan_need(ctx, "build_pserver", TP_PLAN_SPLIT);
@@ -507,7 +499,7 @@ int pass_build_pserver(pdt_ctx *ctx)
     /* All are built before any is staged: a failure stages none. */
     ir_program **built = xcalloc(st->n_eps + 1, sizeof(ir_program *));
     for (size_t e = 0; e < st->n_eps && !rc; e++)
-        if (wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
+        if (tp_pserver_wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
             rc = tp_build_pserver(st, e, &built[e]);
     for (size_t e = 0; e < st->n_eps; e++) {
         if (rc || !built[e]) {

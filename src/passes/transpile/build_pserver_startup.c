@@ -128,7 +128,7 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
     /* Each pserver's main and startup, complete: nothing later reads them. */
     ir_program **done = xcalloc(2 * st->n_eps + 1, sizeof(ir_program *));
     for (size_t e = 0; e < st->n_eps && !rc; e++)
-        if (st->pserver_main[e] && !st->pserver_written[e])
+        if (tp_pserver_wanted(st, e) && st->pserver_main[e] && !st->pserver_written[e])
             rc = tp_build_pserver_startup(st, e, st->pserver_main[e], &built[e]);
     for (size_t e = 0; e < st->n_eps; e++) {
         if (rc || !built[e]) {

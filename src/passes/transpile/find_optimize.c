@@ -281,6 +281,7 @@ static tp_plan *plan_new(pdt_ctx *ctx)
     st->arena = ir_arena_new();
     st->eps = ctx->transpile.pservers.items;
     st->n_eps = ctx->transpile.pservers.n;
+    st->narrow = (size_t)-1;
     st->sync = ctx->transpile.sync_mode == PDT_SYNC;
     st->runtime_split = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
     st->half_async = ctx->transpile.sync_mode == PDT_HALF_ASYNC;

@@ -60,6 +60,30 @@ void tp_plan_free(tp_plan *st)
     free(st);
 }
 
+bool tp_pserver_wanted(const tp_plan *st, size_t e)
+{
+    const pdt_ctx *ctx = st->ctx;
+    return ctx->transpile.role != PDT_ROLE_TRAINER &&
+           (!ctx->transpile.endpoint || ir_intern(ctx->transpile.endpoint) == st->eps[e]) &&
+           (st->narrow == (size_t)-1 || st->narrow == e);
+}
+
+size_t tp_plan_n_pservers(const tp_plan *st)
+{
+    return st ? st->n_eps : 0;
+}
+
+bool tp_plan_narrow(tp_plan *st, size_t e)
+{
+    st->narrow = (size_t)-1;
+    if (e == (size_t)-1)
+        return true;
+    if (e >= st->n_eps || !tp_pserver_wanted(st, e))
+        return false;
+    st->narrow = e;
+    return true;
+}
+
 void tp_plan_make_manifest(tp_plan *st)
 {
     if (!st || !st->manifest_stale)

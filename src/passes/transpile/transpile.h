@@ -134,6 +134,7 @@ typedef struct tp_plan {
     ir_program *trainer_main, *trainer_startup;   /* 'insert_send_recv' */
     bool trainer_written;
     bool manifest_stale;    /* outputs changed since ctx->manifest_json was made */
+    size_t narrow;          /* the one pserver the PSERVER_PASS passes build, or -1: all */
 } tp_plan;
 
 /* ---- validate.c ---- */
@@ -166,6 +167,9 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
  * pipeline makes it again (tp_plan_make_manifest) before it frees the plan
  * or writes and frees an output. */
 void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n);
+/* Whether the pserver passes build pserver e now: --role and --endpoint
+ * ask for it, and the plan is not narrowed to another one. */
+bool tp_pserver_wanted(const tp_plan *st, size_t e);
 
 
 /* ---- find_optimize.c ---- */
