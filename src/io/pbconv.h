@@ -42,6 +42,18 @@ void pbconv_release(pbconv_out *out);
  * protobuf_c_message_pack writes for pbconv_from_ir(p), without building
  * that message.  A malloc'd buffer of *len bytes (plus one spare). */
 uint8_t *pbconv_encode(const ir_program *p, size_t *len);
+/* The same bytes handed to SINK in pieces, through one buffer of CHUNK
+ * bytes (e.g. PBCONV_CHUNK), so the output is never whole in
+ * memory: every piece but the last fills the buffer, and no call has zero
+ * bytes.  A sink returning false gets no more calls.  Returns 0,
+ * PBCONV_SINK_FAILED, or PBCONV_TOO_LARGE (a block, var or op of 4 GiB or
+ * more, whose size the encoder does not keep; protobuf refuses messages
+ * over 2 GiB anyway) before any byte is handed over.  *len (may be NULL)
+ * is the total size.  pbconv_encode returns NULL for PBCONV_TOO_LARGE. */
+enum { PBCONV_CHUNK = 64 * 1024, PBCONV_SINK_FAILED = 1, PBCONV_TOO_LARGE = 2 };
+typedef bool (*pbconv_sink)(void *arg, const uint8_t *data, size_t len);
+int pbconv_encode_to(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
+                     uint64_t *len);
 
 /* The IR of binary ProgramDesc bytes straight from the wire (pbdec.c), the
  * program pbconv_to_ir builds from protobuf-c's unpacking of them; NULL

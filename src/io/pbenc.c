@@ -7,197 +7,28 @@
  * bytes, a message's unknown fields after its known ones.  The test
  * tests/unit/test_pbenc.c holds it to that on every golden and real program.
  *
- * Two walks over the IR in the same order: the first counts each message's
- * size (leaves first, since a message's size is known when its last field
- * is counted) into a scratch array indexed in the order the messages start;
- * the second writes, taking each length prefix from that array.  So every
- * size is computed once and nothing is built besides the output buffer.
- * The orders that need sorting (a dirty op's slots and attrs, a block's
- * added vars) are sorted in the first walk and replayed in the second. */
+ * Two walks over the IR in the same order: the first counts sizes, the
+ * second writes.  A message that holds others (block, var, op) has its size
+ * recorded by the first walk in a uint32 array indexed in the order the
+ * messages start (counted before it is allocated); a leaf message (slot,
+ * attr, VarType and what it holds) is small and has its size counted again
+ * just before it is written, which keeps the array to a few entries per op
+ * instead of one per slot and attr.  The orders that need sorting (a dirty
+ * op's slots and attrs, a block's added vars) are sorted in the first walk
+ * and replayed in the second.
+ *
+ * The second walk writes into a buffer: the whole output (pbconv_encode),
+ * or a chunk handed to a sink each time it fills (pbconv_encode_to), so a
+ * file is written without its bytes ever being whole in memory. */
 #include "pbconv.h"
 #include "pbdec.h"
+#include "pbenc_out.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ir/ir_internal.h"
 #include "../ir/util.h"
-
-/* Program > Block > Var > VarType > LoDTensorDesc > TensorDesc is the
- * deepest nesting of the schema (Op > Attr > Scalar > Complex is as deep). */
-enum { MAX_NEST = 8 };
-
-typedef struct {
-    bool writing;
-    uint8_t *out;               /* writing: the next byte */
-    size_t count;               /* sizing: bytes of the open message so far */
-    size_t *sizes;              /* each message's size, in the order they start */
-    size_t n_sizes, cap_sizes, next_size;
-    size_t saved_count[MAX_NEST], saved_index[MAX_NEST];
-    int depth;
-    const void **order;         /* sorted sequences, in the order they are made */
-    size_t n_order, cap_order, next_order;
-} enc;
-
-static void put_varint(enc *e, uint64_t v)
-{
-    if (!e->writing) {
-        e->count += pb_varint_len(v);
-        return;
-    }
-    uint8_t *o = e->out;
-    while (v >= 0x80) {
-        *o++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *o++ = (uint8_t)v;
-    e->out = o;
-}
-
-static void put_raw(enc *e, const void *p, size_t n)
-{
-    if (!e->writing) {
-        e->count += n;
-        return;
-    }
-    if (n)
-        memcpy(e->out, p, n);
-    e->out += n;
-}
-
-static void put_key(enc *e, unsigned field, unsigned wt)
-{
-    put_varint(e, ((uint64_t)field << 3) | wt);
-}
-
-static void field_varint(enc *e, unsigned field, uint64_t v)
-{
-    put_key(e, field, WT_VARINT);
-    put_varint(e, v);
-}
-
-/* int32 and enum: a negative value is sign-extended to ten bytes. */
-static void field_int32(enc *e, unsigned field, int32_t v)
-{
-    field_varint(e, field, (uint64_t)(int64_t)v);
-}
-
-static void field_bool(enc *e, unsigned field, bool v)
-{
-    field_varint(e, field, v ? 1 : 0);
-}
-
-static void field_float(enc *e, unsigned field, float v)
-{
-    uint32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    uint8_t le[4] = {(uint8_t)bits, (uint8_t)(bits >> 8), (uint8_t)(bits >> 16),
-                     (uint8_t)(bits >> 24)};
-    put_key(e, field, WT_32BIT);
-    put_raw(e, le, 4);
-}
-
-static void field_double(enc *e, unsigned field, double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    uint8_t le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (uint8_t)(bits >> (8 * i));
-    put_key(e, field, WT_64BIT);
-    put_raw(e, le, 8);
-}
-
-static void field_bytes(enc *e, unsigned field, const void *p, size_t n)
-{
-    put_key(e, field, WT_LEN);
-    put_varint(e, n);
-    put_raw(e, p, n);
-}
-
-/* A C string, as protobuf-c packs one: NULL as empty. */
-static void field_str(enc *e, unsigned field, const char *s)
-{
-    field_bytes(e, field, s, s ? strlen(s) : 0);
-}
-
-/* An ir_bytes string: protobuf-c sees it as a C string, so it ends at the
- * first NUL. */
-static void field_irstr(enc *e, unsigned field, ir_bytes s)
-{
-    field_bytes(e, field, s.data, s.data ? strnlen((const char *)s.data, s.len) : 0);
-}
-
-static void put_unknown(enc *e, ir_bytes b)
-{
-    put_raw(e, b.data, b.len);
-}
-
-static void msg_begin(enc *e, unsigned field)
-{
-    if (e->writing) {
-        put_key(e, field, WT_LEN);
-        put_varint(e, e->sizes[e->next_size++]);
-        return;
-    }
-    if (e->n_sizes == e->cap_sizes) {
-        e->cap_sizes = e->cap_sizes ? 2 * e->cap_sizes : 1024;
-        e->sizes = xrealloc_n(e->sizes, e->cap_sizes, sizeof *e->sizes);
-    }
-    e->saved_count[e->depth] = e->count;
-    e->saved_index[e->depth] = e->n_sizes++;
-    e->depth++;
-    e->count = 0;
-}
-
-static void msg_end(enc *e, unsigned field)
-{
-    if (e->writing)
-        return;
-    e->depth--;
-    size_t size = e->count;
-    e->sizes[e->saved_index[e->depth]] = size;
-    e->count = e->saved_count[e->depth] + pb_varint_len((uint64_t)field << 3) +
-               pb_varint_len(size) + size;
-}
-
-/* A sub-message the IR keeps as wire bytes (protobuf-c's own packing of it,
- * made when it was read, so packing it again gives the same bytes). */
-static void field_raw_msg(enc *e, unsigned field, ir_bytes b)
-{
-    field_bytes(e, field, b.data, b.len);
-}
-
-/* ---- sorted orders ----------------------------------------------------- */
-
-static void order_push(enc *e, const void *item)
-{
-    if (e->n_order == e->cap_order) {
-        e->cap_order = e->cap_order ? 2 * e->cap_order : 1024;
-        e->order = xrealloc_n(e->order, e->cap_order, sizeof *e->order);
-    }
-    e->order[e->n_order++] = item;
-}
-
-/* Sizing: appends pointers to items[0..n) sorted by cmp and returns where
- * they start; writing: returns where the same sequence starts.  Read them
- * back as e->order[start + i] (the array may move while they are encoded).
- * qsort sees the same pointers in the same order with the same comparison
- * as it did on the protobuf-c messages, so ties come out as they did there. */
-static size_t sorted(enc *e, const void *items, size_t elem, size_t n,
-                     int (*cmp)(const void *, const void *))
-{
-    if (e->writing) {
-        size_t start = e->next_order;
-        e->next_order += n;
-        return start;
-    }
-    size_t start = e->n_order;
-    for (size_t i = 0; i < n; i++)
-        order_push(e, (const char *)items + i * elem);
-    qsort(e->order + start, n, sizeof *e->order, cmp);
-    return start;
-}
 
 static int cmp_slot(const void *x, const void *y)
 {
@@ -216,9 +47,16 @@ static int cmp_var(const void *x, const void *y)
 
 /* ---- attrs -------------------------------------------------------------- */
 
-static void scalar_msg(enc *e, unsigned field, const ir_scalar *s)
+static void complex_body(enc *e, const void *item)
 {
-    msg_begin(e, field);
+    const ir_scalar *s = item;
+    field_double(e, 1, s->c_r);
+    field_double(e, 2, s->c_i);
+}
+
+static void scalar_body(enc *e, const void *item)
+{
+    const ir_scalar *s = item;
     field_int32(e, 1, s->type);
     if (s->has_b)
         field_bool(e, 2, s->b);
@@ -226,14 +64,14 @@ static void scalar_msg(enc *e, unsigned field, const ir_scalar *s)
         field_varint(e, 3, (uint64_t)s->i);
     if (s->has_r)
         field_double(e, 4, s->r);
-    if (s->has_c) {
-        msg_begin(e, 5);
-        field_double(e, 1, s->c_r);
-        field_double(e, 2, s->c_i);
-        msg_end(e, 5);
-    }
+    if (s->has_c)
+        leaf_msg(e, 5, complex_body, s);
     put_unknown(e, s->unknown);
-    msg_end(e, field);
+}
+
+static void scalar_msg(enc *e, unsigned field, const ir_scalar *s)
+{
+    leaf_msg(e, field, scalar_body, s);
 }
 
 static void ints_field(enc *e, unsigned field, const int32_t *v, size_t n)
@@ -338,9 +176,9 @@ static void attr_compact_body(enc *e, const ir_attr *a)
     }
 }
 
-static void attr_msg(enc *e, const ir_attr *a)
+static void attr_body(enc *e, const void *item)
 {
-    msg_begin(e, 4);
+    const ir_attr *a = item;
     if (a->more) {
         ir_attr_full full;
         ir_attr_widen(a, &full);
@@ -348,18 +186,26 @@ static void attr_msg(enc *e, const ir_attr *a)
     } else {
         attr_compact_body(e, a);
     }
-    msg_end(e, 4);
+}
+
+static void attr_msg(enc *e, const ir_attr *a)
+{
+    leaf_msg(e, 4, attr_body, a);
 }
 
 /* ---- ops ---------------------------------------------------------------- */
 
-static void slot_msg(enc *e, unsigned field, const ir_slot *s)
+static void slot_body(enc *e, const void *item)
 {
-    msg_begin(e, field);
+    const ir_slot *s = item;
     field_str(e, 1, s->name);
     names_field(e, 2, s->args, s->n_args);
     put_unknown(e, s->unknown);
-    msg_end(e, field);
+}
+
+static void slot_msg(enc *e, unsigned field, const ir_slot *s)
+{
+    leaf_msg(e, field, slot_body, s);
 }
 
 static void slots(enc *e, unsigned field, const ir_slot *s, size_t n, bool sort)
@@ -403,23 +249,21 @@ static void op_msg(enc *e, const ir_op *op)
 
 /* ---- vars --------------------------------------------------------------- */
 
-static void tensor_msg(enc *e, unsigned field, const ir_var *v)
+static void tensor_body(enc *e, const void *item)
 {
-    msg_begin(e, field);
+    const ir_var *v = item;
     field_int32(e, 1, v->dtype);
     longs_field(e, 2, v->dims, v->n_dims);
     put_unknown(e, ir_var_rare_of(v)->tensor_unknown);
-    msg_end(e, field);
 }
 
-static void lod_msg(enc *e, unsigned field, const ir_var *v)
+static void lod_body(enc *e, const void *item)
 {
-    msg_begin(e, field);
-    tensor_msg(e, 1, v);
+    const ir_var *v = item;
+    leaf_msg(e, 1, tensor_body, v);
     if (v->has_lod_level)
         field_int32(e, 2, v->lod_level);
     put_unknown(e, ir_var_rare_of(v)->lod_unknown);
-    msg_end(e, field);
 }
 
 /* VarType field number of each ir_tensor_slot (0: none). */
@@ -429,33 +273,28 @@ static const unsigned tensor_field[] = {
     [IR_TD_VOCAB] = 10, [IR_TD_SPARSE_COO] = 11, [IR_TD_SPARSE_CSR] = 12,
 };
 
-static void vartype_msg(enc *e, const ir_var *v)
+static void vartype_body(enc *e, const void *item)
 {
-    msg_begin(e, 2);
+    const ir_var *v = item;
     field_int32(e, 1, v->type);
     unsigned tf = (unsigned)v->tensor_slot < sizeof tensor_field / sizeof *tensor_field
                       ? tensor_field[v->tensor_slot] : 0;
-    if (tf == 2 || tf == 3 || tf == 4) {   /* the fields below 5 (reader) */
-        if (tf == 2)
-            tensor_msg(e, 2, v);
-        else
-            lod_msg(e, tf, v);
-    }
-    if (ir_var_rare_of(v)->has_reader)
-        field_raw_msg(e, 5, ir_var_rare_of(v)->reader_raw);
-    if (ir_var_rare_of(v)->has_tuple)
-        field_raw_msg(e, 7, ir_var_rare_of(v)->tuple_raw);
+    if (tf == 2 || tf == 3 || tf == 4)   /* the fields below 5 (reader) */
+        leaf_msg(e, tf, tf == 2 ? tensor_body : lod_body, v);
+    const ir_var_rare *r = ir_var_rare_of(v);
+    if (r->has_reader)
+        field_raw_msg(e, 5, r->reader_raw);
+    if (r->has_tuple)
+        field_raw_msg(e, 7, r->tuple_raw);
     if (tf >= 8)
-        tensor_msg(e, tf, v);
-    put_unknown(e, ir_var_rare_of(v)->type_unknown);
-    msg_end(e, 2);
+        leaf_msg(e, tf, tensor_body, v);
+    put_unknown(e, r->type_unknown);
 }
 
-static void var_attr_msg(enc *e, const ir_attr *compact)
+static void var_attr_body(enc *e, const void *item)
 {
     ir_attr_full a;
-    ir_attr_widen(compact, &a);
-    msg_begin(e, 7);
+    ir_attr_widen(item, &a);
     field_str(e, 1, a.name);
     field_int32(e, 2, (int32_t)a.type);
     if (a.has_i)
@@ -464,21 +303,20 @@ static void var_attr_msg(enc *e, const ir_attr *compact)
         field_irstr(e, 4, a.s);
     ints_field(e, 5, a.ints, a.n_ints);
     put_unknown(e, a.unknown);
-    msg_end(e, 7);
 }
 
 static void var_msg(enc *e, const ir_var *v)
 {
     msg_begin(e, 3);
     field_str(e, 1, v->name);
-    vartype_msg(e, v);
+    leaf_msg(e, 2, vartype_body, v);
     if (v->has_persistable) field_bool(e, 3, v->persistable);
     if (v->has_need_check_feed) field_bool(e, 4, v->need_check_feed);
     if (v->has_is_parameter) field_bool(e, 5, v->is_parameter);
     if (v->has_stop_gradient) field_bool(e, 6, v->stop_gradient);
     const ir_var_rare *r = ir_var_rare_of(v);
     for (size_t i = 0; i < r->n_var_attrs; i++)
-        var_attr_msg(e, &r->var_attrs[i]);
+        leaf_msg(e, 7, var_attr_body, &r->var_attrs[i]);
     put_unknown(e, r->unknown);
     msg_end(e, 3);
 }
@@ -528,36 +366,105 @@ static void block_msg(enc *e, const ir_block *b)
     msg_end(e, 1);
 }
 
+static void version_body(enc *e, const void *item)
+{
+    const ir_program *p = item;
+    if (p->version_has_value)
+        field_varint(e, 1, (uint64_t)p->version);
+    put_unknown(e, p->version_unknown);
+}
+
 static void program_body(enc *e, const ir_program *p)
 {
     for (size_t i = 0; i < p->n_blocks; i++)
         block_msg(e, p->blocks[i]);
-    if (p->has_version) {
-        msg_begin(e, 4);
-        if (p->version_has_value)
-            field_varint(e, 1, (uint64_t)p->version);
-        put_unknown(e, p->version_unknown);
-        msg_end(e, 4);
-    }
+    if (p->has_version)
+        leaf_msg(e, 4, version_body, p);
     if (p->has_op_version_map)
         field_raw_msg(e, 5, p->op_version_map);
     put_unknown(e, p->unknown);
 }
 
+/* How many recorded messages the first walk meets: a block, each var
+ * written, each op not copied as its bytes. */
+static size_t count_recorded(const ir_program *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        const ir_block *b = p->blocks[i];
+        n++;
+        for (size_t k = 0; k < b->n_vars; k++)
+            n += !b->vars[k]->removed;
+        for (size_t k = 0; k < b->n_ops; k++)
+            n += b->ops[k]->dirty || !b->ops[k]->wire.data;
+    }
+    return n;
+}
+
+/* The first walk: every recorded size and the total. */
+static bool size_walk(enc *e, const ir_program *p, uint64_t *total)
+{
+    e->cap_sizes = count_recorded(p);
+    e->sizes = xmalloc_n(e->cap_sizes ? e->cap_sizes : 1, sizeof *e->sizes);
+    program_body(e, p);
+    *total = e->count;
+    return !e->too_large;
+}
+
+/* The second walk, into e->buf; false if the walks disagree. */
+static bool write_walk(enc *e, const ir_program *p, uint64_t total)
+{
+    e->writing = true;
+    e->out = e->buf;
+    program_body(e, p);
+    return e->handed + (uint64_t)(e->out - e->buf) == total && e->next_size == e->n_sizes &&
+           e->next_order == e->n_order;
+}
+
+static void enc_free(enc *e)
+{
+    free(e->sizes);
+    free(e->order);
+}
+
 uint8_t *pbconv_encode(const ir_program *p, size_t *len)
 {
     enc e = {0};
-    program_body(&e, p);
-    size_t total = e.count;
-    uint8_t *buf = xmalloc(total + 1);
-    e.writing = true;
-    e.out = buf;
-    program_body(&e, p);
-    if ((size_t)(e.out - buf) != total || e.next_size != e.n_sizes ||
-        e.next_order != e.n_order)
+    uint64_t total = 0;
+    if (!size_walk(&e, p, &total) || total >= SIZE_MAX) {
+        enc_free(&e);
+        return NULL;
+    }
+    e.buf = xmalloc((size_t)total + 1);
+    e.end = e.buf + total + 1;
+    if (!write_walk(&e, p, total))
         abort();   /* the two walks disagree: a bug here, never the input */
-    free(e.sizes);
-    free(e.order);
-    *len = total;
-    return buf;
+    enc_free(&e);
+    *len = (size_t)total;
+    return e.buf;
+}
+
+int pbconv_encode_to(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
+                     uint64_t *len)
+{
+    enc e = {0};
+    uint64_t total = 0;
+    if (!size_walk(&e, p, &total)) {
+        enc_free(&e);
+        return PBCONV_TOO_LARGE;
+    }
+    chunk = chunk ? chunk : 1;
+    e.buf = xmalloc(chunk);
+    e.end = e.buf + chunk;
+    e.sink = sink;
+    e.sink_arg = arg;
+    if (!write_walk(&e, p, total))
+        abort();   /* the two walks disagree: a bug here, never the input */
+    flush(&e);
+    bool failed = e.sink_failed;
+    free(e.buf);
+    enc_free(&e);
+    if (len)
+        *len = total;
+    return failed ? PBCONV_SINK_FAILED : 0;
 }

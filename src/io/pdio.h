@@ -51,13 +51,19 @@ pdio_batch *pdio_batch_new(bool force);
 void pdio_batch_create_folder(pdio_batch *b, const char *dir);
 /* Makes b a streaming batch: each file added is checked and written to its
  * temporary at once (the folder made, PDTRANS_FAIL_AT read, stale
- * temporaries removed first), and its bytes are freed, so one output's
- * bytes are held at a time; the commit still renames all together.  A
+ * temporaries removed first), so no output's bytes are held after its
+ * add; the commit still renames all together.  A
  * device, FIFO or stdout target keeps its bytes until the commit.  A
  * failing add prints its message, takes back what the batch did and
  * returns non-zero; every later add and the commit fail too.  Freeing a
  * batch that was not committed removes its temporaries and folders. */
 void pdio_batch_stream(pdio_batch *b);
+/* A binary program is encoded when its file is written, straight into it
+ * through a 64 KiB buffer (pbconv_encode_to), so its bytes are never whole
+ * in memory; a text one is printed whole then and freed.  A plain batch
+ * writes at the commit, so p must stay alive and unchanged until then; a
+ * streaming batch writes at once (a device, FIFO or stdout target: encoded
+ * now, its bytes kept until the commit), and p may go after the add. */
 int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p,
                            bool text);
 /* Takes a copy of data (freed once written, when streaming). */

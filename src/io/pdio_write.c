@@ -16,6 +16,7 @@
 #include "../diag.h"
 #include "../ir/alloc.h"
 #include "../ir/util.h"
+#include "pbconv.h"
 #include "pdio.h"
 #include "pdio_fs.h"
 
@@ -24,7 +25,8 @@ typedef enum { TO_STDOUT, TO_STREAM, TO_FILE } target_kind;
 typedef struct {
     char *path;         /* as the user named it; used in messages */
     char *real;         /* the file replaced or written (symlinks resolved) */
-    uint8_t *data;
+    const ir_program *program;  /* encoded when written (the caller's) */
+    uint8_t *data;      /* or the bytes to write */
     size_t len;
     bool binary;
     target_kind kind;
@@ -76,7 +78,8 @@ void pdio_batch_create_folder(pdio_batch *b, const char *dir)
     b->folder = xstrdup(dir);
 }
 
-static void add(pdio_batch *b, const char *path, uint8_t *data, size_t len, bool binary)
+static void add(pdio_batch *b, const char *path, const ir_program *program, uint8_t *data,
+                size_t len, bool binary)
 {
     if (b->n == b->cap) {
         b->cap = b->cap ? b->cap * 2 : 8;
@@ -85,22 +88,17 @@ static void add(pdio_batch *b, const char *path, uint8_t *data, size_t len, bool
     pending *f = &b->files[b->n++];
     memset(f, 0, sizeof *f);
     f->path = xstrdup(path);
+    f->program = program;
     f->data = data;
     f->len = len;
     f->binary = binary;
 }
 
+/* The program is encoded when its file is written: at the commit, or at
+ * once in a streaming batch. */
 int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p, bool text)
 {
-    size_t len = 0;
-    pdt_alloc_doing("writing '%s'", path);
-    uint8_t *data = pdio_serialize(p, text, &len);
-    if (!data) {
-        pdt_error("%s: cannot serialize program", path);
-        fail(b);
-        return PDT_EBADINPUT;
-    }
-    add(b, path, data, len, !text);
+    add(b, path, p, NULL, 0, !text);
     return b->stream ? stream_last(b) : PDT_OK;
 }
 
@@ -110,7 +108,7 @@ void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data, siz
     uint8_t *copy = xmalloc(len + 1);
     if (len)
         memcpy(copy, data, len);
-    add(b, path, copy, len, binary);
+    add(b, path, NULL, copy, len, binary);
     if (b->stream)
         stream_last(b);
 }
@@ -241,6 +239,46 @@ static void remove_stale(pdio_batch *b)
         fs_remove_stale(g_ptr_array_index(b->dirs, b->n_clean));
 }
 
+typedef struct {
+    int fd;
+    int err;
+} fd_sink;
+
+static bool sink_to_fd(void *arg, const uint8_t *data, size_t len)
+{
+    fd_sink *s = arg;
+    if (fs_write_all(s->fd, data, len))
+        return true;
+    s->err = errno;
+    return false;
+}
+
+/* Writes F's content to FD: a binary program encoded through a fixed
+ * chunk, so its bytes are never whole in memory; a text program printed
+ * whole (protobuf-c's printer) and freed; or the bytes F holds.  NULL, or
+ * why it failed. */
+static const char *write_content(int fd, const pending *f)
+{
+    if (f->program && f->binary) {
+        fd_sink sink = {fd, 0};
+        int rc = pbconv_encode_to(f->program, PBCONV_CHUNK, sink_to_fd, &sink, NULL);
+        if (rc == PBCONV_TOO_LARGE)
+            return "a block, var or op would be 4 GiB or more";
+        return rc ? strerror(sink.err) : NULL;
+    }
+    if (f->program) {
+        size_t len = 0;
+        uint8_t *text = pdio_serialize(f->program, true, &len);
+        if (!text)
+            return "cannot print the text form";
+        bool ok = fs_write_all(fd, text, len);
+        int saved = errno;
+        free(text);
+        return ok ? NULL : strerror(saved);
+    }
+    return fs_write_all(fd, f->data, f->len) ? NULL : strerror(errno);
+}
+
 static bool write_temporary(pending *f)
 {
     pdt_alloc_doing("writing '%s'", f->path);
@@ -261,23 +299,21 @@ static bool write_temporary(pending *f)
         mode = 0666 & ~mask;
     }
     fchmod(fd, mode);
+    const char *why = write_content(fd, f);
     const char *step = "write";
-    bool ok = fs_write_all(fd, f->data, f->len);
-    if (ok && fs_fsync(fd) != 0) {
-        ok = false;
+    if (!why && fs_fsync(fd) != 0) {
+        why = strerror(errno);
         step = "sync";
     }
-    int saved = errno;
-    if (close(fd) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok)
-        pdt_error("%s: cannot %s: %s", f->path, step, strerror(saved));
-    /* On disk now: the bytes are not needed again. */
+    if (close(fd) != 0 && !why)
+        why = strerror(errno);
+    if (why)
+        pdt_error("%s: cannot %s: %s", f->path, step, why);
+    /* On disk now: neither the bytes nor the program are needed again. */
     free(f->data);
     f->data = NULL;
-    return ok;
+    f->program = NULL;
+    return !why;
 }
 
 /* Puts F's temporary in place, keeping the old file as a backup until the
@@ -324,8 +360,14 @@ int pdio_write_stdout(const void *data, size_t len)
 
 static bool write_stream(pdio_batch *b, pending *f)
 {
-    if (f->kind == TO_STDOUT)
-        return pdio_write_stdout(f->data, f->len) == PDT_OK;
+    if (f->kind == TO_STDOUT) {
+        const char *why = fflush(stdout) != 0 ? strerror(errno) : NULL;
+        if (!why)
+            why = write_content(STDOUT_FILENO, f);
+        if (why)
+            pdt_error("cannot write to standard output: %s", why);
+        return !why;
+    }
     int fd = fs_open_stream(f->real);
     if (fd < 0) {
         pdt_error("%s: cannot open: %s", f->path, strerror(errno));
@@ -336,9 +378,12 @@ static bool write_stream(pdio_batch *b, pending *f)
         pdt_error("%s: refusing to write binary output to a terminal (use -f to force, "
                   "or --text)", f->path);
         ok = false;
-    } else if (!fs_write_all(fd, f->data, f->len)) {
-        pdt_error("%s: cannot write: %s", f->path, strerror(errno));
-        ok = false;
+    } else {
+        const char *why = write_content(fd, f);
+        if (why) {
+            pdt_error("%s: cannot write: %s", f->path, why);
+            ok = false;
+        }
     }
     close(fd);
     return ok;
@@ -436,9 +481,27 @@ static void fail(pdio_batch *b)
     pdt_alloc_on_failure(NULL, NULL);
 }
 
-/* A streaming batch writes the file just added to its temporary now and
- * drops its bytes; devices, FIFOs and stdout keep them for the commit,
- * since a write there cannot be taken back. */
+/* A device, FIFO or stdout target of a streaming batch keeps its bytes
+ * until the commit (a write there cannot be taken back), so its program,
+ * which the caller frees after the add, is encoded now. */
+static int keep_bytes(pending *f)
+{
+    if (!f->program)
+        return PDT_OK;
+    pdt_alloc_doing("writing '%s'", f->path);
+    f->data = pdio_serialize(f->program, !f->binary, &f->len);
+    f->program = NULL;
+    if (f->data)
+        return PDT_OK;
+    pdt_error("%s: cannot write: %s", f->path,
+              f->binary ? "a block, var or op would be 4 GiB or more"
+                        : "cannot print the text form");
+    return PDT_EBADINPUT;
+}
+
+/* A streaming batch writes the file just added to its temporary now, its
+ * program encoded straight into it; devices, FIFOs and stdout keep their
+ * bytes for the commit. */
 static int stream_last(pdio_batch *b)
 {
     if (b->failed)
@@ -451,7 +514,10 @@ static int stream_last(pdio_batch *b)
         remove_stale(b);
         if (!write_temporary(f))
             rc = PDT_EBADINPUT;
+    } else if (rc == PDT_OK) {
+        rc = keep_bytes(f);
     }
+    f->program = NULL;   /* the caller may free it now */
     if (rc != PDT_OK)
         fail(b);
     return rc;

@@ -5,7 +5,9 @@
  * pbconv_from_ir builds; as read, and again with every op dirty and every
  * var counted as added (so the sorted orders are compared too).  Clean ops
  * read from binary files are written back as their bytes; the tests below
- * check when that happens and that the bytes are protobuf-c's. */
+ * check when that happens and that the bytes are protobuf-c's.  The
+ * chunked form (pbconv_encode_to, what files are written with) must hand
+ * over the same bytes, in full pieces but the last. */
 #include <glib.h>
 #include <sys/stat.h>
 
@@ -25,20 +27,65 @@ static uint8_t *reference_pack(const ir_program *p, size_t *len)
     return buf;
 }
 
-/* Which file and which variant differ, and where. */
-static void assert_same_bytes(const ir_program *p, const char *path, const char *variant)
+/* What pbconv_encode_to hands its sink, and whether the pieces keep its
+ * promise: none empty, every one but the last exactly the chunk. */
+typedef struct {
+    GByteArray *bytes;
+    size_t chunk, calls, fail_at;
+    bool short_piece_seen, promise_broken;
+} pieces;
+
+static bool collect_piece(void *arg, const uint8_t *data, size_t len)
 {
-    size_t nr = 0, ne = 0;
-    uint8_t *ref = reference_pack(p, &nr);
-    uint8_t *enc = pbconv_encode(p, &ne);
+    pieces *c = arg;
+    c->calls++;
+    if (len == 0 || len > c->chunk || c->short_piece_seen)
+        c->promise_broken = true;
+    c->short_piece_seen |= len < c->chunk;
+    g_byte_array_append(c->bytes, data, (guint)len);
+    return c->calls != c->fail_at;
+}
+
+/* The chunked encoding of p, checked against its promise; *len its size. */
+static uint8_t *chunked_encode(const ir_program *p, size_t chunk, size_t *len, size_t *calls)
+{
+    pieces c = {g_byte_array_new(), chunk, 0, 0, false, false};
+    uint64_t total = 0;
+    ck_assert_int_eq(pbconv_encode_to(p, chunk, collect_piece, &c, &total), 0);
+    ck_assert_msg(!c.promise_broken, "chunk %zu: a piece is empty, or short before the last",
+                  chunk);
+    ck_assert_uint_eq(total, c.bytes->len);
+    *len = c.bytes->len;
+    if (calls)
+        *calls = c.calls;
+    return g_byte_array_free(c.bytes, false);
+}
+
+static void assert_same_as(const uint8_t *ref, size_t nr, const uint8_t *enc, size_t ne,
+                           const char *path, const char *variant, const char *how)
+{
     size_t at = 0;
     while (at < nr && at < ne && ref[at] == enc[at])
         at++;
     ck_assert_msg(nr == ne && at == nr,
-                  "%s (%s): protobuf-c packs %zu bytes, pbconv_encode %zu; first difference "
-                  "at byte %zu", path, variant, nr, ne, at);
+                  "%s (%s): protobuf-c packs %zu bytes, %s %zu; first difference "
+                  "at byte %zu", path, variant, nr, how, ne, at);
+}
+
+/* Which file and which variant differ, and where; the whole-buffer
+ * encoding and a chunked one (7 bytes: varints and strings split across
+ * pieces everywhere) against protobuf-c. */
+static void assert_same_bytes(const ir_program *p, const char *path, const char *variant)
+{
+    size_t nr = 0, ne = 0, nc = 0;
+    uint8_t *ref = reference_pack(p, &nr);
+    uint8_t *enc = pbconv_encode(p, &ne);
+    assert_same_as(ref, nr, enc, ne, path, variant, "pbconv_encode");
+    uint8_t *chunked = chunked_encode(p, 7, &nc, NULL);
+    assert_same_as(ref, nr, chunked, nc, path, variant, "pbconv_encode_to in 7-byte pieces");
     free(ref);
     free(enc);
+    g_free(chunked);
 }
 
 static void mark_all_edited(ir_program *p)
@@ -293,12 +340,118 @@ START_TEST(non_canonical_ops_are_encoded_from_fields)
 }
 END_TEST
 
+/* A program of one var whose encoding is exactly `size` bytes (the name's
+ * length is tuned; the length prefixes keep their widths near 64 KiB). */
+static ir_program *program_of_size(size_t size)
+{
+    size_t name_len = size - 40;
+    for (int tries = 0; tries < 4; tries++) {
+        GString *t = g_string_new("blocks { idx: 0 parent_idx: -1 vars { name: \"");
+        for (size_t i = 0; i < name_len; i++)
+            g_string_append_c(t, (char)('a' + i % 26));
+        g_string_append(t, "\" type { type: LOD_TENSOR } } }\n");
+        ir_program *p = pdio_parse("sized", (const uint8_t *)t->str, t->len);
+        g_string_free(t, true);
+        ck_assert_ptr_nonnull(p);
+        size_t n = 0;
+        free(pbconv_encode(p, &n));
+        if (n == size)
+            return p;
+        ir_program_free(p);
+        name_len = name_len + size - n;
+    }
+    ck_abort_msg("no program of %zu bytes", size);
+    return NULL;
+}
+
+/* The chunked writer at the chunk's edges: one byte less than the chunk
+ * (one short piece), exactly the chunk (one full piece), one byte more (a
+ * full piece and a one-byte one), two chunks; each the bytes protobuf-c
+ * packs and pbconv_encode's whole buffer holds. */
+START_TEST(chunked_output_at_the_chunk_edges)
+{
+    const size_t sizes[] = {PBCONV_CHUNK - 1, PBCONV_CHUNK, PBCONV_CHUNK + 1,
+                            2 * PBCONV_CHUNK};
+    const size_t want_calls[] = {1, 1, 2, 2};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        ir_program *p = program_of_size(sizes[k]);
+        size_t nr = 0, ne = 0, nc = 0, calls = 0;
+        uint8_t *ref = reference_pack(p, &nr);
+        uint8_t *whole = pbconv_encode(p, &ne);
+        uint8_t *chunked = chunked_encode(p, PBCONV_CHUNK, &nc, &calls);
+        ck_assert_uint_eq(nc, sizes[k]);
+        ck_assert_uint_eq(calls, want_calls[k]);
+        assert_same_as(ref, nr, whole, ne, "sized", "as read", "pbconv_encode");
+        assert_same_as(ref, nr, chunked, nc, "sized", "as read", "pbconv_encode_to");
+        free(ref);
+        free(whole);
+        g_free(chunked);
+        ir_program_free(p);
+    }
+}
+END_TEST
+
+/* No blocks: no bytes, and the sink is never called. */
+START_TEST(empty_program_hands_over_nothing)
+{
+    ir_program *p = ir_program_new();
+    size_t n = 0, calls = 0;
+    uint8_t *chunked = chunked_encode(p, PBCONV_CHUNK, &n, &calls);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_uint_eq(calls, 0);
+    uint8_t *whole = pbconv_encode(p, &n);
+    ck_assert_uint_eq(n, 0);
+    free(whole);
+    g_free(chunked);
+    ir_program_free(p);
+}
+END_TEST
+
+/* A sink that refuses a piece gets no more; the encoder says so. */
+START_TEST(refused_piece_stops_the_sink)
+{
+    ir_program *p = program_of_size(3 * PBCONV_CHUNK + 5);
+    pieces c = {g_byte_array_new(), PBCONV_CHUNK, 0, 2, false, false};
+    ck_assert_int_eq(pbconv_encode_to(p, PBCONV_CHUNK, collect_piece, &c, NULL),
+                     PBCONV_SINK_FAILED);
+    ck_assert_uint_eq(c.calls, 2);
+    ck_assert_uint_eq(c.bytes->len, 2 * PBCONV_CHUNK);
+    g_byte_array_free(c.bytes, true);
+    ir_program_free(p);
+}
+END_TEST
+
+/* A block of 4 GiB or more has a size the encoder does not record (uint32):
+ * refused before any byte is handed over.  The block's unknown bytes claim
+ * 5 GiB; sizing never reads them. */
+START_TEST(block_over_4_gib_is_refused)
+{
+    ir_program *p = program_of_size(100);
+    static const uint8_t few[1];
+    p->blocks[0]->unknown = (ir_bytes){few, (size_t)5 << 30};
+    pieces c = {g_byte_array_new(), PBCONV_CHUNK, 0, 0, false, false};
+    uint64_t total = 0;
+    ck_assert_int_eq(pbconv_encode_to(p, PBCONV_CHUNK, collect_piece, &c, &total),
+                     PBCONV_TOO_LARGE);
+    ck_assert_uint_eq(c.calls, 0);
+    size_t n = 0;
+    ck_assert_ptr_null(pbconv_encode(p, &n));
+    p->blocks[0]->unknown = (ir_bytes){NULL, 0};
+    g_byte_array_free(c.bytes, true);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pbenc");
     TCase *tc = tcase_create("encode");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, edge_values_encode_as_protobuf_c_packs);
+    tcase_add_test(tc, chunked_output_at_the_chunk_edges);
+    tcase_add_test(tc, empty_program_hands_over_nothing);
+    tcase_add_test(tc, refused_piece_stops_the_sink);
+    tcase_add_test(tc, block_over_4_gib_is_refused);
     tcase_add_test(tc, clean_ops_are_written_as_read);
     tcase_add_test(tc, non_canonical_ops_are_encoded_from_fields);
     tcase_add_test(tc, golden_programs_encode_as_protobuf_c_packs);

@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <glib.h>
+
+#include "io/pbconv.h"
 #include "io/pdio.h"
 #include "io/pdio_fs.h"
 #include "unit.h"
@@ -247,6 +250,44 @@ START_TEST(created_folders_removed_on_failure)
 }
 END_TEST
 
+/* A plain batch encodes a binary program when it commits, straight into
+ * the temporary through the encoder's chunk: nothing is in the folder
+ * after the add, and the file then holds pbconv_encode's bytes, here
+ * over three chunks. */
+START_TEST(plain_batch_encodes_into_the_file_at_commit)
+{
+    char dir[] = "/tmp/pdt_unit_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char a[256];
+    snprintf(a, sizeof a, "%s/a.pb", dir);
+    GString *t = g_string_new("blocks { idx: 0 parent_idx: -1 ");
+    for (int i = 0; i < 8000; i++)
+        g_string_append_printf(t, "vars { name: \"var_%06d\" type { type: LOD_TENSOR "
+                               "lod_tensor { tensor { data_type: FP32 dims: %d } } } }", i, i);
+    g_string_append(t, "}\n");
+    ir_program *p = pdio_parse("t", (const uint8_t *)t->str, t->len);
+    g_string_free(t, true);
+    ck_assert_ptr_nonnull(p);
+    size_t len = 0;
+    uint8_t *want = pbconv_encode(p, &len);
+    ck_assert_uint_gt(len, 3 * PBCONV_CHUNK);
+    pdio_batch *b = pdio_batch_new(true);
+    ck_assert_int_eq(pdio_batch_add_program(b, a, p, false), PDT_OK);
+    ck_assert_uint_eq(count_entries(dir), 0);
+    ck_assert_int_eq(pdio_batch_commit(b), PDT_OK);
+    pdio_batch_free(b);
+    gchar *got = NULL;
+    gsize got_len = 0;
+    ck_assert(g_file_get_contents(a, &got, &got_len, NULL));
+    ck_assert(got_len == len && memcmp(got, want, len) == 0);
+    g_free(got);
+    free(want);
+    unlink(a);
+    ck_assert_int_eq(rmdir(dir), 0);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pdio_files");
@@ -259,6 +300,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, folder_target_refused_before_any_write);
     tcase_add_test(tc, replacement_keeps_mode);
     tcase_add_test(tc, created_folders_removed_on_failure);
+    tcase_add_test(tc, plain_batch_encodes_into_the_file_at_commit);
     suite_add_tcase(s, tc);
     return s;
 }
