@@ -14,6 +14,7 @@
 #include "grad.h"
 #include "../ir/util.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,7 +178,8 @@ bool grad_set_ig(grad_ctx *c, ir_op *op, bool as_input, const char *dst, const c
     const ir_slot *s = grad_fwd_in(c, src);
     if (drop && s->n_args > 1) {
         snprintf(c->err, sizeof c->err,
-                 "input '%s' holds %zu vars but the gradient maker of '%s' allows at most one",
+                 "input '%s' holds %" PRIu32
+                 " vars but the gradient maker of '%s' allows at most one",
                  src, s->n_args, c->fwd->type);
         return false;
     }

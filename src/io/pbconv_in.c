@@ -89,19 +89,19 @@ static void attr_in(ir_arena *a, ir_attr *d, const PbAttr *s)
     ir_attr_compact(a, d, &full);
 }
 
-static void slots_in(ir_arena *a, ir_slot **out, size_t *n, size_t *cap,
+static void slots_in(ir_arena *a, ir_slot **out, uint32_t *n, uint32_t *cap,
                      PbSlot *const *src, size_t count)
 {
-    *n = *cap = count;
+    *n = *cap = ir_count32(count);  /* protobuf-c holds fewer than 4G */
     *out = count ? ir_arena_alloc(a, count * sizeof **out) : NULL;
     for (size_t i = 0; i < count; i++) {
         ir_slot *d = &(*out)[i];
         d->name = ir_intern(src[i]->parameter);
-        d->n_args = d->cap_args = src[i]->n_arguments;
+        d->n_args = d->cap_args = ir_count32(src[i]->n_arguments);
         d->args = d->n_args ? ir_arena_alloc(a, d->n_args * sizeof *d->args) : NULL;
         for (size_t k = 0; k < d->n_args; k++)
             d->args[k] = ir_intern(src[i]->arguments[k]);
-        d->unknown = pbconv_unknown_to_bytes(a, &src[i]->base);
+        d->unknown = ir_unknown_box(a, pbconv_unknown_to_bytes(a, &src[i]->base));
     }
 }
 
@@ -112,13 +112,13 @@ static ir_op *op_in(ir_program *p, const PbOp *s)
     op->dirty = false;
     slots_in(a, &op->inputs, &op->n_inputs, &op->cap_inputs, s->inputs, s->n_inputs);
     slots_in(a, &op->outputs, &op->n_outputs, &op->cap_outputs, s->outputs, s->n_outputs);
-    op->n_attrs = op->cap_attrs = s->n_attrs;
+    op->n_attrs = op->cap_attrs = ir_count32(s->n_attrs);
     op->attrs = s->n_attrs ? ir_arena_alloc(a, s->n_attrs * sizeof *op->attrs) : NULL;
     for (size_t i = 0; i < s->n_attrs; i++)
         attr_in(a, &op->attrs[i], s->attrs[i]);
     op->has_is_target = s->has_is_target;
     op->is_target = s->is_target;
-    op->unknown = pbconv_unknown_to_bytes(a, &s->base);
+    op->unknown = ir_unknown_box(a, pbconv_unknown_to_bytes(a, &s->base));
     return op;
 }
 

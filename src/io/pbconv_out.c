@@ -152,7 +152,7 @@ static PbSlot **slots_out(pbconv_out *out, const ir_slot *s, size_t n, bool sort
         d->parameter = (char *)(uintptr_t)s[i].name;
         d->n_arguments = s[i].n_args;
         d->arguments = (char **)(uintptr_t)s[i].args;
-        pbconv_bytes_to_unknown(out->scratch, s[i].unknown, &d->base);
+        pbconv_bytes_to_unknown(out->scratch, ir_unknown_of(s[i].unknown), &d->base);
         r[i] = d;
     }
     if (sort)
@@ -180,7 +180,7 @@ static PbOp *op_out(pbconv_out *out, const ir_op *s)
     }
     d->has_is_target = s->has_is_target;
     d->is_target = s->is_target;
-    pbconv_bytes_to_unknown(out->scratch, s->unknown, &d->base);
+    pbconv_bytes_to_unknown(out->scratch, ir_unknown_of(s->unknown), &d->base);
     return d;
 }
 

@@ -186,17 +186,17 @@ static bool slot_in(ir_arena *a, ir_slot *d, const pbd_field *s)
             param = f;
         n += f.num == 2;
     }
-    if (bad || !seen)
+    if (bad || !seen || n > UINT32_MAX)
         return false;
     d->name = pbd_name(&param);
-    d->n_args = d->cap_args = n;
+    d->n_args = d->cap_args = (uint32_t)n;
     d->args = n ? ir_arena_alloc_raw(a, n * sizeof *d->args) : NULL;
     size_t k = 0;
     m.at = s->data;
     while (k < n && pbd_next(&m, &f, &bad))
         if (f.num == 2)
             d->args[k++] = pbd_name(&f);
-    d->unknown = pbd_unknown(a, s->data, s->len, BIT(1) | BIT(2));
+    d->unknown = ir_unknown_box(a, pbd_unknown(a, s->data, s->len, BIT(1) | BIT(2)));
     return true;
 }
 
@@ -315,7 +315,8 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
     pbd_field type = {0}, f;
     uint32_t seen = 0;
     bool is_target = false, bad, ok = true;
-    if (!op_scan(data, len, count, &type, &seen, &is_target))
+    if (!op_scan(data, len, count, &type, &seen, &is_target) ||
+        count[1] > UINT32_MAX || count[2] > UINT32_MAX || count[4] > UINT32_MAX)
         return NULL;
     ir_arena *a = p->arena;
     ir_op *op = ir_op_new_bare(p, pbd_name(&type));
@@ -344,6 +345,6 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
         return NULL;
     op->has_is_target = seen & BIT(5);
     op->is_target = is_target;
-    op->unknown = pbd_unknown(a, data, len, 0x3e);
+    op->unknown = ir_unknown_box(a, pbd_unknown(a, data, len, 0x3e));
     return op;
 }

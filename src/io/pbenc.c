@@ -200,7 +200,7 @@ static void slot_body(enc *e, const void *item)
     const ir_slot *s = item;
     field_str(e, 1, s->name);
     names_field(e, 2, s->args, s->n_args);
-    put_unknown(e, s->unknown);
+    put_unknown(e, ir_unknown_of(s->unknown));
 }
 
 static void slot_msg(enc *e, unsigned field, const ir_slot *s)
@@ -243,7 +243,7 @@ static void op_msg(enc *e, const ir_op *op)
     }
     if (op->has_is_target)
         field_bool(e, 5, op->is_target);
-    put_unknown(e, op->unknown);
+    put_unknown(e, ir_unknown_of(op->unknown));
     msg_end(e, 4);
 }
 

@@ -257,8 +257,8 @@ static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
     ir_attr *at = ir_op_attr(op, name);
     if (!at) {
         ir_attr *old = op->attrs;
-        op->attrs = ir_grow(ir_op_arena(op), op->attrs, sizeof *op->attrs,
-                            op->n_attrs, &op->cap_attrs, op->n_attrs + 1);
+        op->attrs = ir_grow32(ir_op_arena(op), op->attrs, sizeof *op->attrs,
+                              op->n_attrs, &op->cap_attrs, (size_t)op->n_attrs + 1);
         if (old && op->attrs != old)
             ir_op_array_moved();
         at = &op->attrs[op->n_attrs++];
@@ -379,7 +379,7 @@ static void reserve_for(ir_op *op, const ir_attr *from, size_t n)
     if (op->attrs)
         ir_op_array_moved();
     op->attrs = attrs;
-    op->cap_attrs = need;
+    op->cap_attrs = ir_count32(need);
     ir_op_shape_note_attr_room(op);
 }
 

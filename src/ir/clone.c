@@ -11,7 +11,7 @@ static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
     *dst = *src;
     dst->cap_args = src->n_args;
     dst->args = src->n_args ? ir_arena_dup(a, src->args, src->n_args * sizeof *src->args) : NULL;
-    dst->unknown = ir_bytes_copy(a, src->unknown);
+    dst->unknown = ir_unknown_box(a, ir_bytes_copy(a, ir_unknown_of(src->unknown)));
 }
 
 static size_t at_least(size_t n, size_t room)
@@ -46,7 +46,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     op->attrs = op->cap_attrs ? ir_arena_alloc(a, op->cap_attrs * sizeof(ir_attr)) : NULL;
     for (size_t i = 0; i < src->n_attrs; i++)
         ir_attr_copy(a, &op->attrs[i], &src->attrs[i]);
-    op->unknown = ir_bytes_copy(a, src->unknown);
+    op->unknown = ir_unknown_box(a, ir_bytes_copy(a, ir_unknown_of(src->unknown)));
     return op;
 }
 

@@ -46,3 +46,27 @@ ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b)
         r.data = ir_arena_dup(a, b.data, b.len);
     return r;
 }
+
+uint32_t ir_count32(size_t n)
+{
+    if (n > UINT32_MAX) {
+        fprintf(stderr, "pdtrans: fatal: count %zu does not fit in 32 bits\n", n);
+        abort();
+    }
+    return (uint32_t)n;
+}
+
+void *ir_grow32(ir_arena *a, void *arr, size_t elem, size_t n, uint32_t *cap,
+                size_t need)
+{
+    size_t wide = *cap;
+    arr = ir_grow(a, arr, elem, n, &wide, ir_count32(need));
+    /* Doubling may pass UINT32_MAX; the room past it is never used. */
+    *cap = wide > UINT32_MAX ? UINT32_MAX : (uint32_t)wide;
+    return arr;
+}
+
+const ir_bytes *ir_unknown_box(ir_arena *a, ir_bytes b)
+{
+    return b.len ? ir_arena_dup(a, &b, sizeof b) : NULL;
+}

@@ -140,37 +140,45 @@ typedef struct ir_attr {
     struct ir_attr_full *more;  /* NULL unless the file held more (ir_internal.h) */
 } ir_attr;
 
-/* One input or output slot: parameter -> arguments. */
+/* The unknown fields an op or slot kept: `unknown` points at them, and is
+ * NULL (most ops and slots) when there are none. */
+static inline ir_bytes ir_unknown_of(const ir_bytes *unknown)
+{
+    return unknown ? *unknown : (ir_bytes){NULL, 0};
+}
+
+/* One input or output slot: parameter -> arguments (32 bytes). */
 typedef struct ir_slot {
     const char *name;           /* interned slot name, e.g. "X" */
-    size_t n_args, cap_args;
     const char **args;          /* interned var names */
-    ir_bytes unknown;
+    const ir_bytes *unknown;    /* NULL when none: read through ir_unknown_of */
+    uint32_t n_args, cap_args;
 } ir_slot;
 
 typedef struct ir_block ir_block;
 typedef struct ir_program ir_program;
 
+/* An op in 104 bytes (checked in op.c). */
 typedef struct ir_op {
     const char *type;           /* interned */
-    size_t n_inputs, cap_inputs;
     ir_slot *inputs;
-    size_t n_outputs, cap_outputs;
     ir_slot *outputs;
-    size_t n_attrs, cap_attrs;
     ir_attr *attrs;
-    bool has_is_target, is_target;
-    bool dirty;                 /* see contract above */
-    ir_bytes unknown;
-    /* The OpDesc's bytes as read (src/io), when they are exactly what the
-     * encoder writes for this op; dropped by ir_op_mark_dirty. */
-    ir_bytes wire;
+    uint32_t n_inputs, cap_inputs;
+    uint32_t n_outputs, cap_outputs;
+    uint32_t n_attrs, cap_attrs;
+    bool has_is_target : 1, is_target : 1;
+    bool dirty : 1;             /* see contract above */
     /* An op read from a file may keep its attrs as bytes (in `wire`) until
      * something asks for them: then `attrs` is NULL while n_attrs counts
      * them, and ir_op_attrs (or any ir_op_attr* call) decodes them.  Its
      * op_role attr is decoded at once (`pending_role`, NULL if none), so
      * ir_op_role does not decode the rest. */
-    bool attrs_pending;
+    bool attrs_pending : 1;
+    const ir_bytes *unknown;    /* NULL when none: read through ir_unknown_of */
+    /* The OpDesc's bytes as read (src/io), when they are exactly what the
+     * encoder writes for this op; dropped by ir_op_mark_dirty. */
+    ir_bytes wire;
     const ir_attr *pending_role;
     ir_block *block;            /* owner; NULL while detached */
 } ir_op;

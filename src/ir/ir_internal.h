@@ -11,7 +11,17 @@ bool ir_arena_extend(ir_arena *a, void *p, size_t old, size_t size);
  * grows in place when arr is the arena's newest allocation (grow.c). */
 void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
               size_t need);
+/* The same, for a count kept in 32 bits (ops' and slots' arrays);
+ * aborts past UINT32_MAX, which no program reaches (grow.c). */
+void *ir_grow32(ir_arena *a, void *arr, size_t elem, size_t n, uint32_t *cap,
+                size_t need);
+/* n as a 32-bit count; aborts past UINT32_MAX (the decoders refuse such
+ * input, and no pass makes that many slots, args or attrs). */
+uint32_t ir_count32(size_t n);
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
+/* b boxed for an op's or slot's `unknown`: NULL when empty, else a copy of
+ * the ir_bytes (not of its data) in arena a. */
+const ir_bytes *ir_unknown_box(ir_arena *a, ir_bytes b);
 /* The arena an op allocates from, attached or not (op.c). */
 ir_arena *ir_op_arena(const ir_op *op);
 /* An op with no arrays reserved: for the reader and whole-program copies,

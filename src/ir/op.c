@@ -8,6 +8,9 @@
 #include "ir_internal.h"
 #include "util.h"
 
+_Static_assert(sizeof(ir_slot) <= 32, "a slot fits in 32 bytes");
+_Static_assert(sizeof(ir_op) <= 104, "an op fits in 104 bytes");
+
 static ir_arena *op_arena(const ir_op *op, ir_program *fallback)
 {
     return op->block ? op->block->program->arena : fallback->arena;
@@ -184,13 +187,13 @@ const char *ir_op_output1(const ir_op *op, const char *slot)
 static ir_slot *get_or_add_slot(ir_op *op, bool out, const char *name)
 {
     ir_slot **slots = out ? &op->outputs : &op->inputs;
-    size_t *n = out ? &op->n_outputs : &op->n_inputs;
-    size_t *cap = out ? &op->cap_outputs : &op->cap_inputs;
+    uint32_t *n = out ? &op->n_outputs : &op->n_inputs;
+    uint32_t *cap = out ? &op->cap_outputs : &op->cap_inputs;
     ir_slot *s = find_slot(*slots, *n, name);
     if (s)
         return s;
     ir_slot *old = *slots;
-    *slots = ir_grow(ir_op_arena(op), *slots, sizeof **slots, *n, cap, *n + 1);
+    *slots = ir_grow32(ir_op_arena(op), *slots, sizeof **slots, *n, cap, (size_t)*n + 1);
     if (old && *slots != old)
         ir_op_array_moved();
     s = &(*slots)[(*n)++];
@@ -208,7 +211,7 @@ static void slot_set(ir_op *op, bool out, const char *slot,
     s->args = n ? ir_arena_alloc(a, n * sizeof *s->args) : NULL;
     for (size_t i = 0; i < n; i++)
         s->args[i] = ir_intern(args[i]);
-    s->n_args = s->cap_args = n;
+    s->n_args = s->cap_args = ir_count32(n);
     ir_op_mark_dirty(op);
 }
 
@@ -235,8 +238,8 @@ void ir_op_set_output1(ir_op *op, const char *slot, const char *arg)
 static void slot_add(ir_op *op, bool out, const char *slot, const char *arg)
 {
     ir_slot *s = get_or_add_slot(op, out, slot);
-    s->args = ir_grow(ir_op_arena(op), s->args, sizeof *s->args, s->n_args,
-                      &s->cap_args, s->n_args + 1);
+    s->args = ir_grow32(ir_op_arena(op), s->args, sizeof *s->args, s->n_args,
+                        &s->cap_args, (size_t)s->n_args + 1);
     s->args[s->n_args++] = ir_intern(arg);
     ir_op_mark_dirty(op);
 }
@@ -254,7 +257,7 @@ void ir_op_add_output_arg(ir_op *op, const char *slot, const char *arg)
 static void slot_remove(ir_op *op, bool out, const char *name)
 {
     ir_slot *slots = out ? op->outputs : op->inputs;
-    size_t *n = out ? &op->n_outputs : &op->n_inputs;
+    uint32_t *n = out ? &op->n_outputs : &op->n_inputs;
     ir_slot *s = find_slot(slots, *n, name);
     if (!s)
         return;

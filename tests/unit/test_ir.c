@@ -379,6 +379,43 @@ START_TEST(rare_var_parts_round_trip)
 }
 END_TEST
 
+/* An op's and a slot's unknown fields are boxed out of line: NULL for the
+ * ordinary ones read back, kept byte for byte (and copied by a clone) for
+ * the others. */
+START_TEST(op_and_slot_unknown_round_trip)
+{
+    ir_program *p = two_block_program();
+    ir_op *op = p->blocks[0]->ops[0];
+    ir_op_mark_dirty(op);
+    ck_assert_ptr_null(op->unknown);
+    static const uint8_t field9[] = {0x48, 0x01};    /* field 9, varint 1 */
+    op->unknown = ir_unknown_box(p->arena, (ir_bytes){field9, sizeof field9});
+    op->outputs[0].unknown = ir_unknown_box(p->arena, (ir_bytes){field9, sizeof field9});
+    ck_assert_ptr_null(ir_unknown_box(p->arena, (ir_bytes){field9, 0}));
+    ir_op *plain = ir_block_append_op(p->blocks[0], "scale");
+    ir_op_set_input1(plain, "X", "y");
+    size_t len = 0;
+    uint8_t *bytes = pdio_serialize(p, false, &len);
+    ir_program *q = pdio_parse("unknown", bytes, len);
+    ck_assert_ptr_nonnull(q);
+    const ir_op *qop = q->blocks[0]->ops[0], *qplain = q->blocks[0]->ops[1];
+    ck_assert_uint_eq(ir_unknown_of(qop->unknown).len, 2);
+    ck_assert_mem_eq(ir_unknown_of(qop->unknown).data, field9, 2);
+    ck_assert_ptr_null(qop->inputs[0].unknown);
+    ck_assert_uint_eq(ir_unknown_of(qop->outputs[0].unknown).len, 2);
+    ck_assert(!qplain->unknown && !qplain->inputs[0].unknown);
+    ck_assert_uint_eq(ir_unknown_of(qplain->unknown).len, 0);
+    expect_bytes(q, bytes, len);
+    ir_program *c = ir_program_clone(q);
+    ck_assert_ptr_ne(c->blocks[0]->ops[0]->unknown, qop->unknown);
+    expect_bytes(c, bytes, len);
+    free(bytes);
+    ir_program_free(c);
+    ir_program_free(q);
+    ir_program_free(p);
+}
+END_TEST
+
 /* An array that is the arena's newest allocation grows where it is; one
  * that is not is copied, with its elements. */
 START_TEST(grow_in_place_at_arena_top)
@@ -419,6 +456,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, clone_is_deep);
     tcase_add_test(tc, irregular_attr_round_trips);
     tcase_add_test(tc, rare_var_parts_round_trip);
+    tcase_add_test(tc, op_and_slot_unknown_round_trip);
     tcase_add_test(tc, grow_in_place_at_arena_top);
     tcase_add_test(tc, defuse_lists_positions);
     tcase_add_test(tc, xstrndup_bounds);
