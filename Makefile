@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
 BUILD ?= build
-PKGS = libprotobuf-c glib-2.0 jansson
+PKGS = libprotobuf-c glib-2.0 jansson nettle
 
 # The warnings Lua's makefile uses (issue 15), errors like the rest.
 LUA_WARNINGS = -Wmissing-prototypes -Wshadow -Wwrite-strings -Wstrict-prototypes \

@@ -16,6 +16,7 @@ have_cmd zsh || need="$need zsh"
 have_pc libprotobuf-c || need="$need libprotobuf-c-dev"
 have_pc glib-2.0 || need="$need libglib2.0-dev"
 have_pc jansson || need="$need libjansson-dev"
+have_pc nettle || need="$need nettle-dev"
 have_pc check || need="$need check"
 [ -n "$need" ] || exit 0
 echo "deps: installing:$need"
