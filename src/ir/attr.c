@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ir_internal.h"
+#include "util.h"
 
 /* Bit k: the file held the field that an attr of type k uses (the
  * AttrType numbers name the fields one to one). */
@@ -398,12 +399,21 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
         return;
     }
     /* Decoded into src, its attrs would be held twice (bytes and structs)
-     * for the rest of the run: the grad makers copy every forward op's. */
-    ir_arena *scratch = ir_arena_new();
-    ir_attr *tmp = ir_arena_alloc(scratch, src->n_attrs * sizeof *tmp);
-    attrs_decoder(src, scratch, tmp, NULL);
-    copy_all(op, tmp, src->n_attrs);
-    ir_arena_free(scratch);
+     * for the rest of the run: the grad makers copy every forward op's.
+     * Decoded straight into op's arena instead, they need no second copy. */
+    size_t n = src->n_attrs;
+    ir_attr stackbuf[16];
+    ir_attr *tmp = n <= 16 ? stackbuf : xmalloc_n(n, sizeof *tmp);
+    attrs_decoder(src, ir_op_arena(op), tmp, NULL);
+    reserve_for(op, tmp, n);
+    for (size_t i = 0; i < n; i++) {
+        ir_attr *at = fresh_attr(op, tmp[i].name, tmp[i].type);
+        const char *name = at->name;
+        *at = tmp[i];
+        at->name = name;
+    }
+    if (tmp != stackbuf)
+        free(tmp);
 }
 
 bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name)
