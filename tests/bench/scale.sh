@@ -20,8 +20,10 @@ row() {
     shift 3
     "$BUILD/bench/runstat" "$@" >/dev/null 2>"$tmp/stat" || { echo "bench-scale: $label failed"; return; }
     tail -n 1 "$tmp/stat" | awk -v l="$label" -v n="$ops" -v b="$bytes" '{
-        printf "bench-scale: %-22s %8d ops  %8.2f us/op  sys %6.2f us/op  RSS %7.1f MiB (%5.1fx input)\n",
-               l, n, $1 * 1e6 / n, $3 * 1e6 / n, $4 / 1024, $4 * 1024 / b }'
+        lim = 4 * b / 1048576 + 16
+        printf "bench-scale: %-22s %8d ops  %8.2f us/op  sys %6.2f us/op  RSS %7.1f MiB (%5.1fx input; target %.0f MiB: %s)\n",
+               l, n, $1 * 1e6 / n, $3 * 1e6 / n, $4 / 1024, $4 * 1024 / b, lim,
+               ($4 / 1024 <= lim ? "met" : "over") }'
 }
 for ops in $SIZES; do
     params=$((ops / 10))
