@@ -9,6 +9,11 @@
  * block added under an existing one is indexed in O(1)).  A lookup tests
  * each declaring block for being an ancestor and takes the deepest.
  *
+ * Block 0 is left out of the index: it is every block's ancestor, so a
+ * name no other enclosing block declares is looked up in block 0's own
+ * map.  Most programs have one block, and block 0 holds most names: the
+ * index then costs nothing.
+ *
  * The index covers a program whose blocks sit at their idx with parents
  * before them (what Paddle writes and what passes append); for any other
  * program, or a name declared in many blocks, lookups walk the chain as
@@ -76,6 +81,8 @@ static bool index_blocks(const ir_program *p, ir_scope *s);
 
 void ir_scope_declare(ir_block *b, const char *name)
 {
+    if (b->idx == 0)
+        return;
     ir_scope *s = scope_of(b->program);
     decls *d = pmap_get(&s->names, name);
     if (!d) {
@@ -102,6 +109,8 @@ void ir_scope_declare(ir_block *b, const char *name)
 
 void ir_scope_undeclare(ir_block *b, const char *name)
 {
+    if (b->idx == 0)
+        return;
     ir_scope *s = scope_of(b->program);
     decls *d = pmap_get(&s->names, name);
     for (uint32_t i = 0; d && i < d->n; i++)
@@ -163,6 +172,13 @@ static bool is_ancestor(const ir_scope *s, int32_t a, int32_t d)
     return d == a;
 }
 
+/* Block 0's own var of that name, when b is not block 0 (whose own map
+ * the caller searched). */
+static ir_var *in_root(const ir_program *p, const ir_block *b, const char *name)
+{
+    return b->idx == 0 ? NULL : pmap_get(p->blocks[0]->var_map, name);
+}
+
 ir_var *ir_scope_lookup(const ir_block *b, const char *name, bool *answered)
 {
     ir_program *p = b->program;
@@ -170,17 +186,16 @@ ir_var *ir_scope_lookup(const ir_block *b, const char *name, bool *answered)
     *answered = false;
     if (!index_blocks(p, s))
         return NULL;
+    *answered = true;
     decls *d = pmap_get(&s->names, name);
-    if (!d || d->n == 0) {
-        *answered = true;
+    /* No enclosing block but the root declares it (b's own map was
+     * searched by the caller). */
+    if (!d || d->n == 0 || d->min_depth >= s->depth[b->idx])
+        return in_root(p, b, name);
+    if (d->n > MAX_CANDIDATES) {
+        *answered = false;
         return NULL;
     }
-    if (d->min_depth >= s->depth[b->idx]) {
-        *answered = true;   /* b's own map was searched by the caller */
-        return NULL;
-    }
-    if (d->n > MAX_CANDIDATES)
-        return NULL;
     int32_t best = -1;
     for (uint32_t i = 0; i < d->n; i++) {
         int32_t c = d->blocks[i];
@@ -189,8 +204,7 @@ ir_var *ir_scope_lookup(const ir_block *b, const char *name, bool *answered)
         if (c == b->idx || is_ancestor(s, c, b->idx))
             best = c;
     }
-    *answered = true;
-    return best < 0 ? NULL : pmap_get(p->blocks[best]->var_map, name);
+    return best < 0 ? in_root(p, b, name) : pmap_get(p->blocks[best]->var_map, name);
 }
 
 int ir_scope_below(const ir_block *d, const ir_block *a)
