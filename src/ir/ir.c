@@ -234,6 +234,14 @@ size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch)
     return n;
 }
 
+void ir_var_share_dims(ir_var *dst, const ir_var *src)
+{
+    dst->dims = src->dims;
+    dst->n_dims = src->n_dims;
+    if (dst->tensor_slot == IR_TD_NONE)
+        dst->tensor_slot = dst->type == IR_SELECTED_ROWS ? IR_TD_SELECTED_ROWS : IR_TD_LOD_TENSOR;
+}
+
 void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n)
 {
     if (n > UINT32_MAX) {  /* the decoders refuse such vars */

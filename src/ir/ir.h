@@ -297,6 +297,9 @@ size_t ir_block_n_var_names(const ir_block *b);
 /* Live vars in insertion order (skips removed ones). Returns count. */
 size_t ir_block_live_vars(const ir_block *b, ir_var ***out, ir_arena *scratch);
 void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n);
+/* dst takes src's dims array itself (dims arrays are never written in
+ * place): both vars must belong to the same program. */
+void ir_var_share_dims(ir_var *dst, const ir_var *src);
 /* Product of dims; -1 if any is < 0; -2 if the product overflows int64
  * (the input gate refuses such vars, so passes never see -2). */
 int64_t ir_var_numel(const ir_var *v);

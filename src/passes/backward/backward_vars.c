@@ -42,7 +42,7 @@ static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const
         return NULL;
     }
     gv->dtype = fv->dtype;
-    ir_var_set_dims(r->prog, gv, fv->dims, fv->n_dims);
+    ir_var_share_dims(gv, fv);     /* fv is in r->prog: found from b */
     /* lod_level is what the grad op's compile-time InferShape leaves:
      * ShareLoD from the forward var, from sum's first input, or nothing. */
     const ir_var *lod_from = NULL;
