@@ -450,52 +450,106 @@ void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p)
             ir_op_copy_attr(op, &p->new_op_attrs[i]);
 }
 
+/* The getters' view of one attr.  Of an op whose attrs are still bytes,
+ * only that attr is decoded, into *out with its lists and strings in
+ * *scratch (the caller frees it): passes read one attr of every op
+ * (find_optimize's is_clip_op reads op_namescope), and decoding them all
+ * would keep every op's attrs twice, bytes and structs. */
+static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
+                               ir_arena **scratch)
+{
+    ir_attr *role;
+    *scratch = NULL;
+    if (pending_role(op, name, &role))
+        return role;
+    if (!op->attrs_pending)
+        return ir_op_attr(op, name);
+    if (!attrs_probe(op, name))
+        return NULL;
+    *scratch = ir_arena_new();
+    return attrs_decoder(op, *scratch, out, name) == 1 ? out : NULL;
+}
+
 int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt)
 {
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at)
-        return dflt;
-    switch (at->type) {
-    case IR_ATTR_INT: return at->i;
-    case IR_ATTR_LONG: return at->l;
-    case IR_ATTR_BOOLEAN: return at->b;
-    case IR_ATTR_BLOCK: return at->block_idx;
-    default: return dflt;
+    ir_attr tmp;
+    ir_arena *scratch;
+    const ir_attr *at = read_one(op, name, &tmp, &scratch);
+    int64_t v = dflt;
+    switch (at ? at->type : IR_ATTR_STRING) {
+    case IR_ATTR_INT: v = at->i; break;
+    case IR_ATTR_LONG: v = at->l; break;
+    case IR_ATTR_BOOLEAN: v = at->b; break;
+    case IR_ATTR_BLOCK: v = at->block_idx; break;
+    default: break;
     }
+    ir_arena_free(scratch);
+    return v;
 }
 
 double ir_op_get_float(const ir_op *op, const char *name, double dflt)
 {
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at)
-        return dflt;
-    switch (at->type) {
-    case IR_ATTR_FLOAT: return at->f;
-    case IR_ATTR_FLOAT64: return at->float64;
-    case IR_ATTR_INT: return at->i;
-    case IR_ATTR_LONG: return (double)at->l;
-    default: return dflt;
+    ir_attr tmp;
+    ir_arena *scratch;
+    const ir_attr *at = read_one(op, name, &tmp, &scratch);
+    double v = dflt;
+    switch (at ? at->type : IR_ATTR_STRING) {
+    case IR_ATTR_FLOAT: v = at->f; break;
+    case IR_ATTR_FLOAT64: v = at->float64; break;
+    case IR_ATTR_INT: v = at->i; break;
+    case IR_ATTR_LONG: v = (double)at->l; break;
+    default: break;
     }
+    ir_arena_free(scratch);
+    return v;
 }
 
 bool ir_op_get_bool(const ir_op *op, const char *name, bool dflt)
 {
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at)
-        return dflt;
-    if (at->type == IR_ATTR_BOOLEAN)
-        return at->b;
-    if (at->type == IR_ATTR_INT)
-        return at->i != 0;
-    return dflt;
+    ir_attr tmp;
+    ir_arena *scratch;
+    const ir_attr *at = read_one(op, name, &tmp, &scratch);
+    bool v = dflt;
+    if (at && at->type == IR_ATTR_BOOLEAN)
+        v = at->b;
+    else if (at && at->type == IR_ATTR_INT)
+        v = at->i != 0;
+    ir_arena_free(scratch);
+    return v;
 }
 
 const char *ir_op_get_string(const ir_op *op, const char *name)
 {
-    const ir_attr *at = ir_op_attr(op, name);
-    if (!at || at->type != IR_ATTR_STRING)
-        return NULL;
-    return ir_intern_n((const char *)at->s.data, at->s.len);
+    ir_attr tmp;
+    ir_arena *scratch;
+    const ir_attr *at = read_one(op, name, &tmp, &scratch);
+    const char *v = NULL;
+    if (at && at->type == IR_ATTR_STRING)
+        v = ir_intern_n((const char *)at->s.data, at->s.len);
+    ir_arena_free(scratch);
+    return v;
+}
+
+const char **ir_op_get_names(const ir_op *op, const char *name, size_t *n, ir_arena *a)
+{
+    ir_attr tmp;
+    ir_arena *scratch;
+    const ir_attr *at = read_one(op, name, &tmp, &scratch);
+    const char **out = NULL;
+    *n = 0;
+    if (at && at->type == IR_ATTR_STRINGS && at->n_strings) {
+        out = ir_arena_alloc(a, at->n_strings * sizeof *out);
+        for (size_t i = 0; i < at->n_strings; i++)
+            out[i] = ir_intern_n((const char *)at->strings[i].data, at->strings[i].len);
+        *n = at->n_strings;
+    }
+    ir_arena_free(scratch);
+    return out;
+}
+
+void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out)
+{
+    attrs_decoder(op, a, out, NULL);
 }
 
 int ir_op_role(const ir_op *op)

@@ -23,7 +23,6 @@ static size_t at_least(size_t n, size_t room)
  * a pass copies and then extends, as ir_op_new gives; op_shape.c). */
 static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
 {
-    ir_op_attrs(src);       /* the copy holds them decoded */
     ir_op *op = ir_op_new_bare(p, src->type);
     ir_arena *a = p->arena;
     bool dirty = src->dirty;
@@ -34,6 +33,10 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     /* The bytes belong to the source's program, which may die first; a
      * clean copy is encoded from its fields, to the same bytes. */
     op->wire = (ir_bytes){NULL, 0};
+    /* The copy holds the attrs decoded; a source whose attrs are still
+     * bytes keeps them so (decoding them into it would hold both forms). */
+    op->attrs_pending = false;
+    op->pending_role = NULL;
     op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
     op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_inputs; i++)
@@ -44,8 +47,11 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
         slot_copy(a, &op->outputs[i], &src->outputs[i]);
     op->cap_attrs = at_least(op->n_attrs, room.n_attrs);
     op->attrs = op->cap_attrs ? ir_arena_alloc(a, op->cap_attrs * sizeof(ir_attr)) : NULL;
-    for (size_t i = 0; i < src->n_attrs; i++)
-        ir_attr_copy(a, &op->attrs[i], &src->attrs[i]);
+    if (src->attrs_pending)
+        ir_op_decode_attrs_into(src, a, op->attrs);
+    else
+        for (size_t i = 0; i < src->n_attrs; i++)
+            ir_attr_copy(a, &op->attrs[i], &src->attrs[i]);
     op->unknown = ir_unknown_box(a, ir_bytes_copy(a, ir_unknown_of(src->unknown)));
     return op;
 }

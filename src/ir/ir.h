@@ -396,6 +396,9 @@ double ir_op_get_float(const ir_op *op, const char *name, double dflt);
 bool ir_op_get_bool(const ir_op *op, const char *name, bool dflt);
 /* NUL-terminated, interned; NULL when absent. */
 const char *ir_op_get_string(const ir_op *op, const char *name);
+/* A STRINGS attr's values as interned names, in an array from `a` (NULL
+ * and *n = 0 when absent or of another type). */
+const char **ir_op_get_names(const ir_op *op, const char *name, size_t *n, ir_arena *a);
 
 /* op_role helpers (attr "op_role", INT). */
 int ir_op_role(const ir_op *op);                 /* -1 when absent */

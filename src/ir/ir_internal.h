@@ -37,6 +37,9 @@ void ir_op_set_attrs_loader(void (*load)(ir_op *op),
                             size_t (*decode)(const ir_op *op, ir_arena *a,
                                              ir_attr *out, const char *only),
                             bool (*probe)(const ir_op *op, const char *name));
+/* An op whose attrs are still bytes: all of them decoded into `out`
+ * (n_attrs entries, lists and strings in `a`), the op left as it is. */
+void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out);
 /* Gives op the attrs of p's ir_program_set_new_op_attrs it lacks (attr.c). */
 void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p);
 

@@ -108,15 +108,7 @@ const char *tp_control_var(tp_plan *st, ir_block *b, unsigned *counter)
 
 const char **tp_get_strings(const ir_op *op, const char *name, size_t *n, ir_arena *a)
 {
-    const ir_attr *at = ir_op_attr(op, name);
-    *n = 0;
-    if (!at || at->type != IR_ATTR_STRINGS || at->n_strings == 0)
-        return NULL;
-    const char **out = ir_arena_alloc(a, at->n_strings * sizeof *out);
-    for (size_t i = 0; i < at->n_strings; i++)
-        out[i] = ir_intern_n((const char *)at->strings[i].data, at->strings[i].len);
-    *n = at->n_strings;
-    return out;
+    return ir_op_get_names(op, name, n, a);
 }
 
 int64_t tp_dtype_size(int dtype)
