@@ -299,10 +299,12 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
     if (peek.names_blocks || !n_attrs)
         return false;
     if (peek.role.data) {
-        ir_attr *role = ir_arena_alloc(a, sizeof *role);
-        if (!pbd_attr(a, role, peek.role.data, peek.role.len, false))
+        ir_attr role = {0};
+        if (!pbd_attr(a, &role, peek.role.data, peek.role.len, false))
             abort();    /* canonical: it decodes */
-        op->pending_role = role;
+        op->pending_role = ir_attr_shared(&role);
+        if (!op->pending_role)
+            op->pending_role = ir_arena_dup(a, &role, sizeof role);
     }
     op->attrs_pending = true;
     ir_op_set_attrs_loader(load_pending_attrs, decode_pending_attrs, probe_pending_attr);

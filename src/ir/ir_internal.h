@@ -37,6 +37,10 @@ void ir_op_set_attrs_loader(void (*load)(ir_op *op),
                             size_t (*decode)(const ir_op *op, ir_arena *a,
                                              ir_attr *out, const char *only),
                             bool (*probe)(const ir_op *op, const char *name));
+/* A process-wide copy of a plain INT attr (only `i` set, no `more`), the
+ * same pointer for the same name and value; NULL for any other attr or
+ * when the table (64 entries) is full.  For pending_role (attr.c). */
+const ir_attr *ir_attr_shared(const ir_attr *a);
 /* An op whose attrs are still bytes: all of them decoded into `out`
  * (n_attrs entries, lists and strings in `a`), the op left as it is. */
 void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out);
