@@ -32,8 +32,7 @@ typedef struct ichunk {
  * replaced a GHashTable (g_str_hash, strcmp): 9% of a backward run. */
 typedef struct {
     const char *s;          /* NULL: empty */
-    uint32_t hash;
-    size_t len;
+    uint32_t hash, len;     /* a name over 4 GiB cannot be read: inputs are capped at 2 GiB */
 } islot;
 
 static islot *table;
@@ -104,6 +103,10 @@ static void table_grow(void)
 /* The stored copy of s[0..n) (which holds no NUL), stored now if new. */
 static const char *lookup(const char *s, size_t n)
 {
+    if (n > UINT32_MAX) {
+        fprintf(stderr, "pdtrans: fatal: a name of %zu bytes\n", n);
+        abort();
+    }
     if ((table_n + 1) * 4 > table_cap * 3)
         table_grow();
     uint32_t h = hash_name(s, n);
@@ -113,7 +116,7 @@ static const char *lookup(const char *s, size_t n)
         if (!e->s) {
             e->s = store(s, n);
             e->hash = h;
-            e->len = n;
+            e->len = (uint32_t)n;
             table_n++;
             return e->s;
         }

@@ -201,7 +201,7 @@ typedef struct pdt_ctx {
 
     size_t n_outputs, cap_outputs;
     pdt_output *outputs;
-    /* JSON text of manifest.json, malloc'd, set by the transpile pass. */
+    /* JSON text of manifest.json (g_malloc'd: free with g_free), set by the transpile pass. */
     char *manifest_json;
 } pdt_ctx;
 

@@ -350,7 +350,7 @@ void pdt_ctx_free(pdt_ctx *ctx)
     hand_over(ctx, false);
     free(ctx->staged);
     tp_plan_free(ctx->transpile_plan);
-    free(ctx->manifest_json);
+    g_free(ctx->manifest_json);
     ir_tensors_free(ctx->param_values);
     free(ctx->memory.log);
     pdt_list_free(&ctx->memory.skip);

@@ -327,7 +327,7 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
         tp_spmt_main(m->blocks[0], nranks, &env);
         *main_out = m;
         *startup_out = s;
-        free(ctx->manifest_json);
+        g_free(ctx->manifest_json);
         ctx->manifest_json = tp_manifest_collective(ctx, &env);
         return PDT_OK;
     }
@@ -348,7 +348,7 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     free(others);
     *main_out = m;
     *startup_out = s;
-    free(ctx->manifest_json);
+    g_free(ctx->manifest_json);
     ctx->manifest_json = tp_manifest_collective(ctx, NULL);
     return PDT_OK;
 }

@@ -88,7 +88,7 @@ void tp_plan_make_manifest(tp_plan *st)
 {
     if (!st || !st->manifest_stale)
         return;
-    free(st->ctx->manifest_json);
+    g_free(st->ctx->manifest_json);
     st->ctx->manifest_json = tp_manifest(st, st->pserver_written, st->trainer_written);
     st->manifest_stale = false;
 }
