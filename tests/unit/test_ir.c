@@ -152,6 +152,36 @@ START_TEST(var_lookup_and_scope)
 }
 END_TEST
 
+/* Block 0 is not in the scope index: a name no closer enclosing block
+ * declares comes from block 0's own map, whatever the depth. */
+START_TEST(scope_answers_from_block_0)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+    ir_block *b2 = ir_program_add_block(p, 1), *b3 = ir_program_add_block(p, 0);
+    ir_var *x0 = ir_block_var(b0, "x"), *x1 = ir_block_var(b1, "x");
+    ir_var *only0 = ir_block_var(b0, "only0"), *in3 = ir_block_var(b3, "in3");
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b2, "x"), x1);
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b3, "x"), x0);
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b0, "x"), x0);
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b2, "only0"), only0);
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b3, "in3"), in3);
+    ck_assert_ptr_null(ir_block_find_var_recursive(b2, "in3"));
+    ck_assert_ptr_null(ir_block_find_var_recursive(b0, "in3"));
+    ir_block_remove_var(b1, "x");
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b2, "x"), x0);
+    ir_block_remove_var(b0, "only0");
+    ck_assert_ptr_null(ir_block_find_var_recursive(b2, "only0"));
+    /* a name declared in many blocks: still the nearest */
+    for (int i = 0; i < 20; i++)
+        ir_block_var(ir_program_add_block(p, 0), "many");
+    ir_var *m2 = ir_block_var(b2, "many"), *m0 = ir_block_var(b0, "many");
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b2, "many"), m2);
+    ck_assert_ptr_eq(ir_block_find_var_recursive(b3, "many"), m0);
+    ir_program_free(p);
+}
+END_TEST
+
 START_TEST(parent_cycle_terminates)
 {
     ir_program *p = ir_program_new();
@@ -448,6 +478,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, intern_fast_path_is_exact);
     tcase_add_test(tc, pmap_matches_model);
     tcase_add_test(tc, var_lookup_and_scope);
+    tcase_add_test(tc, scope_answers_from_block_0);
     tcase_add_test(tc, parent_cycle_terminates);
     tcase_add_test(tc, attrs_replace_in_place);
     tcase_add_test(tc, slots_absent_vs_empty);

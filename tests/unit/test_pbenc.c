@@ -261,10 +261,13 @@ START_TEST(clean_ops_are_written_as_read)
     ck_assert(!ir_op_may_name_blocks(b->ops[1]));
     ck_assert(b->ops[1]->attrs_pending);
     ck_assert(b->ops[2]->attrs_pending && b->ops[0]->attrs_pending);
+    /* A getter decodes only the attr it reads. */
+    ck_assert_int_eq(ir_op_get_int(b->ops[1], "a", 0), 5);
+    ck_assert(b->ops[1]->attrs_pending);
     /* The reference (pbconv_from_ir) decodes every op's attrs. */
     assert_same_bytes(p, "clean", "as read");
-    /* Reading one decodes them all; the op stays clean and as read. */
-    ck_assert_int_eq(ir_op_get_int(b->ops[1], "a", 0), 5);
+    /* ir_op_attr decodes them all; the op stays clean and as read. */
+    ck_assert_ptr_nonnull(ir_op_attr(b->ops[1], "a"));
     ck_assert(!b->ops[1]->attrs_pending && b->ops[1]->attrs[2].i == 1);
     ck_assert(!b->ops[1]->dirty && b->ops[1]->wire.data);
     ck_assert_int_eq(ir_op_role(b->ops[1]), 1);
@@ -306,6 +309,62 @@ START_TEST(clean_ops_are_written_as_read)
     free(e1);
     free(e2);
     ir_program_free(copy);
+    ir_program_free(p);
+    free(bin);
+}
+END_TEST
+
+/* Reading or copying the attrs of an op that keeps them as bytes leaves
+ * them so: the getters decode the one attr asked for, and copies (all,
+ * one by name, a clone) decode into the destination. */
+START_TEST(copies_leave_the_source_as_bytes)
+{
+    ir_program *t = pdio_parse("clean.pbtxt", (const uint8_t *)clean_program,
+                               strlen(clean_program));
+    size_t len = 0, n = 0;
+    uint8_t *bin = pdio_serialize(t, false, &len);
+    ir_program_free(t);
+    ir_program *p = pbconv_decode(bin, len), *p2 = pbconv_decode(bin, len);
+    ir_op *c = p->blocks[0]->ops[0], *r = p->blocks[0]->ops[1];
+    ck_assert(c->attrs_pending && r->attrs_pending);
+
+    ck_assert_int_eq(ir_op_get_int(c, "z", 0), -1);
+    ck_assert_int_eq(ir_op_get_int(c, "absent", 42), 42);
+    ck_assert_ptr_null(ir_op_get_string(c, "a"));    /* STRINGS, not STRING */
+    const char **names = ir_op_get_names(c, "a", &n, p->arena);
+    ck_assert(n == 1 && strcmp(names[0], "s") == 0);
+    ck_assert(c->attrs_pending);
+
+    ir_op *g = ir_op_new(p, "g");
+    ir_op_copy_attrs(g, c);
+    ck_assert(c->attrs_pending);
+    ck_assert_uint_eq(g->n_attrs, 2);
+    ck_assert_uint_gt(g->cap_attrs, g->n_attrs);    /* room for op_role_var */
+    ck_assert_int_eq(ir_op_get_int(g, "z", 0), -1);
+    const ir_attr *ga = ir_op_attr(g, "a");
+    ck_assert(ga && ga->type == IR_ATTR_STRINGS && ga->n_strings == 1);
+    ck_assert(ga->strings[0].len == 1 && ga->strings[0].data[0] == 's');
+
+    ir_op *h = ir_op_new(p, "h");
+    ck_assert(ir_op_copy_attr_from(h, r, "a"));
+    ck_assert(!ir_op_copy_attr_from(h, r, "absent"));
+    ck_assert(ir_op_copy_attr_from(h, r, "op_role"));
+    ck_assert(r->attrs_pending);
+    ck_assert_uint_eq(h->n_attrs, 2);
+    ck_assert_int_eq(ir_op_get_int(h, "a", 0), 5);
+    ck_assert_int_eq(ir_op_role(h), 1);
+
+    ir_op *k = ir_op_clone(p, r);
+    ck_assert(r->attrs_pending && !k->attrs_pending && k->n_attrs == 3);
+    ck_assert_int_eq(ir_op_get_int(k, "a", 0), 5);
+    ck_assert_int_eq(ir_op_role(k), 1);
+
+    /* op_role is one shared attr per value, across programs */
+    ck_assert_ptr_eq(r->pending_role, p2->blocks[0]->ops[1]->pending_role);
+    ck_assert_int_eq(ir_op_role(p2->blocks[0]->ops[1]), 1);
+
+    assert_encodes_to(p, bin, len, true);       /* the sources are as read */
+    ir_program_free(p2);
     ir_program_free(p);
     free(bin);
 }
@@ -453,6 +512,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, refused_piece_stops_the_sink);
     tcase_add_test(tc, block_over_4_gib_is_refused);
     tcase_add_test(tc, clean_ops_are_written_as_read);
+    tcase_add_test(tc, copies_leave_the_source_as_bytes);
     tcase_add_test(tc, non_canonical_ops_are_encoded_from_fields);
     tcase_add_test(tc, golden_programs_encode_as_protobuf_c_packs);
     tcase_add_test(tc, fuzz_reproducers_encode_as_protobuf_c_packs);
