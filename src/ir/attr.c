@@ -121,7 +121,7 @@ static ir_bytes *strings_copy(ir_arena *a, const ir_bytes *s, size_t n)
 }
 
 #define DUP(dst, src, f, n) \
-    (dst)->f = (src)->n ? ir_arena_dup(a, (src)->f, (src)->n * sizeof *(src)->f) : NULL
+    (dst)->f = (src)->n ? ir_arena_memdup(a, (src)->f, (src)->n * sizeof *(src)->f) : NULL
 
 static ir_attr_full *full_copy(ir_arena *a, const ir_attr_full *src)
 {
@@ -356,7 +356,7 @@ void ir_op_set_block(ir_op *op, const char *name, int32_t block_idx)
     {                                                                        \
         ir_attr *at = fresh_attr(op, name, kind);                            \
         at->count = n;                                                       \
-        at->field = n ? ir_arena_dup(ir_op_arena(op), v, n * sizeof *v) : NULL; \
+        at->field = n ? ir_arena_memdup(ir_op_arena(op), v, n * sizeof *v) : NULL; \
     }
 LIST_SETTER(ir_op_set_ints, int32_t, IR_ATTR_INTS, ints, n_ints)
 LIST_SETTER(ir_op_set_longs, int64_t, IR_ATTR_LONGS, longs, n_longs)

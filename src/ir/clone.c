@@ -10,7 +10,7 @@ static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
 {
     *dst = *src;
     dst->cap_args = src->n_args;
-    dst->args = src->n_args ? ir_arena_dup(a, src->args, src->n_args * sizeof *src->args) : NULL;
+    dst->args = src->n_args ? ir_arena_memdup(a, src->args, src->n_args * sizeof *src->args) : NULL;
     dst->unknown = ir_unknown_box(a, ir_bytes_copy(a, ir_unknown_of(src->unknown)));
 }
 

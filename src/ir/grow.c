@@ -39,6 +39,14 @@ void *ir_grow(ir_arena *a, void *arr, size_t elem, size_t n, size_t *cap,
     return fresh;
 }
 
+void *ir_arena_memdup(ir_arena *a, const void *p, size_t size)
+{
+    void *q = ir_arena_alloc_raw(a, size);
+    if (size)
+        memcpy(q, p, size);
+    return q;
+}
+
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b)
 {
     ir_bytes r = {NULL, b.len};

@@ -195,7 +195,7 @@ void ir_var_copy_desc(ir_arena *a, ir_var *dst, const ir_var *src)
     dst->order = order;
     dst->from_input = from_input;
     dst->removed = false;
-    dst->dims = src->n_dims ? ir_arena_dup(a, src->dims, src->n_dims * sizeof(int64_t)) : NULL;
+    dst->dims = src->n_dims ? ir_arena_memdup(a, src->dims, src->n_dims * sizeof(int64_t)) : NULL;
     dst->rare = src->rare ? rare_copy(a, src->rare) : NULL;
 }
 
@@ -248,7 +248,7 @@ void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n)
         fprintf(stderr, "pdtrans: fatal: var '%s' given %zu dims\n", v->name, n);
         abort();
     }
-    v->dims = n ? ir_arena_dup(p->arena, dims, n * sizeof *dims) : NULL;
+    v->dims = n ? ir_arena_memdup(p->arena, dims, n * sizeof *dims) : NULL;
     v->n_dims = (uint32_t)n;
     if (v->tensor_slot == IR_TD_NONE)
         v->tensor_slot = v->type == IR_SELECTED_ROWS ? IR_TD_SELECTED_ROWS
