@@ -2,8 +2,10 @@
 # Allocation failure (issue 10 point 6): PDTRANS_FAIL_ALLOC=N makes the N-th
 # allocation of a run fail (src/ir/alloc.h).  For a transpile (2 pservers,
 # manifest), a backward run, a gradient check on the reference executor
-# (`verify grad`: src/exec) and a `verify transpile` (minimize, transpile
-# per trainer, cluster and reference runs), every failing N must give exit
+# (`verify grad`: src/exec), a `verify transpile` (minimize, transpile
+# per trainer, cluster and reference runs) and a convert to standard output
+# (whose last allocation, the encoder's buffer, must be named as the
+# writing of '-'), every failing N must give exit
 # status 1, one message "pdtrans: error: out of memory while ..." and
 # nothing else on stderr (so no sanitizer report or leak under
 # SANITIZE=1), and no file left in the working folder: no output, no
@@ -102,5 +104,17 @@ sweep backward_fc_net '"$PDTRANS" backward --loss=loss in/fc_net.pbtxt -o out.pb
 sweep verify_grad '"$PDTRANS" verify grad --loss=loss --samples=4 -s in/fc_startup.pbtxt "$scratch/bw.pbtxt"'
 edge=15 spread=30 sweep verify_grad 'exec "$PDTRANS" verify transpile --pservers=127.0.0.1:6174,127.0.0.1:6175 --trainers=2 \
     --loss=loss --optimizer=sgd:learning_rate=0.1 in/fc_net.pbtxt in/fc_startup.pbtxt' verify_transpile
+# Standard output is written at the commit, the program encoded straight into
+# it: the run's last allocation is the encoder's buffer, and running out of
+# memory there names the writing.
+to_stdout='"$PDTRANS" convert in/fc_net.pbtxt -'
+sweep backward_fc_net "$to_stdout" convert_to_stdout
+run "$count" backward_fc_net "$to_stdout" >/dev/null
+if grep -q "^pdtrans: error: out of memory while writing '-'\$" "$scratch/stderr"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1))
+    echo "alloc_fail: convert_to_stdout: allocation $count: not named as writing: $(cat "$scratch/stderr")"
+fi
 echo "alloc_fail: $pass passed, $fail failed"
 [ $fail = 0 ]

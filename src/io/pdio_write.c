@@ -360,6 +360,7 @@ int pdio_write_stdout(const void *data, size_t len)
 
 static bool write_stream(pdio_batch *b, pending *f)
 {
+    pdt_alloc_doing("writing '%s'", f->path);
     if (f->kind == TO_STDOUT) {
         const char *why = fflush(stdout) != 0 ? strerror(errno) : NULL;
         if (!why)
