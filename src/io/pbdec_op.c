@@ -255,18 +255,6 @@ static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
     return k;
 }
 
-/* The attrs of an op that kept them as bytes (ir_op_attrs asks). */
-static void load_pending_attrs(ir_op *op)
-{
-    ir_arena *a = ir_op_arena(op);
-    ir_attr *attrs = ir_arena_alloc(a, op->n_attrs * sizeof *attrs);
-    decode_pending_attrs(op, a, attrs, NULL);
-    op->attrs = attrs;
-    op->cap_attrs = op->n_attrs;
-    op->attrs_pending = false;
-    op->pending_role = NULL;
-}
-
 static bool probe_pending_attr(const ir_op *op, const char *name)
 {
     size_t n = strlen(name);
@@ -307,7 +295,7 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
             op->pending_role = ir_arena_dup(a, &role, sizeof role);
     }
     op->attrs_pending = true;
-    ir_op_set_attrs_loader(load_pending_attrs, decode_pending_attrs, probe_pending_attr);
+    ir_op_set_attrs_loader(decode_pending_attrs, probe_pending_attr);
     return true;
 }
 

@@ -168,17 +168,14 @@ void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
 
 /* ---- the op attribute API ---- */
 
-static void (*attrs_loader)(ir_op *op);
 static size_t (*attrs_decoder)(const ir_op *op, ir_arena *a, ir_attr *out,
                                const char *only);
 static bool (*attrs_probe)(const ir_op *op, const char *name);
 
-void ir_op_set_attrs_loader(void (*load)(ir_op *op),
-                            size_t (*decode)(const ir_op *op, ir_arena *a,
-                                             ir_attr *out, const char *only),
+void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a, ir_attr *out,
+                                             const char *only),
                             bool (*probe)(const ir_op *op, const char *name))
 {
-    attrs_loader = load;
     attrs_decoder = decode;
     attrs_probe = probe;
 }
@@ -186,8 +183,16 @@ void ir_op_set_attrs_loader(void (*load)(ir_op *op),
 /* Decoding pending attrs changes no value, so it is allowed on a const op. */
 static void load_attrs(const ir_op *op)
 {
-    if (op->attrs_pending)
-        attrs_loader((ir_op *)(uintptr_t)op);
+    if (!op->attrs_pending)
+        return;
+    ir_op *w = (ir_op *)(uintptr_t)op;
+    ir_arena *a = ir_op_arena(w);
+    ir_attr *attrs = ir_arena_alloc(a, w->n_attrs * sizeof *attrs);
+    attrs_decoder(w, a, attrs, NULL);
+    w->attrs = attrs;
+    w->cap_attrs = w->n_attrs;
+    w->attrs_pending = false;
+    w->pending_role = NULL;
 }
 
 ir_attr *ir_op_attrs(const ir_op *op)
@@ -266,6 +271,26 @@ ir_attr *ir_op_attr(const ir_op *op, const char *name)
 bool ir_op_has_attr(const ir_op *op, const char *name)
 {
     return ir_op_attr(op, name) != NULL;
+}
+
+/* The getters' view of one attr.  Of an op whose attrs are still bytes,
+ * only that attr is decoded, into *out with its lists and strings in
+ * *scratch (the caller frees it): passes read one attr of every op
+ * (find_optimize's is_clip_op reads op_namescope), and decoding them all
+ * would keep every op's attrs twice, bytes and structs. */
+static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
+                               ir_arena **scratch)
+{
+    ir_attr *role;
+    *scratch = NULL;
+    if (pending_role(op, name, &role))
+        return role;
+    if (!op->attrs_pending)
+        return ir_op_attr(op, name);
+    if (!attrs_probe(op, name))
+        return NULL;
+    *scratch = ir_arena_new();
+    return attrs_decoder(op, *scratch, out, name) == 1 ? out : NULL;
 }
 
 void ir_op_remove_attr(ir_op *op, const char *name)
@@ -447,19 +472,13 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 
 bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name)
 {
-    if (!src->attrs_pending || !attrs_probe(src, name)) {
-        const ir_attr *at = ir_op_attr(src, name);
-        if (at)
-            ir_op_copy_attr(op, at);
-        return at != NULL;
-    }
-    ir_arena *scratch = ir_arena_new();
     ir_attr tmp;
-    bool found = attrs_decoder(src, scratch, &tmp, name) == 1;
-    if (found)
-        ir_op_copy_attr(op, &tmp);
+    ir_arena *scratch;
+    const ir_attr *at = read_one(src, name, &tmp, &scratch);
+    if (at)
+        ir_op_copy_attr(op, at);
     ir_arena_free(scratch);
-    return found;
+    return at != NULL;
 }
 
 void ir_program_set_new_op_attrs(ir_program *p, const ir_attr *attrs, size_t n)
@@ -477,26 +496,6 @@ void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p)
     for (size_t i = 0; i < p->n_new_op_attrs; i++)
         if (!ir_op_attr(op, p->new_op_attrs[i].name))
             ir_op_copy_attr(op, &p->new_op_attrs[i]);
-}
-
-/* The getters' view of one attr.  Of an op whose attrs are still bytes,
- * only that attr is decoded, into *out with its lists and strings in
- * *scratch (the caller frees it): passes read one attr of every op
- * (find_optimize's is_clip_op reads op_namescope), and decoding them all
- * would keep every op's attrs twice, bytes and structs. */
-static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
-                               ir_arena **scratch)
-{
-    ir_attr *role;
-    *scratch = NULL;
-    if (pending_role(op, name, &role))
-        return role;
-    if (!op->attrs_pending)
-        return ir_op_attr(op, name);
-    if (!attrs_probe(op, name))
-        return NULL;
-    *scratch = ir_arena_new();
-    return attrs_decoder(op, *scratch, out, name) == 1 ? out : NULL;
 }
 
 int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt)

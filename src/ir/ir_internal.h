@@ -27,14 +27,13 @@ ir_arena *ir_op_arena(const ir_op *op);
 /* An op with no arrays reserved: for the reader and whole-program copies,
  * which size every array themselves (ir_op_new reserves; op.c). */
 ir_op *ir_op_new_bare(ir_program *p, const char *type);
-/* The I/O layer's decoder of an op's pending attrs (attrs_pending): `load`
- * sets op->attrs and clears attrs_pending; `decode` writes them into `out`
- * (all n_attrs, or with `only` the first of that name; lists and strings
- * in `a`), leaves the op as it is and returns how many it wrote;
- * `probe` tells, without decoding, whether the op has an attr of that name
- * (attr.c calls them; pbdec_op.c sets them). */
-void ir_op_set_attrs_loader(void (*load)(ir_op *op),
-                            size_t (*decode)(const ir_op *op, ir_arena *a,
+/* The I/O layer's decoder of an op's pending attrs (attrs_pending):
+ * `decode` writes them into `out` (all n_attrs, or with `only` the first of
+ * that name; lists and strings in `a`), leaves the op as it is and returns
+ * how many it wrote; `probe` tells, without decoding, whether the op has an
+ * attr of that name.  attr.c calls them (and sets op->attrs when an op's
+ * attrs are asked for); pbdec_op.c sets them. */
+void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a,
                                              ir_attr *out, const char *only),
                             bool (*probe)(const ir_op *op, const char *name));
 /* A process-wide copy of a plain INT attr (only `i` set, no `more`), the

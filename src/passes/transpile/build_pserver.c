@@ -395,7 +395,7 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
         size_t pi = GPOINTER_TO_SIZE(pk) - 1;
         const tp_pair *pair = &st->pairs[pi];
         size_t n_rv = 0;
-        const char **rv = tp_get_strings(op, "op_role_var", &n_rv, st->arena);
+        const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, st->arena);
         for (size_t k = 0; k < pair->param.n_slices; k++) {
             if (pair->ep[k] != (int)ps->ep)
                 continue;
@@ -413,7 +413,7 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
             for (guint j = 0; same && j < same->len && !merged; j++) {
                 size_t n2 = 0;
                 const ir_op *o = st->b0->ops[g_array_index(same, size_t, j)];
-                const char **rv2 = tp_get_strings(o, "op_role_var", &n2, st->arena);
+                const char **rv2 = ir_op_get_names(o, "op_role_var", &n2, st->arena);
                 if (n2 >= 2)
                     merged = append_merge(ps, blk, rv2[1]);
             }

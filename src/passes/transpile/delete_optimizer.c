@@ -46,7 +46,7 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
     pmap role_vars = PMAP_INIT;
     for (size_t i = 0; i < st->n_opt; i++) {
         size_t n = 0;
-        const char **rv = tp_get_strings(opt_ops[i], "op_role_var", &n, st->arena);
+        const char **rv = ir_op_get_names(opt_ops[i], "op_role_var", &n, st->arena);
         for (size_t k = 0; k < n; k++)
             pmap_add(&role_vars, rv[k]);
     }

@@ -199,7 +199,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         if (rc)
             break;
         size_t n_rv = 0;
-        const char **rv = tp_get_strings(op, "op_role_var", &n_rv, st->arena);
+        const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, st->arena);
         if (n_rv == 0)
             continue;
         GArray *list = pmap_get(&st->opt_by_param, rv[0]);

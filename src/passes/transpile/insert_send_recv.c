@@ -92,7 +92,7 @@ static void rename_many(ir_program *p, const pmap *map, const GPtrArray *from_or
             if (!touched)
                 continue;
             size_t n_rv = 0;
-            const char **rv = tp_get_strings(op, "op_role_var", &n_rv, a);
+            const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, a);
             bool hit = false;
             for (size_t i = 0; i < n_rv; i++) {
                 const char *r = pmap_get(map, rv[i]);

@@ -242,9 +242,6 @@ void tp_framework_attrs(const pmap *input_ops, ir_program *p);
 void tp_rename_role_var(const tp_plan *st, ir_op *op);
 /* Block._clone_variable(var, force_persistable=True). */
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name);
-/* The STRINGS attr `name` as interned names; n receives the count. */
-const char **tp_get_strings(const ir_op *op, const char *name, size_t *n,
-                            ir_arena *a);
 int64_t tp_dtype_size(int dtype);
 ir_program *tp_new_program(const ir_program *like);
 /* Ops later made in or copied into p start with the framework attrs. */

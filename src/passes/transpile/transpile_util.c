@@ -51,7 +51,7 @@ void tp_copied_op(ir_op *op)
 void tp_rename_role_var(const tp_plan *st, ir_op *op)
 {
     size_t n = 0;
-    const char **rv = tp_get_strings(op, "op_role_var", &n, st->arena);
+    const char **rv = ir_op_get_names(op, "op_role_var", &n, st->arena);
     bool hit = false;
     for (size_t i = 0; i < n; i++) {
         void *k = pmap_get(&st->pair_of_grad, rv[i]);
@@ -104,11 +104,6 @@ const char *tp_control_var(tp_plan *st, ir_block *b, unsigned *counter)
     v->tensor_slot = IR_TD_NONE;
     v->has_persistable = false;
     return name;
-}
-
-const char **tp_get_strings(const ir_op *op, const char *name, size_t *n, ir_arena *a)
-{
-    return ir_op_get_names(op, name, n, a);
 }
 
 int64_t tp_dtype_size(int dtype)
