@@ -80,6 +80,8 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place);
 typedef struct {
     bool names_blocks;
     ir_bytes role;
+    bool attrs_sorted;          /* attr names strictly increase */
+    ir_bytes last_name;
 } pbd_op_peek;
 bool pbd_op_canonical(const uint8_t *data, size_t len, pbd_op_peek *peek);
 /* pbdec_op.c: one OpDesc.Attr or VarDesc.Attr into d. */

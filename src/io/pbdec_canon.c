@@ -118,6 +118,20 @@ static bool attr_field_canonical(const pbd_field *f)
     }
 }
 
+/* Keeps peek->attrs_sorted true while each attr's name sorts after the
+ * one before it (strcmp's order: no name holds a NUL here). */
+static void name_follows(pbd_op_peek *peek, const pbd_field *name)
+{
+    const ir_bytes last = peek->last_name;
+    if (last.data) {
+        size_t n = last.len < name->len ? last.len : name->len;
+        int c = memcmp(last.data, name->data, n);
+        if (c > 0 || (c == 0 && last.len >= name->len))
+            peek->attrs_sorted = false;
+    }
+    peek->last_name = (ir_bytes){name->data, name->len};
+}
+
 static bool attr_canonical(const pbd_field *a, pbd_op_peek *peek)
 {
     pbd_msg m = {a->data, a->data + a->len};
@@ -135,8 +149,10 @@ static bool attr_canonical(const pbd_field *a, pbd_op_peek *peek)
         if (!attr_field_canonical(&f))
             return false;
         seen |= BIT(f.num);
-        if (f.num == 1)
+        if (f.num == 1) {
             is_role = f.len == 7 && memcmp(f.data, "op_role", 7) == 0;
+            name_follows(peek, &f);
+        }
         else if (f.num == 2)
             type = f.v;
     }
@@ -158,7 +174,7 @@ bool pbd_op_canonical(const uint8_t *data, size_t len, pbd_op_peek *peek)
     pbd_field f;
     bool bad = false, ok = true;
     order o = {0, false};
-    *peek = (pbd_op_peek){false, {NULL, 0}};
+    *peek = (pbd_op_peek){false, {NULL, 0}, true, {NULL, 0}};
     while (ok && pbd_next(&m, &f, &bad)) {
         bool known = f.num >= 1 && f.num <= 5;
         ok = in_order(&o, f.num, known, f.num == 1 || f.num == 2 || f.num == 4);

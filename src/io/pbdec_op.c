@@ -226,8 +226,9 @@ static bool op_scan(const uint8_t *data, size_t len, size_t count[6], pbd_field 
 
 /* Decodes an op's kept attrs into `out`, their lists and strings in `a`
  * (the op's own arena when the op decodes them for itself, a scratch one
- * when they are only copied to another op): all n_attrs of them, or with
- * `only` the first of that name.  Returns how many were decoded. */
+ * when they are only copied to another op): all of them (n_attrs bounds
+ * them; a borrower's overlay may add more), or with `only` the first of
+ * that name.  Returns how many were decoded. */
 static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
                                    const char *only)
 {
@@ -250,8 +251,6 @@ static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
         if (only)
             return 1;
     }
-    if (!only && k != n)
-        abort();
     return k;
 }
 
@@ -295,6 +294,7 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
             op->pending_role = ir_arena_dup(a, &role, sizeof role);
     }
     op->attrs_pending = true;
+    op->attrs_sorted = peek.attrs_sorted;
     ir_op_set_attrs_loader(decode_pending_attrs, probe_pending_attr);
     return true;
 }

@@ -217,7 +217,59 @@ static void slots(enc *e, unsigned field, const ir_slot *s, size_t n, bool sort)
     }
     size_t start = sorted(e, s, sizeof *s, n, cmp_slot);
     for (size_t i = 0; i < n; i++)
-        slot_msg(e, field, e->order[start + i]);
+        slot_msg(e, field, sorted_item(e, start, s, sizeof *s, i));
+}
+
+static bool overlay_has(const ir_attr *over, size_t n, const pbd_field *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(over[i].name) == name->len && memcmp(over[i].name, name->data, name->len) == 0)
+            return true;
+    return false;
+}
+
+/* strcmp's order of an interned name and a name in the bytes (which holds
+ * no NUL: pbdec_canon.c). */
+static int cmp_name_bytes(const char *a, const pbd_field *b)
+{
+    size_t n = strlen(a);
+    int c = memcmp(a, b->data, n < b->len ? n : b->len);
+    return c ? c : (n > b->len) - (n < b->len);
+}
+
+/* The attrs of a dirty op that borrows another's kept attrs (attr.c),
+ * sorted by name like any dirty op's: the kept ones the overlay does not
+ * replace as the bytes they are (canonical: what attr_msg writes for them,
+ * pbdec_canon.c), the overlay's from the IR.  The kept names are sorted
+ * and distinct (a borrowed op's attrs_sorted), so merging in the sorted
+ * overlay gives the order qsort would, and both walks redo it: nothing is
+ * decoded, and nothing recorded in e->order. */
+static void borrowed_attrs(enc *e, const ir_op *op)
+{
+    size_t n_over, next = 0;
+    const ir_attr *over = ir_op_overlay(op, &n_over);
+    const ir_attr *stackbuf[8];
+    const ir_attr **by_name = n_over <= 8 ? stackbuf : xmalloc_n(n_over, sizeof *by_name);
+    for (size_t i = 0; i < n_over; i++)
+        by_name[i] = &over[i];
+    qsort(by_name, n_over, sizeof *by_name, cmp_attr);
+    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
+    pbd_field f, name;
+    bool bad;
+    while (pbd_next(&m, &f, &bad)) {
+        pbd_msg am = {f.data, f.data + f.len};
+        /* canonical: an attr's first field is its name */
+        if (f.num != 4 || !pbd_next(&am, &name, &bad))
+            continue;
+        while (next < n_over && cmp_name_bytes(by_name[next]->name, &name) < 0)
+            attr_msg(e, by_name[next++]);
+        if (!overlay_has(over, n_over, &name))
+            field_bytes(e, 4, f.data, f.len);
+    }
+    while (next < n_over)
+        attr_msg(e, by_name[next++]);
+    if (by_name != stackbuf)
+        free(by_name);
 }
 
 static void op_msg(enc *e, const ir_op *op)
@@ -228,15 +280,17 @@ static void op_msg(enc *e, const ir_op *op)
         field_bytes(e, 4, op->wire.data, op->wire.len);
         return;
     }
-    const ir_attr *attrs = ir_op_attrs(op);
     msg_begin(e, 4);
     slots(e, 1, op->inputs, op->n_inputs, op->dirty);
     slots(e, 2, op->outputs, op->n_outputs, op->dirty);
     field_str(e, 3, op->type);
-    if (op->dirty && op->n_attrs > 1) {
+    const ir_attr *attrs = op->attrs_pending ? NULL : ir_op_attrs(op);
+    if (op->attrs_pending) {
+        borrowed_attrs(e, op);  /* dirty and pending: a borrower */
+    } else if (op->dirty && op->n_attrs > 1) {
         size_t start = sorted(e, attrs, sizeof *attrs, op->n_attrs, cmp_attr);
         for (size_t i = 0; i < op->n_attrs; i++)
-            attr_msg(e, e->order[start + i]);
+            attr_msg(e, sorted_item(e, start, attrs, sizeof *attrs, i));
     } else {
         for (size_t i = 0; i < op->n_attrs; i++)
             attr_msg(e, &attrs[i]);

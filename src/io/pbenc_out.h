@@ -244,24 +244,44 @@ static inline void order_push(enc *e, const void *item)
     e->order[e->n_order++] = item;
 }
 
+enum { ORDER_IN_PLACE = -1 };   /* as a size_t: SIZE_MAX */
+
 /* Sizing: appends pointers to items[0..n) sorted by cmp and returns where
  * they start; writing: returns where the same sequence starts.  Read them
- * back as e->order[start + i] (the array may move while they are encoded).
+ * back with sorted_item (the array may move while they are encoded).
  * qsort sees the same pointers in the same order with the same comparison
- * as it did on the protobuf-c messages, so ties come out as they did there. */
+ * as it did on the protobuf-c messages, so ties come out as they did there.
+ * Items already in strictly increasing order (most slot lists) are left
+ * where they are and nothing is recorded: both walks see that alike. */
 static inline size_t sorted(enc *e, const void *items, size_t elem, size_t n,
                      int (*cmp)(const void *, const void *))
 {
+    size_t i = 1;
+    for (; i < n; i++) {
+        const void *a = (const char *)items + (i - 1) * elem, *b = (const char *)items + i * elem;
+        if (cmp(&a, &b) >= 0)
+            break;
+    }
+    if (i >= n)
+        return (size_t)ORDER_IN_PLACE;
     if (e->writing) {
         size_t start = e->next_order;
         e->next_order += n;
         return start;
     }
     size_t start = e->n_order;
-    for (size_t i = 0; i < n; i++)
+    for (i = 0; i < n; i++)
         order_push(e, (const char *)items + i * elem);
     qsort(e->order + start, n, sizeof *e->order, cmp);
     return start;
+}
+
+/* The i-th item in sorted order of a sequence `sorted` placed at start. */
+static inline const void *sorted_item(const enc *e, size_t start, const void *items,
+                                      size_t elem, size_t i)
+{
+    return start == (size_t)ORDER_IN_PLACE ? (const char *)items + i * elem
+                                           : e->order[start + i];
 }
 
 #endif

@@ -1,170 +1,12 @@
-/* attr.c - the compact attribute value, its full wire-shaped form, and the
- * op attribute API (setters replace in place, getters read by type). */
+/* attr.c - the op attribute API: setters replace in place, getters read
+ * by type, attrs kept as bytes are decoded when asked for, and borrowed
+ * (values and their copies are attr_value.c). */
 #include "ir.h"
 
 #include <string.h>
 
 #include "ir_internal.h"
 #include "util.h"
-
-/* Bit k: the file held the field that an attr of type k uses (the
- * AttrType numbers name the fields one to one). */
-static uint32_t kinds_present(const ir_attr_full *f)
-{
-    uint32_t m = 0;
-#define K(t, cond) if (cond) m |= 1u << (t)
-    K(IR_ATTR_INT, f->has_i);
-    K(IR_ATTR_FLOAT, f->has_f);
-    K(IR_ATTR_STRING, f->has_s);
-    K(IR_ATTR_INTS, f->n_ints);
-    K(IR_ATTR_FLOATS, f->n_floats);
-    K(IR_ATTR_STRINGS, f->n_strings);
-    K(IR_ATTR_BOOLEAN, f->has_b);
-    K(IR_ATTR_BOOLEANS, f->n_bools);
-    K(IR_ATTR_BLOCK, f->has_block_idx);
-    K(IR_ATTR_LONG, f->has_l);
-    K(IR_ATTR_BLOCKS, f->n_blocks_idx);
-    K(IR_ATTR_LONGS, f->n_longs);
-    K(IR_ATTR_FLOAT64S, f->n_float64s);
-    K(IR_ATTR_VAR, f->has_var_name);
-    K(IR_ATTR_VARS, f->n_vars_name);
-    K(IR_ATTR_FLOAT64, f->has_float64);
-    K(IR_ATTR_SCALAR, f->has_scalar);
-    K(IR_ATTR_SCALARS, f->n_scalars);
-#undef K
-    return m;
-}
-
-/* Moves the value of the attr's own type between the two forms; `to_full`
- * picks the direction.  The scalar is the one value kept by pointer. */
-static void move_typed(ir_arena *a, ir_attr *c, ir_attr_full *f, bool to_full)
-{
-#define V(flag, field) \
-    if (to_full) { f->flag = c->flag; f->field = c->field; } \
-    else { c->flag = f->flag; c->field = f->field; } break
-#define L(count, field) \
-    if (to_full) { f->count = c->count; f->field = c->field; } \
-    else { c->count = f->count; c->field = f->field; } break
-    switch (c->type) {
-    case IR_ATTR_INT: V(has_i, i);
-    case IR_ATTR_FLOAT: V(has_f, f);
-    case IR_ATTR_STRING: V(has_s, s);
-    case IR_ATTR_INTS: L(n_ints, ints);
-    case IR_ATTR_FLOATS: L(n_floats, floats);
-    case IR_ATTR_STRINGS: L(n_strings, strings);
-    case IR_ATTR_BOOLEAN: V(has_b, b);
-    case IR_ATTR_BOOLEANS: L(n_bools, bools);
-    case IR_ATTR_BLOCK: V(has_block_idx, block_idx);
-    case IR_ATTR_LONG: V(has_l, l);
-    case IR_ATTR_BLOCKS: L(n_blocks_idx, blocks_idx);
-    case IR_ATTR_LONGS: L(n_longs, longs);
-    case IR_ATTR_FLOAT64S: L(n_float64s, float64s);
-    case IR_ATTR_VAR: V(has_var_name, var_name);
-    case IR_ATTR_VARS: L(n_vars_name, vars_name);
-    case IR_ATTR_FLOAT64: V(has_float64, float64);
-    case IR_ATTR_SCALARS: L(n_scalars, scalars);
-    case IR_ATTR_SCALAR:
-        if (to_full) {
-            f->has_scalar = c->has_scalar;
-            if (c->has_scalar)
-                f->scalar = *c->scalar;
-        } else if (f->has_scalar) {
-            c->has_scalar = true;
-            c->scalar = ir_arena_dup(a, &f->scalar, sizeof f->scalar);
-        }
-        break;
-    }
-#undef V
-#undef L
-}
-
-void ir_attr_compact(ir_arena *a, ir_attr *dst, const ir_attr_full *src)
-{
-    memset(dst, 0, sizeof *dst);
-    dst->name = src->name;
-    dst->type = src->type;
-    move_typed(a, dst, (ir_attr_full *)(uintptr_t)src, false);
-    uint32_t own = (unsigned)src->type < 32 ? 1u << src->type : 0;
-    if ((kinds_present(src) & ~own) || src->unknown.len)
-        dst->more = ir_arena_dup(a, src, sizeof *src);
-}
-
-void ir_attr_widen(const ir_attr *src, ir_attr_full *dst)
-{
-    if (src->more)
-        *dst = *src->more;
-    else
-        memset(dst, 0, sizeof *dst);
-    dst->name = src->name;
-    dst->type = src->type;
-    move_typed(NULL, (ir_attr *)(uintptr_t)src, dst, true);
-}
-
-static ir_scalar *scalars_copy(ir_arena *a, const ir_scalar *s, size_t n)
-{
-    if (!n)
-        return NULL;
-    ir_scalar *r = ir_arena_dup(a, s, n * sizeof *s);
-    for (size_t i = 0; i < n; i++)
-        r[i].unknown = ir_bytes_copy(a, s[i].unknown);
-    return r;
-}
-
-static ir_bytes *strings_copy(ir_arena *a, const ir_bytes *s, size_t n)
-{
-    if (!n)
-        return NULL;
-    ir_bytes *r = ir_arena_alloc_raw(a, n * sizeof *r);
-    for (size_t i = 0; i < n; i++)
-        r[i] = ir_bytes_copy(a, s[i]);
-    return r;
-}
-
-#define DUP(dst, src, f, n) \
-    (dst)->f = (src)->n ? ir_arena_memdup(a, (src)->f, (src)->n * sizeof *(src)->f) : NULL
-
-static ir_attr_full *full_copy(ir_arena *a, const ir_attr_full *src)
-{
-    ir_attr_full *dst = ir_arena_dup(a, src, sizeof *src);
-    DUP(dst, src, ints, n_ints);
-    DUP(dst, src, floats, n_floats);
-    DUP(dst, src, bools, n_bools);
-    DUP(dst, src, blocks_idx, n_blocks_idx);
-    DUP(dst, src, longs, n_longs);
-    DUP(dst, src, float64s, n_float64s);
-    DUP(dst, src, vars_name, n_vars_name);
-    dst->strings = strings_copy(a, src->strings, src->n_strings);
-    dst->s = ir_bytes_copy(a, src->s);
-    dst->scalar.unknown = ir_bytes_copy(a, src->scalar.unknown);
-    dst->scalars = scalars_copy(a, src->scalars, src->n_scalars);
-    dst->unknown = ir_bytes_copy(a, src->unknown);
-    return dst;
-}
-
-void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
-{
-    *dst = *src;
-    switch (src->type) {
-    case IR_ATTR_STRING: dst->s = ir_bytes_copy(a, src->s); break;
-    case IR_ATTR_INTS: DUP(dst, src, ints, n_ints); break;
-    case IR_ATTR_FLOATS: DUP(dst, src, floats, n_floats); break;
-    case IR_ATTR_STRINGS: dst->strings = strings_copy(a, src->strings, src->n_strings); break;
-    case IR_ATTR_BOOLEANS: DUP(dst, src, bools, n_bools); break;
-    case IR_ATTR_BLOCKS: DUP(dst, src, blocks_idx, n_blocks_idx); break;
-    case IR_ATTR_LONGS: DUP(dst, src, longs, n_longs); break;
-    case IR_ATTR_FLOAT64S: DUP(dst, src, float64s, n_float64s); break;
-    case IR_ATTR_VARS: DUP(dst, src, vars_name, n_vars_name); break;
-    case IR_ATTR_SCALARS: dst->scalars = scalars_copy(a, src->scalars, src->n_scalars); break;
-    case IR_ATTR_SCALAR:
-        if (src->has_scalar)
-            dst->scalar = scalars_copy(a, src->scalar, 1);
-        break;
-    default: break;
-    }
-    if (src->more)
-        dst->more = full_copy(a, src->more);
-}
-#undef DUP
 
 /* ---- the op attribute API ---- */
 
@@ -180,6 +22,76 @@ void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a, ir_at
     attrs_probe = probe;
 }
 
+/* ---- borrowed attrs ----
+ * A grad op copies every attr of its forward op and then sets two or three
+ * (op_role, op_role_var, op_device): decoded, those copies were a quarter
+ * of backward's peak memory (issue 14).  When the forward op's attrs are
+ * still bytes, with sorted names (so no name twice), the copy borrows them:
+ * it points `wire` at the same bytes, stays attrs_pending, and keeps what
+ * is set on it afterwards in a small overlay (`attrs`, n_overlay entries)
+ * that replaces the borrowed attr of the same name or adds one.  Only a
+ * dirty op of the same program borrows: a dirty op's `wire` is never
+ * written as the op, and the bytes live as long as the program.  No BLOCK,
+ * BLOCKS, VAR or VARS attr enters an overlay (ir_op_may_name_blocks stays
+ * right), and nothing is removed from one: those setters decode the attrs
+ * first, as for any pending op.  pbenc.c writes a borrower's kept attrs as
+ * their bytes. */
+
+static bool is_name(const char *have, const char *name)
+{
+    return have == name || (!ir_is_interned(name) && strcmp(have, name) == 0);
+}
+
+static ir_attr *overlay_find(const ir_op *op, const char *name)
+{
+    if (!op->attrs_pending)
+        return NULL;
+    for (size_t i = 0; i < op->n_overlay; i++)
+        if (is_name(op->attrs[i].name, name))
+            return &op->attrs[i];
+    return NULL;
+}
+
+const ir_attr *ir_op_overlay(const ir_op *op, size_t *n)
+{
+    *n = op->attrs_pending ? op->n_overlay : 0;
+    return *n ? op->attrs : NULL;
+}
+
+/* Room for `need` overlay entries, `have` of them already in op->attrs. */
+static void overlay_room(ir_op *op, size_t have, size_t need)
+{
+    if (need <= op->cap_attrs)
+        return;
+    ir_attr *attrs = ir_arena_alloc_raw(ir_op_arena(op), need * sizeof *attrs);
+    if (have)
+        memcpy(attrs, op->attrs, have * sizeof *attrs);
+    if (op->attrs)
+        ir_op_array_moved();
+    op->attrs = attrs;
+    op->cap_attrs = ir_count32(need);
+    ir_op_shape_note_attr_room(op);
+}
+
+/* All the op's attrs into out (n_attrs entries, lists and strings in a):
+ * the kept ones, each replaced by the overlay's of the same name, then the
+ * overlay's others. */
+static void decode_merged(const ir_op *op, ir_arena *a, ir_attr *out)
+{
+    size_t k = attrs_decoder(op, a, out, NULL);
+    for (size_t i = 0; i < op->n_overlay; i++) {
+        const ir_attr *o = &op->attrs[i];
+        size_t j = 0;
+        while (j < k && out[j].name != o->name)
+            j++;
+        if (j == k && k++ == op->n_attrs)
+            abort();    /* n_attrs counts every overlay entry the bytes lack */
+        ir_attr_copy(a, &out[j], o);
+    }
+    if (k != op->n_attrs)
+        abort();
+}
+
 /* Decoding pending attrs changes no value, so it is allowed on a const op. */
 static void load_attrs(const ir_op *op)
 {
@@ -188,11 +100,59 @@ static void load_attrs(const ir_op *op)
     ir_op *w = (ir_op *)(uintptr_t)op;
     ir_arena *a = ir_op_arena(w);
     ir_attr *attrs = ir_arena_alloc(a, w->n_attrs * sizeof *attrs);
-    attrs_decoder(w, a, attrs, NULL);
+    decode_merged(w, a, attrs);
     w->attrs = attrs;
     w->cap_attrs = w->n_attrs;
     w->attrs_pending = false;
     w->pending_role = NULL;
+    w->n_overlay = 0;
+    if (w->dirty)
+        w->wire = (ir_bytes){NULL, 0};  /* a borrower's: only its attrs' source */
+}
+
+/* The overlay entry a setter on a borrower writes, added if need be; NULL
+ * when the attrs must be decoded instead. */
+static ir_attr *overlay_slot(ir_op *op, const char *name, ir_attr_type type)
+{
+    if (!op->attrs_pending || !op->dirty || type == IR_ATTR_BLOCK ||
+        type == IR_ATTR_BLOCKS || type == IR_ATTR_VAR || type == IR_ATTR_VARS)
+        return NULL;
+    ir_attr *at = overlay_find(op, name);
+    if (at)
+        return at;
+    if (op->n_overlay == UINT16_MAX || op->n_attrs == UINT32_MAX)
+        return NULL;
+    if (!attrs_probe(op, name))
+        op->n_attrs++;
+    overlay_room(op, op->n_overlay, (size_t)op->n_overlay + 1);
+    return &op->attrs[op->n_overlay++];
+}
+
+/* op borrows src's attrs (see above) when it may; op's own attrs that src
+ * lacks, and src's overlay, make op's overlay. */
+static bool borrow_attrs(ir_op *op, const ir_op *src)
+{
+    if (!src->attrs_pending || !src->attrs_sorted || !op->dirty || op->attrs_pending ||
+        ir_op_arena(op) != ir_op_arena(src) || (size_t)op->n_attrs + src->n_overlay + 2 >
+        UINT16_MAX || (size_t)op->n_attrs + src->n_attrs > UINT32_MAX)
+        return false;
+    size_t own = 0;
+    for (size_t i = 0; i < op->n_attrs; i++) {
+        const char *name = op->attrs[i].name;
+        if (!overlay_find(src, name) && !attrs_probe(src, name))
+            op->attrs[own++] = op->attrs[i];
+    }
+    /* and room for op_role and op_role_var, which a grad op gets next */
+    overlay_room(op, own, own + src->n_overlay + 2);
+    for (size_t i = 0; i < src->n_overlay; i++)
+        ir_attr_copy(ir_op_arena(op), &op->attrs[own + i], &src->attrs[i]);
+    op->n_overlay = (uint16_t)(own + src->n_overlay);
+    op->n_attrs = ir_count32(own + src->n_attrs);
+    op->wire = src->wire;
+    op->attrs_pending = true;
+    op->attrs_sorted = true;
+    op->pending_role = src->pending_role;
+    return true;
 }
 
 ir_attr *ir_op_attrs(const ir_op *op)
@@ -244,7 +204,8 @@ static bool pending_role(const ir_op *op, const char *name, ir_attr **out)
     const char *role = IR_NAME("op_role");
     if (name != role && (ir_is_interned(name) || strcmp(name, role) != 0))
         return false;
-    *out = (ir_attr *)(uintptr_t)op->pending_role;
+    ir_attr *o = overlay_find(op, role);
+    *out = o ? o : (ir_attr *)(uintptr_t)op->pending_role;
     return true;
 }
 
@@ -254,8 +215,11 @@ ir_attr *ir_op_attr(const ir_op *op, const char *name)
     if (pending_role(op, name, &role))
         return role;
     /* Passes ask every op for attrs few have: no need to decode them all. */
-    if (op->attrs_pending && !attrs_probe(op, name))
-        return NULL;
+    if (op->attrs_pending) {
+        ir_attr *o = overlay_find(op, name);
+        if (o || !attrs_probe(op, name))
+            return o;
+    }
     load_attrs(op);
     for (size_t i = 0; i < op->n_attrs; i++)
         if (op->attrs[i].name == name)
@@ -287,8 +251,9 @@ static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
         return role;
     if (!op->attrs_pending)
         return ir_op_attr(op, name);
-    if (!attrs_probe(op, name))
-        return NULL;
+    ir_attr *o = overlay_find(op, name);
+    if (o || !attrs_probe(op, name))
+        return o;
     *scratch = ir_arena_new();
     return attrs_decoder(op, *scratch, out, name) == 1 ? out : NULL;
 }
@@ -308,8 +273,9 @@ void ir_op_remove_attr(ir_op *op, const char *name)
 /* A cleared attr of the given name and type, in place or appended. */
 static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
 {
-    load_attrs(op);
-    ir_attr *at = ir_op_attr(op, name);
+    ir_attr *at = overlay_slot(op, name, type);
+    if (!at)
+        load_attrs(op), at = ir_op_attr(op, name);
     if (!at) {
         ir_attr *old = op->attrs;
         op->attrs = ir_grow32(ir_op_arena(op), op->attrs, sizeof *op->attrs,
@@ -448,6 +414,8 @@ static void copy_all(ir_op *op, const ir_attr *from, size_t n)
 void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 {
     load_attrs(op);
+    if (borrow_attrs(op, src))
+        return;
     if (!src->attrs_pending) {
         copy_all(op, src->attrs, src->n_attrs);
         return;
@@ -458,7 +426,7 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
     size_t n = src->n_attrs;
     ir_attr stackbuf[16];
     ir_attr *tmp = n <= 16 ? stackbuf : xmalloc_n(n, sizeof *tmp);
-    attrs_decoder(src, ir_op_arena(op), tmp, NULL);
+    decode_merged(src, ir_op_arena(op), tmp);
     reserve_for(op, tmp, n);
     for (size_t i = 0; i < n; i++) {
         ir_attr *at = fresh_attr(op, tmp[i].name, tmp[i].type);
@@ -472,6 +440,10 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 
 bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name)
 {
+    /* A borrower already holds what its source keeps as bytes. */
+    if (op->attrs_pending && src->attrs_pending && op->wire.data == src->wire.data &&
+        !overlay_find(op, name) && !overlay_find(src, name))
+        return attrs_probe(src, name);
     ir_attr tmp;
     ir_arena *scratch;
     const ir_attr *at = read_one(src, name, &tmp, &scratch);
@@ -577,7 +549,7 @@ const char **ir_op_get_names(const ir_op *op, const char *name, size_t *n, ir_ar
 
 void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out)
 {
-    attrs_decoder(op, a, out, NULL);
+    decode_merged(op, a, out);
 }
 
 int ir_op_role(const ir_op *op)

@@ -36,6 +36,8 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     /* The copy holds the attrs decoded; a source whose attrs are still
      * bytes keeps them so (decoding them into it would hold both forms). */
     op->attrs_pending = false;
+    op->attrs_sorted = false;
+    op->n_overlay = 0;
     op->pending_role = NULL;
     op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
     op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;

@@ -178,6 +178,14 @@ typedef struct ir_op {
      * op_role attr is decoded at once (`pending_role`, NULL if none), so
      * ir_op_role does not decode the rest. */
     bool attrs_pending : 1;
+    /* The kept attrs' names strictly increase (src/io), so that another op
+     * of the program may borrow them (ir_op_copy_attrs, attr.c). */
+    bool attrs_sorted : 1;
+    /* A dirty op whose attrs are bytes borrowed from another op (`wire` is
+     * then only their source, never written as this op) holds the attrs set
+     * on it since in `attrs`: n_overlay of them, room for cap_attrs.  Reach
+     * the attrs through the API (ir_op_attr, ir_op_attrs), never directly. */
+    uint16_t n_overlay;
     const ir_bytes *unknown;    /* NULL when none: read through ir_unknown_of */
     /* The OpDesc's bytes as read (src/io), when they are exactly what the
      * encoder writes for this op; dropped by ir_op_mark_dirty. */

@@ -28,9 +28,10 @@ ir_arena *ir_op_arena(const ir_op *op);
  * which size every array themselves (ir_op_new reserves; op.c). */
 ir_op *ir_op_new_bare(ir_program *p, const char *type);
 /* The I/O layer's decoder of an op's pending attrs (attrs_pending):
- * `decode` writes them into `out` (all n_attrs, or with `only` the first of
- * that name; lists and strings in `a`), leaves the op as it is and returns
- * how many it wrote; `probe` tells, without decoding, whether the op has an
+ * `decode` writes the attrs its `wire` holds into `out` (all of them, at
+ * most n_attrs, or with `only` the first of that name; lists and strings
+ * in `a`), leaves the op as it is and returns how many it wrote (a
+ * borrower's overlay is attr.c's to merge); `probe` tells, without decoding, whether the op has an
  * attr of that name.  attr.c calls them (and sets op->attrs when an op's
  * attrs are asked for); pbdec_op.c sets them. */
 void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a,
@@ -43,6 +44,9 @@ const ir_attr *ir_attr_shared(const ir_attr *a);
 /* An op whose attrs are still bytes: all of them decoded into `out`
  * (n_attrs entries, lists and strings in `a`), the op left as it is. */
 void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out);
+/* A borrower's overlay (attr.c): the attrs set on it since it borrowed
+ * another op's kept attrs, *n of them (0 and NULL for any other op). */
+const ir_attr *ir_op_overlay(const ir_op *op, size_t *n);
 /* Gives op the attrs of p's ir_program_set_new_op_attrs it lacks (attr.c). */
 void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p);
 

@@ -39,6 +39,10 @@ ir_op *ir_op_new_bare(ir_program *p, const char *type)
 
 void ir_op_mark_dirty(ir_op *op)
 {
+    /* A dirty op's bytes, if any, are only the source of borrowed attrs
+     * (attr.c), which stay. */
+    if (op->dirty)
+        return;
     ir_op_attrs(op);        /* decoded from the bytes about to be dropped */
     op->dirty = true;
     op->wire = (ir_bytes){NULL, 0};

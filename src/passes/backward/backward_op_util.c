@@ -113,10 +113,12 @@ static void sort_slots(ir_slot *s, size_t n)
 
 void bw_settle_op(ir_op *op)
 {
-    if (!op->dirty)
-        return;
     /* A dirty op holds its attrs decoded (ir_op_mark_dirty) and no bytes:
-     * once sorted it counts as clean and is written as it now stands. */
+     * once sorted it counts as clean and is written as it now stands.  One
+     * that borrows another op's attrs as bytes (ir_op_copy_attrs) stays
+     * dirty: the writer sorts it the same way. */
+    if (!op->dirty || op->attrs_pending)
+        return;
     sort_slots(op->inputs, op->n_inputs);
     sort_slots(op->outputs, op->n_outputs);
     for (size_t a = 1; a < op->n_attrs; a++) {
