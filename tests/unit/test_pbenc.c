@@ -370,6 +370,99 @@ START_TEST(copies_leave_the_source_as_bytes)
 }
 END_TEST
 
+/* Attrs with sorted names: a copy in the same program borrows them. */
+static const char lender_program[] =
+    "blocks { idx: 0 parent_idx: -1\n"
+    "  vars { name: \"x\" type { type: LOD_TENSOR lod_tensor { tensor { data_type: FP32 } } } }\n"
+    "  ops { type: \"f\" inputs { parameter: \"X\" arguments: \"x\" } "
+    "attrs { name: \"alpha\" type: FLOAT f: 0.5 } "
+    "attrs { name: \"names\" type: STRINGS strings: \"p\" strings: \"q\" } "
+    "attrs { name: \"op_role\" type: INT i: 0 } attrs { name: \"zeta\" type: INT i: 7 } }\n"
+    "  ops { type: \"u\" attrs { name: \"z\" type: INT i: 3 } attrs { name: \"a\" type: INT i: 5 } }\n"
+    "}\n";
+
+/* What make_grads does to a grad op, on a borrower or a decoded copy. */
+static ir_op *grad_like(ir_program *p, const ir_op *fwd)
+{
+    static const char *const role_var[] = {"w", "w@GRAD"};
+    ir_op *g = ir_op_new(p, "f_grad");
+    ir_op_set_input1(g, "Out@GRAD", "x");
+    ir_op_copy_attrs(g, fwd);
+    ck_assert(ir_op_copy_attr_from(g, fwd, "zeta"));
+    ir_op_set_role(g, 1);
+    ir_op_set_strings(g, "op_role_var", role_var, 2);
+    ir_op_set_float(g, "alpha", 2.0f);
+    ir_op_set_int(g, "beta", 3);
+    ir_block_splice(p->blocks[0], p->blocks[0]->n_ops, 0, &g, 1);
+    return g;
+}
+
+/* A copy of an op's attrs borrows its bytes when their names are sorted
+ * and both ops are of one program: what is set on it afterwards sits in an
+ * overlay, and it reads, decodes and encodes as a decoded copy would. */
+START_TEST(borrowed_attrs_read_and_write_as_a_copy)
+{
+    ir_program *t = pdio_parse("lender.pbtxt", (const uint8_t *)lender_program,
+                               strlen(lender_program));
+    size_t len = 0, n = 0;
+    uint8_t *bin = pdio_serialize(t, false, &len);
+    ir_program_free(t);
+    ir_program *p = pbconv_decode(bin, len), *ref = pbconv_decode(bin, len);
+    ir_op *f = p->blocks[0]->ops[0], *u = p->blocks[0]->ops[1];
+    ck_assert(f->attrs_pending && f->attrs_sorted && u->attrs_pending && !u->attrs_sorted);
+
+    ir_op *g = grad_like(p, f);
+    ck_assert(g->attrs_pending && g->wire.data == f->wire.data);
+    ck_assert_uint_eq(g->n_attrs, 6);       /* 4 kept, op_role_var and beta added */
+    ck_assert_uint_eq(g->n_overlay, 4);     /* op_role, op_role_var, alpha, beta */
+    ck_assert_int_eq(ir_op_role(g), 1);
+    ck_assert_int_eq(ir_op_role(f), 0);
+    ck_assert(ir_op_get_float(g, "alpha", 0) == 2.0 && ir_op_get_float(f, "alpha", 0) == 0.5);
+    ck_assert_int_eq(ir_op_get_int(g, "zeta", 0), 7);
+    const char **names = ir_op_get_names(g, "names", &n, p->arena);
+    ck_assert(n == 2 && strcmp(names[0], "p") == 0 && strcmp(names[1], "q") == 0);
+    ck_assert(!ir_op_may_name_blocks(g) && f->attrs_pending);
+
+    /* the same edits on a copy decoded first: the same bytes */
+    ir_op *rf = ref->blocks[0]->ops[0];
+    ir_op_attrs(rf);
+    ir_op *rg = grad_like(ref, rf);
+    ck_assert(!rg->attrs_pending && rg->n_attrs == 6);
+    size_t want_len = 0;
+    uint8_t *want = pbconv_encode(ref, &want_len);
+    assert_encodes_to(p, want, want_len, true);
+
+    /* decoded, it holds the merged attrs and drops the borrowed bytes */
+    const ir_attr *all = ir_op_attrs(g);
+    ck_assert(!g->attrs_pending && !g->wire.data && g->n_attrs == 6 && all);
+    ck_assert_int_eq(ir_op_role(g), 1);
+    assert_encodes_to(p, want, want_len, true);
+
+    /* no borrowing from unsorted names, from another program, or for a
+     * block attr; removing an attr decodes the rest */
+    ir_op *h = ir_op_new(p, "h");
+    ir_op_copy_attrs(h, u);
+    ck_assert(!h->attrs_pending && h->n_attrs == 2);
+    ir_op *x = ir_op_new(ref, "x");
+    ir_op_copy_attrs(x, f);
+    ck_assert(!x->attrs_pending && x->n_attrs == 4);
+    ir_op *b = ir_op_new(p, "b");
+    ir_op_copy_attrs(b, f);
+    ck_assert(b->attrs_pending);
+    ir_op_set_block(b, "sub_block", 0);
+    ck_assert(!b->attrs_pending && !b->wire.data && b->n_attrs == 5);
+    ir_op *r = ir_op_new(p, "r");
+    ir_op_copy_attrs(r, f);
+    ir_op_remove_attr(r, "alpha");
+    ck_assert(!r->attrs_pending && r->n_attrs == 3 && !ir_op_has_attr(r, "alpha"));
+    ck_assert(f->attrs_pending);
+    free(want);
+    ir_program_free(ref);
+    ir_program_free(p);
+    free(bin);
+}
+END_TEST
+
 /* An op whose bytes the encoder would write otherwise keeps none: written
  * from its fields, as protobuf-c packs it, not as read.  Ops: type before
  * inputs; a length prefix of two bytes; an int32 -1 in five bytes; then
@@ -513,6 +606,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, block_over_4_gib_is_refused);
     tcase_add_test(tc, clean_ops_are_written_as_read);
     tcase_add_test(tc, copies_leave_the_source_as_bytes);
+    tcase_add_test(tc, borrowed_attrs_read_and_write_as_a_copy);
     tcase_add_test(tc, non_canonical_ops_are_encoded_from_fields);
     tcase_add_test(tc, golden_programs_encode_as_protobuf_c_packs);
     tcase_add_test(tc, fuzz_reproducers_encode_as_protobuf_c_packs);
