@@ -110,13 +110,23 @@ static ir_scalar *scalars_copy(ir_arena *a, const ir_scalar *s, size_t n)
     return r;
 }
 
+/* A string value that is an interned name (what the setters store: see
+ * attr.c) is shared, not copied: the intern table outlives every program. */
+static ir_bytes value_copy(ir_arena *a, ir_bytes s)
+{
+    const char *c = (const char *)s.data;
+    if (c && ir_is_interned(c) && strlen(c) == s.len)
+        return s;
+    return ir_bytes_copy(a, s);
+}
+
 static ir_bytes *strings_copy(ir_arena *a, const ir_bytes *s, size_t n)
 {
     if (!n)
         return NULL;
     ir_bytes *r = ir_arena_alloc_raw(a, n * sizeof *r);
     for (size_t i = 0; i < n; i++)
-        r[i] = ir_bytes_copy(a, s[i]);
+        r[i] = value_copy(a, s[i]);
     return r;
 }
 
@@ -145,7 +155,7 @@ void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
 {
     *dst = *src;
     switch (src->type) {
-    case IR_ATTR_STRING: dst->s = ir_bytes_copy(a, src->s); break;
+    case IR_ATTR_STRING: dst->s = value_copy(a, src->s); break;
     case IR_ATTR_INTS: DUP(dst, src, ints, n_ints); break;
     case IR_ATTR_FLOATS: DUP(dst, src, floats, n_floats); break;
     case IR_ATTR_STRINGS: dst->strings = strings_copy(a, src->strings, src->n_strings); break;

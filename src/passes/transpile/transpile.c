@@ -53,7 +53,7 @@ void tp_plan_free(tp_plan *st)
     pmap_free(&st->opt_by_param);
     pmap_free(&st->pair_of_param);
     pmap_free(&st->pair_of_grad);
-    pmap_destroy(st->input_ops);
+    tp_op_set_free(st->input_ops);
     if (st->lr_counter_list)
         g_ptr_array_free(st->lr_counter_list, TRUE);
     ir_arena_free(st->arena);
@@ -264,7 +264,7 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
                   ctx->main->n_blocks ? ctx->startup_path : ctx->main_path);
         return PDT_EBADINPUT;
     }
-    pmap *input_ops = tp_input_ops(ctx);
+    tp_op_set *input_ops = tp_input_ops(ctx);
     ir_program *m = NULL, *s = NULL;
     int rc = build(ctx, &m, &s);
     if (rc == PDT_OK) {
@@ -273,6 +273,6 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
         pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", ctx->transpile.trainer_id), m);
         pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", ctx->transpile.trainer_id), s);
     }
-    pmap_destroy(input_ops);
+    tp_op_set_free(input_ops);
     return rc;
 }

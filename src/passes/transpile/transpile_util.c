@@ -158,25 +158,59 @@ void tp_expect_framework_attrs(ir_program *p)
     ir_program_set_new_op_attrs(p, attrs, 3);
 }
 
-pmap *tp_input_ops(const pdt_ctx *ctx)
+static int cmp_op_ptr(const void *x, const void *y)
 {
-    pmap *h = pmap_new();
-    const ir_program *ps[2] = {ctx->main, ctx->startup};
-    for (int i = 0; i < 2; i++)
-        for (size_t bi = 0; ps[i] && bi < ps[i]->n_blocks; bi++) {
-            pmap_reserve(h, ps[i]->blocks[bi]->n_ops);
-            for (size_t k = 0; k < ps[i]->blocks[bi]->n_ops; k++)
-                pmap_add(h, ps[i]->blocks[bi]->ops[k]);
-        }
-    return h;
+    uintptr_t a = (uintptr_t)*(const ir_op *const *)x, b = (uintptr_t)*(const ir_op *const *)y;
+    return (a > b) - (a < b);
 }
 
-void tp_framework_attrs(const pmap *input_ops, ir_program *p)
+/* Sorted by address: only membership is ever asked, so no address order
+ * reaches the output. */
+tp_op_set *tp_input_ops(const pdt_ctx *ctx)
+{
+    tp_op_set *s = xcalloc(1, sizeof *s);
+    const ir_program *ps[2] = {ctx->main, ctx->startup};
+    size_t n = 0;
+    for (int i = 0; i < 2; i++)
+        for (size_t bi = 0; ps[i] && bi < ps[i]->n_blocks; bi++)
+            n += ps[i]->blocks[bi]->n_ops;
+    s->ops = n ? xmalloc_n(n, sizeof *s->ops) : NULL;
+    for (int i = 0; i < 2; i++)
+        for (size_t bi = 0; ps[i] && bi < ps[i]->n_blocks; bi++)
+            for (size_t k = 0; k < ps[i]->blocks[bi]->n_ops; k++)
+                s->ops[s->n++] = ps[i]->blocks[bi]->ops[k];
+    if (s->n > 1)
+        qsort(s->ops, s->n, sizeof *s->ops, cmp_op_ptr);
+    return s;
+}
+
+bool tp_op_set_has(const tp_op_set *s, const ir_op *op)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)s->ops[mid] < (uintptr_t)op)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->ops[lo] == op;
+}
+
+void tp_op_set_free(tp_op_set *s)
+{
+    if (!s)
+        return;
+    free(s->ops);
+    free(s);
+}
+
+void tp_framework_attrs(const tp_op_set *input_ops, ir_program *p)
 {
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
-            if (pmap_has(input_ops, op))
+            if (tp_op_set_has(input_ops, op))
                 continue;
             ir_op_set_string(op, "op_namescope", "/");
             if (!ir_op_has_attr(op, "op_device"))
