@@ -273,9 +273,10 @@ int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
 void pdt_ctx_outputs_final(pdt_ctx *ctx, ir_program *const *progs, size_t n);
 /* manifest.json made again from the plan if a pass changed the outputs
  * since it was last made (transpile/transpile.c; NULL is fine): the
- * pipeline calls it before it frees the plan or an output the manifest's
- * vars may live in, rather than every such pass making it (7% of a
- * transpile). */
+ * pipeline calls it once, before it frees the plan (after writing the
+ * outputs it writes itself: the plan keeps copies of what the manifest
+ * reads of the trainer, tp_plan_output_freed), rather than every such
+ * pass making it (7% of a transpile). */
 void tp_plan_make_manifest(struct tp_plan *plan);
 /* The number of pservers of the plan (0 for NULL), and its narrowing to
  * one of them for the PSERVER_PASS passes: tp_plan_narrow returns false
@@ -285,7 +286,8 @@ size_t tp_plan_n_pservers(const struct tp_plan *plan);
 bool tp_plan_narrow(struct tp_plan *plan, size_t e);
 /* Frees the transpile plan (transpile/transpile.c); NULL is fine. */
 void tp_plan_free(struct tp_plan *plan);
-/* The pipeline freed output p (written): the plan forgets it. */
+/* The pipeline is about to free output p (written): the plan forgets it,
+ * and keeps copies of the trainer's param descs the manifest reads. */
 void tp_plan_output_freed(struct tp_plan *plan, const ir_program *p);
 /* --print-after: the plan's slices and endpoints, once 'split_vars' made
  * them (nothing before). */

@@ -176,9 +176,6 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
         return PDT_OK;
     int rc = PDT_OK;
     size_t kept = 0;
-    for (size_t k = 0; k < ctx->n_staged; k++)
-        if (ctx->staged[k].final)
-            tp_plan_make_manifest(ctx->transpile_plan);
     for (size_t k = 0; k < ctx->n_staged; k++) {
         pdt_output o = ctx->staged[k];
         if (rc != PDT_OK || !o.final) {
@@ -191,6 +188,21 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
     }
     ctx->n_staged = kept;
     return rc;
+}
+
+/* At the end of a run with a transpile plan, the outputs not yet written
+ * (the trainer's, built last) are written and freed before manifest.json
+ * is made: its text (47 MB at 1M ops) and the trainer are then never
+ * alive together (issue 14).  The plan keeps what the manifest reads of
+ * the trainer (tp_plan_output_freed).  The files land in the same order as
+ * when the command wrote them after the run. */
+static int write_rest(pdt_ctx *ctx)
+{
+    if (!ctx->transpile_plan || !ctx->settings.write_output)
+        return PDT_OK;
+    for (size_t k = 0; k < ctx->n_staged; k++)
+        ctx->staged[k].final = true;
+    return write_final(ctx, false);
 }
 
 static void hand_over(pdt_ctx *ctx, bool keep)
@@ -305,6 +317,8 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
             break;
         }
     }
+    if (rc == PDT_OK && !ctx->stopped)
+        rc = write_rest(ctx);
     if (rc == PDT_OK)
         tp_plan_make_manifest(ctx->transpile_plan);
     hand_over(ctx, rc == PDT_OK);

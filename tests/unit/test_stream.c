@@ -189,7 +189,11 @@ static int run_transpile(pdt_ctx *ctx, sink_log *log, const char *print_after)
     return rc;
 }
 
-START_TEST(pipeline_streams_pservers_before_the_trainer)
+/* The pservers are written as they are built, before the trainer exists;
+ * the trainer's programs, built last, are written at the end of the run,
+ * before manifest.json is made, so that the two are never alive together:
+ * nothing is left for the command but the manifest. */
+START_TEST(pipeline_streams_pservers_then_the_trainer)
 {
     pdt_ctx plain;
     tpf_load(&plain, BASIC, BASIC_STARTUP);
@@ -200,20 +204,20 @@ START_TEST(pipeline_streams_pservers_before_the_trainer)
     pdt_ctx ctx;
     sink_log log = {0};
     ck_assert_int_eq(run_transpile(&ctx, &log, NULL), PDT_OK);
-    const char *want[] = {"pserver_0", "pserver_0.startup", "pserver_1", "pserver_1.startup"};
-    ck_assert_uint_eq(log.n, 4);
-    for (size_t i = 0; i < 4; i++) {
+    const char *want[] = {"pserver_0", "pserver_0.startup", "pserver_1", "pserver_1.startup",
+                          "trainer_0", "trainer_0.startup"};
+    ck_assert_uint_eq(log.n, 6);
+    for (size_t i = 0; i < 6; i++) {
         ck_assert_str_eq(log.stem[i], want[i]);
-        ck_assert(log.before_trainer[i]);
+        ck_assert(log.before_trainer[i] == (i < 4));
         size_t len = 0;
         char *same = (char *)pdio_serialize(tpf_output(&plain, want[i]), true, &len);
         ck_assert_str_eq(log.text[i], same);
         free(same);
     }
-    /* Only the trainer's programs are left for the command. */
-    ck_assert_uint_eq(ctx.n_outputs, 2);
-    ck_assert_ptr_nonnull(tpf_output(&ctx, "trainer_0"));
-    ck_assert_ptr_nonnull(tpf_output(&ctx, "trainer_0.startup"));
+    ck_assert_uint_eq(ctx.n_outputs, 0);
+    ck_assert_ptr_nonnull(ctx.manifest_json);
+    ck_assert_str_eq(ctx.manifest_json, plain.manifest_json);
     log_free(&log);
     pdt_ctx_free(&ctx);
     pdt_ctx_free(&plain);
@@ -228,16 +232,17 @@ START_TEST(pipeline_keeps_what_a_later_pass_prints)
     pdt_ctx ctx;
     sink_log log = {0};
     ck_assert_int_eq(run_transpile(&ctx, &log, "delete_optimizer"), PDT_OK);
-    ck_assert_uint_eq(log.n, 4);
-    for (size_t i = 0; i < 4; i++)
+    ck_assert_uint_eq(log.n, 6);
+    for (size_t i = 0; i < 6; i++)
         ck_assert(!log.before_trainer[i]);
-    ck_assert_uint_eq(ctx.n_outputs, 2);
+    ck_assert_str_eq(log.stem[4], "trainer_0");
+    ck_assert_uint_eq(ctx.n_outputs, 0);
     log_free(&log);
     pdt_ctx_free(&ctx);
 
     sink_log early = {0};
     ck_assert_int_eq(run_transpile(&ctx, &early, "build_pserver_startup"), PDT_OK);
-    ck_assert_uint_eq(early.n, 4);
+    ck_assert_uint_eq(early.n, 6);
     ck_assert(early.before_trainer[0] && early.before_trainer[3]);
     log_free(&early);
     pdt_ctx_free(&ctx);
@@ -257,7 +262,7 @@ Suite *make_suite(void)
     TCase *t = tcase_create("stream");
     tcase_add_test(t, streaming_batch_writes_each_file_when_added);
     tcase_add_test(t, streaming_batch_refusal_takes_back_earlier_files);
-    tcase_add_test(t, pipeline_streams_pservers_before_the_trainer);
+    tcase_add_test(t, pipeline_streams_pservers_then_the_trainer);
     tcase_add_test(t, pipeline_keeps_what_a_later_pass_prints);
     suite_add_tcase(s, t);
     return s;

@@ -93,10 +93,48 @@ void tp_plan_make_manifest(tp_plan *st)
     st->manifest_stale = false;
 }
 
+/* The params' var descs, and the dims of slices that are whole vars, live
+ * in the trainer's main program (it took the input over): manifest.json,
+ * made after the trainer is written and freed (pipeline.c), reads copies
+ * of them in the plan. */
+static void keep_slice_dims(tp_plan *st, tp_dvar *d)
+{
+    for (size_t k = 0; k < d->n_slices; k++) {
+        tp_slice *s = &d->slices[k];
+        /* an unsplit slice may share its var's dims */
+        if (s->n_dims)
+            s->dims = ir_arena_memdup(st->arena, s->dims, s->n_dims * sizeof *s->dims);
+    }
+}
+
+static void keep_param_descs(tp_plan *st)
+{
+    for (size_t i = 0; i < st->n_pairs; i++) {
+        keep_slice_dims(st, &st->pairs[i].param);
+        keep_slice_dims(st, &st->pairs[i].grad);
+        tp_dvar *d = &st->pairs[i].param;
+        if (!d->var)
+            continue;
+        ir_var *copy = ir_arena_alloc(st->arena, sizeof *copy);
+        copy->name = d->var->name;
+        copy->type = d->var->type;
+        copy->dtype = d->var->dtype;
+        copy->n_dims = d->var->n_dims;
+        copy->dims = copy->n_dims ? ir_arena_memdup(st->arena, d->var->dims,
+                                                    copy->n_dims * sizeof *copy->dims)
+                                  : NULL;
+        tp_table_var_moved(st, d->var, copy);
+        d->var = copy;
+        st->pairs[i].grad.var = NULL;   /* nothing reads it any more */
+    }
+}
+
 void tp_plan_output_freed(tp_plan *st, const ir_program *p)
 {
     if (!st)
         return;
+    if (p && st->trainer_main == p)
+        keep_param_descs(st);
     for (size_t e = 0; e < st->n_eps; e++) {
         if (st->pserver_main[e] == p)
             st->pserver_main[e] = NULL;

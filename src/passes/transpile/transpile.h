@@ -170,8 +170,8 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
 /* After a pass that built or extended programs: their framework attrs,
  * the staged outputs in the order they are written (trainer, then each
  * pserver's main and startup), and manifest.json marked stale: the
- * pipeline makes it again (tp_plan_make_manifest) before it frees the plan
- * or writes and frees an output. */
+ * pipeline makes it again (tp_plan_make_manifest) before it frees the
+ * plan. */
 void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n);
 /* Whether the pserver passes build pserver e now: --role and --endpoint
  * ask for it, and the plan is not narrowed to another one. */
@@ -298,6 +298,9 @@ int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray 
 void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps);
 /* The manifest's "distributed_table" object (a jansson json_t *). */
 void *tp_table_json(tp_plan *st);
+/* The table's param var desc is now `to` (a copy kept by the plan, the
+ * program holding `from` about to be freed); its other descs are dropped. */
+void tp_table_var_moved(tp_plan *st, const ir_var *from, const ir_var *to);
 
 /* ---- builders ---- */
 /* insert_send_recv.c: transpile()'s trainer part, on ctx->main and

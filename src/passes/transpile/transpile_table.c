@@ -431,6 +431,16 @@ static json_t *dims_json(const int64_t *d, size_t n)
     return a;
 }
 
+void tp_table_var_moved(tp_plan *st, const ir_var *from, const ir_var *to)
+{
+    tp_table *t = st->table;
+    if (t && t->var == from) {
+        t->var = to;
+        t->grad_var = NULL;
+        t->ids = t->out = NULL;
+    }
+}
+
 void *tp_table_json(tp_plan *st)
 {
     const tp_table *t = st->table;
