@@ -97,6 +97,19 @@ void tp_plan_make_manifest(tp_plan *st)
  * in the trainer's main program (it took the input over): manifest.json,
  * made after the trainer is written and freed (pipeline.c), reads copies
  * of them in the plan. */
+ir_var *tp_desc_copy(tp_plan *st, const ir_var *v)
+{
+    ir_var *copy = ir_arena_alloc(st->arena, sizeof *copy);
+    copy->name = v->name;
+    copy->type = v->type;
+    copy->dtype = v->dtype;
+    copy->n_dims = v->n_dims;
+    copy->dims = copy->n_dims ? ir_arena_memdup(st->arena, v->dims,
+                                                copy->n_dims * sizeof *copy->dims)
+                              : NULL;
+    return copy;
+}
+
 static void keep_slice_dims(tp_plan *st, tp_dvar *d)
 {
     for (size_t k = 0; k < d->n_slices; k++) {
@@ -115,18 +128,11 @@ static void keep_param_descs(tp_plan *st)
         tp_dvar *d = &st->pairs[i].param;
         if (!d->var)
             continue;
-        ir_var *copy = ir_arena_alloc(st->arena, sizeof *copy);
-        copy->name = d->var->name;
-        copy->type = d->var->type;
-        copy->dtype = d->var->dtype;
-        copy->n_dims = d->var->n_dims;
-        copy->dims = copy->n_dims ? ir_arena_memdup(st->arena, d->var->dims,
-                                                    copy->n_dims * sizeof *copy->dims)
-                                  : NULL;
-        tp_table_var_moved(st, d->var, copy);
+        ir_var *copy = tp_desc_copy(st, d->var);
         d->var = copy;
         st->pairs[i].grad.var = NULL;   /* nothing reads it any more */
     }
+    tp_table_keep_descs(st);
 }
 
 void tp_plan_output_freed(tp_plan *st, const ir_program *p)

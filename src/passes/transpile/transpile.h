@@ -298,9 +298,13 @@ int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray 
 void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps);
 /* The manifest's "distributed_table" object (a jansson json_t *). */
 void *tp_table_json(tp_plan *st);
-/* The table's param var desc is now `to` (a copy kept by the plan, the
- * program holding `from` about to be freed); its other descs are dropped. */
-void tp_table_var_moved(tp_plan *st, const ir_var *from, const ir_var *to);
+/* The program holding the table's var descs is about to be freed: the
+ * table keeps a copy of its param's (what the manifest reads) and drops
+ * the others. */
+void tp_table_keep_descs(tp_plan *st);
+/* A copy of v's name, type, dtype and dims in the plan's arena (nothing
+ * else: for readers of those only, after v's program is freed). */
+ir_var *tp_desc_copy(tp_plan *st, const ir_var *v);
 
 /* ---- builders ---- */
 /* insert_send_recv.c: transpile()'s trainer part, on ctx->main and

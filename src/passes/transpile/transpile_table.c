@@ -431,14 +431,14 @@ static json_t *dims_json(const int64_t *d, size_t n)
     return a;
 }
 
-void tp_table_var_moved(tp_plan *st, const ir_var *from, const ir_var *to)
+void tp_table_keep_descs(tp_plan *st)
 {
     tp_table *t = st->table;
-    if (t && t->var == from) {
-        t->var = to;
-        t->grad_var = NULL;
-        t->ids = t->out = NULL;
-    }
+    if (!t || !t->var)
+        return;
+    t->var = tp_desc_copy(st, t->var);
+    t->grad_var = NULL;
+    t->ids = t->out = NULL;
 }
 
 void *tp_table_json(tp_plan *st)
