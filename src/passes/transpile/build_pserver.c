@@ -380,7 +380,19 @@ static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_bloc
 }
 
 /* One optimize block per optimizer op held here (per slice here). */
+static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch);
+
+/* The op_role_var lists it reads live in a scratch arena: kept in the
+ * plan's, every pserver's reads stayed to the end of the run. */
 static int optimize_blocks(pserver *ps, GArray *blocks)
+{
+    ir_arena *scratch = ir_arena_new();
+    int rc = optimize_blocks_in(ps, blocks, scratch);
+    ir_arena_free(scratch);
+    return rc;
+}
+
+static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
 {
     tp_plan *st = ps->st;
     int32_t pre = (int32_t)ps->p->n_blocks - 1;
@@ -395,7 +407,7 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
         size_t pi = GPOINTER_TO_SIZE(pk) - 1;
         const tp_pair *pair = &st->pairs[pi];
         size_t n_rv = 0;
-        const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, st->arena);
+        const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, scratch);
         for (size_t k = 0; k < pair->param.n_slices; k++) {
             if (pair->ep[k] != (int)ps->ep)
                 continue;
@@ -413,7 +425,7 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
             for (guint j = 0; same && j < same->len && !merged; j++) {
                 size_t n2 = 0;
                 const ir_op *o = st->b0->ops[g_array_index(same, size_t, j)];
-                const char **rv2 = ir_op_get_names(o, "op_role_var", &n2, st->arena);
+                const char **rv2 = ir_op_get_names(o, "op_role_var", &n2, scratch);
                 if (n2 >= 2)
                     merged = append_merge(ps, blk, rv2[1]);
             }

@@ -44,12 +44,14 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
 {
     tp_plan *st = t->st;
     pmap role_vars = PMAP_INIT;
+    ir_arena *scratch = ir_arena_new();     /* the lists are read once */
     for (size_t i = 0; i < st->n_opt; i++) {
         size_t n = 0;
-        const char **rv = ir_op_get_names(opt_ops[i], "op_role_var", &n, st->arena);
+        const char **rv = ir_op_get_names(opt_ops[i], "op_role_var", &n, scratch);
         for (size_t k = 0; k < n; k++)
             pmap_add(&role_vars, rv[k]);
     }
+    ir_arena_free(scratch);
     /* Candidates: what optimize ops read, minus op_role_var, in order. */
     pmap cand = PMAP_INIT;
     GPtrArray *order = g_ptr_array_new();

@@ -177,6 +177,8 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
     const ir_block *b = st->b0;
     int rc = PDT_OK;
     bool pserver = st->ctx->transpile.mode == PDT_MODE_PSERVER;
+    /* the op_role_var lists are read once: not kept in the plan's arena */
+    ir_arena *scratch = ir_arena_new();
     for (size_t i = 0; i < b->n_ops && rc == PDT_OK; i++) {
         const ir_op *op = b->ops[i];
         int role = ir_op_role(op);
@@ -199,7 +201,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         if (rc)
             break;
         size_t n_rv = 0;
-        const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, st->arena);
+        const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, scratch);
         if (n_rv == 0)
             continue;
         GArray *list = pmap_get(&st->opt_by_param, rv[0]);
@@ -212,6 +214,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
             continue;
         rc = add_pair(st, pairs, rv[0], rv[1], op, i);
     }
+    ir_arena_free(scratch);
     return rc;
 }
 

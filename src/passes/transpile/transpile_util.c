@@ -51,7 +51,8 @@ void tp_copied_op(ir_op *op)
 void tp_rename_role_var(const tp_plan *st, ir_op *op)
 {
     size_t n = 0;
-    const char **rv = ir_op_get_names(op, "op_role_var", &n, st->arena);
+    ir_arena *scratch = ir_arena_new();     /* not the plan's: read once */
+    const char **rv = ir_op_get_names(op, "op_role_var", &n, scratch);
     bool hit = false;
     for (size_t i = 0; i < n; i++) {
         void *k = pmap_get(&st->pair_of_grad, rv[i]);
@@ -65,6 +66,7 @@ void tp_rename_role_var(const tp_plan *st, ir_op *op)
     }
     if (hit)
         ir_op_set_strings(op, "op_role_var", rv, n);
+    ir_arena_free(scratch);
 }
 
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name)
