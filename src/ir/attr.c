@@ -23,6 +23,8 @@ void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a, ir_at
 }
 
 /* ---- borrowed attrs ----
+ * (An op read from a file whose attrs are sorted bytes is marked dirty the
+ * same way: its own bytes are then the source, ir_op_mark_dirty.)
  * A grad op copies every attr of its forward op and then sets two or three
  * (op_role, op_role_var, op_device): decoded, those copies were a quarter
  * of backward's peak memory (issue 14).  When the forward op's attrs are
@@ -110,12 +112,17 @@ static void load_attrs(const ir_op *op)
         w->wire = (ir_bytes){NULL, 0};  /* a borrower's: only its attrs' source */
 }
 
+static bool names_block_or_var(ir_attr_type type)
+{
+    return type == IR_ATTR_BLOCK || type == IR_ATTR_BLOCKS || type == IR_ATTR_VAR ||
+           type == IR_ATTR_VARS;
+}
+
 /* The overlay entry a setter on a borrower writes, added if need be; NULL
  * when the attrs must be decoded instead. */
 static ir_attr *overlay_slot(ir_op *op, const char *name, ir_attr_type type)
 {
-    if (!op->attrs_pending || !op->dirty || type == IR_ATTR_BLOCK ||
-        type == IR_ATTR_BLOCKS || type == IR_ATTR_VAR || type == IR_ATTR_VARS)
+    if (!op->attrs_pending || !op->dirty || names_block_or_var(type))
         return NULL;
     ir_attr *at = overlay_find(op, name);
     if (at)
@@ -273,6 +280,10 @@ void ir_op_remove_attr(ir_op *op, const char *name)
 /* A cleared attr of the given name and type, in place or appended. */
 static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
 {
+    /* dirty first: an op whose attrs are sorted bytes keeps them so, and the
+     * setting goes to its overlay (ir_op_mark_dirty) */
+    if (!names_block_or_var(type))
+        ir_op_mark_dirty(op);
     ir_attr *at = overlay_slot(op, name, type);
     if (!at)
         load_attrs(op), at = ir_op_attr(op, name);

@@ -17,7 +17,9 @@
  *   round-trips byte for byte.  An op read from a binary file keeps the
  *   bytes it came from (`wire`) while it is clean, and is written back as
  *   those bytes: code that edits an op's fields directly, not through this
- *   API, must call ir_op_mark_dirty, or its edit is lost.
+ *   API, must call ir_op_mark_dirty, or its edit is lost.  (A dirty op may
+ *   still keep its attrs as bytes, see attrs_pending: walk op->attrs only
+ *   through ir_op_attrs.)
  * - Vars read from a file keep their order; vars added later are written
  *   after them, sorted by name (Paddle's BlockDesc::Flush).
  * - The IR never holds protobuf-c structs.  Fields the IR does not model are

@@ -463,6 +463,61 @@ START_TEST(borrowed_attrs_read_and_write_as_a_copy)
 }
 END_TEST
 
+/* The same edits on an op of p and on its twin in ref, whose attrs were
+ * decoded first. */
+static void edit_twins(ir_program *p, ir_program *ref)
+{
+    static const char *const extra[] = {"e1", "e2"};
+    ir_program *both[2] = {p, ref};
+    for (int i = 0; i < 2; i++) {
+        ir_op *f = both[i]->blocks[0]->ops[0], *u = both[i]->blocks[0]->ops[1];
+        ck_assert(ir_op_rename_input(f, "x", "y"));
+        ir_op_set_int(f, "zeta", 8);
+        ir_op_set_strings(f, "extra", extra, 2);
+        ir_op_set_int(u, "z", 1);
+    }
+}
+
+/* An op read with sorted attr names keeps them as bytes when it is edited:
+ * its own bytes become their source, what is set goes to its overlay, and
+ * it is written as a copy decoded first and edited alike would be.  An op
+ * whose names are not sorted is decoded, as before. */
+START_TEST(edited_ops_keep_sorted_attrs_as_bytes)
+{
+    ir_program *t = pdio_parse("lender.pbtxt", (const uint8_t *)lender_program,
+                               strlen(lender_program));
+    size_t len = 0;
+    uint8_t *bin = pdio_serialize(t, false, &len);
+    ir_program_free(t);
+    ir_program *p = pbconv_decode(bin, len), *ref = pbconv_decode(bin, len);
+    ir_op *f = p->blocks[0]->ops[0], *u = p->blocks[0]->ops[1];
+    const uint8_t *bytes = f->wire.data;
+    ck_assert(f->attrs_pending && f->attrs_sorted && !f->dirty && bytes);
+    ir_op_attrs(ref->blocks[0]->ops[0]);
+    ir_op_attrs(ref->blocks[0]->ops[1]);
+
+    edit_twins(p, ref);
+    ck_assert(f->dirty && f->attrs_pending && f->wire.data == bytes);
+    ck_assert_uint_eq(f->n_attrs, 5);       /* 4 kept, "extra" added */
+    ck_assert_uint_eq(f->n_overlay, 2);     /* zeta, extra */
+    ck_assert_int_eq(ir_op_get_int(f, "zeta", 0), 8);
+    ck_assert(ir_op_get_float(f, "alpha", 0) == 0.5);
+    ck_assert_int_eq(ir_op_role(f), 0);
+    ck_assert(u->dirty && !u->attrs_pending && !u->wire.data);
+
+    size_t want_len = 0;
+    uint8_t *want = pbconv_encode(ref, &want_len);
+    assert_encodes_to(p, want, want_len, true);
+    ir_op_attrs(f);                         /* decoded: the bytes go */
+    ck_assert(!f->attrs_pending && !f->wire.data && f->n_attrs == 5);
+    assert_encodes_to(p, want, want_len, true);
+    free(want);
+    ir_program_free(ref);
+    ir_program_free(p);
+    free(bin);
+}
+END_TEST
+
 /* An op whose bytes the encoder would write otherwise keeps none: written
  * from its fields, as protobuf-c packs it, not as read.  Ops: type before
  * inputs; a length prefix of two bytes; an int32 -1 in five bytes; then
@@ -607,6 +662,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, clean_ops_are_written_as_read);
     tcase_add_test(tc, copies_leave_the_source_as_bytes);
     tcase_add_test(tc, borrowed_attrs_read_and_write_as_a_copy);
+    tcase_add_test(tc, edited_ops_keep_sorted_attrs_as_bytes);
     tcase_add_test(tc, non_canonical_ops_are_encoded_from_fields);
     tcase_add_test(tc, golden_programs_encode_as_protobuf_c_packs);
     tcase_add_test(tc, fuzz_reproducers_encode_as_protobuf_c_packs);
