@@ -19,6 +19,16 @@ struct ir_arena {
 
 enum { CHUNK_MIN = 64 * 1024 };
 
+/* Sizes are multiples of 8, the IR's largest alignment (pointers, int64,
+ * double): most argument lists hold one name and most dims two or three,
+ * and rounding them to 16 wasted a third of those arrays (5 MB of
+ * backward's 150 at 100k ops). */
+static size_t round_up(size_t size)
+{
+    size = (size + 7) & ~(size_t)7;
+    return size ? size : 8;
+}
+
 ir_arena *ir_arena_new(void)
 {
     return xcalloc(1, sizeof(ir_arena));
@@ -46,9 +56,7 @@ void *ir_arena_alloc(ir_arena *a, size_t size)
 
 void *ir_arena_alloc_raw(ir_arena *a, size_t size)
 {
-    size = (size + 15) & ~(size_t)15;
-    if (size == 0)
-        size = 16;
+    size = round_up(size);
     chunk *c = a->head;
     if (!c || c->size - c->used < size) {
         size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
@@ -66,8 +74,8 @@ void *ir_arena_alloc_raw(ir_arena *a, size_t size)
 bool ir_arena_extend(ir_arena *a, void *p, size_t old, size_t size)
 {
     chunk *c = a->head;
-    old = (old + 15) & ~(size_t)15;
-    size = (size + 15) & ~(size_t)15;
+    old = round_up(old);
+    size = round_up(size);
     if (!c || !p || (unsigned char *)p + old != c->data + c->used)
         return false;
     size_t base = c->used - old;

@@ -60,7 +60,7 @@ unsigned ir_intern_generation(void);
 typedef struct ir_arena ir_arena;
 ir_arena *ir_arena_new(void);
 void ir_arena_free(ir_arena *a);
-void *ir_arena_alloc(ir_arena *a, size_t size);  /* zeroed, 16-aligned */
+void *ir_arena_alloc(ir_arena *a, size_t size);  /* zeroed, 8-aligned */
 void *ir_arena_alloc_raw(ir_arena *a, size_t size); /* not zeroed */
 void *ir_arena_dup(ir_arena *a, const void *p, size_t size);  /* plus a NUL after */
 /* A copy with no NUL after it, for arrays that are not strings: a dup of
