@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../ir/ir.h"
 
@@ -81,9 +82,15 @@ typedef struct {
     bool names_blocks;
     ir_bytes role;
     bool attrs_sorted;          /* attr names strictly increase */
-    ir_bytes last_name;
 } pbd_op_peek;
 bool pbd_op_canonical(const uint8_t *data, size_t len, pbd_op_peek *peek);
+/* strcmp's order of two names given as bytes without a NUL (a canonical
+ * op's attr names, pbdec_canon.c, and interned names). */
+static inline int pbd_name_cmp(const void *a, size_t a_len, const void *b, size_t b_len)
+{
+    int c = memcmp(a, b, a_len < b_len ? a_len : b_len);
+    return c ? c : (a_len > b_len) - (a_len < b_len);
+}
 /* pbdec_op.c: one OpDesc.Attr or VarDesc.Attr into d. */
 bool pbd_attr(ir_arena *a, ir_attr *d, const uint8_t *data, size_t len, bool var_attr);
 

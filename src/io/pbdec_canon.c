@@ -119,20 +119,15 @@ static bool attr_field_canonical(const pbd_field *f)
 }
 
 /* Keeps peek->attrs_sorted true while each attr's name sorts after the
- * one before it (strcmp's order: no name holds a NUL here). */
-static void name_follows(pbd_op_peek *peek, const pbd_field *name)
+ * one before it (*last; no name holds a NUL here). */
+static void name_follows(pbd_op_peek *peek, ir_bytes *last, const pbd_field *name)
 {
-    const ir_bytes last = peek->last_name;
-    if (last.data) {
-        size_t n = last.len < name->len ? last.len : name->len;
-        int c = memcmp(last.data, name->data, n);
-        if (c > 0 || (c == 0 && last.len >= name->len))
-            peek->attrs_sorted = false;
-    }
-    peek->last_name = (ir_bytes){name->data, name->len};
+    if (last->data && pbd_name_cmp(last->data, last->len, name->data, name->len) >= 0)
+        peek->attrs_sorted = false;
+    *last = (ir_bytes){name->data, name->len};
 }
 
-static bool attr_canonical(const pbd_field *a, pbd_op_peek *peek)
+static bool attr_canonical(const pbd_field *a, pbd_op_peek *peek, ir_bytes *last_name)
 {
     pbd_msg m = {a->data, a->data + a->len};
     pbd_field f;
@@ -151,7 +146,7 @@ static bool attr_canonical(const pbd_field *a, pbd_op_peek *peek)
         seen |= BIT(f.num);
         if (f.num == 1) {
             is_role = f.len == 7 && memcmp(f.data, "op_role", 7) == 0;
-            name_follows(peek, &f);
+            name_follows(peek, last_name, &f);
         }
         else if (f.num == 2)
             type = f.v;
@@ -174,7 +169,8 @@ bool pbd_op_canonical(const uint8_t *data, size_t len, pbd_op_peek *peek)
     pbd_field f;
     bool bad = false, ok = true;
     order o = {0, false};
-    *peek = (pbd_op_peek){false, {NULL, 0}, true, {NULL, 0}};
+    *peek = (pbd_op_peek){false, {NULL, 0}, true};
+    ir_bytes last_name = {NULL, 0};
     while (ok && pbd_next(&m, &f, &bad)) {
         bool known = f.num >= 1 && f.num <= 5;
         ok = in_order(&o, f.num, known, f.num == 1 || f.num == 2 || f.num == 4);
@@ -183,7 +179,7 @@ bool pbd_op_canonical(const uint8_t *data, size_t len, pbd_op_peek *peek)
         switch (f.num) {
         case 1: case 2: ok = len_canonical(&f) && slot_canonical(&f); break;
         case 3: ok = string_canonical(&f); break;
-        case 4: ok = len_canonical(&f) && attr_canonical(&f, peek); break;
+        case 4: ok = len_canonical(&f) && attr_canonical(&f, peek, &last_name); break;
         case 5: ok = f.vbytes == 1; break;
         }
     }

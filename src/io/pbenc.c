@@ -220,21 +220,18 @@ static void slots(enc *e, unsigned field, const ir_slot *s, size_t n, bool sort)
         slot_msg(e, field, sorted_item(e, start, s, sizeof *s, i));
 }
 
+/* An interned name against a name in the bytes, in strcmp's order. */
+static int cmp_name_bytes(const char *a, const pbd_field *b)
+{
+    return pbd_name_cmp(a, strlen(a), b->data, b->len);
+}
+
 static bool overlay_has(const ir_attr *over, size_t n, const pbd_field *name)
 {
     for (size_t i = 0; i < n; i++)
-        if (strlen(over[i].name) == name->len && memcmp(over[i].name, name->data, name->len) == 0)
+        if (cmp_name_bytes(over[i].name, name) == 0)
             return true;
     return false;
-}
-
-/* strcmp's order of an interned name and a name in the bytes (which holds
- * no NUL: pbdec_canon.c). */
-static int cmp_name_bytes(const char *a, const pbd_field *b)
-{
-    size_t n = strlen(a);
-    int c = memcmp(a, b->data, n < b->len ? n : b->len);
-    return c ? c : (n > b->len) - (n < b->len);
 }
 
 /* The attrs of a dirty op that borrows another's kept attrs (attr.c),

@@ -39,19 +39,24 @@ void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a, ir_at
  * first, as for any pending op.  pbenc.c writes a borrower's kept attrs as
  * their bytes. */
 
-static bool is_name(const char *have, const char *name)
+/* The attr of that name among n: names are interned, so a pointer compare
+ * answers, unless the caller's name is not interned. */
+static ir_attr *find_attr(ir_attr *attrs, size_t n, const char *name)
 {
-    return have == name || (!ir_is_interned(name) && strcmp(have, name) == 0);
+    for (size_t i = 0; i < n; i++)
+        if (attrs[i].name == name)
+            return &attrs[i];
+    if (!n || ir_is_interned(name))
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(attrs[i].name, name) == 0)
+            return &attrs[i];
+    return NULL;
 }
 
 static ir_attr *overlay_find(const ir_op *op, const char *name)
 {
-    if (!op->attrs_pending)
-        return NULL;
-    for (size_t i = 0; i < op->n_overlay; i++)
-        if (is_name(op->attrs[i].name, name))
-            return &op->attrs[i];
-    return NULL;
+    return op->attrs_pending ? find_attr(op->attrs, op->n_overlay, name) : NULL;
 }
 
 const ir_attr *ir_op_overlay(const ir_op *op, size_t *n)
@@ -228,15 +233,7 @@ ir_attr *ir_op_attr(const ir_op *op, const char *name)
             return o;
     }
     load_attrs(op);
-    for (size_t i = 0; i < op->n_attrs; i++)
-        if (op->attrs[i].name == name)
-            return &op->attrs[i];
-    if (!op->n_attrs || ir_is_interned(name))
-        return NULL;
-    for (size_t i = 0; i < op->n_attrs; i++)
-        if (strcmp(op->attrs[i].name, name) == 0)
-            return &op->attrs[i];
-    return NULL;
+    return find_attr(op->attrs, op->n_attrs, name);
 }
 
 bool ir_op_has_attr(const ir_op *op, const char *name)

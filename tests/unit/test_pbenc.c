@@ -228,6 +228,17 @@ static const char clean_program[] =
     "  ops { type: \"w\" attrs { name: \"sub_block\" type: BLOCK block_idx: 0 } }\n"
     "}\n";
 
+/* The binary form of a text program (the caller frees it). */
+static uint8_t *binary_of(const char *text, size_t *len)
+{
+    ir_program *t = pdio_parse("test.pbtxt", (const uint8_t *)text, strlen(text));
+    ck_assert_ptr_nonnull(t);
+    *len = 0;
+    uint8_t *bin = pdio_serialize(t, false, len);
+    ir_program_free(t);
+    return bin;
+}
+
 static void assert_encodes_to(const ir_program *p, const uint8_t *want, size_t len, bool same)
 {
     size_t n = 0;
@@ -238,13 +249,9 @@ static void assert_encodes_to(const ir_program *p, const uint8_t *want, size_t l
 
 START_TEST(clean_ops_are_written_as_read)
 {
-    ir_program *t = pdio_parse("clean.pbtxt", (const uint8_t *)clean_program,
-                               strlen(clean_program));
-    ck_assert_ptr_nonnull(t);
-    size_t len = 0;
-    uint8_t *bin = pdio_serialize(t, false, &len);
+    size_t len;
+    uint8_t *bin = binary_of(clean_program, &len);
     size_t len0 = len;
-    ir_program_free(t);
     ir_program *p = pbconv_decode(bin, len);
     ck_assert_ptr_nonnull(p);
     ir_block *b = p->blocks[0];
@@ -319,11 +326,8 @@ END_TEST
  * one by name, a clone) decode into the destination. */
 START_TEST(copies_leave_the_source_as_bytes)
 {
-    ir_program *t = pdio_parse("clean.pbtxt", (const uint8_t *)clean_program,
-                               strlen(clean_program));
-    size_t len = 0, n = 0;
-    uint8_t *bin = pdio_serialize(t, false, &len);
-    ir_program_free(t);
+    size_t len, n = 0;
+    uint8_t *bin = binary_of(clean_program, &len);
     ir_program *p = pbconv_decode(bin, len), *p2 = pbconv_decode(bin, len);
     ir_op *c = p->blocks[0]->ops[0], *r = p->blocks[0]->ops[1];
     ck_assert(c->attrs_pending && r->attrs_pending);
@@ -402,11 +406,8 @@ static ir_op *grad_like(ir_program *p, const ir_op *fwd)
  * overlay, and it reads, decodes and encodes as a decoded copy would. */
 START_TEST(borrowed_attrs_read_and_write_as_a_copy)
 {
-    ir_program *t = pdio_parse("lender.pbtxt", (const uint8_t *)lender_program,
-                               strlen(lender_program));
-    size_t len = 0, n = 0;
-    uint8_t *bin = pdio_serialize(t, false, &len);
-    ir_program_free(t);
+    size_t len, n = 0;
+    uint8_t *bin = binary_of(lender_program, &len);
     ir_program *p = pbconv_decode(bin, len), *ref = pbconv_decode(bin, len);
     ir_op *f = p->blocks[0]->ops[0], *u = p->blocks[0]->ops[1];
     ck_assert(f->attrs_pending && f->attrs_sorted && u->attrs_pending && !u->attrs_sorted);
@@ -484,11 +485,8 @@ static void edit_twins(ir_program *p, ir_program *ref)
  * whose names are not sorted is decoded, as before. */
 START_TEST(edited_ops_keep_sorted_attrs_as_bytes)
 {
-    ir_program *t = pdio_parse("lender.pbtxt", (const uint8_t *)lender_program,
-                               strlen(lender_program));
-    size_t len = 0;
-    uint8_t *bin = pdio_serialize(t, false, &len);
-    ir_program_free(t);
+    size_t len;
+    uint8_t *bin = binary_of(lender_program, &len);
     ir_program *p = pbconv_decode(bin, len), *ref = pbconv_decode(bin, len);
     ir_op *f = p->blocks[0]->ops[0], *u = p->blocks[0]->ops[1];
     const uint8_t *bytes = f->wire.data;
