@@ -47,6 +47,9 @@ $(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*
 	@echo "  CC $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# madvise is not POSIX: the one file that calls it asks for it (its header).
+$(BUILD)/obj/ir/pages.o: CFLAGS_BASE += -D_DEFAULT_SOURCE
+
 $(BUILD)/libpdtrans.a: $(OBJS)
 	@rm -f $@
 	@ar rcs $@ $(OBJS)

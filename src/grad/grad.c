@@ -48,7 +48,7 @@ static void check_caches(void)
 const char *grad_name(const char *fwd)
 {
     check_caches();
-    size_t slot = pmap_hash_(fwd, RECENT - 1);
+    size_t slot = pmap_home_(fwd, RECENT);
     if (recent[slot].fwd == fwd)
         return recent[slot].grad;
     const char *key = fwd;

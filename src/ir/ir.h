@@ -40,6 +40,9 @@ const char *ir_intern(const char *s);
 const char *ir_intern_n(const char *s, size_t n);
 /* printf-style, result interned. */
 const char *ir_internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Room for n more names at once (a decoded block's vars, backward's grad
+ * vars): the table is sized for them instead of growing step by step. */
+void ir_intern_reserve(size_t n);
 void ir_intern_shutdown(void);
 /* IR_NAME("op_role"): a string literal interned once per call site (and
  * again after ir_intern_shutdown), so that hot code comparing against a

@@ -1,11 +1,8 @@
 /* pmap.c - see pmap.h. */
-/* madvise(MADV_HUGEPAGE) is a Linux extension. */
-#define _DEFAULT_SOURCE
 #include "pmap.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "util.h"
 
@@ -36,11 +33,11 @@ void pmap_clear(pmap *m)
     m->n = 0;
 }
 
-static void place(pmap_slot *slots, size_t mask, const void *key, void *val)
+static void place(pmap_slot *slots, size_t cap, const void *key, void *val)
 {
-    size_t i = pmap_hash_(key, mask);
+    size_t i = pmap_home_(key, cap);
     while (slots[i].key)
-        i = (i + 1) & mask;
+        i = pmap_next_(i, cap);
     slots[i].key = key;
     slots[i].val = val;
 }
@@ -57,9 +54,7 @@ static pmap_slot *alloc_slots(size_t cap)
     void *p = NULL;
     if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
         return xcalloc(cap, sizeof(pmap_slot));
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE);
-#endif
+    pdt_pages_huge(p, bytes);
     memset(p, 0, bytes);
     return p;
 }
@@ -69,23 +64,26 @@ static void rehash(pmap *m, size_t cap)
     pmap_slot *slots = alloc_slots(cap);
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].key)
-            place(slots, cap - 1, m->slots[i].key, m->slots[i].val);
+            place(slots, cap, m->slots[i].key, m->slots[i].val);
     free(m->slots);
     m->slots = slots;
     m->cap = cap;
 }
 
+/* By half: with three quarters the most, a table is never less than half
+ * full after growing. */
 static void grow(pmap *m)
 {
-    rehash(m, m->cap ? m->cap * 2 : 16);
+    rehash(m, m->cap ? m->cap + m->cap / 2 : 16);
 }
 
+/* Exactly the room for n more at three quarters full. */
 void pmap_reserve(pmap *m, size_t n)
 {
-    size_t cap = m->cap ? m->cap : 16;
-    while ((m->n + n) * 4 > cap * 3)
-        cap *= 2;
-    if (cap != m->cap)
+    size_t cap = ((m->n + n) * 4 + 2) / 3 + 1;
+    if (cap < 16)
+        cap = 16;
+    if (cap > m->cap)
         rehash(m, cap);
 }
 
@@ -95,10 +93,9 @@ static pmap_slot *slot_for(pmap *m, const void *key)
 {
     if ((m->n + 1) * 4 > m->cap * 3)
         grow(m);
-    size_t mask = m->cap - 1;
-    size_t i = pmap_hash_(key, mask);
+    size_t i = pmap_home_(key, m->cap);
     while (m->slots[i].key && m->slots[i].key != key)
-        i = (i + 1) & mask;
+        i = pmap_next_(i, m->cap);
     return &m->slots[i];
 }
 
@@ -134,10 +131,9 @@ bool pmap_remove(pmap *m, const void *key)
     pmap_slot *s = pmap_find_(m, key);
     if (!s)
         return false;
-    size_t mask = m->cap - 1;
     size_t hole = (size_t)(s - m->slots);
-    for (size_t i = (hole + 1) & mask; m->slots[i].key; i = (i + 1) & mask) {
-        size_t home = pmap_hash_(m->slots[i].key, mask);
+    for (size_t i = pmap_next_(hole, m->cap); m->slots[i].key; i = pmap_next_(i, m->cap)) {
+        size_t home = pmap_home_(m->slots[i].key, m->cap);
         /* Move the entry back if its home is not in (hole, i]. */
         bool between = hole < i ? (home > hole && home <= i) : (home > hole || home <= i);
         if (!between) {

@@ -5,7 +5,7 @@
  * and calls the hash function through a pointer, so a lookup in a large
  * table costs up to three cache misses and an indirect call.  Here a key
  * and its value share one slot of an open-addressing table (linear
- * probing, at most half full), and the hash is inlined.
+ * probing, at most three quarters full), and the hash is inlined.
  *
  * Keys are non-NULL pointers (a NULL key is never stored or found).  Values are any pointer; pmap_get returns
  * NULL for an absent key, so maps whose values may be NULL use pmap_has.
@@ -24,7 +24,7 @@ typedef struct {
 
 typedef struct {
     pmap_slot *slots;
-    size_t cap;     /* 0 or a power of two */
+    size_t cap;     /* 0, or at least 16 (any number: pmap_home_) */
     size_t n;
 } pmap;
 
@@ -48,21 +48,30 @@ bool pmap_remove(pmap *m, const void *key);
 void pmap_reserve(pmap *m, size_t n);
 void pmap_clear(pmap *m);
 
-static inline size_t pmap_hash_(const void *key, size_t mask)
+/* Where key's probe starts: the mixed pointer's high half scaled to the
+ * capacity.  Capacities are not powers of two, so that a table sized for
+ * what it will hold (pmap_reserve) or grown by half stays between half and
+ * three quarters full: doubling left backward's var map at 1M ops 40% full
+ * (128 MiB, 50 of them empty). */
+static inline size_t pmap_home_(const void *key, size_t cap)
 {
     uint64_t x = (uint64_t)(uintptr_t)key;
     x ^= x >> 29;
     x *= UINT64_C(0xbf58476d1ce4e5b9);
     x ^= x >> 32;
-    return (size_t)x & mask;
+    return (size_t)(((x >> 32) * (uint64_t)cap) >> 32);
+}
+
+static inline size_t pmap_next_(size_t i, size_t cap)
+{
+    return i + 1 == cap ? 0 : i + 1;
 }
 
 static inline pmap_slot *pmap_find_(const pmap *m, const void *key)
 {
     if (!m->n || !key)
         return NULL;
-    size_t mask = m->cap - 1;
-    for (size_t i = pmap_hash_(key, mask);; i = (i + 1) & mask) {
+    for (size_t i = pmap_home_(key, m->cap);; i = pmap_next_(i, m->cap)) {
         pmap_slot *s = &m->slots[i];
         if (s->key == key)
             return s;

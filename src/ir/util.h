@@ -19,4 +19,12 @@ char *xstrdup(const char *s);
 /* The first n bytes of s (fewer if it ends sooner), NUL-terminated. */
 char *xstrndup(const char *s, size_t n);
 
+/* pages.c.  The whole pages inside [lo, hi) of private memory the caller
+ * owns and will never read again go back to the system now (read again,
+ * they would be zeros). */
+void pdt_pages_release(void *lo, void *hi);
+/* Asks for 2 MB pages for p[0..len) where the kernel offers them on
+ * request; p should be 2 MB aligned. */
+void pdt_pages_huge(void *p, size_t len);
+
 #endif

@@ -50,7 +50,9 @@ START_TEST(intern_fast_path_is_exact)
     const char *empty = ir_intern("");
     ck_assert_ptr_eq(ir_intern(empty), empty);
     ck_assert_ptr_eq(ir_intern_n(whole, 0), empty);
-    /* Many names (past the first storage chunk) stay pointer-equal. */
+    /* Many names (past the first storage chunk, and room reserved for some
+     * of them) stay pointer-equal. */
+    ir_intern_reserve(30000);
     for (int i = 0; i < 70000; i++) {
         const char *n = ir_internf("name_%d_with_some_length", i);
         ck_assert_ptr_eq(ir_intern(n), n);
@@ -63,6 +65,25 @@ START_TEST(intern_fast_path_is_exact)
     const char *b = ir_intern(big);
     ck_assert_ptr_eq(ir_intern_n(big, sizeof big - 1), b);
     ck_assert_ptr_eq(ir_internf("%s", big), b);
+}
+END_TEST
+
+/* Grown one put at a time, a map is between half and three quarters full:
+ * its capacity grows by half, not to the next power of two. */
+START_TEST(pmap_stays_half_to_three_quarters_full)
+{
+    enum { N = 200000 };
+    static char keys[N];
+    pmap m = PMAP_INIT;
+    for (int i = 0; i < N; i++) {
+        pmap_put(&m, &keys[i], &keys[i]);
+        ck_assert_uint_le(m.n * 4, m.cap * 3);
+        if (m.cap > 16)
+            ck_assert_uint_gt(m.n * 2, m.cap);
+    }
+    for (int i = 0; i < N; i += 7)
+        ck_assert_ptr_eq(pmap_get(&m, &keys[i]), &keys[i]);
+    pmap_free(&m);
 }
 END_TEST
 
@@ -117,6 +138,9 @@ START_TEST(pmap_matches_model)
     }
     size_t before = m.n;
     pmap_reserve(&m, 100000);
+    /* room for exactly that many at three quarters full */
+    ck_assert_uint_ge(m.cap * 3, (before + 100000) * 4);
+    ck_assert_uint_le(m.cap * 3, (before + 100000) * 4 + 6);
     ck_assert_uint_eq(m.n, before);
     for (int i = 0; i < N; i++)
         ck_assert(pmap_has(&m, &keys[i]) == (model[i] == 1));
@@ -477,6 +501,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, intern_is_pointer_equal);
     tcase_add_test(tc, intern_fast_path_is_exact);
     tcase_add_test(tc, pmap_matches_model);
+    tcase_add_test(tc, pmap_stays_half_to_three_quarters_full);
     tcase_add_test(tc, var_lookup_and_scope);
     tcase_add_test(tc, scope_answers_from_block_0);
     tcase_add_test(tc, parent_cycle_terminates);

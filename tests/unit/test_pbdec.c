@@ -224,12 +224,82 @@ START_TEST(unusual_bytes_are_left_to_protobuf_c)
 }
 END_TEST
 
+/* A file read in place gives the pages of its VarDescs back once it is
+ * decoded (nothing points into them: only ops keep their bytes), and only
+ * then: bytes the fast decoder refuses go to protobuf-c whole. */
+static uint8_t *many_vars_program(size_t *len)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    for (int i = 0; i < 400; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "var_%04d_with_a_name_long_enough_to_fill_pages", i);
+        ir_block_var(b, name);
+        if (i % 2) {
+            ir_op *op = ir_block_append_op(b, "relu");
+            ir_op_set_input1(op, "X", name);
+            ir_op_add_output_arg(op, "Out", name);
+        }
+    }
+    uint8_t *bytes = pbconv_encode(p, len);
+    ir_program_free(p);
+    return bytes;
+}
+
+static bool has_zero_page(const uint8_t *data, size_t len)
+{
+    for (size_t at = 0; at + 4096 <= len; at++) {
+        if (((uintptr_t)(data + at) & 4095) != 0)
+            continue;
+        size_t k = 0;
+        while (k < 4096 && data[at + k] == 0)
+            k++;
+        if (k == 4096)
+            return true;
+    }
+    return false;
+}
+
+START_TEST(decoding_in_place_gives_back_the_vars_pages)
+{
+    size_t len = 0;
+    uint8_t *bytes = many_vars_program(&len);
+    ck_assert(!has_zero_page(bytes, len));
+    /* an aligned copy, as large buffers are */
+    uint8_t *owned = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
+    memcpy(owned, bytes, len);
+    ir_program *p = pbconv_decode_owned(owned, len);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(has_zero_page(owned, len), "no page of the vars was given back");
+    size_t again_len = 0;
+    uint8_t *again = pbconv_encode(p, &again_len);
+    ck_assert_uint_eq(again_len, len);
+    ck_assert_mem_eq(again, bytes, len);
+    free(again);
+    ir_program_free(p);     /* frees owned */
+
+    /* a second block whose var has no type: refused after the first block
+     * was decoded, and the bytes are left as they were */
+    static const uint8_t bad_block[] = {0x0a, 0x09, 0x08, 0x01, 0x10, 0x00,
+                                        0x1a, 0x03, 0x0a, 0x01, 0x78};
+    size_t n = len + sizeof bad_block;
+    uint8_t *refused = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
+    memcpy(refused, bytes, len);
+    memcpy(refused + len, bad_block, sizeof bad_block);
+    ck_assert_ptr_null(pbconv_decode_owned(refused, n));
+    ck_assert_mem_eq(refused, bytes, len);
+    free(refused);
+    free(bytes);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pbdec");
     TCase *tc = tcase_create("decode");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, unusual_bytes_are_left_to_protobuf_c);
+    tcase_add_test(tc, decoding_in_place_gives_back_the_vars_pages);
     tcase_add_test(tc, golden_programs_decode_as_protobuf_c_unpacks);
     tcase_add_test(tc, fuzz_inputs_decode_as_protobuf_c_unpacks);
     tcase_add_test(tc, real_programs_decode_as_protobuf_c_unpacks);
