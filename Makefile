@@ -10,7 +10,9 @@ PKGS = libprotobuf-c glib-2.0 jansson nettle
 # The warnings Lua's makefile uses (issue 15), errors like the rest.
 LUA_WARNINGS = -Wmissing-prototypes -Wshadow -Wwrite-strings -Wstrict-prototypes \
   -Wredundant-decls -Wundef -Wold-style-definition -Wnested-externs
-CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -g \
+# _DEFAULT_SOURCE: src/ir/pages.c's madvise (Linux), which a file cannot ask
+# for itself: -include alloc.h reads <features.h> before its first line.
+CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O2 -g \
   $(LUA_WARNINGS)
 ifeq ($(SANITIZE),1)
   BUILD := build-san
@@ -46,9 +48,6 @@ $(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
-
-# madvise is not POSIX: the one file that calls it asks for it (its header).
-$(BUILD)/obj/ir/pages.o: CFLAGS_BASE += -D_DEFAULT_SOURCE
 
 $(BUILD)/libpdtrans.a: $(OBJS)
 	@rm -f $@

@@ -2,9 +2,10 @@
  *
  * madvise is not POSIX, and -include alloc.h brings in GLib's headers (and
  * with them <features.h>) before any file's first line, so a file cannot
- * ask for it with a #define of its own: the Makefile builds this one file
- * with _DEFAULT_SOURCE.  (pmap.c tried the #define; its MADV_HUGEPAGE was
- * never compiled in, and nothing said so: hence this file.) */
+ * ask for it with a #define of its own: the Makefile (and the fuzz build)
+ * give every file _DEFAULT_SOURCE.  (pmap.c tried the #define; its
+ * MADV_HUGEPAGE was never compiled in, and nothing said so: hence this
+ * file, which refuses to build without it.) */
 #include "util.h"
 
 #include <stdint.h>
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 #if !defined(MADV_DONTNEED) || !defined(_DEFAULT_SOURCE)
-#error "pages.c needs madvise: build it with -D_DEFAULT_SOURCE (Makefile)"
+#error "pages.c needs madvise: build it with -D_DEFAULT_SOURCE (Makefile, tests/fuzz/run.sh)"
 #endif
 
 void pdt_pages_release(void *lo, void *hi)

@@ -126,7 +126,7 @@ ${MAKE:-make} --no-print-directory BUILD=build build/gen/framework.pb-c.c build/
 PKG_CFLAGS=$(pkg-config --cflags libprotobuf-c glib-2.0 jansson nettle) || die "pkg-config failed (run 'make deps')"
 PKG_LIBS=$(pkg-config --libs libprotobuf-c glib-2.0 jansson nettle)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra $SAN -Ibuild/gen -Isrc -include src/ir/alloc.h $PKG_CFLAGS ${FUZZ_CFLAGS:-}"
+CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -Wall -Wextra $SAN -Ibuild/gen -Isrc -include src/ir/alloc.h $PKG_CFLAGS ${FUZZ_CFLAGS:-}"
 say "building with $("$CLANG" --version | head -1)"
 srcs="$(ls src/*.c src/*/*.c src/*/*/*.c 2>/dev/null | grep -v '^src/main\.c$') build/gen/framework.pb-c.c"
 BIN=$OUT/bin
