@@ -260,7 +260,11 @@ static void borrowed_attrs(enc *e, const ir_op *op)
             continue;
         while (next < n_over && cmp_name_bytes(by_name[next]->name, &name) < 0)
             attr_msg(e, by_name[next++]);
-        if (!overlay_has(over, n_over, &name))
+        if (overlay_has(over, n_over, &name))
+            continue;
+        if (op->role_set && cmp_name_bytes(op->pending_role->name, &name) == 0)
+            attr_msg(e, op->pending_role);  /* set since: ir.h's role_set */
+        else
             field_bytes(e, 4, f.data, f.len);
     }
     while (next < n_over)

@@ -39,6 +39,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     op->attrs_sorted = false;
     op->n_overlay = 0;
     op->pending_role = NULL;
+    op->role_set = false;
     op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
     op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_inputs; i++)

@@ -186,6 +186,9 @@ typedef struct ir_op {
     /* The kept attrs' names strictly increase (src/io), so that another op
      * of the program may borrow them (ir_op_copy_attrs, attr.c). */
     bool attrs_sorted : 1;
+    /* A dirty op whose attrs are still bytes, given an op_role since: the
+     * value is pending_role (shared, attr.c), not the bytes' op_role. */
+    bool role_set : 1;
     /* A dirty op whose attrs are bytes borrowed from another op (`wire` is
      * then only their source, never written as this op) holds the attrs set
      * on it since in `attrs`: n_overlay of them, room for cap_attrs.  Reach

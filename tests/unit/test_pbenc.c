@@ -415,9 +415,23 @@ START_TEST(borrowed_attrs_read_and_write_as_a_copy)
     ir_op *g = grad_like(p, f);
     ck_assert(g->attrs_pending && g->wire.data == f->wire.data);
     ck_assert_uint_eq(g->n_attrs, 6);       /* 4 kept, op_role_var and beta added */
-    ck_assert_uint_eq(g->n_overlay, 4);     /* op_role, op_role_var, alpha, beta */
+    ck_assert_uint_eq(g->n_overlay, 3);     /* op_role_var, alpha, beta */
+    /* op_role is in pending_role, shared, in place of the bytes' value */
+    ck_assert(g->role_set && !f->role_set && g->pending_role != f->pending_role);
     ck_assert_int_eq(ir_op_role(g), 1);
     ck_assert_int_eq(ir_op_role(f), 0);
+    ck_assert_int_eq(ir_op_get_int(g, "op_role", -1), 1);
+    /* a copy of g borrows the same bytes and the role set on g; copying
+     * op_role alone from g gives g's, not the bytes' */
+    ir_op *k = ir_op_new(p, "k");
+    ir_op_copy_attrs(k, g);
+    ck_assert(k->attrs_pending && k->role_set && ir_op_role(k) == 1);
+    ir_op *k2 = ir_op_new(p, "k2");
+    ir_op_copy_attrs(k2, f);
+    ck_assert(ir_op_copy_attr_from(k2, g, "op_role"));
+    ck_assert_int_eq(ir_op_role(k2), 1);
+    ir_op_attrs(k);     /* decoded: the role set, not the bytes' */
+    ck_assert(!k->attrs_pending && !k->role_set && ir_op_attr(k, "op_role")->i == 1);
     ck_assert(ir_op_get_float(g, "alpha", 0) == 2.0 && ir_op_get_float(f, "alpha", 0) == 0.5);
     ck_assert_int_eq(ir_op_get_int(g, "zeta", 0), 7);
     const char **names = ir_op_get_names(g, "names", &n, p->arena);
