@@ -187,35 +187,6 @@ bool ir_op_may_name_blocks(const ir_op *op)
     return !op->attrs_pending;
 }
 
-/* Ops whose attrs stay bytes keep their op_role decoded (pending_role):
- * an ir_attr of 40 bytes per op (7 MiB at 100k ops), though a program has
- * a handful of values.  A plain INT attr (only `i` set, nothing more kept)
- * is shared instead: one per name and value for the process, dropped with
- * the intern table whose names they hold.  Nothing writes through them:
- * every setter decodes the op's attrs first, which drops pending_role. */
-enum { MAX_SHARED = 64 };
-static ir_attr shared[MAX_SHARED];
-static size_t n_shared;
-static unsigned shared_generation;
-
-const ir_attr *ir_attr_shared(const ir_attr *a)
-{
-    if (a->type != IR_ATTR_INT || a->more || !a->has_i || a->has_f || a->has_s || a->has_b ||
-        a->has_block_idx || a->has_l || a->has_var_name || a->has_float64 || a->has_scalar)
-        return NULL;
-    if (shared_generation != ir_intern_generation()) {
-        n_shared = 0;
-        shared_generation = ir_intern_generation();
-    }
-    for (size_t k = 0; k < n_shared; k++)
-        if (shared[k].name == a->name && shared[k].i == a->i)
-            return &shared[k];
-    if (n_shared == MAX_SHARED)
-        return NULL;
-    shared[n_shared] = *a;
-    return &shared[n_shared++];
-}
-
 /* name is "op_role" (interned or not). */
 static bool names_role(const char *name)
 {

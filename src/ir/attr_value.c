@@ -1,6 +1,7 @@
 /* attr_value.c - the compact attribute value and its full wire-shaped
- * form: moving between them and deep copies (the op attribute API that
- * uses them is attr.c). */
+ * form: moving between them, deep copies, and the shared op_role values of
+ * ops whose attrs are bytes (the op attribute API that uses them is
+ * attr.c). */
 #include "ir.h"
 
 #include <string.h>
@@ -175,3 +176,32 @@ void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
         dst->more = full_copy(a, src->more);
 }
 #undef DUP
+
+/* Ops whose attrs stay bytes keep their op_role decoded (pending_role):
+ * an ir_attr of 40 bytes per op (7 MiB at 100k ops), though a program has
+ * a handful of values.  A plain INT attr (only `i` set, nothing more kept)
+ * is shared instead: one per name and value for the process, dropped with
+ * the intern table whose names they hold.  Nothing writes through them:
+ * every setter decodes the op's attrs first, which drops pending_role. */
+enum { MAX_SHARED = 64 };
+static ir_attr shared[MAX_SHARED];
+static size_t n_shared;
+static unsigned shared_generation;
+
+const ir_attr *ir_attr_shared(const ir_attr *a)
+{
+    if (a->type != IR_ATTR_INT || a->more || !a->has_i || a->has_f || a->has_s || a->has_b ||
+        a->has_block_idx || a->has_l || a->has_var_name || a->has_float64 || a->has_scalar)
+        return NULL;
+    if (shared_generation != ir_intern_generation()) {
+        n_shared = 0;
+        shared_generation = ir_intern_generation();
+    }
+    for (size_t k = 0; k < n_shared; k++)
+        if (shared[k].name == a->name && shared[k].i == a->i)
+            return &shared[k];
+    if (n_shared == MAX_SHARED)
+        return NULL;
+    shared[n_shared] = *a;
+    return &shared[n_shared++];
+}
