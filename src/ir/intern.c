@@ -22,17 +22,20 @@
 typedef struct ichunk {
     struct ichunk *next;
     size_t used, size;
+    uint32_t start;         /* where data[0] lies in the names' offsets */
     char data[];
 } ichunk;
 
-/* The table: open addressing over the stored copies, with each one's
- * length and hash, so a probe compares two integers before any bytes and
- * a name given with its length (ir_intern_n, most calls: the decoder's
- * names) is looked up where it lies, without a NUL-terminated copy.  It
- * replaced a GHashTable (g_str_hash, strcmp): 9% of a backward run. */
+/* The table: open addressing over the stored copies, each slot a name's
+ * hash and its offset (below), so a probe compares an integer before any
+ * bytes, and a name given with its length (ir_intern_n, most calls: the
+ * decoder's names) is looked up where it lies, without a NUL-terminated
+ * copy.  It replaced a GHashTable (g_str_hash, strcmp): 9% of a backward
+ * run.  Eight bytes a slot, not a pointer and a length in sixteen: the
+ * table was 80 of backward's 1300 MiB at 1M ops. */
 typedef struct {
-    const char *s;          /* NULL: empty */
-    uint32_t hash, len;     /* a name over 4 GiB cannot be read: inputs are capped at 2 GiB */
+    uint32_t hash;
+    uint32_t at;            /* 0: empty (data[0] of the first chunk is a NUL) */
 } islot;
 
 static islot *table;
@@ -40,6 +43,10 @@ static size_t table_cap, table_n;
 /* Bumped by ir_intern_shutdown, so IR_NAME caches notice. */
 static unsigned generation = 1;
 static ichunk *chunks;      /* newest first */
+/* Oldest first, for name_at; chunks at least double, so there are few. */
+enum { MAX_CHUNKS = 40 };
+static ichunk *by_age[MAX_CHUNKS];
+static size_t n_chunks;
 
 enum { FIRST_CHUNK = 1 << 20 };
 
@@ -54,24 +61,46 @@ bool ir_is_interned(const char *s)
     return false;
 }
 
-static const char *store(const char *s, size_t n)
+/* The stored name at offset `at` (most are in the newest chunks). */
+static const char *name_at(uint32_t at)
+{
+    size_t k = n_chunks;
+    while (k-- > 1 && at < by_age[k]->start)
+        ;
+    return by_age[k]->data + (at - by_age[k]->start);
+}
+
+_Noreturn static void too_many_names(void)
+{
+    fprintf(stderr, "pdtrans: fatal: names of over 4 GiB in all\n");
+    abort();
+}
+
+/* Stores s[0..n) and returns its offset. */
+static uint32_t store(const char *s, size_t n)
 {
     if (!chunks || chunks->size - chunks->used < n + 1) {
         size_t size = chunks ? chunks->size * 2 : FIRST_CHUNK;
         while (size < n + 2)
             size *= 2;
+        uint64_t start = chunks ? (uint64_t)chunks->start + chunks->size : 0;
+        if (start + size > UINT32_MAX || n_chunks == MAX_CHUNKS)
+            too_many_names();
         ichunk *c = xmalloc(sizeof *c + size);
         c->size = size;
+        c->start = (uint32_t)start;
         c->data[0] = '\0';  /* the NUL before the first name */
         c->used = 1;
         c->next = chunks;
         chunks = c;
+        by_age[n_chunks++] = c;
     }
     char *copy = chunks->data + chunks->used;
     memcpy(copy, s, n);
     copy[n] = '\0';
+    uint32_t at = chunks->start + (uint32_t)chunks->used;
     chunks->used += n + 1;
-    return copy;
+    return at;
 }
 
 /* FNV-1a; home_of takes its high bits. */
@@ -94,10 +123,10 @@ static void table_resize(size_t cap)
 {
     islot *fresh = xcalloc(cap, sizeof *fresh);
     for (size_t i = 0; i < table_cap; i++) {
-        if (!table[i].s)
+        if (!table[i].at)
             continue;
         size_t k = home_of(table[i].hash, cap);
-        while (fresh[k].s)
+        while (fresh[k].at)
             k = k + 1 == cap ? 0 : k + 1;
         fresh[k] = table[i];
     }
@@ -115,34 +144,76 @@ static size_t cap_for(size_t n)
     return (n * 4 + 2) / 3 + 1;
 }
 
+enum { FIRST_TABLE = 4096 };
+
 void ir_intern_reserve(size_t n)
 {
     size_t cap = cap_for(table_n + n);
+    if (cap < FIRST_TABLE)
+        cap = FIRST_TABLE;
     if (cap > table_cap)
         table_resize(cap);
+}
+
+/* ir_intern_drop_table: the names stay, the table goes until the next
+ * lookup, which puts every stored name back (they are unique). */
+static size_t dropped_n;
+
+void ir_intern_drop_table(void)
+{
+    free(table);
+    table = NULL;
+    table_cap = 0;
+    dropped_n += table_n;
+    table_n = 0;
+}
+
+static void rebuild_table(void)
+{
+    ir_intern_reserve(dropped_n);
+    table_n = dropped_n;
+    dropped_n = 0;
+    for (size_t c = 0; c < n_chunks; c++) {
+        const ichunk *ch = by_age[c];
+        for (size_t at = 1; at < ch->used;) {
+            const char *name = ch->data + at;
+            size_t n = strlen(name);
+            uint32_t h = hash_name(name, n);
+            size_t i = home_of(h, table_cap);
+            while (table[i].at)
+                i = i + 1 == table_cap ? 0 : i + 1;
+            table[i] = (islot){h, ch->start + (uint32_t)at};
+            at += n + 1;
+        }
+    }
 }
 
 /* The stored copy of s[0..n) (which holds no NUL), stored now if new. */
 static const char *lookup(const char *s, size_t n)
 {
+    if (dropped_n)
+        rebuild_table();
     if (n > UINT32_MAX) {
         fprintf(stderr, "pdtrans: fatal: a name of %zu bytes\n", n);
         abort();
     }
     if ((table_n + 1) * 4 > table_cap * 3)
-        table_resize(table_cap ? table_cap + table_cap / 2 : 4096);
+        table_resize(table_cap < FIRST_TABLE ? FIRST_TABLE : table_cap + table_cap / 2);
     uint32_t h = hash_name(s, n);
     for (size_t i = home_of(h, table_cap);; i = i + 1 == table_cap ? 0 : i + 1) {
         islot *e = &table[i];
-        if (!e->s) {
-            e->s = store(s, n);
+        if (!e->at) {
+            e->at = store(s, n);
             e->hash = h;
-            e->len = (uint32_t)n;
             table_n++;
-            return e->s;
+            return name_at(e->at);
         }
-        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0)
-            return e->s;
+        if (e->hash != h)
+            continue;
+        /* stored names hold no NUL: equal n bytes and a NUL after them */
+        const char *name = name_at(e->at);
+        if (strncmp(name, s, n) == 0 && name[n] == '\0')
+            return name;
     }
 }
 
@@ -213,4 +284,6 @@ void ir_intern_shutdown(void)
         free(chunks);
         chunks = next;
     }
+    n_chunks = 0;
+    dropped_n = 0;
 }

@@ -43,6 +43,10 @@ const char *ir_internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 /* Room for n more names at once (a decoded block's vars, backward's grad
  * vars): the table is sized for them instead of growing step by step. */
 void ir_intern_reserve(size_t n);
+/* Frees the lookup table, not the names (interned pointers stay valid):
+ * for when the passes are done and the outputs are written, which intern
+ * nothing new as a rule.  The next ir_intern* call rebuilds it. */
+void ir_intern_drop_table(void);
 void ir_intern_shutdown(void);
 /* IR_NAME("op_role"): a string literal interned once per call site (and
  * again after ir_intern_shutdown), so that hot code comparing against a

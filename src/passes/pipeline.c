@@ -326,6 +326,9 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
      * the outputs written next need the memory. */
     tp_plan_free(ctx->transpile_plan);
     ctx->transpile_plan = NULL;
+    /* Likewise the intern table (the names stay): 40 MiB at backward's
+     * 1M ops, when its output is written. */
+    ir_intern_drop_table();
     free(print);
     free(printed_later);
     flat_free(&f);

@@ -87,6 +87,38 @@ START_TEST(pmap_stays_half_to_three_quarters_full)
 }
 END_TEST
 
+/* The table can go while the names stay: interned pointers keep working,
+ * and the next lookup finds every name again (and adds new ones). */
+START_TEST(intern_table_dropped_and_rebuilt)
+{
+    const char *kept[3000];
+    for (int i = 0; i < 3000; i++)
+        kept[i] = ir_internf("dropped_%d", i);
+    ir_intern_drop_table();
+    ck_assert(ir_is_interned(kept[5]));
+    ck_assert_ptr_eq(ir_intern(kept[7]), kept[7]);     /* no lookup needed */
+    char buf[32];
+    for (int i = 0; i < 3000; i += 13) {
+        snprintf(buf, sizeof buf, "dropped_%d", i);
+        ck_assert_ptr_eq(ir_intern(buf), kept[i]);
+    }
+    const char *fresh = ir_intern("not_before_the_drop");
+    ck_assert_str_eq(fresh, "not_before_the_drop");
+    ir_intern_drop_table();
+    ir_intern_drop_table();
+    ck_assert_ptr_eq(ir_intern_n("not_before_the_drop!", 19), fresh);
+    ck_assert_ptr_eq(ir_intern("dropped_2999"), kept[2999]);
+    /* room for nothing, reserved first (a block without vars): the table
+     * still grows (it once stayed at one slot and the next lookup spun) */
+    ir_intern_shutdown();
+    ir_intern_reserve(0);
+    for (int i = 0; i < 100; i++) {
+        const char *n = ir_internf("after_%d", i);
+        ck_assert_ptr_eq(ir_internf("after_%d", i), n);
+    }
+}
+END_TEST
+
 /* xstrndup stops at n bytes or at the string's end, whichever is first. */
 START_TEST(xstrndup_bounds)
 {
@@ -500,6 +532,7 @@ Suite *make_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_is_pointer_equal);
     tcase_add_test(tc, intern_fast_path_is_exact);
+    tcase_add_test(tc, intern_table_dropped_and_rebuilt);
     tcase_add_test(tc, pmap_matches_model);
     tcase_add_test(tc, pmap_stays_half_to_three_quarters_full);
     tcase_add_test(tc, var_lookup_and_scope);

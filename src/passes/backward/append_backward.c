@@ -158,7 +158,7 @@ static void publish_pairs(pdt_ctx *ctx, const bw_run *r, const ir_block *b0,
 
 /* _append_backward_ops_ (with recompute when checkpoints are given), then
  * _rename_grad_ and _append_backward_vars_ on the new ops, and the
- * (param, grad) pairs with their op_role_var. */
+ * (param, grad) pairs with their op_role_var.  Frees path. */
 static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
                        size_t fwd_op_num)
 {
@@ -176,6 +176,8 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
         ctx->backward.checkpoints.n
             ? bw_append_backward_ops_with_checkpoints(r, b0, path, b0, &ctx->backward.checkpoints)
             : bw_append_backward_ops(r, b0, path, b0);
+    /* read by nothing after the grad ops: freed before the pass's peak */
+    g_ptr_array_free(path, TRUE);
     if (ok) {
         bw_rename_grad(r, b0, fwd_op_num, NULL, NULL);
         ok = bw_append_backward_vars(r, b0, fwd_op_num);
@@ -227,8 +229,7 @@ int pass_append_backward(pdt_ctx *ctx)
         ir_op *fill = loss_grad_op(p, lv, lop);
         ir_block_splice(b0, b0->n_ops, 0, &fill, 1);
         bw_extend_no_grad(&r, b0, path, targets, block_no_grad);
-        ok = emit_grads(ctx, &r, b0, path, fwd_op_num);
-        g_ptr_array_free(path, TRUE);
+        ok = emit_grads(ctx, &r, b0, path, fwd_op_num);    /* frees path */
     }
     pmap_destroy(targets);
     pmap_destroy(block_no_grad);

@@ -151,10 +151,10 @@ static void ops_frame_close(bw_run *r, ops_frame *f)
 
 bool bw_append_backward_ops(bw_run *r, ir_block *b, GPtrArray *path, ir_block *target)
 {
-    /* About 1.5 grad names per op (1.67 on an MLP): two per op took a
-     * table twice the size (8 MB at 100k ops), fully touched; a program
-     * with more grows the table once. */
-    pmap_reserve(r->grad_to_var, (path ? path->len : 0) * 3 / 2);
+    /* About 1.75 grad names per op (1.67 on an MLP): a table sized for
+     * two per op was 8 MB at 100k ops, fully touched; one for 1.5 grew by
+     * half at the end, to 48 MB at 1M ops where 36 hold them all. */
+    pmap_reserve(r->grad_to_var, (path ? path->len : 0) * 7 / 4);
     GPtrArray *out = g_ptr_array_new();
     GArray *stack = g_array_new(FALSE, FALSE, sizeof(ops_frame));
     ops_frame root;
