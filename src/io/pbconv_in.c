@@ -89,9 +89,12 @@ static void attr_in(ir_arena *a, ir_attr *d, const PbAttr *s)
     ir_attr_compact(a, d, &full);
 }
 
-static void slots_in(ir_arena *a, ir_slot **out, uint32_t *n, uint32_t *cap,
-                     PbSlot *const *src, size_t count)
+static void slots_in(ir_op *op, bool is_out, PbSlot *const *src, size_t count)
 {
+    ir_arena *a = ir_op_arena(op);
+    ir_slot **out = is_out ? &op->outputs : &op->inputs;
+    uint32_t *n = is_out ? &op->n_outputs : &op->n_inputs;
+    uint32_t *cap = is_out ? &op->cap_outputs : &op->cap_inputs;
     *n = *cap = ir_count32(count);  /* protobuf-c holds fewer than 4G */
     *out = count ? ir_arena_alloc(a, count * sizeof **out) : NULL;
     for (size_t i = 0; i < count; i++) {
@@ -101,7 +104,7 @@ static void slots_in(ir_arena *a, ir_slot **out, uint32_t *n, uint32_t *cap,
         d->args = d->n_args ? ir_arena_alloc(a, d->n_args * sizeof *d->args) : NULL;
         for (size_t k = 0; k < d->n_args; k++)
             d->args[k] = ir_intern(src[i]->arguments[k]);
-        d->unknown = ir_unknown_box(a, pbconv_unknown_to_bytes(a, &src[i]->base));
+        ir_op_set_slot_unknown(op, is_out, i, pbconv_unknown_to_bytes(a, &src[i]->base));
     }
 }
 
@@ -110,15 +113,15 @@ static ir_op *op_in(ir_program *p, const PbOp *s)
     ir_arena *a = p->arena;
     ir_op *op = ir_op_new_bare(p, s->type);
     op->dirty = false;
-    slots_in(a, &op->inputs, &op->n_inputs, &op->cap_inputs, s->inputs, s->n_inputs);
-    slots_in(a, &op->outputs, &op->n_outputs, &op->cap_outputs, s->outputs, s->n_outputs);
+    slots_in(op, false, s->inputs, s->n_inputs);
+    slots_in(op, true, s->outputs, s->n_outputs);
     op->n_attrs = op->cap_attrs = ir_count32(s->n_attrs);
     op->attrs = s->n_attrs ? ir_arena_alloc(a, s->n_attrs * sizeof *op->attrs) : NULL;
     for (size_t i = 0; i < s->n_attrs; i++)
         attr_in(a, &op->attrs[i], s->attrs[i]);
     op->has_is_target = s->has_is_target;
     op->is_target = s->is_target;
-    op->unknown = ir_unknown_box(a, pbconv_unknown_to_bytes(a, &s->base));
+    ir_op_set_unknown(op, pbconv_unknown_to_bytes(a, &s->base));
     return op;
 }
 

@@ -141,8 +141,11 @@ static int cmp_attr(const void *x, const void *y)
     return strcmp((*(PbAttr *const *)x)->name, (*(PbAttr *const *)y)->name);
 }
 
-static PbSlot **slots_out(pbconv_out *out, const ir_slot *s, size_t n, bool sort)
+static PbSlot **slots_out(pbconv_out *out, const ir_op *op, bool is_out)
 {
+    const ir_slot *s = is_out ? op->outputs : op->inputs;
+    size_t n = is_out ? op->n_outputs : op->n_inputs;
+    bool sort = op->dirty;
     static const PbSlot init = PADDLE__FRAMEWORK__PROTO__OP_DESC__VAR__INIT;
     if (!n)
         return NULL;
@@ -152,7 +155,7 @@ static PbSlot **slots_out(pbconv_out *out, const ir_slot *s, size_t n, bool sort
         d->parameter = (char *)(uintptr_t)s[i].name;
         d->n_arguments = s[i].n_args;
         d->arguments = (char **)(uintptr_t)s[i].args;
-        pbconv_bytes_to_unknown(out->scratch, ir_unknown_of(s[i].unknown), &d->base);
+        pbconv_bytes_to_unknown(out->scratch, ir_slot_unknown(op, is_out, i), &d->base);
         r[i] = d;
     }
     if (sort)
@@ -166,9 +169,9 @@ static PbOp *op_out(pbconv_out *out, const ir_op *s)
     PbOp *d = alloc_msg(out, sizeof *d, &init);
     d->type = (char *)(uintptr_t)s->type;
     d->n_inputs = s->n_inputs;
-    d->inputs = slots_out(out, s->inputs, s->n_inputs, s->dirty);
+    d->inputs = slots_out(out, s, false);
     d->n_outputs = s->n_outputs;
-    d->outputs = slots_out(out, s->outputs, s->n_outputs, s->dirty);
+    d->outputs = slots_out(out, s, true);
     d->n_attrs = s->n_attrs;
     if (s->n_attrs) {
         const ir_attr *attrs = ir_op_attrs(s);
@@ -180,7 +183,7 @@ static PbOp *op_out(pbconv_out *out, const ir_op *s)
     }
     d->has_is_target = s->has_is_target;
     d->is_target = s->is_target;
-    pbconv_bytes_to_unknown(out->scratch, ir_unknown_of(s->unknown), &d->base);
+    pbconv_bytes_to_unknown(out->scratch, ir_op_unknown(s), &d->base);
     return d;
 }
 

@@ -170,7 +170,8 @@ bool pbd_attr(ir_arena *a, ir_attr *dst, const uint8_t *data, size_t len, bool v
 }
 
 /* OpDesc.Var: parameter 1, arguments 2. */
-static bool slot_in(ir_arena *a, ir_slot *d, const pbd_field *s)
+/* One OpDesc.Var into d; the unknown fields it held into *unknown. */
+static bool slot_in(ir_arena *a, ir_slot *d, const pbd_field *s, ir_bytes *unknown)
 {
     pbd_msg m = {s->data, s->data + s->len};
     pbd_field f, param = {0};
@@ -196,7 +197,7 @@ static bool slot_in(ir_arena *a, ir_slot *d, const pbd_field *s)
     while (k < n && pbd_next(&m, &f, &bad))
         if (f.num == 2)
             d->args[k++] = pbd_name(&f);
-    d->unknown = ir_unknown_box(a, pbd_unknown(a, s->data, s->len, BIT(1) | BIT(2)));
+    *unknown = pbd_unknown(a, s->data, s->len, BIT(1) | BIT(2));
     return true;
 }
 
@@ -323,18 +324,21 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
     }
     size_t in = 0, out = 0, at = 0;
     pbd_msg m = {data, data + len};
+    ir_bytes unknown;
     while (ok && pbd_next(&m, &f, &bad)) {
-        if (f.num == 1)
-            ok = slot_in(a, &op->inputs[in++], &f);
-        else if (f.num == 2)
-            ok = slot_in(a, &op->outputs[out++], &f);
-        else if (f.num == 4 && !lazy)
+        if (f.num == 1 || f.num == 2) {
+            bool is_out = f.num == 2;
+            size_t i = is_out ? out++ : in++;
+            ok = slot_in(a, is_out ? &op->outputs[i] : &op->inputs[i], &f, &unknown);
+            if (ok)
+                ir_op_set_slot_unknown(op, is_out, i, unknown);
+        } else if (f.num == 4 && !lazy)
             ok = pbd_attr(a, &op->attrs[at++], f.data, f.len, false);
     }
     if (!ok)
         return NULL;
     op->has_is_target = seen & BIT(5);
     op->is_target = is_target;
-    op->unknown = ir_unknown_box(a, pbd_unknown(a, data, len, 0x3e));
+    ir_op_set_unknown(op, pbd_unknown(a, data, len, 0x3e));
     return op;
 }

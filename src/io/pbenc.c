@@ -200,7 +200,8 @@ static void slot_body(enc *e, const void *item)
     const ir_slot *s = item;
     field_str(e, 1, s->name);
     names_field(e, 2, s->args, s->n_args);
-    put_unknown(e, ir_unknown_of(s->unknown));
+    /* a slot's unknown fields are its op's, by the slot's place (slots) */
+    put_unknown(e, ir_slot_unknown(e->slot_op, e->slot_out, (size_t)(s - e->slot_base)));
 }
 
 static void slot_msg(enc *e, unsigned field, const ir_slot *s)
@@ -208,8 +209,14 @@ static void slot_msg(enc *e, unsigned field, const ir_slot *s)
     leaf_msg(e, field, slot_body, s);
 }
 
-static void slots(enc *e, unsigned field, const ir_slot *s, size_t n, bool sort)
+static void slots(enc *e, unsigned field, const ir_op *op, bool out)
 {
+    const ir_slot *s = out ? op->outputs : op->inputs;
+    size_t n = out ? op->n_outputs : op->n_inputs;
+    bool sort = op->dirty;
+    e->slot_op = op;
+    e->slot_out = out;
+    e->slot_base = s;
     if (!sort || n < 2) {
         for (size_t i = 0; i < n; i++)
             slot_msg(e, field, &s[i]);
@@ -282,8 +289,8 @@ static void op_msg(enc *e, const ir_op *op)
         return;
     }
     msg_begin(e, 4);
-    slots(e, 1, op->inputs, op->n_inputs, op->dirty);
-    slots(e, 2, op->outputs, op->n_outputs, op->dirty);
+    slots(e, 1, op, false);
+    slots(e, 2, op, true);
     field_str(e, 3, op->type);
     const ir_attr *attrs = op->attrs_pending ? NULL : ir_op_attrs(op);
     if (op->attrs_pending) {
@@ -298,7 +305,7 @@ static void op_msg(enc *e, const ir_op *op)
     }
     if (op->has_is_target)
         field_bool(e, 5, op->is_target);
-    put_unknown(e, ir_unknown_of(op->unknown));
+    put_unknown(e, ir_op_unknown(op));
     msg_end(e, 4);
 }
 

@@ -35,6 +35,11 @@ typedef struct {
     int depth;
     const void **order;         /* sorted sequences, in the order they are made */
     size_t n_order, cap_order, next_order;
+    /* the slots being written: whose, which side, and the array (a slot's
+     * unknown fields are found by its place in it, ir_slot_unknown) */
+    const ir_op *slot_op;
+    bool slot_out;
+    const ir_slot *slot_base;
 } enc;
 
 /* Hands the filled part of the chunk to the sink and starts it again. */

@@ -11,7 +11,18 @@ static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
     *dst = *src;
     dst->cap_args = src->n_args;
     dst->args = src->n_args ? ir_arena_memdup(a, src->args, src->n_args * sizeof *src->args) : NULL;
-    dst->unknown = ir_unknown_box(a, ir_bytes_copy(a, ir_unknown_of(src->unknown)));
+}
+
+/* The unknown fields of src and its slots, copied into op (ir_op_rare). */
+static void rare_copy(ir_op *op, const ir_op *src)
+{
+    ir_arena *a = ir_op_arena(op);
+    op->rare = NULL;
+    ir_op_set_unknown(op, ir_bytes_copy(a, ir_op_unknown(src)));
+    for (size_t i = 0; i < src->n_inputs; i++)
+        ir_op_set_slot_unknown(op, false, i, ir_bytes_copy(a, ir_slot_unknown(src, false, i)));
+    for (size_t i = 0; i < src->n_outputs; i++)
+        ir_op_set_slot_unknown(op, true, i, ir_bytes_copy(a, ir_slot_unknown(src, true, i)));
 }
 
 static size_t at_least(size_t n, size_t room)
@@ -55,7 +66,8 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     else
         for (size_t i = 0; i < src->n_attrs; i++)
             ir_attr_copy(a, &op->attrs[i], &src->attrs[i]);
-    op->unknown = ir_unknown_box(a, ir_bytes_copy(a, ir_unknown_of(src->unknown)));
+    if (src->rare)
+        rare_copy(op, src);
     return op;
 }
 

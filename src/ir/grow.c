@@ -73,8 +73,3 @@ void *ir_grow32(ir_arena *a, void *arr, size_t elem, size_t n, uint32_t *cap,
     *cap = wide > UINT32_MAX ? UINT32_MAX : (uint32_t)wide;
     return arr;
 }
-
-const ir_bytes *ir_unknown_box(ir_arena *a, ir_bytes b)
-{
-    return b.len ? ir_arena_dup(a, &b, sizeof b) : NULL;
-}

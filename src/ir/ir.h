@@ -152,20 +152,25 @@ typedef struct ir_attr {
     struct ir_attr_full *more;  /* NULL unless the file held more (ir_internal.h) */
 } ir_attr;
 
-/* The unknown fields an op or slot kept: `unknown` points at them, and is
- * NULL (most ops and slots) when there are none. */
-static inline ir_bytes ir_unknown_of(const ir_bytes *unknown)
-{
-    return unknown ? *unknown : (ir_bytes){NULL, 0};
-}
-
-/* One input or output slot: parameter -> arguments (32 bytes). */
+/* One input or output slot: parameter -> arguments (24 bytes; the unknown
+ * fields a file's slot held are the op's, ir_slot_unknown). */
 typedef struct ir_slot {
     const char *name;           /* interned slot name, e.g. "X" */
     const char **args;          /* interned var names */
-    const ir_bytes *unknown;    /* NULL when none: read through ir_unknown_of */
     uint32_t n_args, cap_args;
 } ir_slot;
+
+/* What almost no op has, out of line (ir_op.rare): the unknown fields of
+ * its OpDesc and of its slots (OpDesc.Var), kept by the I/O layer so that
+ * unusual files survive a round trip.  The slot arrays run parallel to the
+ * op's inputs and outputs (kept so by op.c when slots come and go); a NULL
+ * array or an entry past its cap holds nothing.  A pointer of its own in
+ * each slot was 8 of 32 bytes: 56 MB at backward's 1M ops. */
+typedef struct ir_op_rare {
+    ir_bytes unknown;           /* the OpDesc's own */
+    ir_bytes *in, *out;
+    uint32_t cap_in, cap_out;
+} ir_op_rare;
 
 typedef struct ir_block ir_block;
 typedef struct ir_program ir_program;
@@ -198,7 +203,7 @@ typedef struct ir_op {
      * on it since in `attrs`: n_overlay of them, room for cap_attrs.  Reach
      * the attrs through the API (ir_op_attr, ir_op_attrs), never directly. */
     uint16_t n_overlay;
-    const ir_bytes *unknown;    /* NULL when none: read through ir_unknown_of */
+    ir_op_rare *rare;           /* NULL (most ops): read through ir_op_unknown */
     /* The OpDesc's bytes as read (src/io), when they are exactly what the
      * encoder writes for this op; dropped by ir_op_mark_dirty. */
     ir_bytes wire;
@@ -371,6 +376,13 @@ void ir_op_add_input_arg(ir_op *op, const char *slot, const char *arg);
 void ir_op_add_output_arg(ir_op *op, const char *slot, const char *arg);
 void ir_op_remove_input(ir_op *op, const char *slot);
 void ir_op_remove_output(ir_op *op, const char *slot);
+/* The unknown fields the op's OpDesc, and its input or output slot i,
+ * held in a file (ir_op_rare): empty for most.  The setters keep the bytes
+ * given (in the op's arena, or living as long); empty bytes clear. */
+ir_bytes ir_op_unknown(const ir_op *op);
+ir_bytes ir_slot_unknown(const ir_op *op, bool out, size_t i);
+void ir_op_set_unknown(ir_op *op, ir_bytes b);
+void ir_op_set_slot_unknown(ir_op *op, bool out, size_t i, ir_bytes b);
 /* Renames every occurrence of var `from` to `to` in the op's inputs and
  * outputs (and VAR/VARS attrs).  Marks the op dirty only if it changed. */
 bool ir_op_rename_input(ir_op *op, const char *from, const char *to);

@@ -21,7 +21,6 @@ uint32_t ir_count32(size_t n);
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
 /* b boxed for an op's or slot's `unknown`: NULL when empty, else a copy of
  * the ir_bytes (not of its data) in arena a. */
-const ir_bytes *ir_unknown_box(ir_arena *a, ir_bytes b);
 /* The arena an op allocates from, attached or not (op.c). */
 ir_arena *ir_op_arena(const ir_op *op);
 /* An op with no arrays reserved: for the reader and whole-program copies,

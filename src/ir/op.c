@@ -8,7 +8,7 @@
 #include "ir_internal.h"
 #include "util.h"
 
-_Static_assert(sizeof(ir_slot) <= 32, "a slot fits in 32 bytes");
+_Static_assert(sizeof(ir_slot) <= 24, "a slot fits in 24 bytes");
 _Static_assert(sizeof(ir_op) <= 104, "an op fits in 104 bytes");
 
 static ir_arena *op_arena(const ir_op *op, ir_program *fallback)
@@ -194,6 +194,73 @@ const char *ir_op_output1(const ir_op *op, const char *slot)
     return s && s->n_args ? s->args[0] : NULL;
 }
 
+/* ---- unknown fields (ir_op_rare) ---- */
+
+ir_bytes ir_op_unknown(const ir_op *op)
+{
+    return op->rare ? op->rare->unknown : (ir_bytes){NULL, 0};
+}
+
+ir_bytes ir_slot_unknown(const ir_op *op, bool out, size_t i)
+{
+    const ir_op_rare *r = op->rare;
+    if (!r || i >= (out ? r->cap_out : r->cap_in))
+        return (ir_bytes){NULL, 0};
+    return (out ? r->out : r->in)[i];
+}
+
+static ir_op_rare *rare_of(ir_op *op)
+{
+    if (!op->rare)
+        op->rare = ir_arena_alloc(ir_op_arena(op), sizeof *op->rare);
+    return op->rare;
+}
+
+void ir_op_set_unknown(ir_op *op, ir_bytes b)
+{
+    if (b.len || op->rare)
+        rare_of(op)->unknown = b;
+}
+
+/* Room for slot `i`'s entry in the op's parallel array of that side: as
+ * many as the op has room for slots (at least i + 1). */
+static ir_bytes *rare_slots(ir_op *op, bool out, size_t i)
+{
+    ir_op_rare *r = rare_of(op);
+    ir_bytes **arr = out ? &r->out : &r->in;
+    uint32_t *cap = out ? &r->cap_out : &r->cap_in;
+    if (i >= *cap) {
+        size_t want = out ? op->cap_outputs : op->cap_inputs;
+        if (want <= i)
+            want = i + 1;
+        ir_bytes *fresh = ir_arena_alloc(ir_op_arena(op), want * sizeof *fresh);
+        if (*cap)
+            memcpy(fresh, *arr, *cap * sizeof *fresh);
+        *arr = fresh;
+        *cap = ir_count32(want);
+    }
+    return *arr;
+}
+
+void ir_op_set_slot_unknown(ir_op *op, bool out, size_t i, ir_bytes b)
+{
+    if (!b.len && i >= (op->rare ? (out ? op->rare->cap_out : op->rare->cap_in) : 0))
+        return;
+    rare_slots(op, out, i)[i] = b;
+}
+
+/* A slot removed at i: the entries after it move down with the slots. */
+static void rare_slot_removed(ir_op *op, bool out, size_t i)
+{
+    ir_op_rare *r = op->rare;
+    size_t cap = r ? (out ? r->cap_out : r->cap_in) : 0;
+    if (i >= cap)
+        return;
+    ir_bytes *arr = out ? r->out : r->in;
+    memmove(arr + i, arr + i + 1, (cap - i - 1) * sizeof *arr);
+    arr[cap - 1] = (ir_bytes){NULL, 0};
+}
+
 static ir_slot *get_or_add_slot(ir_op *op, bool out, const char *name)
 {
     ir_slot **slots = out ? &op->outputs : &op->inputs;
@@ -274,6 +341,7 @@ static void slot_remove(ir_op *op, bool out, const char *name)
     size_t i = (size_t)(s - slots);
     memmove(slots + i, slots + i + 1, (*n - i - 1) * sizeof *slots);
     (*n)--;
+    rare_slot_removed(op, out, i);
     ir_op_mark_dirty(op);
 }
 

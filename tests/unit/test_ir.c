@@ -465,36 +465,50 @@ START_TEST(rare_var_parts_round_trip)
 }
 END_TEST
 
-/* An op's and a slot's unknown fields are boxed out of line: NULL for the
- * ordinary ones read back, kept byte for byte (and copied by a clone) for
- * the others. */
+/* An op's and its slots' unknown fields are out of line (ir_op_rare):
+ * nothing for the ordinary ones read back, kept byte for byte (and copied
+ * by a clone) for the others, and following their slot when slots before
+ * it go. */
 START_TEST(op_and_slot_unknown_round_trip)
 {
     ir_program *p = two_block_program();
     ir_op *op = p->blocks[0]->ops[0];
     ir_op_mark_dirty(op);
-    ck_assert_ptr_null(op->unknown);
+    ck_assert_ptr_null(op->rare);
     static const uint8_t field9[] = {0x48, 0x01};    /* field 9, varint 1 */
-    op->unknown = ir_unknown_box(p->arena, (ir_bytes){field9, sizeof field9});
-    op->outputs[0].unknown = ir_unknown_box(p->arena, (ir_bytes){field9, sizeof field9});
-    ck_assert_ptr_null(ir_unknown_box(p->arena, (ir_bytes){field9, 0}));
+    ir_op_set_unknown(op, (ir_bytes){field9, sizeof field9});
+    ir_op_set_slot_unknown(op, true, 0, (ir_bytes){field9, sizeof field9});
+    ck_assert_uint_eq(ir_slot_unknown(op, false, 0).len, 0);
+    ck_assert_uint_eq(ir_slot_unknown(op, true, 7).len, 0);
     ir_op *plain = ir_block_append_op(p->blocks[0], "scale");
+    ir_op_set_slot_unknown(plain, false, 0, (ir_bytes){field9, 0});
+    ck_assert_ptr_null(plain->rare);    /* empty bytes make nothing */
     ir_op_set_input1(plain, "X", "y");
     size_t len = 0;
     uint8_t *bytes = pdio_serialize(p, false, &len);
     ir_program *q = pdio_parse("unknown", bytes, len);
     ck_assert_ptr_nonnull(q);
     const ir_op *qop = q->blocks[0]->ops[0], *qplain = q->blocks[0]->ops[1];
-    ck_assert_uint_eq(ir_unknown_of(qop->unknown).len, 2);
-    ck_assert_mem_eq(ir_unknown_of(qop->unknown).data, field9, 2);
-    ck_assert_ptr_null(qop->inputs[0].unknown);
-    ck_assert_uint_eq(ir_unknown_of(qop->outputs[0].unknown).len, 2);
-    ck_assert(!qplain->unknown && !qplain->inputs[0].unknown);
-    ck_assert_uint_eq(ir_unknown_of(qplain->unknown).len, 0);
+    ck_assert_uint_eq(ir_op_unknown(qop).len, 2);
+    ck_assert_mem_eq(ir_op_unknown(qop).data, field9, 2);
+    ck_assert_uint_eq(ir_slot_unknown(qop, false, 0).len, 0);
+    ck_assert_uint_eq(ir_slot_unknown(qop, true, 0).len, 2);
+    ck_assert_ptr_null(qplain->rare);
+    ck_assert_uint_eq(ir_op_unknown(qplain).len, 0);
     expect_bytes(q, bytes, len);
     ir_program *c = ir_program_clone(q);
-    ck_assert_ptr_ne(c->blocks[0]->ops[0]->unknown, qop->unknown);
+    ck_assert_ptr_ne(c->blocks[0]->ops[0]->rare, qop->rare);
+    ck_assert_ptr_ne(ir_slot_unknown(c->blocks[0]->ops[0], true, 0).data,
+                     ir_slot_unknown(qop, true, 0).data);
     expect_bytes(c, bytes, len);
+    /* a slot removed before it: the unknown fields move with their slot */
+    ir_op *cop = c->blocks[0]->ops[0];
+    ir_op_set_output1(cop, "Extra", "z");
+    ir_op_set_slot_unknown(cop, true, 1, (ir_bytes){field9, 1});
+    const char *first = cop->outputs[0].name;
+    ir_op_remove_output(cop, first);
+    ck_assert_uint_eq(ir_slot_unknown(cop, true, 0).len, 1);
+    ck_assert_uint_eq(ir_slot_unknown(cop, true, 1).len, 0);
     free(bytes);
     ir_program_free(c);
     ir_program_free(q);
