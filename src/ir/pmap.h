@@ -49,10 +49,10 @@ void pmap_reserve(pmap *m, size_t n);
 void pmap_clear(pmap *m);
 
 /* Where key's probe starts: the mixed pointer's high half scaled to the
- * capacity.  Capacities are not powers of two, so that a table sized for
- * what it will hold (pmap_reserve) or grown by half stays between half and
- * three quarters full: doubling left backward's var map at 1M ops 40% full
- * (128 MiB, 50 of them empty). */
+ * capacity.  Capacities are not powers of two, so that a table reserved
+ * for what it will hold (pmap_reserve) is three quarters full when it does:
+ * powers of two left backward's var map at 1M ops 40% full (128 MiB, 50 of
+ * them empty). */
 static inline size_t pmap_home_(const void *key, size_t cap)
 {
     uint64_t x = (uint64_t)(uintptr_t)key;
