@@ -417,37 +417,35 @@ static bool block_scan(const pbd_field *d, int32_t num[6], uint32_t *seen,
  * decoded: its runs of VarDescs (vars are decoded whole, and only ops keep
  * their bytes).  Their pages go back to the system (release_runs). */
 typedef struct {
-    const uint8_t *(*at)[2];
-    size_t n, cap;
-} var_runs;
+    const uint8_t *lo, *hi;
+} var_run;
 
-static void run_add(var_runs *r, const uint8_t *lo, const uint8_t *hi)
+/* runs: a GArray of var_run; a VarDesc right after the last run extends it. */
+static void run_add(GArray *runs, const uint8_t *lo, const uint8_t *hi)
 {
-    if (r->n && r->at[r->n - 1][1] == lo) {
-        r->at[r->n - 1][1] = hi;
+    var_run *last = runs->len ? &g_array_index(runs, var_run, runs->len - 1) : NULL;
+    if (last && last->hi == lo) {
+        last->hi = hi;
         return;
     }
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 8;
-        r->at = xrealloc_n(r->at, r->cap, sizeof *r->at);
-    }
-    r->at[r->n][0] = lo;
-    r->at[r->n][1] = hi;
-    r->n++;
+    var_run r = {lo, hi};
+    g_array_append_val(runs, r);
 }
 
 /* The whole pages inside each run: read again they would be zeros, and
  * nothing reads them.  The vars of the bench programs are a fifth of the
  * input (6 MB at 100k ops), kept to the end before.  MADV_DONTNEED, not
  * MADV_FREE: the pages leave the resident set now, not under pressure. */
-static void release_runs(const var_runs *r)
+static void release_runs(const GArray *runs)
 {
-    for (size_t i = 0; i < r->n; i++)
-        pdt_pages_release((void *)(uintptr_t)r->at[i][0], (void *)(uintptr_t)r->at[i][1]);
+    for (guint i = 0; i < runs->len; i++) {
+        const var_run *r = &g_array_index(runs, var_run, i);
+        pdt_pages_release((void *)(uintptr_t)r->lo, (void *)(uintptr_t)r->hi);
+    }
 }
 
 /* runs: where the block's VarDescs lie, when its bytes are read in place. */
-static bool block_in(ir_program *p, const pbd_field *d, var_runs *runs)
+static bool block_in(ir_program *p, const pbd_field *d, GArray *runs)
 {
     int32_t num[6] = {0};
     uint32_t seen = 0;
@@ -525,10 +523,10 @@ static ir_program *decode(const uint8_t *data, size_t len, bool in_place)
     pbd_msg m = {data, data + len};
     pbd_field f;
     bool bad, ok = true;
-    var_runs runs = {0};
+    GArray *runs = in_place ? g_array_new(FALSE, FALSE, sizeof(var_run)) : NULL;
     while (ok && pbd_next(&m, &f, &bad)) {
         if (f.num == 1)
-            ok = block_in(p, &f, in_place ? &runs : NULL);
+            ok = block_in(p, &f, runs);
         else if (f.num == 4)
             ok = version_in(p, &f);
         else if (f.num == 5)
@@ -537,14 +535,17 @@ static ir_program *decode(const uint8_t *data, size_t len, bool in_place)
         p->has_op_version_map |= ok && f.num == 5;
     }
     if (!ok) {
-        free(runs.at);
+        if (runs)
+            g_array_free(runs, TRUE);
         ir_program_free(p);
         return NULL;
     }
     p->unknown = pbd_unknown(p->arena, data, len, BIT(1) | BIT(4) | BIT(5));
     /* Only now: a refused file goes to protobuf-c whole. */
-    release_runs(&runs);
-    free(runs.at);
+    if (runs) {
+        release_runs(runs);
+        g_array_free(runs, TRUE);
+    }
     return p;
 }
 

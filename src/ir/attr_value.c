@@ -181,8 +181,9 @@ void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
  * an ir_attr of 40 bytes per op (7 MiB at 100k ops), though a program has
  * a handful of values.  A plain INT attr (only `i` set, nothing more kept)
  * is shared instead: one per name and value for the process, dropped with
- * the intern table whose names they hold.  Nothing writes through them:
- * every setter decodes the op's attrs first, which drops pending_role. */
+ * the intern table whose names they hold.  Nothing writes through them: a
+ * setter either points pending_role at another one (op_role on a pending
+ * op, attr.c's set_pending_role) or decodes the attrs, which drops it. */
 enum { MAX_SHARED = 64 };
 static ir_attr shared[MAX_SHARED];
 static size_t n_shared;

@@ -119,17 +119,26 @@ static size_t home_of(uint32_t hash, size_t cap)
     return (size_t)(((uint64_t)hash * cap) >> 32);
 }
 
+static size_t next_slot(size_t i, size_t cap)
+{
+    return i + 1 == cap ? 0 : i + 1;
+}
+
+/* e into the first empty slot from its home (its name is not there). */
+static void place(islot *slots, size_t cap, islot e)
+{
+    size_t i = home_of(e.hash, cap);
+    while (slots[i].at)
+        i = next_slot(i, cap);
+    slots[i] = e;
+}
+
 static void table_resize(size_t cap)
 {
     islot *fresh = xcalloc(cap, sizeof *fresh);
-    for (size_t i = 0; i < table_cap; i++) {
-        if (!table[i].at)
-            continue;
-        size_t k = home_of(table[i].hash, cap);
-        while (fresh[k].at)
-            k = k + 1 == cap ? 0 : k + 1;
-        fresh[k] = table[i];
-    }
+    for (size_t i = 0; i < table_cap; i++)
+        if (table[i].at)
+            place(fresh, cap, table[i]);
     free(table);
     table = fresh;
     table_cap = cap;
@@ -180,11 +189,7 @@ static void rebuild_table(void)
         for (size_t at = 1; at < ch->used;) {
             const char *name = ch->data + at;
             size_t n = strlen(name);
-            uint32_t h = hash_name(name, n);
-            size_t i = home_of(h, table_cap);
-            while (table[i].at)
-                i = i + 1 == table_cap ? 0 : i + 1;
-            table[i] = (islot){h, ch->start + (uint32_t)at};
+            place(table, table_cap, (islot){hash_name(name, n), ch->start + (uint32_t)at});
             at += n + 1;
         }
     }
@@ -202,7 +207,7 @@ static const char *lookup(const char *s, size_t n)
     if ((table_n + 1) * 4 > table_cap * 3)
         table_resize(table_cap < FIRST_TABLE ? FIRST_TABLE : table_cap + table_cap / 2);
     uint32_t h = hash_name(s, n);
-    for (size_t i = home_of(h, table_cap);; i = i + 1 == table_cap ? 0 : i + 1) {
+    for (size_t i = home_of(h, table_cap);; i = next_slot(i, table_cap)) {
         islot *e = &table[i];
         if (!e->at) {
             e->at = store(s, n);

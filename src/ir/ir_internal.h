@@ -19,8 +19,6 @@ void *ir_grow32(ir_arena *a, void *arr, size_t elem, size_t n, uint32_t *cap,
  * input, and no pass makes that many slots, args or attrs). */
 uint32_t ir_count32(size_t n);
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
-/* b boxed for an op's or slot's `unknown`: NULL when empty, else a copy of
- * the ir_bytes (not of its data) in arena a. */
 /* The arena an op allocates from, attached or not (op.c). */
 ir_arena *ir_op_arena(const ir_op *op);
 /* An op with no arrays reserved: for the reader and whole-program copies,
@@ -30,9 +28,10 @@ ir_op *ir_op_new_bare(ir_program *p, const char *type);
  * `decode` writes the attrs its `wire` holds into `out` (all of them, at
  * most n_attrs, or with `only` the first of that name; lists and strings
  * in `a`), leaves the op as it is and returns how many it wrote (a
- * borrower's overlay is attr.c's to merge); `probe` tells, without decoding, whether the op has an
- * attr of that name.  attr.c calls them (and sets op->attrs when an op's
- * attrs are asked for); pbdec_op.c sets them. */
+ * borrower's overlay and a role set since are attr.c's to merge); `probe`
+ * tells, without decoding, whether the op has an attr of that name.
+ * attr.c calls them (and sets op->attrs when an op's attrs are asked
+ * for); pbdec_op.c sets them. */
 void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a,
                                              ir_attr *out, const char *only),
                             bool (*probe)(const ir_op *op, const char *name));

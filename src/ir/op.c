@@ -201,12 +201,18 @@ ir_bytes ir_op_unknown(const ir_op *op)
     return op->rare ? op->rare->unknown : (ir_bytes){NULL, 0};
 }
 
-ir_bytes ir_slot_unknown(const ir_op *op, bool out, size_t i)
+/* How many slot entries of that side the op's rare part has room for. */
+static size_t rare_cap(const ir_op *op, bool out)
 {
     const ir_op_rare *r = op->rare;
-    if (!r || i >= (out ? r->cap_out : r->cap_in))
+    return r ? (out ? r->cap_out : r->cap_in) : 0;
+}
+
+ir_bytes ir_slot_unknown(const ir_op *op, bool out, size_t i)
+{
+    if (i >= rare_cap(op, out))
         return (ir_bytes){NULL, 0};
-    return (out ? r->out : r->in)[i];
+    return (out ? op->rare->out : op->rare->in)[i];
 }
 
 static ir_op_rare *rare_of(ir_op *op)
@@ -244,7 +250,7 @@ static ir_bytes *rare_slots(ir_op *op, bool out, size_t i)
 
 void ir_op_set_slot_unknown(ir_op *op, bool out, size_t i, ir_bytes b)
 {
-    if (!b.len && i >= (op->rare ? (out ? op->rare->cap_out : op->rare->cap_in) : 0))
+    if (!b.len && i >= rare_cap(op, out))
         return;
     rare_slots(op, out, i)[i] = b;
 }
@@ -252,11 +258,10 @@ void ir_op_set_slot_unknown(ir_op *op, bool out, size_t i, ir_bytes b)
 /* A slot removed at i: the entries after it move down with the slots. */
 static void rare_slot_removed(ir_op *op, bool out, size_t i)
 {
-    ir_op_rare *r = op->rare;
-    size_t cap = r ? (out ? r->cap_out : r->cap_in) : 0;
+    size_t cap = rare_cap(op, out);
     if (i >= cap)
         return;
-    ir_bytes *arr = out ? r->out : r->in;
+    ir_bytes *arr = out ? op->rare->out : op->rare->in;
     memmove(arr + i, arr + i + 1, (cap - i - 1) * sizeof *arr);
     arr[cap - 1] = (ir_bytes){NULL, 0};
 }
