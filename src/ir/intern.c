@@ -70,11 +70,6 @@ static const char *name_at(uint32_t at)
     return by_age[k]->data + (at - by_age[k]->start);
 }
 
-_Noreturn static void too_many_names(void)
-{
-    fprintf(stderr, "pdtrans: fatal: names of over 4 GiB in all\n");
-    abort();
-}
 
 /* Stores s[0..n) and returns its offset. */
 static uint32_t store(const char *s, size_t n)
@@ -84,8 +79,10 @@ static uint32_t store(const char *s, size_t n)
         while (size < n + 2)
             size *= 2;
         uint64_t start = chunks ? (uint64_t)chunks->start + chunks->size : 0;
+        /* Offsets are 32-bit: over 4 GiB of names ends the run the way
+         * running out of memory does (alloc.h: one message, exit 1). */
         if (start + size > UINT32_MAX || n_chunks == MAX_CHUNKS)
-            too_many_names();
+            pdt_out_of_memory();
         ichunk *c = xmalloc(sizeof *c + size);
         c->size = size;
         c->start = (uint32_t)start;
@@ -200,10 +197,8 @@ static const char *lookup(const char *s, size_t n)
 {
     if (dropped_n)
         rebuild_table();
-    if (n > UINT32_MAX) {
-        fprintf(stderr, "pdtrans: fatal: a name of %zu bytes\n", n);
-        abort();
-    }
+    if (n > UINT32_MAX)
+        pdt_out_of_memory();    /* as store() does past 4 GiB of names */
     if ((table_n + 1) * 4 > table_cap * 3)
         table_resize(table_cap < FIRST_TABLE ? FIRST_TABLE : table_cap + table_cap / 2);
     uint32_t h = hash_name(s, n);
