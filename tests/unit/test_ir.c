@@ -88,6 +88,32 @@ START_TEST(pmap_stays_three_eighths_to_three_quarters_full)
 }
 END_TEST
 
+/* Keys in one 128-byte stretch start in one window of 16 slots (names
+ * stored side by side are looked up side by side), keys 8 bytes apart at
+ * homes of their own; and the windows' clustering leaves probes short
+ * (keys 16 bytes apart, as names of a dozen characters are: about 2). */
+START_TEST(pmap_homes_keep_neighbours_together)
+{
+    enum { N = 100000 };
+    static _Alignas(128) char keys[N * 16];
+    size_t cap = 1000003;
+    size_t first = pmap_home_(&keys[128], cap);
+    for (int i = 0; i < 16; i++)
+        ck_assert_uint_eq(pmap_home_(&keys[128 + 8 * i], cap), (first + (size_t)i) % cap);
+    pmap m = PMAP_INIT;
+    for (int i = 0; i < N; i++)
+        pmap_add(&m, &keys[16 * i]);
+    size_t steps = 0;
+    for (int i = 0; i < N; i++) {
+        size_t home = pmap_home_(&keys[16 * i], m.cap);
+        size_t at = (size_t)(pmap_find_(&m, &keys[16 * i]) - m.slots);
+        steps += at >= home ? at - home : at + m.cap - home;
+    }
+    ck_assert_uint_lt(steps, 4 * (size_t)N);
+    pmap_free(&m);
+}
+END_TEST
+
 /* The table can go while the names stay: interned pointers keep working,
  * and the next lookup finds every name again (and adds new ones). */
 START_TEST(intern_table_dropped_and_rebuilt)
@@ -550,6 +576,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, intern_table_dropped_and_rebuilt);
     tcase_add_test(tc, pmap_matches_model);
     tcase_add_test(tc, pmap_stays_three_eighths_to_three_quarters_full);
+    tcase_add_test(tc, pmap_homes_keep_neighbours_together);
     tcase_add_test(tc, var_lookup_and_scope);
     tcase_add_test(tc, scope_answers_from_block_0);
     tcase_add_test(tc, parent_cycle_terminates);
