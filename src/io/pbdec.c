@@ -444,6 +444,8 @@ static void release_runs(const GArray *runs)
     }
 }
 
+enum { PREFETCH_AHEAD = 2 };    /* fields: an op decodes in a microsecond */
+
 /* runs: where the block's VarDescs lie, when its bytes are read in place. */
 static bool block_in(ir_program *p, const pbd_field *d, GArray *runs)
 {
@@ -460,10 +462,15 @@ static bool block_in(ir_program *p, const pbd_field *d, GArray *runs)
     ir_intern_reserve(n_vars);
     ir_op **ops = n_ops ? xmalloc_n(n_ops, sizeof *ops) : NULL;
     size_t k = 0;
-    pbd_msg m = {d->data, d->data + d->len};
-    pbd_field f;
-    bool bad, ok = true;
+    pbd_msg m = {d->data, d->data + d->len}, ahead = m;
+    pbd_field f, next;
+    bool bad, ok = true, more = true;
+    for (int i = 0; i < PREFETCH_AHEAD && more; i++)
+        if ((more = pbd_next(&ahead, &next, &bad)))
+            pbd_prefetch_names(&next);
     while (ok && pbd_next(&m, &f, &bad)) {
+        if (more && (more = pbd_next(&ahead, &next, &bad)))
+            pbd_prefetch_names(&next);
         if (f.num == 3) {
             ok = var_in(b, &f);
             if (runs)

@@ -74,6 +74,9 @@ static inline bool pbd_once(uint32_t *seen, uint32_t num)
  * pointing into data when `in_place` (data lives as long as p), else a
  * copy in p's arena. */
 ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place);
+/* pbdec_op.c: a hint ahead of a block field (3 VarDesc, 4 OpDesc): loads
+ * the intern table's slots for the names it holds. */
+void pbd_prefetch_names(const pbd_field *f);
 /* pbdec_canon.c: the OpDesc's bytes are what pbenc.c writes for the op
  * pbd_op builds from them (and its attrs decode).  *peek tells whether an
  * attr has type BLOCK, BLOCKS, VAR or VARS, and where the first attr named

@@ -219,6 +219,12 @@ static const char *lookup(const char *s, size_t n)
     }
 }
 
+void ir_intern_prefetch(const char *s, size_t n)
+{
+    if (table_cap && n <= UINT32_MAX)
+        __builtin_prefetch(&table[home_of(hash_name(s, n), table_cap)]);
+}
+
 const char *ir_intern_n(const char *s, size_t n)
 {
     if (!s)

@@ -43,6 +43,10 @@ const char *ir_internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 /* Room for n more names at once (a decoded block's vars, backward's grad
  * vars): the table is sized for them instead of growing step by step. */
 void ir_intern_reserve(size_t n);
+/* A hint: starts loading the table slot where s[0..n) will be looked up,
+ * for a caller that knows its next names (the decoder, a few fields ahead).
+ * A table of millions of names is a cache miss a lookup otherwise. */
+void ir_intern_prefetch(const char *s, size_t n);
 /* Frees the lookup table, not the names (interned pointers stay valid):
  * for when the passes are done and the outputs are written, which intern
  * nothing new as a rule.  The next ir_intern* call rebuilds it. */
