@@ -93,6 +93,16 @@ static inline pmap_slot *pmap_find_(const pmap *m, const void *key)
     }
 }
 
+/* A hint for a loop that knows its next keys: starts loading the slot
+ * where key's probe will start (a big table's probe is a cache miss).
+ * always_inline: GCC 12 found a plain inline one free of side effects and
+ * deleted its calls before inlining them (no prefetch was left). */
+static inline __attribute__((always_inline)) void pmap_prefetch(const pmap *m, const void *key)
+{
+    if (m->n && key)
+        __builtin_prefetch(&m->slots[pmap_home_(key, m->cap)]);
+}
+
 static inline void *pmap_get(const pmap *m, const void *key)
 {
     pmap_slot *s = pmap_find_(m, key);

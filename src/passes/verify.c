@@ -217,6 +217,20 @@ static void check_args(size_t i, size_t k, const ir_op *op, const ir_slot *slots
         }
 }
 
+/* Ops ahead: a program's vars map at 1M ops is tens of MiB, and checking
+ * an op's args one probe after another waited for each miss in turn. */
+enum { PREFETCH_AHEAD = 2 };
+
+static void prefetch_args(const pmap *root, const ir_op *op)
+{
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t a = 0; a < op->inputs[s].n_args; a++)
+            pmap_prefetch(root, op->inputs[s].args[a]);
+    for (size_t s = 0; s < op->n_outputs; s++)
+        for (size_t a = 0; a < op->outputs[s].n_args; a++)
+            pmap_prefetch(root, op->outputs[s].args[a]);
+}
+
 static void all_names(const ir_program *p, pmap *out)
 {
     for (size_t i = 0; i < p->n_blocks; i++)
@@ -279,6 +293,8 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
             names nm = {&scope, p->blocks[0]->var_map, &anywhere, fwd[top]};
             for (size_t k = 0; reach[bi] && k < b->n_ops; k++) {
                 const ir_op *op = b->ops[k];
+                if (k + PREFETCH_AHEAD < b->n_ops)
+                    prefetch_args(nm.root, b->ops[k + PREFETCH_AHEAD]);
                 check_args(bi, k, op, op->inputs, op->n_inputs, "input", &nm, r);
                 check_args(bi, k, op, op->outputs, op->n_outputs, "output", &nm, r);
             }
