@@ -72,6 +72,11 @@ ir_var *ir_block_find_var(const ir_block *b, const char *name)
     return pmap_get(b->var_map, ir_intern(name));
 }
 
+void ir_block_prefetch_var(const ir_block *b, const char *name)
+{
+    pmap_prefetch(b->var_map, name);
+}
+
 ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)
 {
     name = ir_intern(name);
