@@ -21,6 +21,7 @@ bool *ir_program_reachable_blocks(const ir_program *p)
     while (n_pending) {
         const ir_block *b = p->blocks[pending[--n_pending]];
         for (size_t k = 0; k < b->n_ops; k++) {
+            ir_block_prefetch_op(b, k);
             const ir_op *op = b->ops[k];
             for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++) {
                 const ir_attr *at = &op->attrs[a];

@@ -156,6 +156,7 @@ static void check_block_attrs(const ir_program *p, const ir_tree *t, vrep *r)
             continue;
         const ir_block *b = p->blocks[i];
         for (size_t k = 0; k < b->n_ops && !enough(r); k++) {
+            ir_block_prefetch_op(b, k);
             const ir_op *op = b->ops[k];
             for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++) {
                 const ir_attr *at = &op->attrs[a];
@@ -293,6 +294,7 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
             names nm = {&scope, p->blocks[0]->var_map, &anywhere, fwd[top]};
             for (size_t k = 0; reach[bi] && k < b->n_ops; k++) {
                 const ir_op *op = b->ops[k];
+                ir_block_prefetch_op(b, k);
                 if (k + PREFETCH_AHEAD < b->n_ops)
                     prefetch_args(nm.root, b->ops[k + PREFETCH_AHEAD]);
                 check_args(bi, k, op, op->inputs, op->n_inputs, "input", &nm, r);

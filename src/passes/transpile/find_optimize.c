@@ -107,6 +107,7 @@ static int add_pair(tp_plan *st, GArray *pairs, const char *param,
 static void mark_sparse_tables(tp_plan *st)
 {
     for (size_t i = 0; i < st->b0->n_ops; i++) {
+        ir_block_prefetch_op(st->b0, i);
         const char *w = tp_sparse_table_of(st->b0->ops[i]);
         void *k = w ? pmap_get(&st->pair_of_param, w) : NULL;
         if (k)

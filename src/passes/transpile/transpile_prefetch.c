@@ -138,6 +138,7 @@ static GArray **remote_uses(const tp_plan *st)
     const ir_block *b = st->b0;
     GArray **uses = NULL;
     for (size_t i = 0; i < b->n_ops; i++) {
+        ir_block_prefetch_op(b, i);
         const ir_op *op = b->ops[i];
         if (!is_remote_op(op))
             continue;

@@ -209,6 +209,7 @@ GPtrArray *tp_sparse_table_names(tp_plan *st)
     for (guint i = 0; i < names->len; i++)
         pmap_add(&seen, names->pdata[i]);
     for (size_t k = 0; k < st->b0->n_ops; k++) {
+        ir_block_prefetch_op(st->b0, k);
         const char *w = tp_sparse_table_of(st->b0->ops[k]);
         if (w && !pmap_has(&st->pair_of_param, w) && pmap_add(&seen, w))
             g_ptr_array_add(names, (void *)w);
