@@ -464,12 +464,12 @@ static bool block_in(ir_program *p, const pbd_field *d, GArray *runs)
     size_t k = 0;
     pbd_msg m = {d->data, d->data + d->len}, ahead = m;
     pbd_field f, next;
-    bool bad, ok = true, more = true;
+    bool bad, ok = true, more = true, ahead_bad;
     for (int i = 0; i < PREFETCH_AHEAD && more; i++)
-        if ((more = pbd_next(&ahead, &next, &bad)))
+        if ((more = pbd_next(&ahead, &next, &ahead_bad)))
             pbd_prefetch_names(&next);
     while (ok && pbd_next(&m, &f, &bad)) {
-        if (more && (more = pbd_next(&ahead, &next, &bad)))
+        if (more && (more = pbd_next(&ahead, &next, &ahead_bad)))
             pbd_prefetch_names(&next);
         if (f.num == 3) {
             ok = var_in(b, &f);
