@@ -218,11 +218,25 @@ static void check_args(size_t i, size_t k, const ir_op *op, const ir_slot *slots
         }
 }
 
-/* Ops ahead: a program's vars map at 1M ops is tens of MiB, and checking
- * an op's args one probe after another waited for each miss in turn. */
-enum { PREFETCH_AHEAD = 2 };
+/* Ops ahead, in stages: a program's vars map at 1M ops is tens of MiB,
+ * and checking an op's args one probe after another waited for each miss
+ * in turn.  Op k + 16 is loaded (ir_block_prefetch_op); at k + 8 the
+ * lines after it, where a decoded op's slots and arg arrays lie in the
+ * arena; at k + 2 the map slots of its args.  always_inline: see
+ * pmap_prefetch. */
+enum { PREFETCH_AHEAD = 2, PREFETCH_SLOTS = 8 };
 
-static void prefetch_args(const pmap *root, const ir_op *op)
+static inline __attribute__((always_inline)) void prefetch_slots(const ir_block *b, size_t k)
+{
+    if (k + PREFETCH_SLOTS >= b->n_ops)
+        return;
+    const char *op = (const char *)b->ops[k + PREFETCH_SLOTS];
+    __builtin_prefetch(op + 64);
+    __builtin_prefetch(op + 128);
+    __builtin_prefetch(op + 192);
+}
+
+static inline __attribute__((always_inline)) void prefetch_args(const pmap *root, const ir_op *op)
 {
     for (size_t s = 0; s < op->n_inputs; s++)
         for (size_t a = 0; a < op->inputs[s].n_args; a++)
@@ -295,6 +309,7 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
             for (size_t k = 0; reach[bi] && k < b->n_ops; k++) {
                 const ir_op *op = b->ops[k];
                 ir_block_prefetch_op(b, k);
+                prefetch_slots(b, k);
                 if (k + PREFETCH_AHEAD < b->n_ops)
                     prefetch_args(nm.root, b->ops[k + PREFETCH_AHEAD]);
                 check_args(bi, k, op, op->inputs, op->n_inputs, "input", &nm, r);
