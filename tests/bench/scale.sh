@@ -70,6 +70,7 @@ for size in $SIZES; do
     rm -f "$tmp/f.pb" "$tmp/b.pb"
 done
 # Per command: the largest size against 10k ops (when both ran).
+[ -f "$tmp/rows" ] || exit 0
 awk -F'|' '
     { t[$1, $2] = $3; sy[$1, $2] = $4; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 }
       if ($2 > big) big = $2 }
