@@ -72,9 +72,14 @@ ir_var *ir_block_find_var(const ir_block *b, const char *name)
     return pmap_get(b->var_map, ir_intern(name));
 }
 
-void ir_block_prefetch_var(const ir_block *b, const char *name)
+void ir_block_prefetch_args(const ir_block *b, const ir_op *op)
 {
-    pmap_prefetch(b->var_map, name);
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t a = 0; a < op->inputs[s].n_args; a++)
+            pmap_prefetch(b->var_map, op->inputs[s].args[a]);
+    for (size_t s = 0; s < op->n_outputs; s++)
+        for (size_t a = 0; a < op->outputs[s].n_args; a++)
+            pmap_prefetch(b->var_map, op->outputs[s].args[a]);
 }
 
 ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)

@@ -315,9 +315,10 @@ ir_var *ir_block_find_var(const ir_block *b, const char *name);
  * must not change once a block is added (the reader and clone set idx
  * right after adding). */
 ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name);
-/* A hint for a loop that knows its next lookups: starts loading where an
- * interned `name` lies in b's own var map (a cache miss at 1M ops). */
-void ir_block_prefetch_var(const ir_block *b, const char *name);
+/* A hint for a loop that looks up every arg of its ops in b's own var map
+ * (a cache miss each at 1M ops): starts loading where op's args lie in it,
+ * a few ops ahead of their lookups. */
+void ir_block_prefetch_args(const ir_block *b, const ir_op *op);
 /* Creates (or returns the existing) var `name` in b.  New vars are
  * LOD_TENSOR, FP32, no dims, has_persistable=true persistable=false. */
 ir_var *ir_block_var(ir_block *b, const char *name);

@@ -222,7 +222,8 @@ static void check_args(size_t i, size_t k, const ir_op *op, const ir_slot *slots
  * and checking an op's args one probe after another waited for each miss
  * in turn.  Op k + 16 is loaded (ir_block_prefetch_op); at k + 8 the
  * lines after it, where a decoded op's slots and arg arrays lie in the
- * arena; at k + 2 the map slots of its args.  always_inline: see
+ * arena; at k + 2 the slots of its args in block 0's var map, which
+ * resolves them (ir_block_prefetch_args).  always_inline: see
  * pmap_prefetch. */
 enum { PREFETCH_AHEAD = 2, PREFETCH_SLOTS = 8 };
 
@@ -234,16 +235,6 @@ static inline __attribute__((always_inline)) void prefetch_slots(const ir_block 
     __builtin_prefetch(op + 64);
     __builtin_prefetch(op + 128);
     __builtin_prefetch(op + 192);
-}
-
-static inline __attribute__((always_inline)) void prefetch_args(const pmap *root, const ir_op *op)
-{
-    for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t a = 0; a < op->inputs[s].n_args; a++)
-            pmap_prefetch(root, op->inputs[s].args[a]);
-    for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t a = 0; a < op->outputs[s].n_args; a++)
-            pmap_prefetch(root, op->outputs[s].args[a]);
 }
 
 static void all_names(const ir_program *p, pmap *out)
@@ -311,7 +302,7 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
                 ir_block_prefetch_op(b, k);
                 prefetch_slots(b, k);
                 if (k + PREFETCH_AHEAD < b->n_ops)
-                    prefetch_args(nm.root, b->ops[k + PREFETCH_AHEAD]);
+                    ir_block_prefetch_args(p->blocks[0], b->ops[k + PREFETCH_AHEAD]);
                 check_args(bi, k, op, op->inputs, op->n_inputs, "input", &nm, r);
                 check_args(bi, k, op, op->outputs, op->n_outputs, "output", &nm, r);
             }

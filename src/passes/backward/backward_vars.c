@@ -263,16 +263,6 @@ static void make_vars(bw_run *r, const frame *f, ir_op *op, scratch *sc)
  * (visible), a cache miss each at 1M ops when done one after another. */
 enum { PREFETCH_AHEAD = 2 };
 
-static void prefetch_vars(const ir_block *b, const ir_op *op)
-{
-    for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t k = 0; k < op->inputs[s].n_args; k++)
-            ir_block_prefetch_var(b, op->inputs[s].args[k]);
-    for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t k = 0; k < op->outputs[s].n_args; k++)
-            ir_block_prefetch_var(b, op->outputs[s].args[k]);
-}
-
 /* Handles ops from f->i on; returns the sub-block to do first, if any. */
 static ir_block *frame_walk(bw_run *r, frame *f, scratch *sc)
 {
@@ -280,7 +270,7 @@ static ir_block *frame_walk(bw_run *r, frame *f, scratch *sc)
     for (; f->i < b->n_ops; f->i++, f->descended = false) {
         ir_op *op = b->ops[f->i];
         if (f->i + PREFETCH_AHEAD < b->n_ops)
-            prefetch_vars(b, b->ops[f->i + PREFETCH_AHEAD]);
+            ir_block_prefetch_args(b, b->ops[f->i + PREFETCH_AHEAD]);
         int32_t sid = f->descended ? -1 : bw_sub_block_id(op);
         ir_block *sub = sid >= 0 ? ir_program_block(r->prog, sid) : NULL;
         if (sub) {
