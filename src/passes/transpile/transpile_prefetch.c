@@ -24,10 +24,12 @@ typedef struct {
     size_t pair;            /* index into st->pairs */
     size_t seq;             /* order the seed handles it in (pair order) */
     const char *type;       /* lookup_table or lookup_table_v2 */
-    const char *w;          /* W of the first op */
     int64_t padding_idx;    /* padding_idx of the first op */
     size_t n_ops;
-    const char **ids, **outs;   /* Ids[0] and Out[0] of each replaced op */
+    const size_t *pos;      /* the replaced ops, by index in block 0 */
+    /* Ids[0] and Out[0] of each, as planned: make_op reads them again,
+     * after insert_send_recv's NAME.trainer_<id> renames. */
+    const char **ids, **outs;
     long anchor;            /* the new op goes right after this op (-1: first) */
 } remote_table;
 
@@ -125,7 +127,6 @@ static int plan_table(tp_plan *st, const ir_defuse *du, remote_table *t, const s
         }
     }
     const ir_op *first = b->ops[ops[0]];
-    t->w = ir_op_input1(first, "W");
     t->padding_idx = ir_op_get_int(first, "padding_idx", -1);
     t->anchor = anchor;
     return PDT_OK;
@@ -213,6 +214,7 @@ int tp_find_remote_prefetch(tp_plan *st)
         t.n_ops = u->len;
         t.ids = ir_arena_alloc(st->arena, u->len * sizeof *t.ids);
         t.outs = ir_arena_alloc(st->arena, u->len * sizeof *t.outs);
+        t.pos = ir_arena_dup(st->arena, pos, u->len * sizeof *pos);
         if (!du)
             du = ir_defuse_build(b);
         rc = plan_table(st, du, &t, pos);
@@ -239,9 +241,19 @@ int tp_find_remote_prefetch(tp_plan *st)
     return rc;
 }
 
-/* _update_remote_sparse_update_op's new op for one table. */
+/* _update_remote_sparse_update_op's new op for one table.  Like the seed,
+ * which runs after _init_splited_vars renamed the grads, it takes the
+ * names the lookups have now: a lookup writing a var that is also a grad
+ * (fuzzing built one) writes NAME.trainer_<id> by then. */
 static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
 {
+    const ir_block *b = p->blocks[0];
+    const char **ids = ir_arena_alloc(st->arena, t->n_ops * sizeof *ids);
+    const char **outs = ir_arena_alloc(st->arena, t->n_ops * sizeof *outs);
+    for (size_t k = 0; k < t->n_ops; k++) {
+        ids[k] = ir_op_input1(b->ops[t->pos[k]], "Ids");
+        outs[k] = ir_op_output1(b->ops[t->pos[k]], "Out");
+    }
     const tp_pair *pr = &st->pairs[t->pair];
     size_t n = pr->param.n_slices;
     const char **names = ir_arena_alloc(st->arena, n * sizeof *names);
@@ -253,9 +265,9 @@ static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
         heights[k] = pr->grad.slices[k].dims[0];
     }
     ir_op *op = ir_op_new(p, "distributed_lookup_table");
-    ir_op_set_input(op, "Ids", t->ids, t->n_ops);
-    ir_op_set_input1(op, "W", t->w);
-    ir_op_set_output(op, "Outputs", t->outs, t->n_ops);
+    ir_op_set_input(op, "Ids", ids, t->n_ops);
+    ir_op_set_input1(op, "W", ir_op_input1(b->ops[t->pos[0]], "W"));
+    ir_op_set_output(op, "Outputs", outs, t->n_ops);
     ir_op_set_strings(op, "table_names", names, n);
     ir_op_set_longs(op, "height_sections", heights, n);
     ir_op_set_strings(op, "endpoints", eps, n);
