@@ -59,7 +59,7 @@ const char *grad_name(const char *fwd)
                                                           : xmalloc(n + sizeof GRAD_SUFFIX);
     memcpy(buf, fwd, n);
     memcpy(buf + n, GRAD_SUFFIX, sizeof GRAD_SUFFIX);
-    const char *g = ir_intern_n(buf, n + sizeof GRAD_SUFFIX - 1);
+    const char *g = ir_intern_bytes(buf, n + sizeof GRAD_SUFFIX - 1);
     if (buf != stackbuf)
         free(buf);
     /* Only interned keys are cached: a caller's buffer may change. */

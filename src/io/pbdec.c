@@ -138,7 +138,7 @@ bool pbd_len(const pbd_field *f)
 
 const char *pbd_name(const pbd_field *f)
 {
-    return ir_intern_n((const char *)f->data, f->len);
+    return ir_intern_bytes((const char *)f->data, f->len);
 }
 
 ir_bytes pbd_string(ir_arena *a, const pbd_field *f)

@@ -182,11 +182,6 @@ ir_attr *ir_op_attrs(const ir_op *op)
     return op->attrs;
 }
 
-bool ir_op_may_name_blocks(const ir_op *op)
-{
-    return !op->attrs_pending;
-}
-
 /* name is "op_role" (interned or not). */
 static bool names_role(const char *name)
 {
@@ -551,7 +546,7 @@ const char *ir_op_get_string(const ir_op *op, const char *name)
     const ir_attr *at = read_one(op, name, &tmp, &scratch);
     const char *v = NULL;
     if (at && at->type == IR_ATTR_STRING)
-        v = ir_intern_n((const char *)at->s.data, at->s.len);
+        v = ir_intern_bytes((const char *)at->s.data, at->s.len);
     ir_arena_free(scratch);
     return v;
 }
@@ -566,7 +561,7 @@ const char **ir_op_get_names(const ir_op *op, const char *name, size_t *n, ir_ar
     if (at && at->type == IR_ATTR_STRINGS && at->n_strings) {
         out = ir_arena_alloc(a, at->n_strings * sizeof *out);
         for (size_t i = 0; i < at->n_strings; i++)
-            out[i] = ir_intern_n((const char *)at->strings[i].data, at->strings[i].len);
+            out[i] = ir_intern_bytes((const char *)at->strings[i].data, at->strings[i].len);
         *n = at->n_strings;
     }
     ir_arena_free(scratch);

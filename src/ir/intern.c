@@ -225,19 +225,29 @@ void ir_intern_prefetch(const char *s, size_t n)
         __builtin_prefetch(&table[home_of(hash_name(s, n), table_cap)]);
 }
 
+/* A name ends at its first NUL. */
+static size_t name_len(const char *s, size_t n)
+{
+    const char *nul = memchr(s, '\0', n);
+    return nul ? (size_t)(nul - s) : n;
+}
+
 const char *ir_intern_n(const char *s, size_t n)
 {
     if (!s)
         return NULL;
-    /* A name ends at its first NUL. */
-    const char *nul = memchr(s, '\0', n);
-    if (nul)
-        n = (size_t)(nul - s);
+    n = name_len(s, n);
     /* s[n] is safe to read here: an interned s without a NUL in its first
      * n bytes is at least n long. */
     if (ir_is_interned(s) && s[n] == '\0')
         return s;
     return lookup(s, n);
+}
+
+/* An interned s is found by lookup too (its stored copy is itself). */
+const char *ir_intern_bytes(const char *s, size_t n)
+{
+    return s ? lookup(s, name_len(s, n)) : NULL;
 }
 
 const char *ir_intern(const char *s)
@@ -257,7 +267,7 @@ const char *ir_internf(const char *fmt, ...)
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (n >= 0 && (size_t)n < sizeof buf)
-        return ir_intern_n(buf, (size_t)n);
+        return ir_intern_bytes(buf, (size_t)n);
     va_start(ap, fmt);
     char *s = g_strdup_vprintf(fmt, ap);
     va_end(ap);

@@ -38,6 +38,10 @@
  * ir_intern_shutdown.  NULL in, NULL out. */
 const char *ir_intern(const char *s);
 const char *ir_intern_n(const char *s, size_t n);
+/* ir_intern_n for bytes the caller knows are not an interned name (its own
+ * buffer, an input file's bytes): skips the test whether they are, a walk
+ * over the name chunks that grows with the program.  Any s is correct. */
+const char *ir_intern_bytes(const char *s, size_t n);
 /* printf-style, result interned. */
 const char *ir_internf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Room for n more names at once (a decoded block's vars, backward's grad
@@ -419,7 +423,10 @@ ir_attr *ir_op_attrs(const ir_op *op);
 /* false when the op surely has no BLOCK, BLOCKS, VAR or VARS attr, known
  * without decoding its attrs (an op whose attrs are still bytes): walks
  * looking for sub-blocks skip such ops. */
-bool ir_op_may_name_blocks(const ir_op *op);
+static inline bool ir_op_may_name_blocks(const ir_op *op)
+{
+    return !op->attrs_pending;
+}
 ir_attr *ir_op_attr(const ir_op *op, const char *name);
 bool ir_op_has_attr(const ir_op *op, const char *name);
 void ir_op_remove_attr(ir_op *op, const char *name);
