@@ -1,6 +1,7 @@
 /* pdio.c - reading programs: bytes from a file or stdin, binary or text,
  * into the IR, with one clear message per failure. */
 #include "pdio.h"
+#include "pdio_map.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -239,7 +240,20 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
     }
     size_t len = 0;
     bool too_large = false;
-    uint8_t *data = slurp(f, &len, &too_large);
+    struct stat st;
+    uint8_t *data = NULL;
+    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > max_input) {
+            fclose(f);
+            report_too_large(name);
+            return NULL;
+        }
+        data = pdio_map_input(fileno(f), &st, name);
+        len = data ? (size_t)st.st_size : 0;
+    }
+    bool mapped = data != NULL;
+    if (!mapped)
+        data = slurp(f, &len, &too_large);
     int saved = errno;
     if (f != stdin)
         fclose(f);
@@ -254,7 +268,11 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
     if (sha256)
         sha256_hex(data, len, sha256);
     ir_program *p = parse(name, data, len, data);
-    if (!p || p->input_bytes != data)
+    if (p && p->input_bytes == data)
+        p->input_free = mapped ? pdio_unmap_input : NULL;
+    else if (mapped)
+        pdio_unmap_input(data);
+    else
         free(data);
     return p;
 }

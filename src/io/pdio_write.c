@@ -18,6 +18,7 @@
 #include "../ir/util.h"
 #include "pbconv.h"
 #include "pdio.h"
+#include "pdio_map.h"
 #include "pdio_fs.h"
 
 typedef enum { TO_STDOUT, TO_STREAM, TO_FILE } target_kind;
@@ -431,6 +432,13 @@ static int land(pdio_batch *b)
     for (size_t i = 0; i < b->n; i++)
         if (b->files[i].kind == TO_FILE && !b->files[i].tmp && !write_temporary(&b->files[i]))
             return PDT_EBADINPUT;
+    /* Outputs carry inputs' bytes (pdio_map.c): from an input rewritten
+     * while we ran they could mix two versions. */
+    const char *changed = pdio_inputs_changed();
+    if (changed) {
+        pdt_error("%s: the file changed while pdtrans was using it; no output written", changed);
+        return PDT_EBADINPUT;
+    }
     for (size_t i = 0; i < b->n; i++)
         if (b->files[i].kind == TO_FILE && !put_in_place(&b->files[i]))
             return PDT_EBADINPUT;

@@ -95,6 +95,11 @@ _Noreturn void pdt_out_of_memory(void)
     } else {
         snprintf(msg, sizeof msg, "pdtrans: error: out of memory\n");
     }
+    pdt_fail_now(msg);
+}
+
+_Noreturn void pdt_fail_now(const char *msg)
+{
     if (write(STDERR_FILENO, msg, strlen(msg)) < 0) {
         /* nothing left to tell the user with */
     }

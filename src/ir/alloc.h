@@ -26,6 +26,10 @@ void pdt_alloc_point(void);
 bool pdt_alloc_should_fail(void);
 /* Prints "out of memory while <doing>", runs the failure hook, exits 1. */
 _Noreturn void pdt_out_of_memory(void);
+/* The same way out for another sudden end (an input file that shrank
+ * under its mapping, src/io/pdio_map.c): writes MSG (a whole line) to
+ * stderr with write(2), runs the failure hook and the cleanups, exits 1. */
+_Noreturn void pdt_fail_now(const char *msg);
 /* What the run is doing, for that message: a printf format and one string
  * argument (e.g. "reading '%s'", path), copied; NULL clears it. */
 void pdt_alloc_doing(const char *fmt, const char *arg);

@@ -33,7 +33,10 @@ void ir_program_free(ir_program *p)
         free(b->ops);
     }
     ir_scope_free(p);
-    free(p->input_bytes);
+    if (p->input_free)
+        p->input_free(p->input_bytes);
+    else
+        free(p->input_bytes);
     ir_arena_free(p->arena);
 }
 

@@ -292,6 +292,7 @@ struct ir_program {
     ir_bytes op_version_map;    /* wire bytes of OpVersionMap */
     ir_bytes unknown;           /* e.g. retired fields 2 and 3 */
     void *input_bytes;          /* the file's bytes ops' `wire` point into, or NULL (freed with p) */
+    void (*input_free)(void *); /* how input_bytes go (a mapped file's); NULL: free() */
     size_t var_seq;
     struct ir_scope *scope;     /* name lookup index, private to scope.c */
     size_t n_new_op_attrs;      /* ir_program_set_new_op_attrs */

@@ -4,8 +4,11 @@
  * failure-injection sweep are in tests/golden/output_*. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -13,6 +16,7 @@
 #include "io/pbconv.h"
 #include "io/pdio.h"
 #include "io/pdio_fs.h"
+#include "io/pdio_map.h"
 #include "unit.h"
 
 static const char *ONE_OP =
@@ -288,6 +292,195 @@ START_TEST(plain_batch_encodes_into_the_file_at_commit)
 }
 END_TEST
 
+/* ---- inputs mapped instead of read (pdio_map.c) ---- */
+
+/* A binary program of about 3 pages, written to DIR/in.pb. */
+static void write_binary_input(const char *path)
+{
+    GString *t = g_string_new("blocks { idx: 0 parent_idx: -1 ");
+    for (int i = 0; i < 300; i++)
+        g_string_append_printf(t, "vars { name: \"var_%06d\" type { type: LOD_TENSOR } } ", i);
+    for (int i = 0; i < 300; i++)
+        g_string_append_printf(t, "ops { type: \"relu\" inputs { parameter: \"X\" arguments: "
+                               "\"var_%06d\" } outputs { parameter: \"Out\" arguments: "
+                               "\"var_%06d\" } } ", i, i);
+    g_string_append(t, "}\n");
+    ir_program *p = pdio_parse("t", (const uint8_t *)t->str, t->len);
+    g_string_free(t, true);
+    ck_assert_ptr_nonnull(p);
+    size_t len = 0;
+    uint8_t *bytes = pbconv_encode(p, &len);
+    ck_assert_uint_gt(len, 3 * 4096);
+    ck_assert(g_file_set_contents(path, (const char *)bytes, (gssize)len, NULL));
+    free(bytes);
+    ir_program_free(p);
+}
+
+/* Runs FN(dir) in a child with stderr going to DIR/err; its wait status,
+ * and what it wrote to stderr in ERR. */
+static int in_child(void (*fn)(const char *), const char *dir, char *err, size_t cap)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/err", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        FILE *f = freopen(path, "w", stderr);
+        if (!f)
+            _exit(99);
+        setvbuf(stderr, NULL, _IONBF, 0);
+        pdt_quiet = false;
+        fn(dir);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    gchar *text = NULL;
+    ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+    snprintf(err, cap, "%s", text);
+    g_free(text);
+    unlink(path);
+    return status;
+}
+
+START_TEST(binary_input_is_mapped_until_its_program_goes)
+{
+    char dir[] = "/tmp/pdt_unit_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char in[256];
+    snprintf(in, sizeof in, "%s/in.pb", dir);
+    write_binary_input(in);
+    ir_program *p = pdio_read(in);
+    ck_assert_ptr_nonnull(p);
+    void *bytes = p->input_bytes;
+    ck_assert(bytes && pdio_is_mapped(bytes));
+    ck_assert_ptr_eq(pdio_inputs_changed(), NULL);
+    ir_program_free(p);
+    ck_assert(!pdio_is_mapped(bytes));
+    unlink(in);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The child: reads DIR/in.pb, rewrites it in place (same bytes, a new
+ * modification time), then commits an output: refused. */
+static void rewrite_then_commit(const char *dir)
+{
+    char in[256], out[256];
+    snprintf(in, sizeof in, "%s/in.pb", dir);
+    snprintf(out, sizeof out, "%s/out.pb", dir);
+    ir_program *p = pdio_read(in);
+    if (!p)
+        _exit(90);
+    gchar *bytes = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(in, &bytes, &len, NULL))
+        _exit(91);
+    FILE *f = fopen(in, "r+b");
+    if (!f || fwrite(bytes, 1, len, f) != len || fclose(f) != 0)
+        _exit(92);
+    g_free(bytes);
+    pdio_batch *b = pdio_batch_new(true);
+    pdio_batch_add_program(b, out, p, false);
+    int rc = pdio_batch_commit(b);
+    pdio_batch_free(b);
+    ir_program_free(p);
+    _exit(rc);
+}
+
+START_TEST(input_rewritten_while_mapped_stops_the_outputs)
+{
+    char dir[] = "/tmp/pdt_unit_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char in[256], err[2048], want[512];
+    snprintf(in, sizeof in, "%s/in.pb", dir);
+    write_binary_input(in);
+    /* An old modification time, so that the rewrite surely changes it. */
+    struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, in, old, 0), 0);
+    int status = in_child(rewrite_then_commit, dir, err, sizeof err);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), PDT_EBADINPUT);
+    snprintf(want, sizeof want,
+             "pdtrans: error: %s: the file changed while pdtrans was using it; "
+             "no output written\n", in);
+    ck_assert_str_eq(err, want);
+    ck_assert_uint_eq(count_entries(dir), 1);   /* in.pb alone */
+    unlink(in);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The child: a streaming batch writes one output's temporary; the input
+ * then shrinks to nothing and the next output reads its bytes. */
+static void shrink_while_writing(const char *dir)
+{
+    char in[256], out1[256], out2[256];
+    snprintf(in, sizeof in, "%s/in.pb", dir);
+    snprintf(out1, sizeof out1, "%s/one.pb", dir);
+    snprintf(out2, sizeof out2, "%s/two.pb", dir);
+    ir_program *p = pdio_read(in);
+    if (!p)
+        _exit(90);
+    pdio_batch *b = pdio_batch_new(true);
+    pdio_batch_stream(b);
+    if (pdio_batch_add_program(b, out1, p, false) != PDT_OK)
+        _exit(91);
+    if (truncate(in, 0) != 0)
+        _exit(92);
+    pdio_batch_add_program(b, out2, p, false);
+    _exit(93);  /* not reached: reading the bytes raised SIGBUS */
+}
+
+START_TEST(input_shrinking_while_mapped_ends_the_run_cleanly)
+{
+    char dir[] = "/tmp/pdt_unit_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char in[256], err[2048], want[512];
+    snprintf(in, sizeof in, "%s/in.pb", dir);
+    write_binary_input(in);
+    int status = in_child(shrink_while_writing, dir, err, sizeof err);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), PDT_EBADINPUT);
+    snprintf(want, sizeof want,
+             "pdtrans: error: %s: cannot read: the file shrank while pdtrans was using it "
+             "(or the device failed); no output written\n", in);
+    ck_assert_str_eq(err, want);
+    ck_assert_uint_eq(count_entries(dir), 1);   /* one.pb's temporary is gone */
+    unlink(in);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The child: maps an input (the handler is set), then gets a SIGBUS that
+ * is not about it: the default action, not pdtrans's message. */
+static void foreign_sigbus(const char *dir)
+{
+    char in[256];
+    snprintf(in, sizeof in, "%s/in.pb", dir);
+    if (!pdio_read(in))
+        _exit(90);
+    raise(SIGBUS);
+    _exit(91);
+}
+
+START_TEST(other_sigbus_keeps_the_default_action)
+{
+    char dir[] = "/tmp/pdt_unit_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char in[256], err[2048];
+    snprintf(in, sizeof in, "%s/in.pb", dir);
+    write_binary_input(in);
+    int status = in_child(foreign_sigbus, dir, err, sizeof err);
+    ck_assert(WIFSIGNALED(status));
+    ck_assert_int_eq(WTERMSIG(status), SIGBUS);
+    ck_assert_str_eq(err, "");
+    unlink(in);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pdio_files");
@@ -301,6 +494,10 @@ Suite *make_suite(void)
     tcase_add_test(tc, replacement_keeps_mode);
     tcase_add_test(tc, created_folders_removed_on_failure);
     tcase_add_test(tc, plain_batch_encodes_into_the_file_at_commit);
+    tcase_add_test(tc, binary_input_is_mapped_until_its_program_goes);
+    tcase_add_test(tc, input_rewritten_while_mapped_stops_the_outputs);
+    tcase_add_test(tc, input_shrinking_while_mapped_ends_the_run_cleanly);
+    tcase_add_test(tc, other_sigbus_keeps_the_default_action);
     suite_add_tcase(s, tc);
     return s;
 }

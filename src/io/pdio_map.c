@@ -1,0 +1,162 @@
+/* pdio_map.c - input files mapped instead of read (README.md in this
+ * folder, "Reading input").
+ *
+ * A regular file is mapped read-only (MAP_PRIVATE): its pages are the page
+ * cache's, so a 300 MB input costs no copy and no fresh memory, which on
+ * a VM whose host takes free memory back was a second of system time at
+ * 1M ops (issue 14).  A mapping has two hazards that a copy has not, and
+ * this file answers both:
+ *
+ * - Another process truncates the file: touching a page past the new end
+ *   raises SIGBUS.  The handler below ends the run the way running out of
+ *   memory does (alloc.h: one message naming the file, the outputs'
+ *   temporaries removed, exit 1) when the address lies in an input's
+ *   mapping, and leaves any other SIGBUS to the default action.
+ * - Another process rewrites the file in place: the mapping shows the new
+ *   bytes, and the ops kept as bytes would carry them into the outputs.
+ *   pdio_inputs_changed, asked before any output lands, compares each
+ *   input's size and modification time with those it had when mapped
+ *   (also when the mapping went earlier).  An input replaced by rename is
+ *   another file: the mapping keeps the old one, which is fine. */
+#include "pdio_map.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../ir/alloc.h"
+#include "../ir/util.h"
+
+/* Inputs of one run: a command reads a handful. */
+enum { MAX_MAPPED = 16 };
+
+typedef struct {
+    uint8_t *addr;
+    size_t len;
+    int fd;             /* kept open to ask fstat at the end */
+    char *name;         /* for messages */
+    off_t size;
+    struct timespec mtime;
+} mapped;
+
+static mapped maps[MAX_MAPPED];
+static size_t n_maps;
+static char *changed;   /* the first input found changed when unmapped */
+static bool handler_set;
+
+static bool same_file_state(const mapped *m, const struct stat *st)
+{
+    return st->st_size == m->size && st->st_mtim.tv_sec == m->mtime.tv_sec &&
+           st->st_mtim.tv_nsec == m->mtime.tv_nsec;
+}
+
+static bool still_same(const mapped *m)
+{
+    struct stat st;
+    return fstat(m->fd, &st) == 0 && same_file_state(m, &st);
+}
+
+/* Only stack memory and write(2) here, except pdt_fail_now's cleanups (the
+ * fault is synchronous: it comes from code reading an input's bytes). */
+static void on_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+    (void)sig;
+    (void)uctx;
+    uintptr_t a = (uintptr_t)si->si_addr;
+    for (size_t i = 0; i < n_maps; i++) {
+        if (a - (uintptr_t)maps[i].addr >= maps[i].len)
+            continue;
+        char msg[1200];
+        static const char head[] = "pdtrans: error: ";
+        static const char tail[] = ": cannot read: the file shrank while pdtrans was using it "
+                                   "(or the device failed); no output written\n";
+        size_t n = strlen(maps[i].name);
+        if (n > sizeof msg - sizeof head - sizeof tail)
+            n = sizeof msg - sizeof head - sizeof tail;
+        char *p = msg;
+        memcpy(p, head, sizeof head - 1);
+        p += sizeof head - 1;
+        memcpy(p, maps[i].name, n);
+        p += n;
+        memcpy(p, tail, sizeof tail);
+        pdt_fail_now(msg);
+    }
+    /* Not an input's page (or sent by kill): the default action. */
+    signal(SIGBUS, SIG_DFL);
+    raise(SIGBUS);
+}
+
+static void set_handler(void)
+{
+    if (handler_set)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    handler_set = sigaction(SIGBUS, &sa, NULL) == 0;
+}
+
+uint8_t *pdio_map_input(int fd, const struct stat *st, const char *name)
+{
+    if (!S_ISREG(st->st_mode) || st->st_size <= 0 || (uint64_t)st->st_size > SIZE_MAX ||
+        n_maps == MAX_MAPPED)
+        return NULL;
+    set_handler();
+    if (!handler_set)
+        return NULL;
+    int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (keep < 0)
+        return NULL;
+    size_t len = (size_t)st->st_size;
+    void *addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE, keep, 0);
+    if (addr == MAP_FAILED) {
+        close(keep);
+        return NULL;
+    }
+    mapped *m = &maps[n_maps];
+    *m = (mapped){addr, len, keep, xstrdup(name), st->st_size, st->st_mtim};
+    n_maps++;
+    return addr;
+}
+
+bool pdio_is_mapped(const void *bytes)
+{
+    for (size_t i = 0; i < n_maps; i++)
+        if (maps[i].addr == bytes)
+            return true;
+    return false;
+}
+
+void pdio_unmap_input(void *bytes)
+{
+    for (size_t i = 0; i < n_maps; i++) {
+        if (maps[i].addr != bytes)
+            continue;
+        mapped m = maps[i];
+        /* Out of the table before the pages go: a fault now is not ours. */
+        maps[i] = maps[--n_maps];
+        if (!changed && !still_same(&m))
+            changed = xstrdup(m.name);
+        munmap(m.addr, m.len);
+        close(m.fd);
+        free(m.name);
+        return;
+    }
+}
+
+const char *pdio_inputs_changed(void)
+{
+    if (changed)
+        return changed;
+    for (size_t i = 0; i < n_maps; i++)
+        if (!still_same(&maps[i]))
+            return maps[i].name;
+    return NULL;
+}

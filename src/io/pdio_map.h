@@ -1,0 +1,22 @@
+/* pdio_map.h - input files mapped instead of read (pdio_map.c). */
+#ifndef PDT_PDIO_MAP_H
+#define PDT_PDIO_MAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+/* Maps the regular file open on FD (fstat'd into ST; its size more than
+ * 0), read-only, and watches it: NAME is for messages.  FD stays the
+ * caller's (a copy is kept).  NULL when it cannot be mapped (not a regular
+ * file, too many inputs, mmap refused): the caller reads it instead. */
+uint8_t *pdio_map_input(int fd, const struct stat *st, const char *name);
+/* True when BYTES is the start of a mapping from pdio_map_input. */
+bool pdio_is_mapped(const void *bytes);
+/* Gives a mapping back (ir_program's input_free). */
+void pdio_unmap_input(void *bytes);
+/* The name of an input whose size or modification time is not what it
+ * was when mapped, whether still mapped or given back; NULL if none. */
+const char *pdio_inputs_changed(void);
+
+#endif
