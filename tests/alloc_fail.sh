@@ -39,6 +39,9 @@ pass=0 fail=0
 run() {
     work=$scratch/work
     rm -rf "$work" && mkdir "$work" && ln -s "$root/tests/golden/$2/in" "$work/in"
+    # Folders older than this are another run's, whose PID this one reuses
+    # (one killed before it could clean up): not counted, not removed.
+    touch -d '1 second ago' "$scratch/started"
     (cd "$work" && export PDTRANS_FAIL_ALLOC="$1" && eval "$3") >"$scratch/stdout" 2>"$scratch/stderr" &
     pid=$!
     wait $pid
@@ -46,7 +49,8 @@ run() {
     # a verify scratch folder left behind is recorded (and removed)
     : >"$scratch/left_tmp"
     for d in /tmp/pdtrans-verify-"$pid"-*; do
-        [ -e "$d" ] && echo " $d" >>"$scratch/left_tmp" && rm -rf "$d"
+        [ -e "$d" ] && [ "$d" -nt "$scratch/started" ] && echo " $d" >>"$scratch/left_tmp" &&
+            rm -rf "$d"
     done
     echo $rc
 }
