@@ -318,7 +318,7 @@ static void write_binary_input(const char *path)
 
 /* What a child read, kept reachable: it ends by exit or a signal, and
  * valgrind counts what it left as leaked. */
-static ir_program *child_program;
+static ir_program *volatile child_program;
 
 /* Runs FN(dir) in a child with stderr going to DIR/err; its wait status,
  * and what it wrote to stderr in ERR. */
