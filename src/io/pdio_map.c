@@ -49,16 +49,11 @@ static size_t n_maps;
 static char *changed;   /* the first input found changed when unmapped */
 static bool handler_set;
 
-static bool same_file_state(const mapped *m, const struct stat *st)
-{
-    return st->st_size == m->size && st->st_mtim.tv_sec == m->mtime.tv_sec &&
-           st->st_mtim.tv_nsec == m->mtime.tv_nsec;
-}
-
 static bool still_same(const mapped *m)
 {
     struct stat st;
-    return fstat(m->fd, &st) == 0 && same_file_state(m, &st);
+    return fstat(m->fd, &st) == 0 && st.st_size == m->size &&
+           st.st_mtim.tv_sec == m->mtime.tv_sec && st.st_mtim.tv_nsec == m->mtime.tv_nsec;
 }
 
 /* Only stack memory and write(2) here, except pdt_fail_now's cleanups (the

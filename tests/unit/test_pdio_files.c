@@ -56,6 +56,15 @@ static size_t count_entries(const char *dir)
     return n;
 }
 
+/* The program of text T, which it frees. */
+static ir_program *parse_text(GString *t)
+{
+    ir_program *p = pdio_parse("t", (const uint8_t *)t->str, t->len);
+    g_string_free(t, true);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
 START_TEST(size_values_parse)
 {
     uint64_t v = 0;
@@ -269,9 +278,7 @@ START_TEST(plain_batch_encodes_into_the_file_at_commit)
         g_string_append_printf(t, "vars { name: \"var_%06d\" type { type: LOD_TENSOR "
                                "lod_tensor { tensor { data_type: FP32 dims: %d } } } }", i, i);
     g_string_append(t, "}\n");
-    ir_program *p = pdio_parse("t", (const uint8_t *)t->str, t->len);
-    g_string_free(t, true);
-    ck_assert_ptr_nonnull(p);
+    ir_program *p = parse_text(t);
     size_t len = 0;
     uint8_t *want = pbconv_encode(p, &len);
     ck_assert_uint_gt(len, 3 * PBCONV_CHUNK);
@@ -294,7 +301,7 @@ END_TEST
 
 /* ---- inputs mapped instead of read (pdio_map.c) ---- */
 
-/* A binary program of about 3 pages, written to DIR/in.pb. */
+/* A binary program of about 3 pages, written to PATH. */
 static void write_binary_input(const char *path)
 {
     GString *t = g_string_new("blocks { idx: 0 parent_idx: -1 ");
@@ -305,15 +312,28 @@ static void write_binary_input(const char *path)
                                "\"var_%06d\" } outputs { parameter: \"Out\" arguments: "
                                "\"var_%06d\" } } ", i, i);
     g_string_append(t, "}\n");
-    ir_program *p = pdio_parse("t", (const uint8_t *)t->str, t->len);
-    g_string_free(t, true);
-    ck_assert_ptr_nonnull(p);
+    ir_program *p = parse_text(t);
     size_t len = 0;
     uint8_t *bytes = pbconv_encode(p, &len);
     ck_assert_uint_gt(len, 3 * 4096);
     ck_assert(g_file_set_contents(path, (const char *)bytes, (gssize)len, NULL));
     free(bytes);
     ir_program_free(p);
+}
+
+/* A new folder DIR (a mkdtemp template) holding such a program as IN. */
+static void make_input_dir(char *dir, char in[256])
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(in, 256, "%s/in.pb", dir);
+    write_binary_input(in);
+}
+
+/* Removes IN and DIR, which must hold nothing else. */
+static void remove_input_dir(const char *dir, const char *in)
+{
+    unlink(in);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 
 /* What a child read, kept reachable: it ends by exit or a signal, and
@@ -351,10 +371,8 @@ static int in_child(void (*fn)(const char *), const char *dir, char *err, size_t
 START_TEST(binary_input_is_mapped_until_its_program_goes)
 {
     char dir[] = "/tmp/pdt_unit_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
     char in[256];
-    snprintf(in, sizeof in, "%s/in.pb", dir);
-    write_binary_input(in);
+    make_input_dir(dir, in);
     ir_program *p = pdio_read(in);
     ck_assert_ptr_nonnull(p);
     void *bytes = p->input_bytes;
@@ -362,8 +380,7 @@ START_TEST(binary_input_is_mapped_until_its_program_goes)
     ck_assert_ptr_eq(pdio_inputs_changed(), NULL);
     ir_program_free(p);
     ck_assert(!pdio_is_mapped(bytes));
-    unlink(in);
-    ck_assert_int_eq(rmdir(dir), 0);
+    remove_input_dir(dir, in);
 }
 END_TEST
 
@@ -396,10 +413,8 @@ static void rewrite_then_commit(const char *dir)
 START_TEST(input_rewritten_while_mapped_stops_the_outputs)
 {
     char dir[] = "/tmp/pdt_unit_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
     char in[256], err[2048], want[512];
-    snprintf(in, sizeof in, "%s/in.pb", dir);
-    write_binary_input(in);
+    make_input_dir(dir, in);
     /* An old modification time, so that the rewrite surely changes it. */
     struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
     ck_assert_int_eq(utimensat(AT_FDCWD, in, old, 0), 0);
@@ -411,8 +426,7 @@ START_TEST(input_rewritten_while_mapped_stops_the_outputs)
              "no output written\n", in);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(count_entries(dir), 1);   /* in.pb alone */
-    unlink(in);
-    ck_assert_int_eq(rmdir(dir), 0);
+    remove_input_dir(dir, in);
 }
 END_TEST
 
@@ -440,10 +454,8 @@ static void shrink_while_writing(const char *dir)
 START_TEST(input_shrinking_while_mapped_ends_the_run_cleanly)
 {
     char dir[] = "/tmp/pdt_unit_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
     char in[256], err[2048], want[512];
-    snprintf(in, sizeof in, "%s/in.pb", dir);
-    write_binary_input(in);
+    make_input_dir(dir, in);
     int status = in_child(shrink_while_writing, dir, err, sizeof err);
     ck_assert(WIFEXITED(status));
     ck_assert_int_eq(WEXITSTATUS(status), PDT_EBADINPUT);
@@ -452,8 +464,7 @@ START_TEST(input_shrinking_while_mapped_ends_the_run_cleanly)
              "(or the device failed); no output written\n", in);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(count_entries(dir), 1);   /* one.pb's temporary is gone */
-    unlink(in);
-    ck_assert_int_eq(rmdir(dir), 0);
+    remove_input_dir(dir, in);
 }
 END_TEST
 
@@ -472,16 +483,13 @@ static void foreign_sigbus(const char *dir)
 START_TEST(other_sigbus_keeps_the_default_action)
 {
     char dir[] = "/tmp/pdt_unit_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
     char in[256], err[2048];
-    snprintf(in, sizeof in, "%s/in.pb", dir);
-    write_binary_input(in);
+    make_input_dir(dir, in);
     int status = in_child(foreign_sigbus, dir, err, sizeof err);
     ck_assert(WIFSIGNALED(status));
     ck_assert_int_eq(WTERMSIG(status), SIGBUS);
     ck_assert_str_eq(err, "");
-    unlink(in);
-    ck_assert_int_eq(rmdir(dir), 0);
+    remove_input_dir(dir, in);
 }
 END_TEST
 
