@@ -31,7 +31,11 @@ void pdt_pages_release(void *lo, void *hi)
 void pdt_pages_huge(void *p, size_t len)
 {
 #ifdef MADV_HUGEPAGE
-    madvise(p, len, MADV_HUGEPAGE);
+    uintptr_t huge = PDT_HUGE_PAGE;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t b = ((uintptr_t)p + len) & ~(huge - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_HUGEPAGE);
 #else
     (void)p;
     (void)len;

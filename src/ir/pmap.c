@@ -42,21 +42,14 @@ static void place(pmap_slot *slots, size_t cap, const void *key, void *val)
     slots[i].val = val;
 }
 
-enum { HUGE_PAGE = 2 << 20 };
-
 /* Big tables are probed at random: on 2 MB pages (where the kernel offers
  * them on request) they cost far fewer TLB misses and page faults. */
 static pmap_slot *alloc_slots(size_t cap)
 {
     size_t bytes = cap * sizeof(pmap_slot);
-    if (bytes < HUGE_PAGE)
+    if (bytes < PDT_HUGE_PAGE)
         return xcalloc(cap, sizeof(pmap_slot));
-    void *p = NULL;
-    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
-        return xcalloc(cap, sizeof(pmap_slot));
-    pdt_pages_huge(p, bytes);
-    memset(p, 0, bytes);
-    return p;
+    return memset(xmalloc_huge(bytes), 0, bytes);
 }
 
 static void rehash(pmap *m, size_t cap)

@@ -6,6 +6,21 @@
 
 #include "alloc.h"
 
+/* Blocks this big come from mmap (alloc.c's threshold) and are asked onto
+ * 2 MB pages: each first touch of a 4 KB page is a fault, and on a VM whose
+ * hypervisor handles guest faults (the issue-14 machine of session 12) a
+ * 1M-op run spent a fifth of its time in them; one fault per 2 MB instead
+ * took its time per op below the 10k run's (src/io/README.md, session 12).
+ * Any block of 4 MB holds at least one whole 2 MB page. */
+enum { BIG = 2 * PDT_HUGE_PAGE };
+
+static void *maybe_huge(void *p, size_t n)
+{
+    if (n >= BIG)
+        pdt_pages_huge(p, n);
+    return p;
+}
+
 /* Every failure, real or injected (PDTRANS_FAIL_ALLOC), ends the run
  * through pdt_out_of_memory: one message, temporaries removed, exit 1. */
 void *xmalloc(size_t n)
@@ -13,6 +28,15 @@ void *xmalloc(size_t n)
     void *p = pdt_alloc_should_fail() ? NULL : malloc(n ? n : 1);
     if (!p)
         pdt_out_of_memory();
+    return maybe_huge(p, n);
+}
+
+void *xmalloc_huge(size_t n)
+{
+    void *p = NULL;
+    if (pdt_alloc_should_fail() || posix_memalign(&p, PDT_HUGE_PAGE, n ? n : 1) != 0)
+        pdt_out_of_memory();
+    pdt_pages_huge(p, n);
     return p;
 }
 
@@ -21,7 +45,7 @@ void *xcalloc(size_t n, size_t size)
     void *p = pdt_alloc_should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
         pdt_out_of_memory();
-    return p;
+    return maybe_huge(p, n * size);    /* calloc checked the product */
 }
 
 void *xrealloc(void *p, size_t n)
@@ -29,7 +53,7 @@ void *xrealloc(void *p, size_t n)
     void *q = pdt_alloc_should_fail() ? NULL : realloc(p, n ? n : 1);
     if (!q)
         pdt_out_of_memory();
-    return q;
+    return maybe_huge(q, n);
 }
 
 void *xmalloc_n(size_t n, size_t size)

@@ -23,8 +23,12 @@ char *xstrndup(const char *s, size_t n);
  * owns and will never read again go back to the system now (read again,
  * they would be zeros). */
 void pdt_pages_release(void *lo, void *hi);
-/* Asks for 2 MB pages for p[0..len) where the kernel offers them on
- * request; p should be 2 MB aligned. */
+/* Asks for 2 MB pages for the whole 2 MB pages inside p[0..len), where the
+ * kernel offers them on request (transparent huge pages, "madvise"). */
+enum { PDT_HUGE_PAGE = 2 << 20 };
 void pdt_pages_huge(void *p, size_t len);
+/* n bytes (not zeroed), 2 MB aligned, on huge pages where offered; never
+ * NULL, as xmalloc. */
+void *xmalloc_huge(size_t n);
 
 #endif

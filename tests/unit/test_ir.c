@@ -2,6 +2,9 @@
  * def-use. */
 #include "unit.h"
 
+#include <stdint.h>
+#include <unistd.h>
+
 #include "io/pdio.h"
 #include "ir/ir_internal.h"
 #include "ir/pmap.h"
@@ -567,6 +570,71 @@ START_TEST(grow_in_place_at_arena_top)
 }
 END_TEST
 
+/* Whether the mapping holding p carries MADV_HUGEPAGE ("hg" in smaps'
+ * VmFlags); -1 when the kernel has no transparent huge pages to ask for. */
+static int vma_asks_huge(const void *p)
+{
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0)
+        return -1;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    bool inside = false;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (inside && strncmp(line, "VmFlags:", 8) == 0)
+            found = strstr(line, " hg") != NULL;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Blocks of 4 MB and more, and an arena's chunks once it holds 8 MB, ask for
+ * 2 MB pages (issue 14, session 12); smaller ones do not. */
+START_TEST(big_memory_asks_for_huge_pages)
+{
+    size_t mb = 1 << 20;
+    unsigned char *big = xmalloc(8 * mb), *small = xmalloc(mb);
+    unsigned char *aligned = xmalloc_huge(2 * mb);
+    ck_assert_uint_eq((uintptr_t)aligned % (2 * mb), 0);
+    int huge = vma_asks_huge(big + 4 * mb);
+    if (huge >= 0) {
+        ck_assert_int_eq(huge, 1);
+        ck_assert_int_eq(vma_asks_huge(aligned), 1);
+        ck_assert_int_eq(vma_asks_huge(small), 0);
+    }
+    free(big);
+    free(small);
+    free(aligned);
+
+    /* 12 MB in 1000-byte pieces: every piece keeps its bytes, and the
+     * pieces past 8 MB are on huge-page chunks */
+    ir_arena *a = ir_arena_new();
+    enum { PIECE = 1000, N = 12 * 1048 };
+    unsigned char **piece = xmalloc_n(N, sizeof *piece);
+    for (size_t i = 0; i < N; i++) {
+        piece[i] = ir_arena_alloc_raw(a, PIECE);
+        ck_assert_uint_eq((uintptr_t)piece[i] % 8, 0);
+        memset(piece[i], (int)(i % 251), PIECE);
+    }
+    for (size_t i = 0; i < N; i++)
+        for (size_t k = 0; k < PIECE; k += 97)
+            ck_assert_uint_eq(piece[i][k], i % 251);
+    if (huge >= 0) {
+        ck_assert_int_eq(vma_asks_huge(piece[N - 1]), 1);
+        ck_assert_int_eq(vma_asks_huge(piece[0]), 0);
+    }
+    size_t cap = 0;     /* growth in place still works on a huge chunk */
+    int32_t *v = ir_grow(a, NULL, sizeof *v, 0, &cap, 4);
+    ck_assert_ptr_eq(ir_grow(a, v, sizeof *v, 4, &cap, 5), v);
+    free(piece);
+    ir_arena_free(a);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("ir");
@@ -589,6 +657,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, rare_var_parts_round_trip);
     tcase_add_test(tc, op_and_slot_unknown_round_trip);
     tcase_add_test(tc, grow_in_place_at_arena_top);
+    tcase_add_test(tc, big_memory_asks_for_huge_pages);
     tcase_add_test(tc, defuse_lists_positions);
     tcase_add_test(tc, xstrndup_bounds);
     suite_add_tcase(s, tc);
