@@ -41,3 +41,19 @@ void pdt_pages_huge(void *p, size_t len)
     (void)len;
 #endif
 }
+
+void pdt_pages_huge_whole(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        return;
+    uintptr_t mask = (uintptr_t)page - 1;
+    uintptr_t a = (uintptr_t)p & ~mask;
+    uintptr_t b = ((uintptr_t)p + len + mask) & ~mask;
+    madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)len;
+#endif
+}

@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +12,17 @@
  * hypervisor handles guest faults (the issue-14 machine of session 12) a
  * 1M-op run spent a fifth of its time in them; one fault per 2 MB instead
  * took its time per op below the 10k run's (src/io/README.md, session 12).
- * Any block of 4 MB holds at least one whole 2 MB page. */
+ * Any block of 4 MB holds at least one whole 2 MB page.  The advice covers
+ * the block's whole mapping, to its last usable byte, never a part: a
+ * mapping split by madvise can no longer be moved by mremap, and glibc's
+ * realloc then copies the block to new pages instead (found by strace:
+ * mremap failing with EFAULT). */
 enum { BIG = 2 * PDT_HUGE_PAGE };
 
 static void *maybe_huge(void *p, size_t n)
 {
     if (n >= BIG)
-        pdt_pages_huge(p, n);
+        pdt_pages_huge_whole(p, malloc_usable_size(p));
     return p;
 }
 

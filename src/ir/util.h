@@ -27,6 +27,10 @@ void pdt_pages_release(void *lo, void *hi);
  * kernel offers them on request (transparent huge pages, "madvise"). */
 enum { PDT_HUGE_PAGE = 2 << 20 };
 void pdt_pages_huge(void *p, size_t len);
+/* The same advice for every page that p[0..len) touches, rounded outward:
+ * for a block that is a mapping of its own, the whole mapping (splitting
+ * it would keep mremap from moving it). */
+void pdt_pages_huge_whole(void *p, size_t len);
 /* n bytes (not zeroed), 2 MB aligned, on huge pages where offered; never
  * NULL, as xmalloc. */
 void *xmalloc_huge(size_t n);

@@ -571,8 +571,9 @@ START_TEST(grow_in_place_at_arena_top)
 END_TEST
 
 /* Whether the mapping holding p carries MADV_HUGEPAGE ("hg" in smaps'
- * VmFlags); -1 when the kernel has no transparent huge pages to ask for. */
-static int vma_asks_huge(const void *p)
+ * VmFlags), and its bounds in *lo and *hi (when not NULL); -1 when the
+ * kernel has no transparent huge pages to ask for. */
+static int vma_asks_huge_in(const void *p, uintptr_t *lo, uintptr_t *hi)
 {
     if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0)
         return -1;
@@ -582,14 +583,22 @@ static int vma_asks_huge(const void *p)
     bool inside = false;
     int found = 0;
     while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-        else if (inside && strncmp(line, "VmFlags:", 8) == 0)
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = (uintptr_t)p >= a && (uintptr_t)p < b;
+            if (inside && lo)
+                *lo = a, *hi = b;
+        } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
             found = strstr(line, " hg") != NULL;
+        }
     }
     fclose(f);
     return found;
+}
+
+static int vma_asks_huge(const void *p)
+{
+    return vma_asks_huge_in(p, NULL, NULL);
 }
 
 /* Blocks of 4 MB and more, and an arena's chunks once it holds 8 MB, ask for
@@ -600,9 +609,18 @@ START_TEST(big_memory_asks_for_huge_pages)
     unsigned char *big = xmalloc(8 * mb), *small = xmalloc(mb);
     unsigned char *aligned = xmalloc_huge(2 * mb);
     ck_assert_uint_eq((uintptr_t)aligned % (2 * mb), 0);
-    int huge = vma_asks_huge(big + 4 * mb);
+    uintptr_t lo = 0, hi = 0;
+    int huge = vma_asks_huge_in(big + 4 * mb, &lo, &hi);
     if (huge >= 0) {
         ck_assert_int_eq(huge, 1);
+        /* one mapping for the whole block: a split one is not moved by
+         * mremap, and realloc would copy it */
+        ck_assert_uint_le(lo, (uintptr_t)big);
+        ck_assert_uint_ge(hi, (uintptr_t)big + 8 * mb);
+        big = xrealloc(big, 16 * mb);
+        ck_assert_int_eq(vma_asks_huge_in(big + 12 * mb, &lo, &hi), 1);
+        ck_assert_uint_le(lo, (uintptr_t)big);
+        ck_assert_uint_ge(hi, (uintptr_t)big + 16 * mb);
         ck_assert_int_eq(vma_asks_huge(aligned), 1);
         ck_assert_int_eq(vma_asks_huge(small), 0);
     }
