@@ -653,6 +653,40 @@ START_TEST(big_memory_asks_for_huge_pages)
 }
 END_TEST
 
+/* The 2 MB chunks of a freed arena go to the next arenas that need them,
+ * not back to the kernel (whose fresh pages it would zero again): the next
+ * arena's raw pieces there still hold the bytes the freed one wrote. */
+static unsigned char *first_huge_piece(ir_arena *a, int fill)
+{
+    /* 9 MB first: past 8 MB every chunk is a huge one, and before that a
+     * 64 KB chunk may start near a 2 MB boundary too */
+    for (size_t n = 0;; n++) {
+        unsigned char *p = ir_arena_alloc_raw(a, 1000);
+        if (n >= 9000 && (uintptr_t)p % PDT_HUGE_PAGE < 64)   /* a chunk's first piece */
+            return p;
+        if (fill >= 0)
+            memset(p, fill, 1000);
+    }
+}
+
+START_TEST(freed_arenas_lend_their_huge_chunks)
+{
+    ir_arena *a = ir_arena_new();
+    unsigned char *p = first_huge_piece(a, 0);
+    memset(p, 0xab, 1000);
+    ir_arena_free(a);
+    ir_arena *b = ir_arena_new();
+    unsigned char *q = first_huge_piece(b, -1);
+    ck_assert_ptr_eq(q, p);
+    ck_assert_uint_eq(q[0], 0xab);
+    ck_assert_uint_eq(q[999], 0xab);
+    unsigned char *z = ir_arena_alloc(b, 4096);     /* zeroed, though reused */
+    for (size_t i = 0; i < 4096; i++)
+        ck_assert_uint_eq(z[i], 0);
+    ir_arena_free(b);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("ir");
@@ -676,6 +710,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, op_and_slot_unknown_round_trip);
     tcase_add_test(tc, grow_in_place_at_arena_top);
     tcase_add_test(tc, big_memory_asks_for_huge_pages);
+    tcase_add_test(tc, freed_arenas_lend_their_huge_chunks);
     tcase_add_test(tc, defuse_lists_positions);
     tcase_add_test(tc, xstrndup_bounds);
     suite_add_tcase(s, tc);
