@@ -5,7 +5,7 @@
  * is not a training runtime and no other command links to it at run time.
  * Every tensor holds doubles whatever its declared dtype (integer dtypes
  * keep integral values, bool 0/1), so a program and its rewrite can be
- * compared to 1e-9.  Random ops draw from ex_rng (rng.c), a documented
+ * compared to 1e-9.  Random ops draw from ex_rng (tensor.c), a documented
  * PRNG of our own, so runs are reproducible bit for bit.
  *
  * Contracts:
@@ -112,7 +112,7 @@ size_t ex_scope_names(const ex_scope *s, const char ***out);
  * frees a.  src/exec hands out only x* memory (src/ir/README.md). */
 const char **ex_names_take(GPtrArray *a);
 
-/* ---- random numbers (rng.c) ------------------------------------------- */
+/* ---- random numbers (tensor.c) ---------------------------------------- */
 
 typedef struct { uint64_t s[4]; } ex_rng;
 void ex_rng_seed(ex_rng *r, uint64_t seed);

@@ -11,7 +11,7 @@
  * 2 MB pages: each first touch of a 4 KB page is a fault, and on a VM whose
  * hypervisor handles guest faults (the issue-14 machine of session 12) a
  * 1M-op run spent a fifth of its time in them; one fault per 2 MB instead
- * took its time per op below the 10k run's (src/io/README.md, session 12).
+ * took its time per op below the 10k run's (src/io/HISTORY.md, session 12).
  * Any block of 4 MB holds at least one whole 2 MB page.  The advice covers
  * the block's whole mapping, to its last usable byte, never a part: a
  * mapping split by madvise can no longer be moved by mremap, and glibc's

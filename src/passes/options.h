@@ -1,7 +1,7 @@
 /* options.h - typed option descriptors: each pass family declares its
  * options in one table beside its passes (as LLVM's PASS_WITH_PARAMS and
  * MLIR's Option<> do), and everything else is derived from the tables: the
- * commands' getopt_long arrays and --help texts (src/cli/options.c),
+ * commands' getopt_long arrays and --help texts (src/cli/optparse.c),
  * `pdtrans passes --help NAME`, the `name{key=value}` pass options of
  * --passes, and the defaults pdt_ctx_init sets.  See src/cli/README.md. */
 #ifndef PDT_OPTIONS_H
@@ -62,7 +62,7 @@ typedef struct {
     int (*validate)(struct pdt_ctx *ctx, const char *cmd);
 } pdt_option_family;
 
-/* The families, in `pdtrans passes --help` order (options.c). */
+/* The families, in `pdtrans passes --help` order (options.c here). */
 extern const pdt_option_family pdt_family_run, pdt_family_backward, pdt_family_optimizer,
     pdt_family_transpile, pdt_family_memory;
 extern const pdt_option_family *const pdt_option_families[];
