@@ -1,8 +1,8 @@
 /* feed.c - seeded inputs for a program: data vars (read in block 0 before
  * any op writes them) get random values shaped by their VarDesc, with -1
  * dims set to the batch size (a dim below -1, from Paddle's compile-time
- * InferShape, has no extent here: refused naming the var); persistable vars that nothing initialised
- * get random values too.  Feed ops count as not writing their targets (the
+ * InferShape, has no extent here: refused naming the var); persistable
+ * vars that nothing initialised get random values too.  Feed ops count as not writing their targets (the
  * caller skips them).  Values respect what reads them: class labels
  * fall in [0, classes) (nce: num_total_classes), embedding ids in [0, table rows), and a var with
  * lod_level >= 1 gets `batch` sequences of 1 to 3 rows. */
