@@ -5,6 +5,7 @@
 
 #include "../diag.h"
 #include "../io/pdio.h"
+#include "../passes/verify.h"
 #include "cli.h"
 
 static void help(void)
@@ -62,6 +63,7 @@ int cmd_convert(int argc, char **argv)
     ir_program *p = pdio_read(in);
     if (!p)
         return PDT_EBADINPUT;
+    pdt_verify_note_dims(p, in, stderr);
     int rc = pdio_write(p, out, text, force);
     ir_program_free(p);
     return rc;

@@ -6,6 +6,7 @@
 #include "../diag.h"
 #include "../io/pdio.h"
 #include "../ir/print_ops.h"
+#include "../passes/verify.h"
 #include "cli.h"
 
 static void help(void)
@@ -46,6 +47,7 @@ int cmd_dump(int argc, char **argv)
     ir_program *p = pdio_read(argv[optind]);
     if (!p)
         return PDT_EBADINPUT;
+    pdt_verify_note_dims(p, argv[optind], stderr);
     int rc = PDT_OK;
     if (ops) {
         ir_print_ops(stdout, p);

@@ -19,6 +19,7 @@
 #include "../exec/gradcheck.h"
 #include "../io/pdio.h"
 #include "../ir/util.h"
+#include "../passes/verify.h"
 #include "cli.h"
 
 static void help(void)
@@ -179,6 +180,9 @@ static int verify_grad(int argc, char **argv)
         ir_program_free(prog);
         return PDT_EBADINPUT;
     }
+    pdt_verify_note_dims(prog, path, stderr);
+    if (startup)
+        pdt_verify_note_dims(startup, a.startup_path, stderr);
     ex_grad_result *res = NULL;
     size_t n = 0;
     char err[600];

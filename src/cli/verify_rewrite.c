@@ -13,6 +13,7 @@
 #include "../exec/rewrite_check.h"
 #include "../io/params.h"
 #include "../io/pdio.h"
+#include "../passes/verify.h"
 #include "cli.h"
 
 static void help(void)
@@ -147,6 +148,8 @@ int cmd_verify_rewrite(int argc, char **argv)
     ir_program *after = before ? pdio_read(o.paths[1]) : NULL;
     ir_tensors *bp = NULL, *ap = NULL;
     rc = after ? PDT_OK : PDT_EBADINPUT;
+    for (size_t k = 0; rc == PDT_OK && k < 2; k++)
+        pdt_verify_note_dims(k ? after : before, o.paths[k], stderr);
     if (rc == PDT_OK && o.params && !(bp = read_params(before, o.params)))
         rc = PDT_EBADINPUT;
     if (rc == PDT_OK && o.after_params && !(ap = read_params(after, o.after_params)))

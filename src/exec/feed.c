@@ -1,7 +1,8 @@
 /* feed.c - seeded inputs for a program: data vars (read in block 0 before
  * any op writes them) get random values shaped by their VarDesc, with -1
- * dims set to the batch size; persistable vars that nothing initialised
- * get random values too.  Feed ops count as not writing their targets (the
+ * dims set to the batch size (a dim below -1, from Paddle's compile-time
+ * InferShape, has no extent here: refused naming the var); persistable
+ * vars that nothing initialised get random values too.  Feed ops count as not writing their targets (the
  * caller skips them).  Values respect what reads them: class labels
  * fall in [0, classes) (nce: num_total_classes), embedding ids in [0, table rows), and a var with
  * lod_level >= 1 gets `batch` sequences of 1 to 3 rows. */
@@ -96,6 +97,17 @@ bool ex_feed_random(const ir_program *p, ex_scope *s, const ex_feed_opts *o, ex_
                 if ((v->type != IR_LOD_TENSOR && v->type != IR_SELECTED_ROWS) ||
                     (o->data_only && v->persistable))
                     continue;
+                if (ir_var_has_dims_below_minus_one(v)) {
+                    char dims[128];
+                    g_snprintf(err, errlen,
+                               "var '%s' has dims %s, not all known; the executor needs a "
+                               "concrete extent to make its value (block 0, op %zu '%s' reads "
+                               "it; only a -1 is taken as the batch)",
+                               a, ir_dims_text(v->dims, v->n_dims, dims, sizeof dims), i,
+                               op->type);
+                    ok = false;
+                    break;
+                }
                 ex_scope_put(s, a, make_feed(v, b, op, sl->name, o, r));
             }
         }

@@ -20,9 +20,13 @@ static bool attr_shape(ex_ctx *x, const ir_op *op, int64_t *dims, int *nd)
     size_t n = ex_attr_ints(op, "shape", dims, EX_MAX_DIMS);
     if (ex_n_in(op, "ShapeTensor") || ex_n_in(op, "ShapeTensorList"))
         return ex_fail(x, "shapes from tensors are not supported");
+    char text[128];
+    const char *out = ex_out_name(op, "Out", 0);
     for (size_t i = 0; i < n; i++)
         if (dims[i] < 0)
-            return ex_fail(x, "attr 'shape' has a negative dim");
+            return ex_fail(x, "var '%s': attr 'shape' is %s, not all known; the executor needs "
+                           "a concrete extent to allocate it", out ? out : "",
+                           ir_dims_text(dims, n, text, sizeof text));
     *nd = (int)n;
     return true;
 }

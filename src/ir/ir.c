@@ -2,6 +2,7 @@
 #include "ir.h"
 
 #include <glib.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,38 @@ int64_t ir_var_numel(const ir_var *v)
             overflow |= ckd_mul_i64(&n, n, v->dims[i]);
     }
     return unknown ? -1 : zero ? 0 : overflow ? -2 : n;
+}
+
+bool ir_var_has_dims_below_minus_one(const ir_var *v)
+{
+    for (size_t i = 0; i < v->n_dims; i++)
+        if (v->dims[i] < -1)
+            return true;
+    return false;
+}
+
+const char *ir_dims_text(const int64_t *dims, size_t n, char *buf, size_t len)
+{
+    if (!len)
+        return buf;
+    size_t used = 0;
+    buf[0] = '\0';
+    /* Room kept for "...]" and the NUL, so a cut shape still says so. */
+    size_t keep = len > 5 ? len - 5 : 0;
+    used += (size_t)snprintf(buf, len, "[");
+    for (size_t i = 0; i < n && used < len; i++) {
+        char one[24];
+        int w = snprintf(one, sizeof one, "%s%" PRId64, i ? ", " : "", dims[i]);
+        if (used + (size_t)w > keep) {
+            snprintf(buf + used, len - used, "...]");
+            return buf;
+        }
+        memcpy(buf + used, one, (size_t)w + 1);
+        used += (size_t)w;
+    }
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+    return buf;
 }
 
 /* ---- renaming across blocks ---- */

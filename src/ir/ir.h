@@ -342,8 +342,15 @@ void ir_var_set_dims(ir_program *p, ir_var *v, const int64_t *dims, size_t n);
  * place): both vars must belong to the same program. */
 void ir_var_share_dims(ir_var *dst, const ir_var *src);
 /* Product of dims; -1 if any is < 0; -2 if the product overflows int64
- * (the input gate refuses such vars, so passes never see -2). */
+ * (the input gate refuses such vars, so passes never see -2).  Any
+ * negative dim is unknown: -1 (the batch) or what Paddle's compile-time
+ * InferShape wrote when it multiplied -1 by a known extent (-1917). */
 int64_t ir_var_numel(const ir_var *v);
+/* Whether some dim is below -1 (see ir_var_numel). */
+bool ir_var_has_dims_below_minus_one(const ir_var *v);
+/* "[d0, d1, ...]" in buf (len bytes, NUL included; a shape too long for
+ * it ends in "...]"), for messages that name a var's dims.  Returns buf. */
+const char *ir_dims_text(const int64_t *dims, size_t n, char *buf, size_t len);
 /* The var's rare parts; an all-empty one when it has none. */
 const ir_var_rare *ir_var_rare_of(const ir_var *v);
 /* The var's rare parts for writing, made (empty, in p's arena) if absent. */

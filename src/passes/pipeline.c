@@ -30,6 +30,10 @@ static int gate(const pdt_ctx *ctx)
         return PDT_EBADINPUT;
     if (ctx->startup && pdt_verify_max(ctx->startup, ctx->startup_path, stderr, 1))
         return PDT_EBADINPUT;
+    /* Dims below -1 pass as unknown dims, with one note per program. */
+    pdt_verify_note_dims(ctx->main, ctx->main_path, stderr);
+    if (ctx->startup)
+        pdt_verify_note_dims(ctx->startup, ctx->startup_path, stderr);
     return PDT_OK;
 }
 

@@ -68,12 +68,8 @@ static void check_var(const ir_block *b, size_t i, const ir_var *var, bool dup, 
 {
     if (dup && ir_block_find_var(b, var->name) != var)
         say(r, true, "block %zu: var '%s' is declared twice", i, var->name);
-    for (size_t d = 0; d < var->n_dims; d++)
-        if (var->dims[d] < -1) {
-            say(r, true, "block %zu: var '%s' has dim %" PRId64 " < -1", i, var->name,
-                var->dims[d]);
-            return;
-        }
+    /* Any negative dim is unknown (pdt_verify_note_dims): its product
+     * counts it as 1. */
     int64_t numel;
     if (ckd_dims_product(&numel, var->dims, var->n_dims))
         say(r, true, "block %zu: var '%s': the product of its %" PRIu32
@@ -367,9 +363,54 @@ int pass_verify(pdt_ctx *ctx)
     return pdt_verify(ctx->main, ctx->main_path, stderr) ? PDT_EBADINPUT : PDT_OK;
 }
 
+/* The programs noted already, by name: `verify transpile` reads its MAIN
+ * once per trainer, and each read passes the gate. */
+static char **noted;
+static size_t n_noted;
+
+static bool first_note_for(const char *name)
+{
+    for (size_t i = 0; i < n_noted; i++)
+        if (!strcmp(noted[i], name))
+            return false;
+    noted = xrealloc_n(noted, n_noted + 1, sizeof *noted);
+    noted[n_noted++] = xstrdup(name);
+    return true;
+}
+
+size_t pdt_verify_note_dims(const ir_program *p, const char *name, FILE *out)
+{
+    size_t n = 0, first_block = 0;
+    const ir_var *first = NULL;
+    for (size_t i = 0; i < p->n_blocks; i++)
+        for (size_t v = 0; v < p->blocks[i]->n_vars; v++) {
+            const ir_var *var = p->blocks[i]->vars[v];
+            if (var->removed || !ir_var_has_dims_below_minus_one(var))
+                continue;
+            if (!n++) {
+                first = var;
+                first_block = i;
+            }
+        }
+    if (!n || !out || pdt_quiet || pdt_quiet_warnings || !first_note_for(name))
+        return n;
+    char dims[128], more[64] = "";
+    if (n > 1)
+        snprintf(more, sizeof more, " (%zu more var%s dims below -1)", n - 1,
+                 n > 2 ? "s have" : " has");
+    fprintf(out,
+            "pdtrans: note: %s: block %zu: var '%s' has dims %s%s; a dim below -1 is an "
+            "unknown batch times a known extent, as Paddle's compile-time InferShape writes it: "
+            "pdtrans takes it as unknown, as Paddle's runtime does, and keeps it as it is\n",
+            name, first_block, first->name,
+            ir_dims_text(first->dims, first->n_dims, dims, sizeof dims), more);
+    return n;
+}
+
 size_t pdt_verify_notes(const ir_program *p, const char *name, FILE *out)
 {
     size_t n = 0;
+    pdt_verify_note_dims(p, name, out);
     for (size_t i = 0; i < p->n_blocks; i++) {
         const ir_block *b = p->blocks[i];
         for (size_t k = 0; k < b->n_ops; k++) {

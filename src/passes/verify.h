@@ -21,4 +21,11 @@ size_t pdt_verify_max(const ir_program *p, const char *name, FILE *out, size_t m
  * not declare; pdt_verify accepts those.  Returns the count. */
 size_t pdt_verify_notes(const ir_program *p, const char *name, FILE *out);
 
+/* Dims below -1 (Paddle's InferShape writes -1 * 1917 as -1917) are
+ * unknown dims, accepted like -1.  Prints one note naming the first such
+ * var and how many more there are, once per program `name` in a run (not
+ * under -q: pdt_quiet_warnings; `out` NULL prints nothing).  Returns how
+ * many live vars have such dims.  pdt_verify_notes calls it too. */
+size_t pdt_verify_note_dims(const ir_program *p, const char *name, FILE *out);
+
 #endif

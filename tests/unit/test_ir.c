@@ -687,11 +687,41 @@ START_TEST(freed_arenas_lend_their_huge_chunks)
 }
 END_TEST
 
+/* Issue 34: messages name a var's dims; any negative dim is unknown. */
+START_TEST(dims_text_and_unknown_dims)
+{
+    char buf[64];
+    int64_t d[] = {-1917, 1};
+    ck_assert_str_eq(ir_dims_text(d, 2, buf, sizeof buf), "[-1917, 1]");
+    ck_assert_str_eq(ir_dims_text(d, 0, buf, sizeof buf), "[]");
+    int64_t extremes[] = {INT64_MIN, INT64_MAX};
+    ck_assert_str_eq(ir_dims_text(extremes, 2, buf, sizeof buf),
+                     "[-9223372036854775808, 9223372036854775807]");
+    int64_t many[20];
+    for (size_t i = 0; i < 20; i++)
+        many[i] = 100000 + (int64_t)i;
+    ir_dims_text(many, 20, buf, 32);
+    ck_assert_uint_le(strlen(buf), 31);
+    ck_assert_str_eq(buf + strlen(buf) - 4, "...]");
+    ck_assert_str_eq(ir_dims_text(many, 20, buf, 1), "");
+    ir_program *p = ir_program_new();
+    ir_var *v = ir_block_var(ir_program_add_block(p, -1), "flatten_25.tmp_0");
+    ir_var_set_dims(p, v, d, 2);
+    ck_assert(ir_var_has_dims_below_minus_one(v));
+    ck_assert_int_eq(ir_var_numel(v), -1);
+    d[0] = -1;
+    ir_var_set_dims(p, v, d, 2);
+    ck_assert(!ir_var_has_dims_below_minus_one(v));
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("ir");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, intern_is_pointer_equal);
+    tcase_add_test(tc, dims_text_and_unknown_dims);
     tcase_add_test(tc, intern_fast_path_is_exact);
     tcase_add_test(tc, intern_table_dropped_and_rebuilt);
     tcase_add_test(tc, pmap_matches_model);

@@ -90,9 +90,81 @@ START_TEST(idx_and_dims_are_checked)
     p->blocks[1]->idx = 7;
     ck_assert_uint_eq(pdt_verify(p, "t", NULL), 1);
     p->blocks[1]->idx = 1;
-    int64_t dims[] = {-1, -5};
-    ir_var_set_dims(p, ir_block_find_var(p->blocks[0], "x"), dims, 2);
-    ck_assert_uint_eq(pdt_verify(p, "t", NULL), 1);
+    int64_t dims[] = {-1, INT64_MAX, 2};
+    ir_var_set_dims(p, ir_block_find_var(p->blocks[0], "x"), dims, 3);
+    ck_assert_uint_eq(pdt_verify(p, "t", NULL), 1);     /* the product overflows */
+    ir_program_free(p);
+}
+END_TEST
+
+/* Issue 34: Paddle's compile-time InferShape writes -1 * 1917 as -1917;
+ * any negative dim is an unknown dim, counted as 1 in the product. */
+START_TEST(dims_below_minus_one_are_unknown_dims)
+{
+    const int64_t below[] = {-2, -1917, INT64_MIN};
+    for (size_t k = 0; k < 3; k++) {
+        ir_program *p = valid_program();
+        int64_t dims[] = {below[k], 1};
+        ir_var_set_dims(p, ir_block_find_var(p->blocks[0], "x"), dims, 2);
+        ir_var_set_dims(p, ir_block_var(p->blocks[1], "g@GRAD"), dims, 2);
+        ck_assert_uint_eq(pdt_verify(p, "t", NULL), 0);
+        ck_assert_uint_eq(pdt_verify_max(p, "t", NULL, 1), 0);
+        ck_assert_uint_eq(pdt_verify_note_dims(p, "t", NULL), 2);
+        /* INT64_MAX known extent next to an unknown dim still fits. */
+        int64_t wide[] = {below[k], INT64_MAX};
+        ir_var_set_dims(p, ir_block_find_var(p->blocks[0], "y"), wide, 2);
+        ck_assert_uint_eq(pdt_verify(p, "t", NULL), 0);
+        ck_assert_uint_eq(pdt_verify_note_dims(p, "t", NULL), 3);
+        ir_program_free(p);
+    }
+}
+END_TEST
+
+static char *note_text(const ir_program *p, const char *name)
+{
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    pdt_quiet = false;
+    pdt_verify_note_dims(p, name, f);
+    pdt_quiet = true;
+    long len = ftell(f);
+    char *buf = calloc((size_t)len + 1, 1);
+    rewind(f);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return buf;
+}
+
+static size_t lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+START_TEST(one_note_per_program_quiet_under_q)
+{
+    ir_program *p = valid_program();
+    int64_t a[] = {-1917, 1}, b[] = {-2};
+    ir_var_set_dims(p, ir_block_find_var(p->blocks[0], "x"), a, 2);
+    ir_var_set_dims(p, ir_block_find_var(p->blocks[0], "y"), b, 1);
+    char *first = note_text(p, "one.pb");
+    ck_assert_ptr_nonnull(strstr(first, "pdtrans: note: one.pb: block 0: var 'x' has dims "
+                                        "[-1917, 1] (1 more var has dims below -1)"));
+    ck_assert_uint_eq(lines(first), 1);
+    char *again = note_text(p, "one.pb");       /* the same program read again */
+    ck_assert_str_eq(again, "");
+    pdt_quiet_warnings = true;                   /* -q */
+    char *quiet = note_text(p, "two.pb");
+    pdt_quiet_warnings = false;
+    ck_assert_str_eq(quiet, "");
+    char *other = note_text(p, "three.pb");
+    ck_assert_ptr_nonnull(strstr(other, "three.pb: block 0: var 'x'"));
+    free(first);
+    free(again);
+    free(quiet);
+    free(other);
     ir_program_free(p);
 }
 END_TEST
@@ -116,6 +188,8 @@ Suite *make_suite(void)
     tcase_add_test(tc, parent_cycle_is_reported_and_terminates);
     tcase_add_test(tc, block_zero_parent_is_only_a_warning);
     tcase_add_test(tc, idx_and_dims_are_checked);
+    tcase_add_test(tc, dims_below_minus_one_are_unknown_dims);
+    tcase_add_test(tc, one_note_per_program_quiet_under_q);
     tcase_add_test(tc, no_blocks_is_an_error);
     suite_add_tcase(s, tc);
     return s;

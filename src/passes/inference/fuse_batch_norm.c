@@ -22,6 +22,7 @@ typedef struct {
     pmap readers;           /* var name -> number of reading ops, all blocks */
     pmap input_map;         /* batch_norm Y -> bias add Out */
     size_t folded;
+    int rc;                 /* PDT_EBADINPUT once a site cannot be folded as Paddle would */
 } fuse_state;
 
 static bool is(const ir_op *op, const char *type)
@@ -131,8 +132,29 @@ static ir_op *bias_op(fuse_state *s, const ir_op *conv, const ir_op *bn)
     return add;
 }
 
+/* _update_param makes `<old>_fuse_bn` with create_parameter(shape=old's
+ * shape), and Paddle's Parameter refuses any dim below 0 ("Parameter shape
+ * should not be related with batch-size"): the fold stops there, as
+ * Paddle's does.  (The values come from the records, whose dims are
+ * concrete; only the new VarDesc needs the old one's extent.) */
+static bool new_params_have_known_dims(fuse_state *s, const ir_op *conv, size_t pos,
+                                       const char *old)
+{
+    const ir_var *v = ir_block_find_var(s->b, old);
+    if (ir_var_numel(v) != -1)
+        return true;
+    char dims[128];
+    pdt_error("%s: block 0, op %zu '%s': var '%s' has dims %s, not all known; the fold "
+              "makes parameter '%s_fuse_bn' of that shape, and Paddle's create_parameter "
+              "refuses a parameter shape with an unknown dim", s->ctx->main_path, pos,
+              conv->type, old, ir_dims_text(v->dims, v->n_dims, dims, sizeof dims), old);
+    s->rc = PDT_EBADINPUT;
+    return false;
+}
+
 /* Checks that the site's values exist and fit, and that the new names are
- * free; warns and returns false otherwise. */
+ * free; warns and returns false otherwise (and stops the pass, s->rc, when
+ * Paddle's fold would fail). */
 static bool can_fold(fuse_state *s, const ir_op *conv, const ir_op *add, const ir_op *bn,
                      size_t pos, fold_inputs *in)
 {
@@ -157,7 +179,8 @@ static bool can_fold(fuse_state *s, const ir_op *conv, const ir_op *add, const i
              ir_block_find_var(s->b, ir_internf("%s_fuse_bn", bias_name)))
         why = "a '_fuse_bn' var of that name exists already (a shared filter or bias)";
     if (!why)
-        return true;
+        return new_params_have_known_dims(s, conv, pos, ir_op_input1(conv, "Filter")) &&
+               new_params_have_known_dims(s, conv, pos, bias_name);
     pdt_warning("%s: block 0, op %zu '%s': left unfolded: %s", s->ctx->main_path, pos,
                 conv->type, why);
     return false;
@@ -182,7 +205,7 @@ static void scan(fuse_state *s, GPtrArray *out)
     ir_op **ops = s->b->ops;
     size_t n = s->b->n_ops, j = 0;
     fold_inputs in;
-    while (j + 2 < n) {
+    while (j + 2 < n && !s->rc) {
         ir_op *conv = ops[j], *next = ops[j + 1], *after = ops[j + 2];
         if (is(conv, "conv2d") && is(next, "batch_norm")) {
             if (feeds(s, conv, "Output", next, "X", j) &&
@@ -267,7 +290,7 @@ int pass_fuse_batch_norm(pdt_ctx *ctx)
                   "'pdtrans inference --params=...')", ctx->main_path);
         return PDT_EBADINPUT;
     }
-    fuse_state s = {ctx, p->blocks[0], PMAP_INIT, PMAP_INIT, 0};
+    fuse_state s = {ctx, p->blocks[0], PMAP_INIT, PMAP_INIT, 0, PDT_OK};
     count_readers(&s, p);
     GPtrArray *out = g_ptr_array_new();
     scan(&s, out);
@@ -275,8 +298,9 @@ int pass_fuse_batch_norm(pdt_ctx *ctx)
     g_ptr_array_free(out, TRUE);
     adjust_input(&s);
     remove_unused_vars(p);
-    pdt_note("fuse_batch_norm: %zu conv2d + batch_norm sites folded", s.folded);
+    if (!s.rc)
+        pdt_note("fuse_batch_norm: %zu conv2d + batch_norm sites folded", s.folded);
     pmap_free(&s.readers);
     pmap_free(&s.input_map);
-    return PDT_OK;
+    return s.rc;
 }

@@ -50,18 +50,28 @@ size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
     return (size_t)split_count;
 }
 
-static int check_shape(tp_plan *st, const ir_var *v)
+/* slice_variable cuts a param and its grad into runs of rows by their
+ * element count: a var whose dims are not all known (-1, or a dim below -1
+ * from Paddle's compile-time InferShape) has none, so it is refused,
+ * named with its dims, rather than sliced by a made-up count. */
+static int check_shape(tp_plan *st, const ir_var *v, bool is_grad)
 {
     int64_t numel = ir_var_numel(v), bytes;
     if (numel > 0 && !ckd_mul_i64(&bytes, numel, tp_dtype_size(v->dtype)))
         return PDT_OK;
+    char dims[128];
+    ir_dims_text(v->dims, v->n_dims, dims, sizeof dims);
     if (numel > 0 || numel == -2)
         pdt_error("%s: block 0: var '%s': its size in bytes overflows int64",
                   st->ctx->main_path, v->name);
+    else if (numel < 0)
+        pdt_error("%s: block 0: %s '%s' has dims %s, not all known; split_vars needs its "
+                  "element count to slice it among the pservers", st->ctx->main_path,
+                  is_grad ? "grad" : "param", v->name, dims);
     else
-        pdt_error("%s: block 0: var '%s' has %s shape; a distributed param or grad needs a "
-                  "known, non-empty shape", st->ctx->main_path, v->name,
-                  numel == 0 ? "an empty" : "an unknown (-1)");
+        pdt_error("%s: block 0: %s '%s' has dims %s, an empty shape; split_vars needs a "
+                  "non-empty one to slice it among the pservers", st->ctx->main_path,
+                  is_grad ? "grad" : "param", v->name, dims);
     return PDT_EBADINPUT;
 }
 
@@ -124,9 +134,9 @@ int tp_split_vars(tp_plan *st)
     size_t count = st->ctx->transpile.slice_var_up ? st->n_eps : 1;
     for (size_t i = 0; i < st->n_pairs; i++) {
         tp_pair *p = &st->pairs[i];
-        int rc = check_shape(st, p->param.var);
+        int rc = check_shape(st, p->param.var, false);
         if (!rc)
-            rc = check_shape(st, p->grad.var);
+            rc = check_shape(st, p->grad.var, true);
         if (rc)
             return rc;
         int64_t *ps = NULL, *gs = NULL;

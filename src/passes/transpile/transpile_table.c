@@ -157,8 +157,10 @@ int tp_table_find(tp_plan *st)
     t->var = p->param.var;
     t->grad_var = p->grad.var;
     if (t->var->n_dims == 0 || t->var->dims[0] <= 0) {
-        pdt_error("%s: distributed lookup table '%s' needs a known row count (dim 0)", path,
-                  name);
+        char dims[128];
+        pdt_error("%s: distributed lookup table '%s' has dims %s; splitting its rows among "
+                  "the pservers needs a known row count (dim 0)", path, name,
+                  ir_dims_text(t->var->dims, t->var->n_dims, dims, sizeof dims));
         return PDT_EBADINPUT;
     }
     rc = check_lookups(st, t);
