@@ -87,8 +87,10 @@ lint:
 golden: $(BIN)
 	@PDTRANS=./$(BIN) sh tests/golden/run.sh
 
+# Rewrites expected/ of the cases named (CASE="a b"), printing the diff.
 golden-update: $(BIN)
-	@PDTRANS=./$(BIN) sh tests/golden/run.sh --update
+	@[ -n "$(CASE)" ] || { echo "golden-update: name the case(s) to rewrite: make golden-update CASE=name" >&2; exit 2; }
+	@PDTRANS=./$(BIN) sh tests/golden/run.sh --update $(CASE)
 
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare $(BUILD)/tests/regen $(COMPLETIONS)
