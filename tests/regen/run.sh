@@ -8,9 +8,10 @@ set -u
 BUILD=${BUILD:-build}
 real=../shared/testdata-real
 here=tests/regen
+. tests/skip.sh
 if [ ! -d "$real/train" ]; then
-    echo "regen: skipped: ../shared absent (tests on real programs need it)"
-    exit 0
+    skip regen "../shared absent (tests on real programs need it)"
+    exit
 fi
 pass=0 fail=0
 run() {
