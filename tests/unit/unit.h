@@ -36,6 +36,18 @@ static inline void unit_skip_at(const char *file, const char *func, const char *
                      reason);
 }
 
+/* A length-counted string (an attribute's bytes) equals WANT whole: the
+ * same length and the same bytes.  memcmp with the actual length alone
+ * passes on an empty or truncated string. */
+#define unit_assert_bytes_eq(data, len, want)                                                  \
+    do {                                                                                       \
+        const char *unit_w_ = (want);                                                          \
+        size_t unit_l_ = (len), unit_wl_ = strlen(unit_w_);                                    \
+        ck_assert_msg(unit_l_ == unit_wl_ && memcmp((data), unit_w_, unit_l_) == 0,            \
+                      "got \"%.*s\" (%zu bytes), want \"%s\" (%zu bytes)", (int)unit_l_,       \
+                      (const char *)(data), unit_l_, unit_w_, unit_wl_);                       \
+    } while (0)
+
 /* Path to ../shared/testdata-real relative to the repo root (tests run from
  * the root), or NULL after unit_skip when absent. */
 #define unit_shared_dir() unit_shared_dir_at(__FILE__, __func__)
