@@ -157,6 +157,13 @@ fuzz-smoke: deps
 alloc-sweep: $(BIN)
 	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh --full
 
+# A mutation check of the suite: every injected bug of tests/mutants.txt, in
+# a scratch copy of the tree, must make one of its tests fail.  Not part of
+# make check (minutes: each mutant rebuilds and runs its tests).
+.PHONY: mutants
+mutants: $(BIN)
+	@python3 tests/mutants.py
+
 valgrind: $(BIN) $(UNIT_BINS)
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/valgrind.sh $(UNIT_BINS)
 
