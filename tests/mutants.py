@@ -25,6 +25,7 @@ Tests a mutant names:
 import fnmatch
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -33,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "build", "mutants")
 TREE = os.path.join(OUT, "tree")
 COPIED = ["src", "proto", "tests", "testdata", "man", "Makefile"]
-TIMEOUT = int(os.environ.get("MUTANT_TIMEOUT", "600"))
+TIMEOUT = int(os.environ.get("MUTANT_TIMEOUT", "900"))
 
 
 def parse(path):
@@ -89,10 +90,14 @@ def run(cmd, log, env=None):
     with open(log, "a", encoding="utf-8") as f:
         f.write("$ %s\n" % " ".join(cmd))
         f.flush()
+        # Its own process group, so that a timeout ends the test's children too.
+        proc = subprocess.Popen(cmd, cwd=TREE, stdout=f, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
         try:
-            return subprocess.run(cmd, cwd=TREE, stdout=f, stderr=subprocess.STDOUT, env=env,
-                                  timeout=TIMEOUT).returncode
+            return proc.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             f.write("timed out after %d s\n" % TIMEOUT)
             return -1
 
@@ -141,22 +146,27 @@ def targets(tests):
 def golden_cases(patterns):
     cases = sorted(d for d in os.listdir(os.path.join(TREE, "tests", "golden"))
                    if os.path.isfile(os.path.join(TREE, "tests", "golden", d, "cmd")))
-    return [c for c in cases if any(fnmatch.fnmatch(c, p) for p in patterns.split(","))]
+    out = []    # in the order of the patterns: the likeliest catchers first
+    for p in patterns.split(","):
+        out += [c for c in cases if fnmatch.fnmatch(c, p) and c not in out]
+    return out
 
 
-def test_cmd(test):
+def test_cmds(test):
+    """The commands of one test, in order: a golden test runs case by case,
+    so that it stops at the first case that fails."""
     kind, _, arg = test.partition(":")
     env = dict(os.environ, PDTRANS="./pdtrans", PDT_BIN="./pdtrans", BUILD="build")
     env.pop("CI", None)
     if kind == "unit":
-        return ["build/tests/" + arg], env
+        return [(["build/tests/" + arg], env)]
     if kind == "golden":
         cases = golden_cases(arg)
         if not cases:
             sys.exit("mutants: no golden case matches '%s'" % arg)
-        return ["sh", "tests/golden/run.sh"] + cases, env
+        return [(["sh", "tests/golden/run.sh", c], env) for c in cases]
     if kind == "script":
-        return ["sh", arg], env
+        return [(["sh", arg], env)]
     sys.exit("mutants: unknown test kind '%s'" % test)
 
 
@@ -211,17 +221,28 @@ def main():
                       % (m["name"], log), flush=True)
                 bad.append(m["name"])
                 continue
-            killer = None
+            killer = timeout = None
             for test in tests:
-                cmd, env = test_cmd(test)
-                if run(["nice"] + cmd, log, env) != 0:
-                    killer = test
+                for cmd, env in test_cmds(test):
+                    rc = run(["nice"] + cmd, log, env)
+                    if rc == -1:
+                        timeout = " ".join(cmd)
+                    elif rc != 0:
+                        killer = test if len(cmd) < 3 else "golden:" + cmd[-1]
+                    if rc != 0:
+                        break
+                if killer or timeout:
                     break
         finally:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(pristine)
         secs = time.time() - start
-        if killer:
+        if timeout:
+            # Under load a slow test is not a caught mutant: say so.
+            bad.append(m["name"])
+            print("mutants: TIMEOUT  %-28s %s ran over %d s (MUTANT_TIMEOUT)"
+                  % (m["name"], timeout, TIMEOUT), flush=True)
+        elif killer:
             caught.append(m["name"])
             print("mutants: caught   %-28s by %s (%.0f s)" % (m["name"], killer, secs), flush=True)
         else:
