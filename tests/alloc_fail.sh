@@ -82,6 +82,13 @@ sweep() {  # GOLDEN CMD [LABEL]
         if [ "$(run $mid "$1" "$2")" = 0 ]; then hi=$mid; else lo=$mid; fi
     done
     count=$lo
+    # A command that never calls the allocator, or ignores the switch,
+    # succeeds with allocation 1 failing: it would sweep nothing and pass.
+    if [ "$count" -lt 1 ]; then
+        echo "alloc_fail: FAIL ${3:-$1}: no allocation failed the run (allocation count 0): nothing swept"
+        fail=$((fail + 1))
+        return
+    fi
     # With the switch past the end the output is the normal one.
     run $((count + 1)) "$1" "$2" >/dev/null
     (cd "$scratch/work" && find . -path ./in -prune -o -type f -print | sort | xargs -r cat) >"$scratch/ok"

@@ -58,7 +58,8 @@ for f in "$bash_script" "$zsh_script"; do
 done
 bash -n "$bash_script" && ok || bad "bash -n $bash_script fails"
 have_zsh=1
-command -v zsh >/dev/null 2>&1 || { have_zsh=0; echo "completion: zsh not installed, zsh checks skipped"; }
+. "$(dirname "$0")/skip.sh"
+command -v zsh >/dev/null 2>&1 || { have_zsh=0; skip completion "zsh not installed, zsh checks not run" || exit 1; }
 [ $have_zsh = 0 ] || { zsh -n "$zsh_script" && ok || bad "zsh -n $zsh_script fails"; }
 
 # commands

@@ -13,6 +13,11 @@ have_cmd mandoc || need="$need mandoc"
 have_cmd bc || need="$need bc"
 have_cmd python3 || need="$need python3"
 have_cmd zsh || need="$need zsh"
+# clang and its libFuzzer runtime: make check's fuzz smoke step.
+# (Debian's clang only recommends libclang-rt-dev, which holds libFuzzer.)
+have_cmd clang || need="$need clang"
+dpkg-query -W -f='${Status}' libclang-rt-dev 2>/dev/null | grep -q 'ok installed' ||
+    need="$need libclang-rt-dev"
 have_pc libprotobuf-c || need="$need libprotobuf-c-dev"
 have_pc glib-2.0 || need="$need libglib2.0-dev"
 have_pc jansson || need="$need libjansson-dev"

@@ -12,15 +12,26 @@
 # file may exist, so "no partial output" is tested too.
 # Cases run under LC_ALL=C, so messages, sort order and number formats do
 # not depend on the caller's locale.
-# Usage: run.sh [--update] [CASE...]
-#   --update  rewrites expected/ of the failing cases only, naming each
+# Usage: run.sh [--update CASE...] [CASE...]
+#   --update  rewrites expected/ of the named cases, when they fail, and
+#             prints the diff it applied; it refuses to run without a case
+#             name, so that no failing case is rewritten wholesale by mistake
+# A case that needs ../shared is skipped without it (one line, counted, and
+# appended to $PDT_SKIP_LOG when set); under CI=true a skip fails the run.
 set -u
 LC_ALL=C
 export LC_ALL
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 update=0
-if [ "${1:-}" = "--update" ]; then update=1; shift; fi
+if [ "${1:-}" = "--update" ]; then
+    update=1
+    shift
+    if [ $# = 0 ]; then
+        echo "golden: --update rewrites only the cases it is told: name them (make golden-update CASE=name)" >&2
+        exit 2
+    fi
+fi
 PDTRANS=$(cd "$(dirname "${PDTRANS:-$root/pdtrans}")" && pwd)/$(basename "${PDTRANS:-pdtrans}")
 SHARED=$(cd "$root/.." && pwd)/shared
 export PDTRANS SHARED
@@ -47,17 +58,23 @@ for c in $cases; do
     echo $? >"$work/status"
     if [ -f "$work/.skip" ]; then
         echo "golden: $c: $(cat "$work/.skip")"
+        [ -z "${PDT_SKIP_LOG:-}" ] || echo "golden $c: $(cat "$work/.skip")" >>"$PDT_SKIP_LOG"
         skip=$((skip + 1))
         continue
     fi
     rm -rf "$work/in"
-    if diff -r -u "$dir/expected" "$work" >"$scratch_root/diff.txt" 2>&1; then
+    # A new case's expected/ starts empty; -N (an absent file reads as
+    # empty) only then, since otherwise a missing empty output would pass.
+    newflag=
+    [ $update = 1 ] && [ ! -d "$dir/expected" ] && mkdir -p "$dir/expected" && newflag=-N
+    if diff -r -u $newflag "$dir/expected" "$work" >"$scratch_root/diff.txt" 2>&1; then
         pass=$((pass + 1))
     elif [ $update = 1 ]; then
         rm -rf "$dir/expected"
         cp -R "$work" "$dir/expected"
         updated=$((updated + 1))
-        echo "golden: updated $c"
+        echo "golden: updated $c; the diff applied (expected/ before, after):"
+        cat "$scratch_root/diff.txt"
     else
         fail=$((fail + 1))
         echo "golden: FAIL $c"
@@ -70,4 +87,8 @@ if [ $update = 1 ]; then
     exit 0
 fi
 echo "golden: $pass passed, $fail failed, $skip skipped"
+if [ $skip != 0 ] && [ "${CI:-}" = true ]; then
+    echo "golden: FAIL: $skip cases skipped under CI=true (a skip is never a pass: provide ../shared)"
+    exit 1
+fi
 [ $fail = 0 ]

@@ -351,8 +351,9 @@ static const char *strip(ir_program *p)
 
 int main(int argc, char **argv)
 {
+    long min_ops = -1;  /* the fewest ops to compare (tests/regen/min-ops.txt) */
     if (argc < 3) {
-        fprintf(stderr, "usage: regen PROGRAM KNOWN [--show]\n");
+        fprintf(stderr, "usage: regen PROGRAM KNOWN --min-ops=N [--show] [minimize options]\n");
         return 2;
     }
     pdt_ctx ctx;
@@ -360,6 +361,8 @@ int main(int argc, char **argv)
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--show"))
             show = 1;
+        else if (!strncmp(argv[i], "--min-ops=", 10))
+            min_ops = strtol(argv[i] + 10, NULL, 10);
         else if (!strncmp(argv[i], "--optimizer=", 12))
             ctx.optim.optimizer = argv[i] + 12;
         else if (!strncmp(argv[i], "--regularization=", 17) && strchr(argv[i], '@'))
@@ -370,6 +373,11 @@ int main(int argc, char **argv)
             ctx.optim.learning_rate_var = argv[i] + 20;
         else if (!strncmp(argv[i], "--lr-schedule=", 14))
             ctx.optim.lr_schedule = argv[i] + 14;
+    }
+    if (min_ops < 1) {
+        fprintf(stderr, "regen: --min-ops=N (N >= 1) is required: a run that compares no op "
+                        "must not pass\n");
+        return 2;
     }
     if (ctx.optim.optimizer) {
         role_stripped = IR_ROLE_OPTIMIZE;
@@ -476,11 +484,15 @@ int main(int argc, char **argv)
            "%zu differences explained by the Paddle version, %zu unexplained\n",
            prog_name, n_ops, ctx.optim.optimizer ? "optimizer" : "backward", n_same_type, n_vars,
            n_explained, n_diff);
+    bool too_few = n_same_type < (size_t)min_ops;
+    if (too_few)
+        printf("%s: only %zu ops compared, at least %ld expected (tests/regen/min-ops.txt)\n",
+               prog_name, n_same_type, min_ops);
     g_free(params);
     pdt_ctx_free(&ctx);
     ir_program_free(orig);
     ir_program_free(stripped);
     g_hash_table_destroy(opt_names);
     g_hash_table_destroy(opt_written);
-    return n_diff ? 1 : 0;
+    return n_diff || too_few ? 1 : 0;
 }

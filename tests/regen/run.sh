@@ -8,11 +8,16 @@ set -u
 BUILD=${BUILD:-build}
 real=../shared/testdata-real
 here=tests/regen
+. tests/skip.sh
 if [ ! -d "$real/train" ]; then
-    echo "regen: skipped: ../shared absent (tests on real programs need it)"
-    exit 0
+    skip regen "../shared absent (tests on real programs need it)"
+    exit
 fi
 pass=0 fail=0
+# min_ops FILE PART: --min-ops=N from min-ops.txt (none: --min-ops=0, which regen refuses)
+min_ops() {
+    echo "--min-ops=$(awk -v f="$1" -v p="$2" '$1 == f && $2 == p { print $3 }' "$here/min-ops.txt" | grep . || echo 0)"
+}
 run() {
     name=$1
     shift
@@ -26,12 +31,12 @@ run() {
 }
 for f in "$real"/train/*_train.pdmodel "$real"/fl_trainer_main_sgd_train.pdmodel \
          "$real"/rec_join_main_grad_train.pdmodel; do
-    run "backward of $(basename "$f")" "$f" "$here/known-backward.txt"
+    run "backward of $(basename "$f")" "$f" "$here/known-backward.txt" "$(min_ops "$(basename "$f")" backward)"
 done
 grep -v '^#' "$here/minimize.txt" | while read -r file opts; do
     [ -n "$file" ] || continue
     # shellcheck disable=SC2086
-    if "$BUILD/tests/regen" "$real/train/$file" "$here/known-optimizer.txt" $opts \
+    if "$BUILD/tests/regen" "$real/train/$file" "$here/known-optimizer.txt" "$(min_ops "$file" optimizer)" $opts \
         >"$BUILD/regen.out" 2>&1; then
         echo pass
     else

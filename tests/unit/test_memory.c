@@ -133,7 +133,7 @@ START_TEST(skip_grads_and_op_role_var)
     ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), PDT_OK);
     const ir_attr *a = ir_op_attr(b->ops[2], "op_role_var");
     ck_assert_uint_eq(a->n_strings, 2);
-    ck_assert_int_eq(memcmp(a->strings[1].data, "t0", 2), 0);
+    unit_assert_bytes_eq(a->strings[1].data, a->strings[1].len, "t0");
     pdt_ctx_free(&ctx);
 
     ctx = example();

@@ -221,8 +221,8 @@ START_TEST(grad_to_block_id_in_block_order)
     ir_op *ls = tpf_find_op(tpf_output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
     const ir_attr *g = ir_op_attr(ls, "grad_to_block_id");
     ck_assert_uint_eq(g->n_strings, 2);
-    ck_assert_int_eq(memcmp(g->strings[0].data, "fc_b@GRAD:1", g->strings[0].len), 0);
-    ck_assert_int_eq(memcmp(g->strings[1].data, "fc_w@GRAD.block1:2", g->strings[1].len), 0);
+    unit_assert_bytes_eq(g->strings[0].data, g->strings[0].len, "fc_b@GRAD:1");
+    unit_assert_bytes_eq(g->strings[1].data, g->strings[1].len, "fc_w@GRAD.block1:2");
     pdt_ctx_free(&ctx);
 }
 END_TEST
@@ -261,8 +261,8 @@ static void check_send_matches_pservers(pdt_split_method m, size_t n_eps)
             char *merged = g_strndup(x->args[i], strlen(x->args[i]) - strlen(".trainer_0"));
             int e = pserver_of(&ctx, merged);
             ck_assert_int_ge(e, 0);
-            ck_assert_int_eq(memcmp(epmap->strings[i].data, ctx.transpile.pservers.items[e],
-                                    epmap->strings[i].len), 0);
+            unit_assert_bytes_eq(epmap->strings[i].data, epmap->strings[i].len,
+                                 ctx.transpile.pservers.items[e]);
             g_free(merged);
         }
     }
@@ -423,8 +423,7 @@ START_TEST(sparse_table_uses_selected_rows_ops)
     ir_op *ls = tpf_find_op(tpf_output(&ctx, "pserver_0")->blocks[0], "listen_and_serv", 0);
     const ir_attr *sp = ir_op_attr(ls, "sparse_grad_to_param");
     ck_assert_uint_eq(sp->n_strings, 1);
-    ck_assert_int_eq(memcmp(sp->strings[0].data, "fc_w@GRAD.block1:fc_w.block1",
-                            sp->strings[0].len), 0);
+    unit_assert_bytes_eq(sp->strings[0].data, sp->strings[0].len, "fc_w@GRAD.block1:fc_w.block1");
     pdt_ctx_free(&ctx);
 }
 END_TEST

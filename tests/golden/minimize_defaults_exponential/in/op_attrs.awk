@@ -1,0 +1,1 @@
+../../../../testdata/op_attrs.awk
