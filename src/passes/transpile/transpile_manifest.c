@@ -106,6 +106,8 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
                         json_integer(o->runtime.rpc_prefetch_threads));
     if (o->dc_asgd)   /* only when set, so older manifests stay as they were */
         json_object_set_new(f, "dc_asgd", json_true());
+    if (o->geo_push_nums)     /* likewise: the communicator's push_nums */
+        json_object_set_new(f, "geo_push_nums", json_integer(o->geo_push_nums));
     return f;
 }
 
@@ -268,6 +270,35 @@ static void mf_begin(mf *m, const pdt_ctx *ctx, const char *mode, const char *ro
         mf_run(m, ctx->run);
 }
 
+/* --geo: GeoSgdTranspiler._get_vars_info(), what fleet hands the GEO
+ * communicator: per param, in param order, its slices' names, their
+ * dim-0 sizes and endpoints, and whether it is sparse, all as strings
+ * the way Paddle writes them. */
+static json_t *geo_vars_info(const tp_plan *st)
+{
+    json_t *info = json_object();
+    for (size_t i = 0; i < st->n_pairs; i++) {
+        const tp_pair *p = &st->pairs[i];
+        json_t *names = json_array(), *sections = json_array(), *epmap = json_array();
+        for (size_t k = 0; k < p->param.n_slices; k++) {
+            const tp_slice *s = &p->param.slices[k];
+            json_array_append_new(names, json_string(s->name));
+            json_array_append_new(sections, json_string(ir_internf(
+                "%lld", (long long)(s->n_dims ? s->dims[0] : 0))));
+            json_array_append_new(epmap, json_string(st->eps[p->ep[k]]));
+        }
+        json_t *v = json_object();
+        json_object_set_new(v, "var_names", names);
+        json_object_set_new(v, "sections", sections);
+        json_object_set_new(v, "epmap", epmap);
+        json_t *sparse = json_array();
+        json_array_append_new(sparse, json_string(p->sparse_grad ? "True" : "False"));
+        json_object_set_new(v, "is_sparse", sparse);
+        json_object_set_new(info, p->param.name, v);
+    }
+    return info;
+}
+
 char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written)
 {
     const pdt_ctx *ctx = st->ctx;
@@ -330,6 +361,10 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
     if (st->table) {
         mf_key(&m, "distributed_table");
         mf_value(&m, tp_table_json(st));
+    }
+    if (st->geo && st->stage >= TP_PLAN_SPLIT) {
+        mf_key(&m, "vars_info");
+        mf_value(&m, geo_vars_info(st));
     }
     return mf_end(&m);
 }
