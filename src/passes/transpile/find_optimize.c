@@ -115,6 +115,22 @@ static void mark_sparse_tables(tp_plan *st)
     }
 }
 
+/* --geo: fluid's find_distributed_lookup_table (lookup_table ops only, not
+ * _v2) names the table, which _get_sparse_table_names then lists: the
+ * trainer's startup does not receive it. */
+static void mark_geo_distributed_tables(tp_plan *st)
+{
+    for (size_t i = 0; i < st->b0->n_ops; i++) {
+        const ir_op *op = st->b0->ops[i];
+        if (op->type != IR_NAME("lookup_table") || !ir_op_get_bool(op, "is_distributed", false))
+            continue;
+        const char *w = ir_op_input1(op, "W");
+        void *k = w ? pmap_get(&st->pair_of_param, w) : NULL;
+        if (k)
+            st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+    }
+}
+
 /* _get_distribute_update_vars: the comma-separated names in any op's
  * distribute_update_vars attr become (var, var) pairs after the optimizer
  * pairs, in first-occurrence order (the seed's list(set(...)) order is
@@ -280,6 +296,7 @@ int tp_find_optimize(tp_plan *st)
          * nothing: lookup_table ops get remote_prefetch False. */
         for (size_t i = 0; i < st->n_pairs; i++)
             st->pairs[i].sparse_grad = st->pairs[i].grad.var->type == IR_SELECTED_ROWS;
+        mark_geo_distributed_tables(st);
         return PDT_OK;
     }
     return tp_find_remote_prefetch(st);
