@@ -95,7 +95,9 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
     json_object_set_new(f, "trainers", json_integer(o->trainers));
     json_object_set_new(f, "trainer_id", json_integer(o->trainer_id));
     json_object_set_new(f, "endpoint", o->endpoint ? json_string(o->endpoint) : json_null());
-    json_object_set_new(f, "sync_mode", json_string(sync_name(o->sync_mode)));
+    /* GeoSgdTranspiler trains asynchronously whatever the flags said */
+    json_object_set_new(f, "sync_mode", json_string(o->geo_push_nums ? "async"
+                                                    : sync_name(o->sync_mode)));
     json_object_set_new(f, "slice_var_up", json_boolean(o->slice_var_up));
     json_object_set_new(f, "min_block_size", json_integer(o->min_block_size));
     json_object_set_new(f, "split_method", json_string(split_name(o->split_method)));
