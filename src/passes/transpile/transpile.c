@@ -218,6 +218,8 @@ static int check_one(const pdt_ctx *ctx, const order_rule *r, const pdt_pass *co
     const char *product_of = geo && r->product_of && !strcmp(r->product_of, "build_pserver")
                                  ? "geo_pserver"
                                  : r->product_of;
+    /* the pass that takes the inputs over for the trainer */
+    const char *rewriter = geo ? "geo_trainer" : "insert_send_recv";
     if (o->mode != r->mode)
         pdt_error("pass '%s' is for --mode=%s", r->pass, mode_names[r->mode]);
     else if (r->geo > 0 && !geo)
@@ -227,10 +229,9 @@ static int check_one(const pdt_ctx *ctx, const order_rule *r, const pdt_pass *co
                   "geo_trainer)", r->pass);
     else if (r->plan_of && !ran_on_plan(passes, at, r->plan_of))
         pdt_error("pass '%s' needs the plan of pass '%s'; run it first", r->pass, r->plan_of);
-    else if (r->reads_inputs && ran_on_plan(passes, at, geo ? "geo_trainer" : "insert_send_recv"))
+    else if (r->reads_inputs && ran_on_plan(passes, at, rewriter))
         pdt_error("pass '%s' reads the input programs, which pass '%s' has rewritten into the "
-                  "trainer's; run it before '%s'", r->pass, geo ? "geo_trainer" : "insert_send_recv",
-                  geo ? "geo_trainer" : "insert_send_recv");
+                  "trainer's; run it before '%s'", r->pass, rewriter, rewriter);
     else if (product_of && o->role != r->waives && !ran_on_plan(passes, at, product_of))
         pdt_error("pass '%s' needs %s of pass '%s'; run it first", r->pass, r->product,
                   product_of);
