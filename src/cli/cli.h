@@ -20,6 +20,12 @@
 int cli_run_memory_pass(int argc, char **argv, const char *cmd, const char *usage,
                         const char *pass);
 
+/* `verify transpile` of a --geo job (verify_geo.c): vars_info and the
+ * push interval of manifest M (a json_t *) into cluster C (an ex_cluster
+ * *); false after an error message. */
+struct json_t;
+struct ex_cluster;
+bool cli_verify_geo_info(struct json_t *m, struct ex_cluster *c);
 /* `verify rewrite` (verify_rewrite.c), dispatched by cmd_verify. */
 int cmd_verify_rewrite(int argc, char **argv);
 

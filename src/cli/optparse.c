@@ -167,8 +167,9 @@ static void build_getopt(const cli_spec *s, struct option *lopts, char *shorts)
     for (size_t i = 0; i < s->n_entries; i++) {
         const pdt_option *o = s->entries[i].opt;
         bool arg = pdt_option_takes_value(o);
-        lopts[i] = (struct option){o->name, arg ? required_argument : no_argument, NULL,
-                                   256 + (int)i};
+        int has_arg = !arg ? no_argument : o->optional_value ? optional_argument
+                                                             : required_argument;
+        lopts[i] = (struct option){o->name, has_arg, NULL, 256 + (int)i};
         if (o->short_name) {
             shorts[k++] = o->short_name;
             if (arg)
@@ -216,9 +217,10 @@ static void print_entry(const pdt_option *o, FILE *out)
 {
     enum { COL = 28, WIDTH = 79 };
     char head[128];
-    int len = snprintf(head, sizeof head, "  %c%c%s--%s%s%s", o->short_name ? '-' : ' ',
+    int len = snprintf(head, sizeof head, "  %c%c%s--%s%s%s%s", o->short_name ? '-' : ' ',
                        o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ",
-                       o->name, o->meta ? "=" : "", o->meta ? o->meta : "");
+                       o->name, !o->meta ? "" : o->optional_value ? "[=" : "=",
+                       o->meta ? o->meta : "", o->meta && o->optional_value ? "]" : "");
     fputs(head, out);
     char *text = o->def && *o->def && o->type != PDT_OPT_UNSET
                      ? g_strdup_printf("%s (default %s)", o->help, o->def)
@@ -292,7 +294,8 @@ static int take_pass_options(cli_spec *s, const char *pass, const char *text, si
                             "passes --help %s')", pass, (int)key_len, p, pass);
             return PDT_EUSAGE;
         }
-        if (pdt_option_takes_value(e->opt) != (eq != NULL)) {
+        if (pdt_option_takes_value(e->opt) != (eq != NULL) &&
+            !(e->opt->optional_value && !eq)) {
             pdt_usage_error(s->cmd, eq ? "--passes: option '%s' of pass '%s' takes no value"
                                        : "--passes: option '%s' of pass '%s' needs =VALUE",
                             e->opt->name, pass);

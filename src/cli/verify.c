@@ -65,8 +65,11 @@ static void help_transpile(void)
            "single-process training of MAIN with the gradient averaged over the\n"
            "trainers' batches.  Sync pserver, nccl2 and collective grad_allreduce\n"
            "modes must match it; async and half-async must keep every parameter\n"
-           "finite, and match it with one trainer.  Prints one line per parameter;\n"
-           "exit 1 on a mismatch.\n\n"
+           "finite, and match it with one trainer.  GEO (--geo=N: local training,\n"
+           "deltas pushed every N steps) must keep every parameter finite, match it\n"
+           "with one trainer and no sparse table, and leave each pserver slice at\n"
+           "its start plus the deltas pushed.  Prints one line per parameter (and\n"
+           "per GEO pserver slice); exit 1 on a mismatch.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  --tolerance=T        largest relative difference (default 1e-9)\n"
            "  --batch=N            rows (or sequences) per trainer's batch (default 4)\n"
@@ -410,23 +413,29 @@ static size_t devices_per_trainer(json_t *m)
 
 static int report_transpile(const char *path, ex_param_result *r, size_t n, bool exact, double tol)
 {
-    size_t bad = 0;
+    size_t bad = 0, n_sums = 0, bad_sums = 0;
     for (size_t i = 0; i < n; i++) {
-        bool fail = !r[i].finite || (exact && !(r[i].worst_rel <= tol));
-        bad += fail;
-        printf("%s: %s, largest relative difference from single-process training %.2e%s\n",
-               r[i].param, r[i].finite ? "finite" : "NOT FINITE", r[i].worst_rel, fail ? " FAIL" : "");
+        bool fail = !r[i].finite || ((exact || r[i].pserver_sum) && !(r[i].worst_rel <= tol));
+        bad += fail && !r[i].pserver_sum;
+        n_sums += r[i].pserver_sum;
+        bad_sums += fail && r[i].pserver_sum;
+        printf("%s: %s, largest relative difference from %s %.2e%s\n", r[i].param,
+               r[i].finite ? "finite" : "NOT FINITE",
+               r[i].pserver_sum ? "its start plus the deltas pushed" : "single-process training",
+               r[i].worst_rel, fail ? " FAIL" : "");
     }
+    if (bad_sums)   /* GEO (dist_geo.c) */
+        pdt_error("%s: %zu of %zu pserver slices differ from their start plus the deltas the "
+                  "trainers pushed", path, bad_sums, n_sums);
     if (bad) {
         /* without optimizer ops the grads were compared, not parameters */
         bool grads = n && r[0].is_grad;
-        pdt_error("%s: %zu of %zu %s %s", path, bad, n, grads ? "grads" : "parameters",
+        pdt_error("%s: %zu of %zu %s %s", path, bad, n - n_sums, grads ? "grads" : "parameters",
                   !exact ? "are not finite"
                   : grads ? "differ from the mean of single-process grads over the trainers' batches"
                           : "differ from single-process training");
-        return PDT_EBADINPUT;
     }
-    return PDT_OK;
+    return bad || bad_sums ? PDT_EBADINPUT : PDT_OK;
 }
 
 static int transpile_job(char **flags, size_t nf, const char *main_path, const char *startup_path,
@@ -467,6 +476,8 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
             c.mode = mode && !strcmp(mode, "nccl2") ? EX_CL_NCCL2
                    : mode && !strcmp(mode, "collective") ? EX_CL_COLLECTIVE : EX_CL_PSERVER;
             c.dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
+            if (c.dist_mode == 3 && !cli_verify_geo_info(m, &c))
+                rc = PDT_EBADINPUT;
             devices = devices_per_trainer(m);
             c.n_trainers = n_tr * devices;
             c.trainers = xcalloc(c.n_trainers, sizeof(ex_proc));
@@ -484,7 +495,7 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
         pdt_error("%s: %s", main_path, c.err);
         rc = PDT_EBADINPUT;
     }
-    bool exact = c.dist_mode == 0 || c.n_trainers == 1;
+    bool exact = c.dist_mode == 0 || (c.n_trainers == 1 && (c.dist_mode != 3 || ex_geo_exact(&c)));
     if (rc == PDT_OK)
         rc = report_transpile(main_path, res, n, exact, o->tolerance);
     free(res);

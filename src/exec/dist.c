@@ -131,7 +131,7 @@ static void pserver_accepts(ex_proc *p)
 }
 
 /* One tensor from a trainer to the pserver at `ep`. */
-static bool deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, ex_tensor *t)
+bool ex_pserver_deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name, ex_tensor *t)
 {
     ex_proc *p = ex_pserver_at(c, ep);
     if (!p) {
@@ -236,7 +236,7 @@ static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
             ex_tensor *part = ex_tensor_new(d->dtype, d->nd, dims);
             memcpy(part->data, d->data + (size_t)at * w, (size_t)sec[i] * w * sizeof *part->data);
             at += sec[i];
-            ok = deliver(x, c, ep[i], names[i], part);
+            ok = ex_pserver_deliver(x, c, ep[i], names[i], part);
         }
         if (ok && at != d->dims[0])
             ok = ex_fail(x, "sections cover %lld of the %lld rows of '%s'", (long long)at,
@@ -248,7 +248,8 @@ static bool do_send(ex_ctx *x, ex_cluster *c, const ir_op *op)
             ok = ex_fail(x, "%zu inputs but %zu endpoints in epmap", n, n_ep);
         for (size_t i = 0; ok && i < n; i++) {
             const ex_tensor *t = ex_in_at(x, op, "X", i);
-            ok = t && deliver(x, c, ep[i], ir_op_input(op, "X")->args[i], ex_tensor_copy(t));
+            ok = t && ex_pserver_deliver(x, c, ep[i], ir_op_input(op, "X")->args[i],
+                                         ex_tensor_copy(t));
         }
     }
     free(ep);
@@ -316,7 +317,7 @@ static bool dist_op(ex_ctx *x, const ir_op *op, void *user)
     ex_cluster *c = user;
     const char *ty = op->type;
     if (!strcmp(ty, "send"))
-        return do_send(x, c, op);
+        return c->dist_mode == 3 ? ex_geo_send(x, c, op) : do_send(x, c, op);
     if (!strcmp(ty, "recv"))
         return do_recv(x, c, op);
     if (!strcmp(ty, "prefetch"))
@@ -567,4 +568,11 @@ void ex_cluster_free(ex_cluster *c)
     }
     free(c->tables);
     free(c->grads);
+    ex_geo_free(c);
+    for (size_t v = 0; v < c->n_geo_vars; v++) {
+        free(c->geo_vars[v].slices);
+        free(c->geo_vars[v].eps);
+        free(c->geo_vars[v].sections);
+    }
+    free(c->geo_vars);
 }

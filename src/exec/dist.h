@@ -33,9 +33,20 @@ typedef struct {
     const char **slices, **eps;
 } ex_table;
 
+/* GEO-SGD (dist_mode 3): one param of the manifest's vars_info. */
+typedef struct {
+    const char *name;
+    size_t n_slices;
+    const char **slices, **eps;     /* slice k is var slices[k] at eps[k] */
+    int64_t *sections;              /* its rows */
+    bool sparse;
+} ex_geo_var;
+
+typedef struct ex_geo ex_geo;       /* dist_geo.c */
+
 typedef struct ex_cluster {
     ex_cluster_mode mode;
-    int dist_mode;                  /* 0 sync, 1 half-async, 2 async */
+    int dist_mode;                  /* 0 sync, 1 half-async, 2 async, 3 GEO */
     size_t n_trainers, n_pservers;
     ex_proc *trainers, *pservers;
     ex_dist_hooks hooks;
@@ -45,6 +56,12 @@ typedef struct ex_cluster {
     const char **grads;
     size_t n_tables;
     ex_table *tables;
+    /* GEO: the push interval and vars_info (owned: ex_cluster_free frees
+     * them), and the communicator's state */
+    int geo_push_nums;
+    size_t n_geo_vars;
+    ex_geo_var *geo_vars;
+    ex_geo *geo;
     char err[700];
 } ex_cluster;
 
@@ -60,6 +77,9 @@ typedef struct {
     double worst_rel;
     bool finite;
     bool is_grad;                   /* MAIN has no optimizer op: grads compared */
+    /* GEO: a pserver's slice against its value after the pserver startup
+     * plus every delta pushed (always exact) */
+    bool pserver_sum;
 } ex_param_result;
 
 /* Runs `steps` steps of the cluster (programs already set in c->trainers /
@@ -84,7 +104,25 @@ void ex_cluster_free(ex_cluster *c);
 const ex_table *ex_cluster_table(const ex_cluster *c, const char *name);
 ex_tensor *ex_table_gather(ex_cluster *c, const ex_table *t);
 
+/* ---- dist_geo.c: GEO-SGD's communicator ---- */
+/* A trainer's `send` in GEO mode: param_init (the startup's), or the
+ * sparse ids of a step (every geo_push_nums of them: push and pull). */
+bool ex_geo_send(ex_ctx *x, ex_cluster *c, const ir_op *op);
+/* Whether GEO training equals single-process training here: one trainer,
+ * a push every step, no sparse param (whose pserver slices start from
+ * other values than the trainer's local table). */
+bool ex_geo_exact(const ex_cluster *c);
+/* Appends one result per slice: the pserver's value against its start
+ * plus the deltas pushed (*res grows; false and c->err when nothing was
+ * set up). */
+bool ex_geo_check(ex_cluster *c, ex_param_result **res, size_t *n);
+void ex_geo_free(ex_cluster *c);
+
 /* Internal to dist.c and dist_table.c. */
+/* One tensor from the running trainer to the pserver at `ep`, which must
+ * expect `name`; outside sync mode its grad_to_block_id block runs. */
+bool ex_pserver_deliver(ex_ctx *x, ex_cluster *c, const char *ep, const char *name,
+                        ex_tensor *t);
 ex_proc *ex_pserver_at(ex_cluster *c, const char *ep);
 const ir_op *ex_listen_op(const ex_proc *p);
 bool ex_pserver_run_block(ex_cluster *c, ex_proc *p, int32_t blk);

@@ -459,13 +459,18 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
         summary_grads(b0, &rp.summed);
     bool ok = reference_start(c, R, main, startup, &rp, o->seed) && run_steps(c, R, main, &rp, o);
     ex_param_result *r = ok ? compare(c, R, grads_only ? grads : params, np, grads_only) : NULL;
+    size_t n_r = np;
+    /* GEO: each pserver slice holds what the trainers pushed (dist_geo.c) */
+    ok = ok && (c->dist_mode != 3 || ex_geo_check(c, &r, &n_r));
     ex_scope_free(R);
     pmap_free(&rp.summed);
     free(rp.held);
     free(params);
-    if (!ok)
+    if (!ok) {
+        free(r);
         return false;
+    }
     *res = r;
-    *n_res = np;
+    *n_res = n_r;
     return true;
 }

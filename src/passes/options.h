@@ -47,6 +47,9 @@ struct pdt_option {
     size_t offset;              /* the field in the family struct */
     const char *passes;         /* the passes that read it, space-separated */
     pdt_opt_setter set;         /* CUSTOM */
+    /* CUSTOM with meta: the value may be left out (--geo[=PUSH_NUMS]);
+     * `set` then gets NULL. */
+    bool optional_value;
 };
 
 /* A pass family's options: where its struct sits in pdt_ctx, and the

@@ -117,6 +117,9 @@ typedef struct {
     long min_block_size;
     pdt_split_method split_method;
     unsigned long random_seed;
+    /* --geo[=N] or --a-sync-k-steps=N: GEO-SGD (GeoSgdTranspiler), the
+     * trainers pushing their params' deltas every N steps; 0: not GEO. */
+    int geo_push_nums;
     pdt_runtime runtime;
     /* Set by the command for validate(): how its messages name a setting
      * (the flag, or under --from-env the variable(s) it came from; NULL:
@@ -131,6 +134,7 @@ typedef struct {
         bool hierarchical;      /* --hierarchical-*: nccl2 only */
         bool nccl_flags;        /* any nccl2-only option */
         const char *sync_flag;  /* the --sync, --async or --half-async given */
+        const char *geo_flag;   /* "--geo" or "--a-sync-k-steps" when given */
     } given;
 } pdt_transpile_opts;
 

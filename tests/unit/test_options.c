@@ -104,14 +104,15 @@ START_TEST(man_page_documents_every_option)
 END_TEST
 
 /* Whether a --help text has an option line for --NAME ("  -x, --NAME" or
- * "      --NAME": the dashes at column 6; a mention in a help text is not). */
+ * "      --NAME": the dashes at column 6, then "=", " ", a newline or, for
+ * an optional value, "[="; a mention in a help text is not). */
 static bool lists(const char *help, const char *name)
 {
     char *mark = g_strdup_printf(" --%s", name);
     size_t len = strlen(mark);
     bool found = false;
     for (size_t pos = 6; help[pos] && !found; pos++)
-        found = !strncmp(help + pos, mark, len) && strchr("= \n", help[pos + len]) &&
+        found = !strncmp(help + pos, mark, len) && strchr("= \n[", help[pos + len]) &&
                 help[pos - 6] == '\n';
     g_free(mark);
     return found;
@@ -218,6 +219,49 @@ START_TEST(pipeline_text_sets_pass_options)
 }
 END_TEST
 
+/* An optional value (--geo[=PUSH_NUMS]): left out, given, or in the
+ * pipeline text either way; the two spellings of one setting exclude
+ * each other. */
+START_TEST(optional_value_options)
+{
+    pdt_ctx ctx;
+    pdt_ctx_init(&ctx);
+    cli_spec s;
+    static const char *const bare[] = {"--geo", "x", NULL};
+    ck_assert_int_eq(parse(&s, &ctx, bare), PDT_OK);
+    ck_assert_int_eq(ctx.transpile.geo_push_nums, 100);
+    ck_assert_int_eq(optind, 2);    /* "x" is the operand, not --geo's value */
+    pdt_ctx_free(&ctx);
+    pdt_ctx_init(&ctx);
+    static const char *const given[] = {"--geo=5", NULL};
+    ck_assert_int_eq(parse(&s, &ctx, given), PDT_OK);
+    ck_assert_int_eq(ctx.transpile.geo_push_nums, 5);
+    pdt_ctx_free(&ctx);
+    pdt_ctx_init(&ctx);
+    static const char *const k[] = {"--a-sync-k-steps=7", NULL};
+    ck_assert_int_eq(parse(&s, &ctx, k), PDT_OK);
+    ck_assert_int_eq(ctx.transpile.geo_push_nums, 7);
+    ck_assert_str_eq(ctx.transpile.given.geo_flag, "--a-sync-k-steps");
+    pdt_ctx_free(&ctx);
+    static const char *const bad[][3] = {{"--geo=0", NULL}, {"--a-sync-k-steps", NULL},
+                                         {"--geo=2", "--a-sync-k-steps=2", NULL},
+                                         {"--geo=", NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pdt_ctx_init(&ctx);
+        ck_assert_msg(parse(&s, &ctx, bad[i]) == PDT_EUSAGE, "%s accepted", bad[i][0]);
+        pdt_ctx_free(&ctx);
+    }
+    pdt_ctx_init(&ctx);
+    static const char *const none[] = {NULL};
+    ck_assert_int_eq(parse(&s, &ctx, none), PDT_OK);
+    pdt_list names;
+    ck_assert_int_eq(cli_parse_pipeline(&s, &ctx, "find_optimize{geo}", &names), PDT_OK);
+    ck_assert_int_eq(ctx.transpile.geo_push_nums, 100);
+    pdt_list_free(&names);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("options");
@@ -229,6 +273,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, passes_help_lists_each_pass_option);
     tcase_add_test(tc, parser_stores_and_refuses);
     tcase_add_test(tc, pipeline_text_sets_pass_options);
+    tcase_add_test(tc, optional_value_options);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -23,6 +23,7 @@ typedef struct {
 #define BASIC "tests/golden/transpile_basic/in/"
 #define COLL "tests/golden/transpile_collective/in/"
 #define TABLE "tests/golden/transpile_dist_table/in/"
+#define GEO_SPARSE "tests/golden/transpile_geo_sparse/in/"
 #define PS "pservers=127.0.0.1:6174,127.0.0.1:6175"
 
 static const scenario scenarios[] = {
@@ -33,6 +34,13 @@ static const scenario scenarios[] = {
     {"half-async trainer", BASIC "main.pbtxt", BASIC "startup.pbtxt",
      {PS, "trainers=3", "trainer-id=2", "half-async", "role=trainer", "split-method=balanced"}},
     {"table", TABLE "main.pbtxt", TABLE "startup.pbtxt", {PS, "trainers=2", "trainer-id=1"}},
+    {"geo", BASIC "main.pbtxt", BASIC "startup.pbtxt", {PS, "trainers=2", "geo=3"}},
+    {"geo sparse trainer", GEO_SPARSE "two.pbtxt", GEO_SPARSE "two.startup.pbtxt",
+     {PS, "trainers=3", "trainer-id=1", "a-sync-k-steps=2", "role=trainer",
+      "split-method=hash"}},
+    {"geo pserver", GEO_SPARSE "two.pbtxt", GEO_SPARSE "two.startup.pbtxt",
+     {PS, "trainers=2", "geo", "async", "role=pserver", "endpoint=127.0.0.1:6175",
+      "min-block-size=65536"}},
     {"nccl2", BASIC "main.pbtxt", BASIC "startup.pbtxt",
      {"mode=nccl2", "trainers=h:1,h:2,h:3,h:4", "endpoint=h:2", "trainer-id=1",
       "nccl-comm-num=2", "hierarchical-allreduce", "hierarchical-inter-nranks=2"}},
@@ -101,8 +109,10 @@ static void perturb(pdt_transpile_opts *o, const pdt_option *opt, GPtrArray *own
     /* --endpoint: another endpoint of the job. */
     const pdt_list *eps = o->pservers.n ? &o->pservers : &o->trainer_endpoints;
     for (size_t k = 0; k < eps->n; k++)
-        if (eps->items[k] != o->endpoint)
+        if (eps->items[k] != o->endpoint) {
             *(const char **)field = eps->items[k];
+            break;  /* the field is o->endpoint: later items would compare with the new value */
+        }
 }
 
 /* The scenario's programs as text (or its failure), with OPT changed
@@ -150,6 +160,10 @@ static const struct {
     {"sync", "build_pserver", "rpc-get-threads"},
     {"async pserver", "build_pserver", "dc-asgd"},
     {"half-async trainer", "insert_send_recv", "trainer-id"},
+    {"geo", "geo_pserver", "rpc-get-threads"},
+    {"geo", "split_vars", "split-method"},
+    {"geo sparse trainer", "geo_trainer", "trainer-id"},
+    {"geo pserver", "geo_pserver", "endpoint"},
     {"nccl2", "nccl2", "nccl-comm-num"},
     {"spmt", "collective", "loss-scale"},
 };

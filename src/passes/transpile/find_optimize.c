@@ -115,6 +115,22 @@ static void mark_sparse_tables(tp_plan *st)
     }
 }
 
+/* --geo: fluid's find_distributed_lookup_table (lookup_table ops only, not
+ * _v2) names the table, which _get_sparse_table_names then lists: the
+ * trainer's startup does not receive it. */
+static void mark_geo_distributed_tables(tp_plan *st)
+{
+    for (size_t i = 0; i < st->b0->n_ops; i++) {
+        const ir_op *op = st->b0->ops[i];
+        if (op->type != IR_NAME("lookup_table") || !ir_op_get_bool(op, "is_distributed", false))
+            continue;
+        const char *w = ir_op_input1(op, "W");
+        void *k = w ? pmap_get(&st->pair_of_param, w) : NULL;
+        if (k)
+            st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+    }
+}
+
 /* _get_distribute_update_vars: the comma-separated names in any op's
  * distribute_update_vars attr become (var, var) pairs after the optimizer
  * pairs, in first-occurrence order (the seed's list(set(...)) order is
@@ -158,7 +174,7 @@ static int add_update_vars(tp_plan *st, GArray *pairs, pmap *seen)
 static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
 {
     int rc = check_declared(st, op, i);
-    if (!rc && st->ctx->transpile.mode == PDT_MODE_PSERVER)
+    if (!rc && st->ctx->transpile.mode == PDT_MODE_PSERVER && !st->geo)
         rc = refuse_block_attrs(st, op, i);
     if (rc)
         return rc;
@@ -186,7 +202,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
             st->op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
             rc = check_declared(st, op, i);
-            if (!rc && pserver)
+            if (!rc && pserver && !st->geo)     /* GEO-SGD moves no op */
                 rc = refuse_lr_block_attrs(st, op, i);
             continue;
         }
@@ -271,9 +287,18 @@ int tp_find_optimize(tp_plan *st)
     if (pairs->len)
         memcpy(st->pairs, pairs->data, pairs->len * sizeof(tp_pair));
     g_array_free(pairs, TRUE);
-    if (rc || (rc = tp_table_find(st)) || (rc = index_pairs(st)))
+    if (rc || (rc = st->geo ? PDT_OK : tp_table_find(st)) || (rc = index_pairs(st)))
         return rc;
     mark_sparse_tables(st);
+    if (st->geo) {
+        /* GeoSgdTranspiler keeps a distributed table among the params (its
+         * find_distributed_lookup_table only names it) and prefetches
+         * nothing: lookup_table ops get remote_prefetch False. */
+        for (size_t i = 0; i < st->n_pairs; i++)
+            st->pairs[i].sparse_grad = st->pairs[i].grad.var->type == IR_SELECTED_ROWS;
+        mark_geo_distributed_tables(st);
+        return PDT_OK;
+    }
     return tp_find_remote_prefetch(st);
 }
 
@@ -286,7 +311,8 @@ static tp_plan *plan_new(pdt_ctx *ctx)
     st->eps = ctx->transpile.pservers.items;
     st->n_eps = ctx->transpile.pservers.n;
     st->narrow = (size_t)-1;
-    st->sync = ctx->transpile.sync_mode == PDT_SYNC;
+    st->geo = ctx->transpile.geo_push_nums > 0;
+    st->sync = ctx->transpile.sync_mode == PDT_SYNC && !st->geo;
     st->runtime_split = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
     st->half_async = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
     st->trainer_suffix = st->sync && ctx->transpile.trainers > 1;
@@ -296,6 +322,8 @@ static tp_plan *plan_new(pdt_ctx *ctx)
     st->dist_mode = ctx->transpile.sync_mode == PDT_SYNC         ? TP_DM_SYNC
                     : ctx->transpile.sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
                                                        : TP_DM_HALF_ASYNC;
+    if (st->geo)    /* GeoSgdTranspiler forces sync_mode False; DistributedMode.GEO */
+        st->dist_mode = TP_DM_GEO;
     st->pserver_main = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_main);
     st->pserver_startup = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_startup);
     memset(st->pserver_startup, 0, (st->n_eps + 1) * sizeof *st->pserver_startup);
@@ -323,7 +351,7 @@ int pass_find_optimize(pdt_ctx *ctx)
     tp_plan_free(ctx->transpile_plan);
     ctx->transpile_plan = NULL;
     tp_plan *st = plan_new(ctx);
-    if (ctx->transpile.sync_mode != PDT_SYNC)
+    if (ctx->transpile.sync_mode != PDT_SYNC && !st->geo)
         rc = tp_async_lr_counters(ctx, st->lr_counter_list);
     st->lr_counters = (const char *const *)st->lr_counter_list->pdata;
     st->n_lr_counters = st->lr_counter_list->len;

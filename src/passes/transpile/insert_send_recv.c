@@ -311,29 +311,28 @@ static void append_recvs(trainer *t, const char **dummy)
 }
 
 /* _get_trainer_startup_program: fetch every param from the pservers. */
-static void build_startup(trainer *t)
+void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl)
 {
-    tp_plan *st = t->st;
     for (size_t pi = 0; pi < st->n_pairs; pi++) {
         tp_pair *p = &st->pairs[pi];
         if (p->sparse_table)
             continue;
         for (size_t k = 0; k < p->param.n_slices; k++) {
             const tp_slice *s = &p->param.slices[k];
-            if (!ir_block_find_var(t->sb, s->name))
-                tp_create_var(t->sb, s->name, p->param.var->type, p->param.var->dtype,
+            if (!ir_block_find_var(sb, s->name))
+                tp_create_var(sb, s->name, p->param.var->type, p->param.var->dtype,
                               s->dims, s->n_dims, 0, 0);
         }
-        ir_op *op = ir_block_append_op(t->sb, "recv");
+        ir_op *op = ir_block_append_op(sb, "recv");
         ir_op_set_input(op, "X", NULL, 0);
         ir_op_set_output(op, "Out", slice_names(st, &p->param), p->param.n_slices);
         ir_op_set_strings(op, "epmap", ep_names(st, p), p->param.n_slices);
         ir_op_set_int(op, "trainer_id", st->ctx->transpile.trainer_id);
         ir_op_set_role(op, IR_ROLE_RPC);
     }
-    ir_op *fb = ir_block_append_op(t->sb, "fetch_barrier");
+    ir_op *fb = ir_block_append_op(sb, "fetch_barrier");
     ir_op_set_input(fb, "X", NULL, 0);     /* inputs={}: the dispensable X, empty */
-    ir_op_set_output1(fb, "Out", tp_control_var(st, t->sb, &t->ctl));
+    ir_op_set_output1(fb, "Out", tp_control_var(st, sb, ctl));
     ir_op_set_strings(fb, "endpoints", st->eps, st->n_eps);
     ir_op_set_int(fb, "trainer_id", st->ctx->transpile.trainer_id);
     ir_op_set_role(fb, IR_ROLE_RPC);
@@ -341,18 +340,23 @@ static void build_startup(trainer *t)
         tp_pair *p = &st->pairs[pi];
         if (p->sparse_table || p->param.n_slices <= 1)
             continue;
-        if (!ir_block_find_var(t->sb, p->param.name)) {
+        if (!ir_block_find_var(sb, p->param.name)) {
             const ir_var *v = p->param.var;
-            tp_create_var(t->sb, p->param.name, v->type, v->dtype, v->dims, v->n_dims, -1,
+            tp_create_var(sb, p->param.name, v->type, v->dtype, v->dims, v->n_dims, -1,
                           v->has_persistable ? v->persistable : -1);
         }
-        ir_op *op = ir_block_append_op(t->sb, "concat");
+        ir_op *op = ir_block_append_op(sb, "concat");
         ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
         ir_op_set_input(op, "AxisTensor", NULL, 0);
         ir_op_set_output1(op, "Out", p->param.name);
         ir_op_set_int(op, "axis", 0);
         ir_op_set_role(op, IR_ROLE_FORWARD);
     }
+}
+
+static void build_startup(trainer *t)
+{
+    tp_trainer_startup_recvs(t->st, t->sb, &t->ctl);
 }
 
 /* _init_splited_vars: the slice vars, and NAME.trainer_<id> renames.

@@ -2,6 +2,9 @@
  * DistributeTranspiler and its config), filling pdt_transpile_opts
  * (ctx->transpile); each option is declared here and nowhere else.  The
  * cross-option rules are validate.c's. */
+#include <string.h>
+
+#include "../../diag.h"
 #include "../options.h"
 #include "../pass.h"
 #include "transpile.h"
@@ -13,10 +16,14 @@
  * pipeline checks --mode for every pass.  The group 'transpile' takes the
  * options of all of them. */
 #define ALL_PASSES "find_optimize split_vars build_pserver build_pserver_startup " \
-                   "insert_send_recv delete_optimizer nccl2 collective"
-#define PLACEMENT "find_optimize split_vars build_pserver build_pserver_startup insert_send_recv"
+                   "insert_send_recv delete_optimizer nccl2 collective geo_pserver geo_trainer"
+#define PLACEMENT "find_optimize split_vars build_pserver build_pserver_startup insert_send_recv " \
+                  "geo_pserver geo_trainer"
 #define SYNC_MODE "find_optimize split_vars build_pserver insert_send_recv"
-#define ROLES "find_optimize build_pserver build_pserver_startup insert_send_recv delete_optimizer"
+#define ROLES "find_optimize build_pserver build_pserver_startup insert_send_recv delete_optimizer " \
+              "geo_pserver geo_trainer"
+/* GEO-SGD: every pass of its pipeline but the shared build_pserver_startup. */
+#define GEO_PASSES "find_optimize split_vars geo_pserver geo_trainer"
 
 static const char *const roles[] = {"all", "trainer", "pserver", NULL};
 static const char *const modes[] = {"pserver", "nccl2", "collective", NULL};
@@ -36,6 +43,26 @@ static bool set_gpu_count(void *base, const pdt_option *opt, const char *list, c
     return true;
 }
 
+/* --geo[=N] and its Fleet 2.x spelling --a-sync-k-steps=N: the push
+ * interval, default 100 as DistributeTranspilerConfig's
+ * geo_sgd_need_push_nums. */
+static bool set_geo(void *base, const pdt_option *opt, const char *value, const char *cmd)
+{
+    pdt_transpile_opts *o = base;
+    const char *flag = opt->optional_value ? "--geo" : "--a-sync-k-steps";
+    long n = 100;
+    if (value && !pdt_parse_long(cmd, flag, value, 1, 0x7fffffff, &n))
+        return false;
+    if (o->given.geo_flag && strcmp(o->given.geo_flag, flag) != 0) {
+        pdt_usage_error(cmd, "%s and %s are two spellings of one setting: give one",
+                        o->given.geo_flag, flag);
+        return false;
+    }
+    o->given.geo_flag = flag;
+    *(int *)((char *)base + opt->offset) = (int)n;
+    return true;
+}
+
 static const pdt_option transpile_options[] = {
     {.name = "pservers", .type = PDT_OPT_LIST, .meta = "EP[,EP...]", .passes = PLACEMENT,
      .help = "parameter-server endpoints, host:port", .offset = FIELD(pservers)},
@@ -44,12 +71,14 @@ static const pdt_option transpile_options[] = {
      .help = "number of trainers (nccl2, collective: the trainer endpoints)",
      .offset = FIELD(trainers_arg)},
     {.name = "trainer-id", .type = PDT_OPT_INT, .meta = "I", .min = 0, .max = 1L << 30,
-     .def = "0", .passes = "find_optimize split_vars build_pserver insert_send_recv nccl2 collective",
+     .def = "0",
+     .passes = "find_optimize split_vars build_pserver insert_send_recv nccl2 collective "
+               "geo_trainer",
      .help = "this trainer", .offset = FIELD(trainer_id)},
     {.name = "role", .type = PDT_OPT_CHOICE, .meta = "ROLE", .choices = roles, .def = "all",
      .passes = ROLES, .help = "trainer, pserver or all", .offset = FIELD(role)},
     {.name = "endpoint", .type = PDT_OPT_STRING, .meta = "EP",
-     .passes = "build_pserver build_pserver_startup collective",
+     .passes = "build_pserver build_pserver_startup collective geo_pserver",
      .help = "with --role=pserver: the one pserver to write; nccl2, collective: this "
              "trainer's endpoint",
      .offset = FIELD(endpoint)},
@@ -79,6 +108,14 @@ static const pdt_option transpile_options[] = {
     {.name = "dc-asgd", .type = PDT_OPT_FLAG, .passes = "build_pserver build_pserver_startup",
      .help = "delay-compensated async SGD on the pservers (not with --sync)",
      .offset = FIELD(dc_asgd)},
+    {.name = "geo", .type = PDT_OPT_CUSTOM, .meta = "PUSH_NUMS", .optional_value = true,
+     .set = set_geo, .passes = GEO_PASSES,
+     .help = "GEO-SGD (GeoSgdTranspiler): trainers keep their optimizer and push their "
+             "params' deltas every PUSH_NUMS steps (default 100)",
+     .offset = FIELD(geo_push_nums)},
+    {.name = "a-sync-k-steps", .type = PDT_OPT_CUSTOM, .meta = "K", .set = set_geo,
+     .passes = GEO_PASSES, .help = "Fleet 2.x's a_sync_configs k_steps: the same as --geo=K",
+     .offset = FIELD(geo_push_nums)},
     {.name = "no-slice", .type = PDT_OPT_UNSET, .def = "", .passes = "split_vars",
      .help = "one slice per var (slice_var_up = False)", .offset = FIELD(slice_var_up)},
     /* DistributeTranspiler asserts min_block_size >= 8192. */
@@ -92,15 +129,15 @@ static const pdt_option transpile_options[] = {
      .def = "0", .passes = "split_vars", .help = "Program.random_seed for --no-slice",
      .offset = FIELD(random_seed)},
     {.name = "rpc-send-threads", .type = PDT_OPT_INT, .meta = "N", .min = 0,
-     .max = 0x7fffffff, .def = "12", .passes = "build_pserver",
+     .max = 0x7fffffff, .def = "12", .passes = "build_pserver geo_pserver",
      .help = "pservers' listen_and_serv rpc_send_thread_num (FLAGS_rpc_send_thread_num)",
      .offset = FIELD(runtime.rpc_send_threads)},
     {.name = "rpc-get-threads", .type = PDT_OPT_INT, .meta = "N", .min = 0, .max = 0x7fffffff,
-     .def = "12", .passes = "build_pserver",
+     .def = "12", .passes = "build_pserver geo_pserver",
      .help = "... rpc_get_thread_num (FLAGS_rpc_get_thread_num)",
      .offset = FIELD(runtime.rpc_get_threads)},
     {.name = "rpc-prefetch-threads", .type = PDT_OPT_INT, .meta = "N", .min = 0,
-     .max = 0x7fffffff, .def = "12", .passes = "build_pserver",
+     .max = 0x7fffffff, .def = "12", .passes = "build_pserver geo_pserver",
      .help = "... rpc_prefetch_thread_num (FLAGS_rpc_prefetch_thread_num)",
      .offset = FIELD(runtime.rpc_prefetch_threads)},
     {.name = "selected-gpus", .type = PDT_OPT_CUSTOM, .meta = "LIST", .set = set_gpu_count,

@@ -129,8 +129,31 @@ static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
     }
 }
 
+/* GeoSgdTranspiler's _init_splited_vars: slice_variable(params,
+ * len(pservers), min_block_size) whatever slice_var_up says; the grads
+ * stay on the trainer, uncut (no grad slices). */
+static int split_geo(tp_plan *st)
+{
+    for (size_t i = 0; i < st->n_pairs; i++) {
+        tp_pair *p = &st->pairs[i];
+        int rc = check_shape(st, p->param.var);
+        if (rc)
+            return rc;
+        int64_t *ps = NULL;
+        size_t np = tp_slice_sizes(p->param.var->dims, p->param.var->n_dims, st->n_eps,
+                                   st->ctx->transpile.min_block_size, &ps);
+        make_slices(st, &p->param, ps, np, false);
+        free(ps);
+        p->grad.n_slices = 0;
+        p->ep = ir_arena_alloc(st->arena, np * sizeof *p->ep);
+    }
+    return PDT_OK;
+}
+
 int tp_split_vars(tp_plan *st)
 {
+    if (st->geo)
+        return split_geo(st);
     size_t count = st->ctx->transpile.slice_var_up ? st->n_eps : 1;
     for (size_t i = 0; i < st->n_pairs; i++) {
         tp_pair *p = &st->pairs[i];
@@ -176,8 +199,12 @@ static void print_plan(const tp_plan *st, FILE *out, const char *prefix)
             fprintf(out, "%s%s [", prefix, s->name);
             for (size_t d = 0; d < s->n_dims; d++)
                 fprintf(out, "%s%lld", d ? ", " : "", (long long)s->dims[d]);
-            fprintf(out, "] offset %lld, grad %s -> pserver_%d %s\n", (long long)s->offset,
-                    p->grad.slices[k].name, p->ep[k], st->eps[p->ep[k]]);
+            if (st->geo)
+                fprintf(out, "] offset %lld, delta %s.delta -> pserver_%d %s\n",
+                        (long long)s->offset, s->name, p->ep[k], st->eps[p->ep[k]]);
+            else
+                fprintf(out, "] offset %lld, grad %s -> pserver_%d %s\n", (long long)s->offset,
+                        p->grad.slices[k].name, p->ep[k], st->eps[p->ep[k]]);
         }
     }
     for (size_t e = 0; e < st->n_eps; e++)

@@ -10,11 +10,16 @@
 #include "transpile.h"
 
 /* Every pass the group may stand for: pserver mode's six, then the one of
- * nccl2 and the one of collective. */
+ * nccl2 and the one of collective, then GEO's own two. */
 static const char *const all_passes[] = {"find_optimize", "split_vars", "build_pserver",
                                          "build_pserver_startup", "insert_send_recv",
-                                         "delete_optimizer", "nccl2", "collective"};
+                                         "delete_optimizer", "nccl2", "collective",
+                                         "geo_pserver", "geo_trainer"};
 enum { N_PSERVER_PASSES = 6 };
+/* --geo: GeoSgdTranspiler's pipeline, the plan's passes and the pserver
+ * startup shared with the other pserver modes. */
+static const char *const geo_passes[] = {"find_optimize", "split_vars", "geo_pserver",
+                                         "build_pserver_startup", "geo_trainer"};
 
 const char *const *members_transpile(const pdt_ctx *ctx, size_t *n)
 {
@@ -31,6 +36,10 @@ const char *const *members_transpile(const pdt_ctx *ctx, size_t *n)
         return all_passes + N_PSERVER_PASSES + 1;
     case PDT_MODE_PSERVER:
         break;
+    }
+    if (ctx->transpile.geo_push_nums) {
+        *n = sizeof geo_passes / sizeof *geo_passes;
+        return geo_passes;
     }
     *n = N_PSERVER_PASSES;
     return all_passes;
@@ -163,21 +172,25 @@ typedef struct {
     const char *product_of, *product;   /* it builds on what this pass made */
     pdt_role waives;        /* ...unless --role is this (nothing to build on) */
     const char *again;      /* it runs once per plan: the message otherwise */
+    int geo;                /* 1: for --geo only; -1: not for --geo; 0: either */
 } order_rule;
 
 static const order_rule order_rules[] = {
-    {"find_optimize", PDT_MODE_PSERVER, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL},
+    {"find_optimize", PDT_MODE_PSERVER, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL, 0},
     {"split_vars", PDT_MODE_PSERVER, "find_optimize", false, NULL, NULL, PDT_ROLE_ALL,
-     "has already run on this plan"},
-    {"build_pserver", PDT_MODE_PSERVER, "split_vars", true, NULL, NULL, PDT_ROLE_ALL, NULL},
+     "has already run on this plan", 0},
+    {"build_pserver", PDT_MODE_PSERVER, "split_vars", true, NULL, NULL, PDT_ROLE_ALL, NULL, -1},
     {"build_pserver_startup", PDT_MODE_PSERVER, "split_vars", true, "build_pserver",
-     "the pserver programs", PDT_ROLE_TRAINER, NULL},
+     "the pserver programs", PDT_ROLE_TRAINER, NULL, 0},
     {"insert_send_recv", PDT_MODE_PSERVER, "split_vars", false, NULL, NULL, PDT_ROLE_ALL,
-     "has already built the trainer"},
+     "has already built the trainer", -1},
     {"delete_optimizer", PDT_MODE_PSERVER, "split_vars", false, "insert_send_recv",
-     "the trainer program", PDT_ROLE_PSERVER, NULL},
-    {"nccl2", PDT_MODE_NCCL2, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL},
-    {"collective", PDT_MODE_COLLECTIVE, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL},
+     "the trainer program", PDT_ROLE_PSERVER, NULL, -1},
+    {"nccl2", PDT_MODE_NCCL2, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL, 0},
+    {"collective", PDT_MODE_COLLECTIVE, NULL, false, NULL, NULL, PDT_ROLE_ALL, NULL, 0},
+    {"geo_pserver", PDT_MODE_PSERVER, "split_vars", true, NULL, NULL, PDT_ROLE_ALL, NULL, 1},
+    {"geo_trainer", PDT_MODE_PSERVER, "split_vars", false, NULL, NULL, PDT_ROLE_ALL,
+     "has already built the trainer", 1},
 };
 
 static const char *const mode_names[] = {"pserver", "nccl2", "collective"};
@@ -199,16 +212,29 @@ static int check_one(const pdt_ctx *ctx, const order_rule *r, const pdt_pass *co
                      size_t at)
 {
     const pdt_transpile_opts *o = &ctx->transpile;
+    bool geo = o->geo_push_nums > 0;
+    /* GEO builds its pservers with geo_pserver, whose programs the shared
+     * startup builder reads */
+    const char *product_of = geo && r->product_of && !strcmp(r->product_of, "build_pserver")
+                                 ? "geo_pserver"
+                                 : r->product_of;
+    /* the pass that takes the inputs over for the trainer */
+    const char *rewriter = geo ? "geo_trainer" : "insert_send_recv";
     if (o->mode != r->mode)
         pdt_error("pass '%s' is for --mode=%s", r->pass, mode_names[r->mode]);
+    else if (r->geo > 0 && !geo)
+        pdt_error("pass '%s' is for --geo", r->pass);
+    else if (r->geo < 0 && geo)
+        pdt_error("pass '%s' is not for --geo (GEO-SGD's passes are geo_pserver and "
+                  "geo_trainer)", r->pass);
     else if (r->plan_of && !ran_on_plan(passes, at, r->plan_of))
         pdt_error("pass '%s' needs the plan of pass '%s'; run it first", r->pass, r->plan_of);
-    else if (r->reads_inputs && ran_on_plan(passes, at, "insert_send_recv"))
-        pdt_error("pass '%s' reads the input programs, which pass 'insert_send_recv' has "
-                  "rewritten into the trainer's; run it before 'insert_send_recv'", r->pass);
-    else if (r->product_of && o->role != r->waives && !ran_on_plan(passes, at, r->product_of))
+    else if (r->reads_inputs && ran_on_plan(passes, at, rewriter))
+        pdt_error("pass '%s' reads the input programs, which pass '%s' has rewritten into the "
+                  "trainer's; run it before '%s'", r->pass, rewriter, rewriter);
+    else if (product_of && o->role != r->waives && !ran_on_plan(passes, at, product_of))
         pdt_error("pass '%s' needs %s of pass '%s'; run it first", r->pass, r->product,
-                  r->product_of);
+                  product_of);
     else if (r->again && ran_on_plan(passes, at, r->pass))
         pdt_error("pass '%s' %s", r->pass, r->again);
     else

@@ -26,7 +26,7 @@
 #include "../pass.h"
 
 /* Seed values of DistributedMode (listen_and_serv's distributed_mode). */
-enum { TP_DM_SYNC = 0, TP_DM_ASYNC = 1, TP_DM_HALF_ASYNC = 2 };
+enum { TP_DM_SYNC = 0, TP_DM_ASYNC = 1, TP_DM_HALF_ASYNC = 2, TP_DM_GEO = 3 };
 
 /* What tp_analyze found out about each op of the input's block 0. */
 enum {
@@ -64,6 +64,9 @@ typedef struct {
      * under its own (slice) names, with no optimize block on the pserver. */
     bool update_var;
     bool remote;            /* remote_prefetch table: never received */
+    /* --geo: its grad is SELECTED_ROWS (an is_sparse lookup), so its
+     * deltas are too (GeoSgdTranspiler's sparse_var_list). */
+    bool sparse_grad;
 } tp_pair;
 
 /* One slice placed on an endpoint: pairs[pair].param.slices[slice]. */
@@ -101,6 +104,7 @@ typedef struct tp_plan {
     bool half_async;
     bool trainer_suffix;    /* grads get .trainer_<id>: sync and trainers > 1 */
     int dist_mode;          /* TP_DM_* */
+    bool geo;               /* --geo: GeoSgdTranspiler (only params are cut and placed) */
     size_t n_eps;
     const char **eps;       /* --pservers */
 
@@ -306,7 +310,22 @@ void tp_table_keep_descs(tp_plan *st);
  * else: for readers of those only, after v's program is freed). */
 ir_var *tp_desc_copy(tp_plan *st, const ir_var *v);
 
+/* ---- geo_pserver.c, geo_trainer.c (--geo) ---- */
+/* NAME.delta, the change of param (slice) NAME a GEO trainer pushes. */
+const char *tp_geo_delta_name(const char *var);
+/* Declares a delta of param p's slice in b: SELECTED_ROWS when p is
+ * sparse, else p's type; persistable False, no lod_level. */
+void tp_geo_declare_delta(ir_block *b, const tp_pair *p, const char *name,
+                          const int64_t *dims, size_t n_dims);
+int tp_build_geo_pserver(tp_plan *st, size_t ep, ir_program **main);
+/* Takes ctx->main and ctx->startup over, as insert_send_recv does. */
+int tp_build_geo_trainer(tp_plan *st, ir_program **main, ir_program **startup);
+
 /* ---- builders ---- */
+/* insert_send_recv.c: _get_trainer_startup_program's recv of every param
+ * but the sparse tables, fetch_barrier and concat, appended to sb (the
+ * trainer's startup block 0); *ctl counts the control vars. */
+void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl);
 /* insert_send_recv.c: transpile()'s trainer part, on ctx->main and
  * ctx->startup, which it takes over (they are left empty). */
 int tp_insert_send_recv(tp_plan *st, ir_program **main, ir_program **startup);

@@ -208,7 +208,8 @@ static void place_balanced(tp_plan *st)
 int tp_dispatch(tp_plan *st)
 {
     st->send_order = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof(size_t));
-    if (st->ctx->transpile.slice_var_up) {
+    /* GeoSgdTranspiler dispatches the params' slices in param order. */
+    if (st->ctx->transpile.slice_var_up || st->geo) {
         for (size_t i = 0; i < st->n_pairs; i++)
             st->send_order[i] = i;
     } else {

@@ -95,7 +95,9 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
     json_object_set_new(f, "trainers", json_integer(o->trainers));
     json_object_set_new(f, "trainer_id", json_integer(o->trainer_id));
     json_object_set_new(f, "endpoint", o->endpoint ? json_string(o->endpoint) : json_null());
-    json_object_set_new(f, "sync_mode", json_string(sync_name(o->sync_mode)));
+    /* GeoSgdTranspiler trains asynchronously whatever the flags said */
+    json_object_set_new(f, "sync_mode", json_string(o->geo_push_nums ? "async"
+                                                    : sync_name(o->sync_mode)));
     json_object_set_new(f, "slice_var_up", json_boolean(o->slice_var_up));
     json_object_set_new(f, "min_block_size", json_integer(o->min_block_size));
     json_object_set_new(f, "split_method", json_string(split_name(o->split_method)));
@@ -106,6 +108,8 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
                         json_integer(o->runtime.rpc_prefetch_threads));
     if (o->dc_asgd)   /* only when set, so older manifests stay as they were */
         json_object_set_new(f, "dc_asgd", json_true());
+    if (o->geo_push_nums)     /* likewise: the communicator's push_nums */
+        json_object_set_new(f, "geo_push_nums", json_integer(o->geo_push_nums));
     return f;
 }
 
@@ -268,6 +272,35 @@ static void mf_begin(mf *m, const pdt_ctx *ctx, const char *mode, const char *ro
         mf_run(m, ctx->run);
 }
 
+/* --geo: GeoSgdTranspiler._get_vars_info(), what fleet hands the GEO
+ * communicator: per param, in param order, its slices' names, their
+ * dim-0 sizes and endpoints, and whether it is sparse, all as strings
+ * the way Paddle writes them. */
+static json_t *geo_vars_info(const tp_plan *st)
+{
+    json_t *info = json_object();
+    for (size_t i = 0; i < st->n_pairs; i++) {
+        const tp_pair *p = &st->pairs[i];
+        json_t *names = json_array(), *sections = json_array(), *epmap = json_array();
+        for (size_t k = 0; k < p->param.n_slices; k++) {
+            const tp_slice *s = &p->param.slices[k];
+            json_array_append_new(names, json_string(s->name));
+            json_array_append_new(sections, json_string(ir_internf(
+                "%lld", (long long)(s->n_dims ? s->dims[0] : 0))));
+            json_array_append_new(epmap, json_string(st->eps[p->ep[k]]));
+        }
+        json_t *v = json_object();
+        json_object_set_new(v, "var_names", names);
+        json_object_set_new(v, "sections", sections);
+        json_object_set_new(v, "epmap", epmap);
+        json_t *sparse = json_array();
+        json_array_append_new(sparse, json_string(p->sparse_grad ? "True" : "False"));
+        json_object_set_new(v, "is_sparse", sparse);
+        json_object_set_new(info, p->param.name, v);
+    }
+    return info;
+}
+
 char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written)
 {
     const pdt_ctx *ctx = st->ctx;
@@ -330,6 +363,10 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
     if (st->table) {
         mf_key(&m, "distributed_table");
         mf_value(&m, tp_table_json(st));
+    }
+    if (st->geo && st->stage >= TP_PLAN_SPLIT) {
+        mf_key(&m, "vars_info");
+        mf_value(&m, geo_vars_info(st));
     }
     return mf_end(&m);
 }

@@ -158,8 +158,27 @@ static int resolve_trainer_count(const char *cmd, pdt_transpile_opts *o)
     return PDT_OK;
 }
 
+/* GeoSgdTranspiler forces sync_mode False and never reads slice_var_up. */
+static int check_geo(const char *cmd, const pdt_transpile_opts *o)
+{
+    const char *geo = o->given.geo_flag ? o->given.geo_flag : "--geo";
+    if (o->mode != PDT_MODE_PSERVER)
+        return USAGE("%s needs --mode=pserver (GEO-SGD is a parameter-server mode)", geo);
+    if (o->given.sync_flag && strcmp(o->given.sync_flag, "--async") != 0)
+        return USAGE("%s trains asynchronously (GeoSgdTranspiler sets sync_mode False): "
+                     "drop %s", geo, o->given.sync_flag);
+    if (o->dc_asgd)
+        return USAGE("--dc-asgd does not apply to %s (its pservers only add deltas)", geo);
+    if (!o->slice_var_up)
+        pdt_warning("--no-slice is ignored with %s: GeoSgdTranspiler always slices the params",
+                    geo);
+    return PDT_OK;
+}
+
 static int check_pserver_mode(const char *cmd, pdt_transpile_opts *o)
 {
+    if (o->geo_push_nums && check_geo(cmd, o))
+        return PDT_EUSAGE;
     if (o->given.hierarchical)
         return USAGE("--hierarchical-* need --mode=nccl2");
     if (o->given.nccl_flags)
@@ -183,6 +202,9 @@ static int check_pserver_mode(const char *cmd, pdt_transpile_opts *o)
 /* Options that only one mode reads are refused elsewhere, not ignored. */
 static int check_mode_options(const char *cmd, const pdt_transpile_opts *o)
 {
+    if (o->geo_push_nums && o->mode != PDT_MODE_PSERVER)
+        return USAGE("%s needs --mode=pserver (GEO-SGD is a parameter-server mode)",
+                     o->given.geo_flag ? o->given.geo_flag : "--geo");
     if (o->collective_mode != PDT_COLL_NONE && o->mode != PDT_MODE_COLLECTIVE)
         return USAGE("--collective-mode needs --mode=collective");
     if (o->dc_asgd && o->mode != PDT_MODE_PSERVER)
