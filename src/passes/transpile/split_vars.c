@@ -136,7 +136,7 @@ static int split_geo(tp_plan *st)
 {
     for (size_t i = 0; i < st->n_pairs; i++) {
         tp_pair *p = &st->pairs[i];
-        int rc = check_shape(st, p->param.var);
+        int rc = check_shape(st, p->param.var, false);
         if (rc)
             return rc;
         int64_t *ps = NULL;
