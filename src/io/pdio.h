@@ -81,8 +81,9 @@ bool pdio_batch_file(const pdio_batch *b, size_t i, const char **path,
 /* Completes or takes back a set that a killed run left half in place in
  * DIR (its journal names every step): when every rename was done the
  * backups go; otherwise the replaced and removed files come back from
- * their backups and the new ones go, with a warning.  Every batch does
- * this in each folder before writing into it. */
+ * their backups and the new ones go, with a warning; then temporaries
+ * and backups of runs that are gone are removed.  Every batch does this
+ * in each folder before writing into it. */
 void pdio_recover_folder(const char *dir);
 /* Whether DIR holds the journal of a killed run not yet recovered. */
 bool pdio_folder_interrupted(const char *dir);

@@ -389,6 +389,8 @@ void pdio_recover_folder(const char *dir)
     for (guint i = 0; i < found->len; i++)
         recover_one(dir, g_ptr_array_index(found, i));
     g_ptr_array_free(found, TRUE);
+    /* then the temporaries and backups no journal named */
+    fs_remove_stale(dir);
 }
 
 bool pdio_folder_interrupted(const char *dir)

@@ -227,7 +227,6 @@ static void remove_stale(pdio_batch *b)
 {
     for (; b->n_clean < b->dirs->len; b->n_clean++) {
         pdio_recover_folder(g_ptr_array_index(b->dirs, b->n_clean));
-        fs_remove_stale(g_ptr_array_index(b->dirs, b->n_clean));
     }
 }
 
