@@ -102,6 +102,7 @@ check: deps
 	@sh tests/install.sh
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh
 	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh
+	@PDTRANS=./$(BIN) sh tests/kill_sweep.sh
 	@$(MAKE) --no-print-directory fuzz-smoke-check
 
 # make check's fuzz step: every target for FUZZ_SECONDS (30) on its seeds
