@@ -139,16 +139,18 @@ int set_make_stage(pdio_batch *b)
     remove_dead_stages(parent);
     free(parent);
     char *stage = fs_temp_template(folder, "dir");
-    g_ptr_array_add(b->made, xstrdup(stage));
+    /* Recorded before it is made, and filled in without allocating after
+     * (mkdtemp keeps the length): running out of memory must not leave it
+     * behind unrecorded. */
+    char *made = xstrdup(stage);
+    g_ptr_array_add(b->made, made);
     if (!mkdtemp(stage)) {
         pdt_error("cannot create folder '%s': %s", folder, strerror(errno));
         g_ptr_array_remove_index(b->made, b->made->len - 1);
         free(stage);
         return PDT_EBADINPUT;
     }
-    /* made's last entry now names the folder mkdtemp made */
-    free(g_ptr_array_index(b->made, b->made->len - 1));
-    g_ptr_array_index(b->made, b->made->len - 1) = xstrdup(stage);
+    memcpy(made, stage, strlen(stage));
     b->stage = stage;
     return PDT_OK;
 }
