@@ -272,9 +272,11 @@ bool set_journal_write(pdio_batch *b)
 
 void set_journal_drop(pdio_batch *b)
 {
+    /* Allocates nothing (it runs inside the out-of-memory hook, and
+     * after the set is in): the names stay until the batch is freed, and
+     * unlinking one twice is harmless (it holds this process's pid). */
     for (size_t k = 0; k < b->journals->len; k++)
         fs_unlink(g_ptr_array_index(b->journals, k));
-    g_ptr_array_set_size(b->journals, 0);
 }
 
 /* ---- recovery ---- */
