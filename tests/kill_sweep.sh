@@ -12,6 +12,7 @@
 # new) must hold nothing or the whole set after a kill at any point.
 set -u
 PDTRANS=${PDTRANS:-./pdtrans}
+case $PDTRANS in /*) ;; *) PDTRANS=$(pwd)/$PDTRANS ;; esac   # it runs in a scratch folder
 T=$(cd "$(dirname "$0")/.." && pwd)/testdata
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
