@@ -109,6 +109,7 @@ check: deps
 	@sh tests/install.sh
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh
 	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh
+	@PDTRANS=./$(BIN) sh tests/kill_sweep.sh
 	@$(MAKE) --no-print-directory fuzz-smoke-check
 	@n=$$(wc -l <"$$PDT_SKIP_LOG"); if [ "$$n" = 0 ]; then echo "check: no test skipped"; \
 	else echo "check: $$n tests skipped (a skip is never a pass):"; sed 's/^/  /' "$$PDT_SKIP_LOG"; \

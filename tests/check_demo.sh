@@ -23,6 +23,22 @@ done
 for f in trainer_0.pb pserver_0.pb pserver_1.pb manifest.json; do
     [ -s "$d/demo/all/$f" ] && ok || bad "missing demo/all/$f"
 done
+# One job per folder (issue 26 points 2 and 3): the per-role calls each left
+# their own manifest, naming the same job as --role=all's, which wrote every
+# trainer; pdtrans check DIR finds every file as its manifest says.
+for m in pserver_0 pserver_1 trainer_0 trainer_1; do
+    [ -s "$d/demo/job/manifest.$m.json" ] && ok || bad "missing demo/job/manifest.$m.json"
+done
+jobs=$(sed -n 's/^  "job": "\(.*\)",$/\1/p' "$d"/demo/job/manifest.*.json "$d/demo/all/manifest.json" | sort -u | wc -l)
+[ "$jobs" = 1 ] && ok || bad "the demo's manifests name $jobs jobs, not one"
+for f in trainer_1.pb trainer_1.startup.pb; do
+    if cmp -s "$d/demo/all/$f" "$d/demo/job/$f"; then ok; else
+        bad "demo/all/$f (--role=all) differs from demo/job/$f (one role)"; fi
+done
+for dir in all job env; do
+    if "$PDTRANS" check "$d/demo/$dir" >"$d/check.out" 2>&1; then ok; else
+        bad "pdtrans check demo/$dir: $(cat "$d/check.out")"; fi
+done
 for f in pserver_0.pb pserver_0.startup.pb trainer_1.pb trainer_1.startup.pb; do
     if cmp -s "$d/demo/env/$f" "$d/demo/job/$f"; then ok; else
         bad "demo/env/$f (from --from-env) differs from demo/job/$f (from flags)"; fi

@@ -1,15 +1,17 @@
 /* check.c - `pdtrans check FILE...`. */
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "../diag.h"
 #include "../io/pdio.h"
+#include "../io/pdio_job.h"
 #include "../passes/verify.h"
 #include "cli.h"
 
 static void help(void)
 {
-    printf("usage: pdtrans check FILE...\n\n"
+    printf("usage: pdtrans check FILE|DIR...\n\n"
            "Validates each program: each block's idx is its position; parent_idx\n"
            "links form a tree rooted at block 0; BLOCK and BLOCKS attrs name existing\n"
            "blocks nested in the op's block, none named twice; no var is declared\n"
@@ -18,6 +20,9 @@ static void help(void)
            "names a var visible from its block.  Prints one line per problem to\n"
            "stderr and exits 1 if there is any.  Commands that run passes check\n"
            "their input the same way first.\n\n"
+           "A DIR is a transpile output folder: each manifest*.json in it is checked\n"
+           "against the SHA-256 of every file it lists, and a set a killed run left\n"
+           "half in place is reported.\n\n"
            "  -q, --quiet   print no warnings or notes, and nothing on success\n"
            "  -v, --verbose also print \"FILE: ok\" for each valid file\n"
            "  -h, --help    show this help\n");
@@ -52,6 +57,15 @@ int cmd_check(int argc, char **argv)
     }
     int rc = PDT_OK;
     for (int i = optind; i < argc; i++) {
+        struct stat st;
+        if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            long problems = pdio_job_check(argv[i], stderr);
+            if (problems)
+                rc = PDT_EBADINPUT;
+            else if (verbose)
+                printf("%s: ok\n", argv[i]);
+            continue;
+        }
         ir_program *p = pdio_read(argv[i]);
         if (!p) {
             rc = PDT_EBADINPUT;

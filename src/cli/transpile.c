@@ -78,6 +78,7 @@ static int parse_args(int argc, char **argv, opts *o, pdt_list *passes)
     cli_add(&spec, (cli_group){transpile_cmd_options, 1, o, NULL, NULL, NULL});
     cli_minimize_options(&spec, ctx);
     cli_add(&spec, (cli_group){transpile_cmd_options + 1, 1, o, NULL, NULL, NULL});
+    cli_add(&spec, (cli_group){tcli_job_options, tcli_n_job_options, o, NULL, NULL, NULL});
     cli_family(&spec, &pdt_family_run, ctx, NULL, NULL);
     cli_common_group(&spec, &o->common, "out-dir text verbose quiet help");
     int rc = cli_parse(&spec, argc, argv);
@@ -197,26 +198,47 @@ static void open_outputs(output_set *out, const opts *o)
     o->ctx->settings.write_output_arg = out;
 }
 
-/* What the pipeline handed over at its end, then manifest.json. */
-static int write_outputs(output_set *out)
+/* What the pipeline handed over at its end, the other trainers' programs
+ * (--role=all), the removal of stale files (--clean), then the manifest. */
+static int write_outputs(output_set *out, const pdt_list *passes, const char *job,
+                         GPtrArray *stale)
 {
-    pdt_ctx *ctx = out->o->ctx;
+    opts *o = (opts *)out->o;
+    pdt_ctx *ctx = o->ctx;
     int rc = PDT_OK;
     for (size_t i = 0; i < ctx->n_outputs && rc == PDT_OK; i++) {
         rc = write_output(out, ctx->outputs[i].stem, ctx->outputs[i].program);
         ir_program_free(ctx->outputs[i].program);
         ctx->outputs[i].program = NULL;
     }
+    ctx->n_outputs = 0;
+    if (rc == PDT_OK)
+        rc = tcli_other_trainers(o, (const char *const *)passes->items, passes->n);
+    if (rc == PDT_OK)
+        tcli_remove_stale(o, out->batch, stale);
     if (rc == PDT_OK && ctx->manifest_json) {
         /* Added last, so it is renamed into place last. */
-        char *path = g_strdup_printf("%s/manifest.json", out->o->out_dir);
-        pdio_batch_add_bytes(out->batch, path, ctx->manifest_json,
-                             strlen(ctx->manifest_json), false);
+        char *path = g_strdup_printf("%s/%s", o->out_dir, tcli_manifest_name(ctx));
+        char *text = tcli_manifest_final(ctx->manifest_json, job, out->batch);
+        pdio_batch_add_bytes(out->batch, path, text, strlen(text), false);
+        g_free(text);
         g_free(path);
     }
     if (rc == PDT_OK)
         rc = pdio_batch_commit(out->batch);
+    if (rc == PDT_OK && o->print_files)
+        rc = tcli_print_files(out->batch);
     return rc;
+}
+
+/* --role=all writes every trainer (pserver mode, the default pipeline,
+ * no trainer id given by flag or variable, no --stop-after). */
+static void pick_trainers(opts *o)
+{
+    pdt_transpile_opts *t = &o->ctx->transpile;
+    t->every_trainer = t->role == PDT_ROLE_ALL && t->mode == PDT_MODE_PSERVER && !o->passes &&
+                       !t->given.trainer_id && !t->src.trainer_id && t->trainers > 1 &&
+                       !o->ctx->settings.stop_after;
 }
 
 /* The options that shaped the pipeline, in a fixed order, for the
@@ -310,6 +332,11 @@ int cmd_transpile(int argc, char **argv)
                     "initialise no parameters");
     record_options(&o);
     ctx.run = cli_run_info(&o.run, passes.items, passes.n);
+    char *job = tp_job_id(&ctx);
+    GPtrArray *stale = NULL;
+    if (!rc)
+        rc = tcli_check_folder(&o, job, &stale);
+    pick_trainers(&o);
     open_outputs(&out, &o);
     if (!rc)
         rc = pdt_run_pipeline(&ctx, passes.items, passes.n);
@@ -325,7 +352,10 @@ int cmd_transpile(int argc, char **argv)
         rc = PDT_EBADINPUT;
     }
     if (!rc)
-        rc = write_outputs(&out);
+        rc = write_outputs(&out, &passes, job, stale);
+    free(job);
+    if (stale)
+        g_ptr_array_unref(stale);
 done:
     pdio_batch_free(out.batch);
     pdt_list_free(&passes);

@@ -465,7 +465,12 @@ static int transpile_job(char **flags, size_t nf, const char *main_path, const c
         rc = run_transpile(flags, nf, main_path, startup_path, out, t, collective, NULL);
         json_t *m = NULL;
         if (rc == PDT_OK) {
-            char *mp = g_build_filename(out, "manifest.json", NULL);
+            /* run_transpile's trainers after the first are --role=trainer
+             * calls: their manifest is the role's own */
+            char *mname = t > 0 && !collective ? g_strdup_printf("manifest.trainer_%zu.json", t)
+                                               : g_strdup("manifest.json");
+            char *mp = g_build_filename(out, mname, NULL);
+            g_free(mname);
             m = json_load_file(mp, 0, NULL);
             g_free(mp);
             rc = m ? PDT_OK : PDT_EBADINPUT;

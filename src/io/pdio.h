@@ -69,6 +69,24 @@ int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p,
 /* Takes a copy of data (freed once written, when streaming). */
 void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data,
                           size_t len, bool binary);
+/* PATH (a regular file or a link; the link itself) is removed with the
+ * set: renamed to a backup name at step 5, unlinked at step 8, put back
+ * if the set fails (transpile --clean). */
+void pdio_batch_remove(pdio_batch *b, const char *path);
+/* The i-th file added: its path as given, the SHA-256 (hex) of the bytes
+ * written to it (NULL until written, and for removals), whether it is a
+ * removal.  False past the end. */
+bool pdio_batch_file(const pdio_batch *b, size_t i, const char **path,
+                     const char **sha256, bool *removed);
+/* Completes or takes back a set that a killed run left half in place in
+ * DIR (its journal names every step): when every rename was done the
+ * backups go; otherwise the replaced and removed files come back from
+ * their backups and the new ones go, with a warning; then temporaries
+ * and backups of runs that are gone are removed.  Every batch does this
+ * in each folder before writing into it. */
+void pdio_recover_folder(const char *dir);
+/* Whether DIR holds the journal of a killed run not yet recovered. */
+bool pdio_folder_interrupted(const char *dir);
 /* PDT_OK, PDT_EBADINPUT, or PDT_EUSAGE (binary to a terminal, a malformed
  * PDTRANS_FAIL_AT); every failure has printed its message. */
 int pdio_batch_commit(pdio_batch *b);

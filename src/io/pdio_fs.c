@@ -15,38 +15,61 @@
 #include "../diag.h"
 #include "../ir/util.h"
 
-enum { F_CREATE, F_WRITE, F_FSYNC, F_LINK, F_RENAME, F_KINDS };
-static const char *const FAULT_NAMES[F_KINDS] = {"create", "write", "fsync", "link", "rename"};
+enum { F_CREATE, F_WRITE, F_FSYNC, F_LINK, F_RENAME, F_UNLINK, F_KINDS };
+static const char *const FAULT_NAMES[F_KINDS] = {"create", "write", "fsync", "link", "rename",
+                                                 "unlink"};
 
 static struct {
     bool read;
     int kind;           /* -1: no injection */
     unsigned long at;   /* fail the at-th call of kind */
+    int kill_kind;      /* PDTRANS_KILL_AT: -1, or the kind whose call is not made */
+    unsigned long kill_at;
     unsigned long calls[F_KINDS];
-} fault = {false, -1, 0, {0}};
+} fault = {false, -1, 0, -1, 0, {0}};
+
+/* "KIND:N" with KIND among the first n_kinds names and N >= 1. */
+static bool parse_point(const char *v, int n_kinds, int *kind, unsigned long *at)
+{
+    const char *colon = strchr(v, ':');
+    for (int k = 0; colon && k < n_kinds; k++) {
+        size_t n = strlen(FAULT_NAMES[k]);
+        if ((size_t)(colon - v) != n || strncmp(v, FAULT_NAMES[k], n) != 0)
+            continue;
+        char *end = NULL;
+        errno = 0;
+        unsigned long value = strtoul(colon + 1, &end, 10);
+        if (colon[1] >= '0' && colon[1] <= '9' && !*end && !errno && value > 0) {
+            *kind = k;
+            *at = value;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* PDTRANS_KILL_AT=KIND:N (tests/kill_sweep.sh): the process kills itself
+ * with SIGKILL just before the N-th call of KIND, as kill -9 would. */
+static bool kill_init(void)
+{
+    const char *v = getenv("PDTRANS_KILL_AT");
+    if (!v || !*v || parse_point(v, F_KINDS, &fault.kill_kind, &fault.kill_at))
+        return true;
+    pdt_error("PDTRANS_KILL_AT: expected KIND:N with KIND one of create, write, fsync, "
+              "link, rename, unlink and N >= 1, not '%s'", v);
+    return false;
+}
 
 bool fs_fault_init(void)
 {
     if (fault.read)
         return true;
     fault.read = true;
+    if (!kill_init())
+        return false;
     const char *v = getenv("PDTRANS_FAIL_AT");
-    if (!v || !*v)
+    if (!v || !*v || parse_point(v, F_UNLINK, &fault.kind, &fault.at))
         return true;
-    const char *colon = strchr(v, ':');
-    for (int k = 0; colon && k < F_KINDS; k++) {
-        size_t n = strlen(FAULT_NAMES[k]);
-        if ((size_t)(colon - v) != n || strncmp(v, FAULT_NAMES[k], n) != 0)
-            continue;
-        char *end = NULL;
-        errno = 0;
-        unsigned long at = strtoul(colon + 1, &end, 10);
-        if (colon[1] >= '0' && colon[1] <= '9' && !*end && !errno && at > 0) {
-            fault.kind = k;
-            fault.at = at;
-            return true;
-        }
-    }
     pdt_error("PDTRANS_FAIL_AT: expected KIND:N with KIND one of create, write, fsync, "
               "link, rename and N >= 1, not '%s'", v);
     return false;
@@ -56,6 +79,8 @@ bool fs_fault_init(void)
 static bool injected(int kind)
 {
     fault.calls[kind]++;
+    if (fault.kill_kind == kind && fault.calls[kind] == fault.kill_at)
+        raise(SIGKILL);
     if (fault.kind == kind && fault.calls[kind] == fault.at) {
         errno = EIO;
         return true;
@@ -113,6 +138,13 @@ int fs_rename(const char *from, const char *to)
     if (injected(F_RENAME))
         return -1;
     return rename(from, to);
+}
+
+int fs_unlink(const char *path)
+{
+    if (injected(F_UNLINK))
+        return -1;
+    return unlink(path);
 }
 
 int fs_fsync_folder(const char *dir, bool counted)

@@ -11,6 +11,8 @@
 
 /* Reads PDTRANS_FAIL_AT=KIND:N once (KIND is create, write, fsync, link or
  * rename): the N-th call of that kind in this process then fails with EIO.
+ * Reads PDTRANS_KILL_AT=KIND:N too (KIND also unlink): the process then
+ * kills itself (SIGKILL) just before the N-th call of that kind.
  * Returns false (message printed) when the value is malformed. */
 bool fs_fault_init(void);
 
@@ -21,6 +23,9 @@ bool fs_write_all(int fd, const uint8_t *data, size_t len);
 int fs_fsync(int fd);
 int fs_link(const char *from, const char *to);
 int fs_rename(const char *from, const char *to);
+/* Counted only for PDTRANS_KILL_AT (backups and journals of a set that is
+ * in); PDTRANS_FAIL_AT does not take unlink. */
+int fs_unlink(const char *path);
 
 /* fsyncs a folder so that renames in it survive a crash.  File systems
  * that cannot fsync a folder (EINVAL) count as success.  0 or -1 (errno). */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nettle/sha2.h>
 
 #include "../diag.h"
 #include "../ir/alloc.h"
@@ -20,40 +21,7 @@
 #include "pdio.h"
 #include "pdio_map.h"
 #include "pdio_fs.h"
-
-typedef enum { TO_STDOUT, TO_STREAM, TO_FILE } target_kind;
-
-typedef struct {
-    char *path;         /* as the user named it; used in messages */
-    char *real;         /* the file replaced or written (symlinks resolved) */
-    const ir_program *program;  /* encoded when written (the caller's) */
-    uint8_t *data;      /* or the bytes to write */
-    size_t len;
-    bool binary;
-    target_kind kind;
-    bool existed;       /* real held a regular file before */
-    mode_t mode;        /* its permissions, which the replacement keeps */
-    bool checked;       /* classify() ran */
-    char *tmp;          /* temporary beside real, once created */
-    char *bak;          /* the old file under its backup name */
-    bool bak_moved;     /* bak was made by rename, so real is gone */
-    bool in_place;      /* tmp has been renamed onto real */
-} pending;
-
-struct pdio_batch {
-    bool force;
-    bool failed;        /* undone, or never written: nothing left to take back */
-    bool committed;
-    bool stream;        /* pdio_batch_stream: each file written when added */
-    bool prepared;      /* PDTRANS_FAIL_AT read, folders made, hook set */
-    size_t n, cap;
-    pending *files;
-    char *folder;       /* created when the first file is written, when asked */
-    GPtrArray *made;    /* folders this batch created, outermost first */
-    GPtrArray *dirs;    /* distinct folders holding TO_FILE targets */
-    size_t n_clean;     /* dirs[0..n_clean) had stale temporaries removed */
-    GHashTable *seen;   /* real paths of TO_FILE targets (owned by files) */
-};
+#include "pdio_batch.h"
 
 static int stream_last(pdio_batch *b);
 static void fail(pdio_batch *b);
@@ -64,6 +32,7 @@ pdio_batch *pdio_batch_new(bool force)
     b->force = force;
     b->made = g_ptr_array_new_with_free_func(free);
     b->dirs = g_ptr_array_new_with_free_func(free);
+    b->journals = g_ptr_array_new_with_free_func(free);
     b->seen = g_hash_table_new(g_str_hash, g_str_equal);
     return b;
 }
@@ -114,6 +83,14 @@ void pdio_batch_add_bytes(pdio_batch *b, const char *path, const void *data, siz
         stream_last(b);
 }
 
+void pdio_batch_remove(pdio_batch *b, const char *path)
+{
+    add(b, path, NULL, NULL, 0, false);
+    b->files[b->n - 1].remove = true;
+    if (b->stream)
+        stream_last(b);
+}
+
 /* mkdir -p, remembering what it made so that a failed batch leaves no
  * empty folder behind. */
 static int make_folders(pdio_batch *b)
@@ -125,8 +102,10 @@ static int make_folders(pdio_batch *b)
     }
     size_t n = strlen(dir);
     char *prefix = xmalloc(n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (i < n && dir[i] != '/')
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    for (size_t i = 1; i < n; i++) {
+        if (dir[i] != '/')
             continue;
         memcpy(prefix, dir, i);
         prefix[i] = '\0';
@@ -145,6 +124,8 @@ static int make_folders(pdio_batch *b)
     }
     free(prefix);
     struct stat st;
+    if (lstat(dir, &st) != 0 && errno == ENOENT)
+        return set_make_stage(b);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         pdt_error("'%s' is not a folder", dir);
         return PDT_EBADINPUT;
@@ -164,6 +145,13 @@ static int classify(pending *f)
     f->kind = TO_FILE;
     f->real = xstrdup(f->path);
     struct stat st;
+    if (f->remove) {
+        /* A stale output: the name itself goes (a link, not what it names). */
+        if (lstat(f->path, &st) == 0 && !S_ISDIR(st.st_mode))
+            return PDT_OK;
+        pdt_error("%s: cannot remove: %s", f->path, errno ? strerror(errno) : "is a folder");
+        return PDT_EBADINPUT;
+    }
     if (lstat(f->path, &st) != 0) {
         if (errno == ENOENT)
             return PDT_OK;
@@ -208,6 +196,7 @@ static int check_target(pdio_batch *b, pending *f)
     }
     if (rc != PDT_OK || f->kind != TO_FILE)
         return rc;
+    set_redirect_to_stage(b, f);
     if (!g_hash_table_add(b->seen, f->real)) {
         pdt_error("%s: the same file is written twice", f->path);
         rc = PDT_EBADINPUT;
@@ -236,18 +225,21 @@ static int check_targets(pdio_batch *b)
  * into it. */
 static void remove_stale(pdio_batch *b)
 {
-    for (; b->n_clean < b->dirs->len; b->n_clean++)
-        fs_remove_stale(g_ptr_array_index(b->dirs, b->n_clean));
+    for (; b->n_clean < b->dirs->len; b->n_clean++) {
+        pdio_recover_folder(g_ptr_array_index(b->dirs, b->n_clean));
+    }
 }
 
 typedef struct {
     int fd;
     int err;
+    struct sha256_ctx sha;  /* of every byte written (the manifest's sha256) */
 } fd_sink;
 
 static bool sink_to_fd(void *arg, const uint8_t *data, size_t len)
 {
     fd_sink *s = arg;
+    sha256_update(&s->sha, len, data);
     if (fs_write_all(s->fd, data, len))
         return true;
     s->err = errno;
@@ -258,26 +250,32 @@ static bool sink_to_fd(void *arg, const uint8_t *data, size_t len)
  * chunk, so its bytes are never whole in memory; a text program printed
  * whole (protobuf-c's printer) and freed; or the bytes F holds.  NULL, or
  * why it failed. */
-static const char *write_content(int fd, const pending *f)
+static const char *write_content(int fd, pending *f)
 {
+    fd_sink sink = {.fd = fd};
+    sha256_init(&sink.sha);
+    const char *why = NULL;
     if (f->program && f->binary) {
-        fd_sink sink = {fd, 0};
         int rc = pbconv_encode_to(f->program, PBCONV_CHUNK, sink_to_fd, &sink, NULL);
-        if (rc == PBCONV_TOO_LARGE)
-            return "a block, var or op would be 4 GiB or more";
-        return rc ? strerror(sink.err) : NULL;
-    }
-    if (f->program) {
+        why = rc == PBCONV_TOO_LARGE ? "a block, var or op would be 4 GiB or more"
+              : rc                   ? strerror(sink.err)
+                                     : NULL;
+    } else if (f->program) {
         size_t len = 0;
         uint8_t *text = pdio_serialize(f->program, true, &len);
         if (!text)
             return "cannot print the text form";
-        bool ok = fs_write_all(fd, text, len);
-        int saved = errno;
+        if (!sink_to_fd(&sink, text, len))
+            why = strerror(sink.err);
         free(text);
-        return ok ? NULL : strerror(saved);
+    } else if (!sink_to_fd(&sink, f->data, f->len)) {
+        why = strerror(sink.err);
     }
-    return fs_write_all(fd, f->data, f->len) ? NULL : strerror(errno);
+    uint8_t md[SHA256_DIGEST_SIZE];
+    sha256_digest(&sink.sha, sizeof md, md);
+    for (size_t i = 0; i < sizeof md; i++)
+        snprintf(f->sha256 + 2 * i, 3, "%02x", md[i]);
+    return why;
 }
 
 static bool write_temporary(pending *f)
@@ -323,8 +321,11 @@ static bool write_temporary(pending *f)
  * file is moved aside instead. */
 static bool put_in_place(pending *f)
 {
+    if (f->remove)
+        return set_put_removed(f);
     if (f->existed) {
-        f->bak = fs_backup_name(f->tmp);
+        if (!f->bak)
+            f->bak = fs_backup_name(f->tmp);
         if (fs_link(f->real, f->bak) != 0) {
             int e = errno;
             bool no_links = e == EPERM || e == EXDEV || e == ENOTSUP || e == EMLINK;
@@ -346,17 +347,6 @@ static bool put_in_place(pending *f)
     f->tmp = NULL;
     f->in_place = true;
     return true;
-}
-
-int pdio_write_stdout(const void *data, size_t len)
-{
-    /* Straight to the descriptor, after anything stdio holds, so that a
-     * failure is reported here, with its reason, and not again at exit. */
-    if (fflush(stdout) != 0 || !fs_write_all(STDOUT_FILENO, data, len)) {
-        pdt_error("cannot write to standard output: %s", strerror(errno));
-        return PDT_EBADINPUT;
-    }
-    return PDT_OK;
 }
 
 static bool write_stream(pdio_batch *b, pending *f)
@@ -401,6 +391,8 @@ static void sync_folders(pdio_batch *b)
  * names, new ones and temporaries go, folders made for the set go. */
 static void undo(pdio_batch *b)
 {
+    if (b->stage_landed && rename(b->folder, b->stage) == 0)
+        b->stage_landed = false;
     for (size_t i = b->n; i-- > 0;) {
         pending *f = &b->files[i];
         if (f->bak && (f->in_place || f->bak_moved)) {
@@ -422,6 +414,7 @@ static void undo(pdio_batch *b)
         f->bak = f->tmp = NULL;
     }
     sync_folders(b);
+    set_journal_drop(b);
     for (size_t k = b->made->len; k-- > 0;)
         rmdir(g_ptr_array_index(b->made, k));
 }
@@ -430,7 +423,8 @@ static int land(pdio_batch *b)
 {
     remove_stale(b);
     for (size_t i = 0; i < b->n; i++)
-        if (b->files[i].kind == TO_FILE && !b->files[i].tmp && !write_temporary(&b->files[i]))
+        if (b->files[i].kind == TO_FILE && !b->files[i].tmp && !b->files[i].remove &&
+            !write_temporary(&b->files[i]))
             return PDT_EBADINPUT;
     /* Outputs carry inputs' bytes (pdio_map.c): from an input rewritten
      * while we ran they could mix two versions. */
@@ -439,6 +433,8 @@ static int land(pdio_batch *b)
         pdt_error("%s: the file changed while pdtrans was using it; no output written", changed);
         return PDT_EBADINPUT;
     }
+    if (!set_journal_write(b))
+        return PDT_EBADINPUT;
     for (size_t i = 0; i < b->n; i++)
         if (b->files[i].kind == TO_FILE && !put_in_place(&b->files[i]))
             return PDT_EBADINPUT;
@@ -449,6 +445,12 @@ static int land(pdio_batch *b)
             return PDT_EBADINPUT;
         }
     }
+    /* A new folder appears whole, with one rename. */
+    if (b->stage && fs_rename(b->stage, b->folder) != 0) {
+        pdt_error("cannot rename folder '%s' into place: %s", b->folder, strerror(errno));
+        return PDT_EBADINPUT;
+    }
+    b->stage_landed = b->stage != NULL;
     for (size_t k = 0; k < b->made->len; k++) {
         char *parent = fs_folder_of(g_ptr_array_index(b->made, k));
         fs_fsync_folder(parent, false);
@@ -521,7 +523,7 @@ static int stream_last(pdio_batch *b)
         rc = check_target(b, f);
     if (rc == PDT_OK && f->kind == TO_FILE) {
         remove_stale(b);
-        if (!write_temporary(f))
+        if (!f->remove && !write_temporary(f))
             rc = PDT_EBADINPUT;
     } else if (rc == PDT_OK) {
         rc = keep_bytes(f);
@@ -550,11 +552,12 @@ int pdio_batch_commit(pdio_batch *b)
     for (size_t i = 0; i < b->n; i++) {
         pending *f = &b->files[i];
         if (f->bak)
-            unlink(f->bak);
+            fs_unlink(f->bak);
         free(f->bak);
         f->bak = NULL;
         f->in_place = false;
     }
+    set_journal_drop(b);
     return PDT_OK;
 }
 
@@ -578,18 +581,10 @@ void pdio_batch_free(pdio_batch *b)
     }
     free(b->files);
     free(b->folder);
+    free(b->stage);
+    g_ptr_array_free(b->journals, true);
     g_hash_table_destroy(b->seen);
     g_ptr_array_free(b->made, true);
     g_ptr_array_free(b->dirs, true);
     free(b);
-}
-
-int pdio_write(const ir_program *p, const char *path, bool text, bool force)
-{
-    pdio_batch *b = pdio_batch_new(force);
-    int rc = pdio_batch_add_program(b, path, p, text);
-    if (rc == PDT_OK)
-        rc = pdio_batch_commit(b);
-    pdio_batch_free(b);
-    return rc;
 }

@@ -121,6 +121,9 @@ typedef struct {
      * trainers pushing their params' deltas every N steps; 0: not GEO. */
     int geo_push_nums;
     pdt_runtime runtime;
+    /* Set by the command: --role=all writes trainer_0 .. trainer_{trainers-1}
+     * (the manifest lists them all); false: trainer_id's alone. */
+    bool every_trainer;
     /* Set by the command for validate(): how its messages name a setting
      * (the flag, or under --from-env the variable(s) it came from; NULL:
      * the flag), and which options the user gave (flags win over the

@@ -29,7 +29,7 @@ rss_multiple() {
 m=$TMP/fair_main.pb s=$TMP/fair_startup.pb
 "$BUILD/bench/transpile_gen" "$PARAMS" "$m" "$s" >"$TMP/fair_gen.txt"
 in_bytes=$(( $(wc -c <"$m") + $(wc -c <"$s") ))
-set -- --pservers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170,10.0.0.4:6170 --trainers=2 -s "$s" "$m"
+set -- --pservers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170,10.0.0.4:6170 --trainers=2 --trainer-id=0 -s "$s" "$m"
 t_tp=$(best "$PDTRANS" "$@" -o "$TMP/fair_out")
 t_fair=$("$BUILD/bench/pbfair" -r 3 -i "$m" -i "$s" "$TMP"/fair_out/*.pb)
 out_bytes=$(cat "$TMP"/fair_out/*.pb | wc -c)

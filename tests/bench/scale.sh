@@ -65,7 +65,7 @@ for size in $SIZES; do
     "$BUILD/bench/transpile_gen" "$params" "$tmp/m.pb" "$tmp/s.pb" >/dev/null
     n=$(( params * 10 ))
     bytes=$(( $(wc -c <"$tmp/m.pb") + $(wc -c <"$tmp/s.pb") ))
-    row "transpile --role=all" "$n" "$bytes" "$tmp/out" "$PDTRANS" --pservers=$EPS --trainers=2 \
+    row "transpile --role=all" "$n" "$bytes" "$tmp/out" "$PDTRANS" --pservers=$EPS --trainers=2 --trainer-id=0 \
         -s "$tmp/s.pb" "$tmp/m.pb" -o "$tmp/out"
     row "transpile one pserver" "$n" "$bytes" "$tmp/out1" "$PDTRANS" --pservers=$EPS --trainers=2 \
         --role=pserver --endpoint=10.0.0.2:6170 -s "$tmp/s.pb" "$tmp/m.pb" -o "$tmp/out1"

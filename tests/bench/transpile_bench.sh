@@ -16,7 +16,7 @@ ${MAKE:-make} --no-print-directory "$BUILD/bench/transpile_gen" >/dev/null
 best() { best_of 3 "$@"; }
 t_conv=$(best "$PDTRANS" convert "$TMP/tp_main.pb" "$TMP/tp_conv.pb")
 t_tp=$(best "$PDTRANS" --pservers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170,10.0.0.4:6170 \
-    --trainers=2 -s "$TMP/tp_startup.pb" "$TMP/tp_main.pb" -o "$TMP/tp_out")
+    --trainers=2 --trainer-id=0 -s "$TMP/tp_startup.pb" "$TMP/tp_main.pb" -o "$TMP/tp_out")
 echo "bench: transpile input: $(cat "$TMP/tp_gen.txt"), $(wc -c <"$TMP/tp_main.pb") bytes"
 echo "bench: pdtrans convert:            ${t_conv}s"
 echo "bench: pdtrans transpile --role=all: ${t_tp}s (4 pservers, 10 files + manifest)"

@@ -268,6 +268,10 @@ ir_program *tp_take_over(ir_program **slot);
 /* The file an output is written to: STEM.pbtxt under
  * ctx->settings.text_output, STEM.pb otherwise (manifest.json names it). */
 const char *tp_file_name(const pdt_ctx *ctx, const char *stem);
+/* The job id that every manifest of a job records: SHA-256 (hex, malloc'd)
+ * of the inputs' hashes and the options that shape the programs, without
+ * what tells the roles apart (README.md, "Output folders"). */
+char *tp_job_id(const pdt_ctx *ctx);
 
 /* ---- transpile_dcasgd.c (--dc-asgd) ---- */
 /* The per-trainer backups `SLICE.trainer_<i>_bak` of the params on ep. */

@@ -5,6 +5,8 @@
  * two identical runs write identical manifests. */
 #include <glib.h>
 #include <jansson.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,12 +129,23 @@ static json_t *file_entry(const pdt_ctx *ctx, const char *role, const char *key,
     return o;
 }
 
-/* This trainer's pair of files (every mode writes it last or alone). */
-static json_t *trainer_entry(const pdt_ctx *ctx)
+static json_t *one_trainer(const pdt_ctx *ctx, int id)
 {
-    int id = ctx->transpile.trainer_id;
     return file_entry(ctx, "trainer", "trainer_id", json_integer(id), NULL,
                       ir_internf("trainer_%d", id), ir_internf("trainer_%d.startup", id));
+}
+
+/* This trainer's pair of files (every mode writes it last or alone), or
+ * with --role=all every trainer's. */
+static void add_trainers(json_t *files, const pdt_ctx *ctx)
+{
+    const pdt_transpile_opts *o = &ctx->transpile;
+    if (!o->every_trainer) {
+        json_array_append_new(files, one_trainer(ctx, o->trainer_id));
+        return;
+    }
+    for (int id = 0; id < o->trainers; id++)
+        json_array_append_new(files, one_trainer(ctx, id));
 }
 
 /* JSON string text, escaped as jansson would.  The params list can hold
@@ -313,7 +326,7 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
 
     json_t *files = json_array();
     if (trainer_written)
-        json_array_append_new(files, trainer_entry(ctx));
+        add_trainers(files, ctx);
     for (size_t e = 0; e < st->n_eps; e++)
         if (pserver_written[e])
             json_array_append_new(files, file_entry(ctx, "pserver", "pserver",
@@ -378,7 +391,7 @@ char *tp_manifest_nccl2(pdt_ctx *ctx)
     mf_key(&m, "flags");
     mf_value(&m, flags(ctx, true));
     json_t *files = json_array();
-    json_array_append_new(files, trainer_entry(ctx));
+    add_trainers(files, ctx);
     mf_list(&m, "files", files);
     return mf_end(&m);
 }
@@ -398,7 +411,48 @@ char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt)
     }
     mf_value(&m, f);
     json_t *files = json_array();
-    json_array_append_new(files, trainer_entry(ctx));
+    add_trainers(files, ctx);
     mf_list(&m, "files", files);
     return mf_end(&m);
+}
+
+/* The job a set of outputs belongs to: what makes its programs what they
+ * are, and nothing that tells one role or process of the job from another
+ * (role, trainer id, this process's endpoint, input paths, environment).
+ * Keys sorted, compact, SHA-256 of it in hex. */
+char *tp_job_id(const pdt_ctx *ctx)
+{
+    const pdt_transpile_opts *o = &ctx->transpile;
+    json_t *job = json_object();
+    json_t *f = flags(ctx, o->mode != PDT_MODE_PSERVER);
+    json_object_del(f, "trainer_id");
+    json_object_del(f, "endpoint");
+    json_object_set_new(job, "flags", f);
+    json_object_set_new(job, "mode", json_string(o->mode == PDT_MODE_PSERVER ? "pserver"
+                                                 : o->mode == PDT_MODE_NCCL2 ? "nccl2"
+                                                                             : "collective"));
+    json_object_set_new(job, "format", json_string(ctx->settings.text_output ? "pbtxt" : "pb"));
+    const pdt_run_info *run = ctx->run;
+    if (run) {
+        json_t *inputs = json_object();
+        for (size_t i = 0; i < run->input_roles.n && i < run->input_sha256.n; i++)
+            json_object_set_new(inputs, run->input_roles.items[i],
+                                json_string(run->input_sha256.items[i]));
+        json_object_set_new(job, "inputs", inputs);
+        json_object_set_new(job, "passes", strings(run->passes.items, run->passes.n));
+        json_object_set_new(job, "options", pairs_object(&run->option_names,
+                                                         &run->option_values));
+    }
+    char *text = json_dumps(job, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(job);
+    struct sha256_ctx c;
+    uint8_t md[SHA256_DIGEST_SIZE];
+    sha256_init(&c);
+    sha256_update(&c, strlen(text), (const uint8_t *)text);
+    sha256_digest(&c, sizeof md, md);
+    free(text);
+    char *hex = xmalloc(2 * sizeof md + 1);
+    for (size_t i = 0; i < sizeof md; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return hex;
 }
