@@ -192,3 +192,19 @@ $(BUILD)/tests/regen: tests/regen/regen.c $(BUILD)/libpdtrans.a
 	@mkdir -p $(dir $@)
 	@echo "  LD $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm
+
+# ---- Build and ship (issue 26; ship/README.md) ----
+# The version is PDT_VERSION in src/cli/cli.h, the one `pdtrans --version`
+# prints and manifest.json records; the package and the static build take it
+# from there, so there is one place to change it.
+PDTRANS_VERSION := $(shell sed -n 's/^\#define PDT_VERSION "\(.*\)"$$/\1/p' src/cli/cli.h)
+
+# make stops before its first compile, with one line, when a Debian package
+# the build needs is missing (ship/build_deps.sh names it and the command
+# that installs it); `make deps` installs them.  The line comes through
+# $(error) so that it is the only one make prints.
+BUILD_DEPS_MISSING = $(shell sh ship/build_deps.sh)
+.PHONY: build-deps
+build-deps:
+	$(if $(BUILD_DEPS_MISSING),$(error $(BUILD_DEPS_MISSING)))
+$(BUILD)/gen/framework.pb-c.c $(BUILD)/gen/framework.pb-c.h: | build-deps
