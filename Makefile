@@ -231,3 +231,16 @@ endif
 
 check-static: static $(BIN)
 	@PDTRANS=./$(BIN) STATIC=$(STATIC_BIN) PDTRANS_VERSION=$(PDTRANS_VERSION) sh tests/ship/static.sh
+
+# make deb: build/deb/pdtrans_VERSION-REVISION_ARCH.deb, built with dpkg-deb
+# by ship/deb.sh (binary, man page, completions, framework.proto, copyright,
+# changelog; Depends from dpkg-shlibdeps).  check-deb: lintian, then install,
+# use and remove it with dpkg in a fresh Debian root (tests/ship/deb.sh).
+.PHONY: deb check-deb
+deb: $(BIN) $(COMPLETIONS)
+ifeq ($(SANITIZE),1)
+	$(error make deb: not with SANITIZE=1 (the package carries the plain build))
+endif
+	@mkdir -p $(BUILD)/deb
+	@BIN=./$(BIN) COMPLETION_DIR=$(BUILD)/completion PDTRANS_VERSION=$(PDTRANS_VERSION) \
+	    OUT=$(BUILD)/deb sh ship/deb.sh
