@@ -244,3 +244,6 @@ endif
 	@mkdir -p $(BUILD)/deb
 	@BIN=./$(BIN) COMPLETION_DIR=$(BUILD)/completion PDTRANS_VERSION=$(PDTRANS_VERSION) \
 	    OUT=$(BUILD)/deb sh ship/deb.sh
+
+check-deb: deb
+	@PDTRANS=./$(BIN) BUILD=$(BUILD) PDTRANS_VERSION=$(PDTRANS_VERSION) sh tests/ship/deb.sh
