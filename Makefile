@@ -103,6 +103,7 @@ check: deps
 	@PDTRANS=./$(BIN) sh tests/check_demo.sh
 	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh
 	@$(MAKE) --no-print-directory fuzz-smoke-check
+	@$(MAKE) --no-print-directory check-ship
 
 # make check's fuzz step: every target for FUZZ_SECONDS (30) on its seeds
 # when clang can build libFuzzer targets, else one line saying why not.
@@ -247,3 +248,20 @@ endif
 
 check-deb: deb
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) PDTRANS_VERSION=$(PDTRANS_VERSION) sh tests/ship/deb.sh
+
+# check-setup: the README's Set up commands, in order, on a clean clone of
+# HEAD in a fresh Debian root, as a user with sudo (tests/ship/setup.sh;
+# about 15 minutes).  check-ship, the last step of make check: the three ship
+# tests, each of which says in one line why when it cannot run here (not
+# root, no way to the Debian mirror); skipped under SANITIZE=1 and inside
+# check-setup's own root.
+.PHONY: check-setup check-ship
+check-setup:
+	@BUILD=$(BUILD) sh tests/ship/setup.sh
+
+check-ship:
+ifeq ($(SANITIZE),1)
+	@echo "ship: skipped under SANITIZE=1 (the plain 'make check' runs check-static, check-deb and check-setup)"
+else
+	@if [ -n "$$PDTRANS_SETUP_TEST" ]; then 	    echo "ship: skipped inside check-setup's own Debian root (the outer run is the ship test)"; 	else SHIP_IN_CHECK=1 $(MAKE) --no-print-directory check-static check-deb check-setup; fi
+endif

@@ -13,18 +13,25 @@ missing() { list="$list $1"; why="$why${why:+, }$1 ($2)"; }
 
 have_cmd cc || missing gcc "no cc"
 have_cmd protoc-c || missing protobuf-c-compiler "no protoc-c"
-if have_cmd pkg-config; then
-    for pair in libprotobuf-c:libprotobuf-c-dev glib-2.0:libglib2.0-dev \
-                jansson:libjansson-dev nettle:nettle-dev; do
-        mod=${pair%%:*} pkg=${pair#*:}
+have_cmd pkg-config || missing pkg-config "no pkg-config"
+for pair in libprotobuf-c:libprotobuf-c-dev glib-2.0:libglib2.0-dev \
+            jansson:libjansson-dev nettle:nettle-dev; do
+    mod=${pair%%:*} pkg=${pair#*:}
+    if have_cmd pkg-config; then
         # pkg-config's last line names the .pc it could not find, or the
         # one another .pc requires (a -dev package whose dependency is gone).
         err=$(pkg-config --print-errors --exists "$mod" 2>&1) ||
             missing "$pkg" "pkg-config: $(printf '%s\n' "$err" | tail -n 1)"
-    done
-else
-    missing pkg-config "no pkg-config, so no library was looked for"
-fi
+    else
+        # Without pkg-config, its default search path on Debian.
+        found=
+        for pc in /usr/lib/pkgconfig/"$mod".pc /usr/lib/*/pkgconfig/"$mod".pc \
+                  /usr/share/pkgconfig/"$mod".pc; do
+            [ -e "$pc" ] && found=1
+        done
+        [ -n "$found" ] || missing "$pkg" "no $mod.pc"
+    fi
+done
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${list# }"
