@@ -246,8 +246,8 @@ endif
 	@BIN=./$(BIN) COMPLETION_DIR=$(BUILD)/completion PDTRANS_VERSION=$(PDTRANS_VERSION) \
 	    OUT=$(BUILD)/deb sh ship/deb.sh
 
-check-deb: deb
-	@PDTRANS=./$(BIN) BUILD=$(BUILD) PDTRANS_VERSION=$(PDTRANS_VERSION) sh tests/ship/deb.sh
+check-deb: $(BIN) $(COMPLETIONS)
+	@PDTRANS=./$(BIN) BUILD=$(BUILD) PDTRANS_VERSION=$(PDTRANS_VERSION) MAKE="$(MAKE)" sh tests/ship/deb.sh
 
 # check-setup: the README's Set up commands, in order, on a clean clone of
 # HEAD in a fresh Debian root, as a user with sudo (tests/ship/setup.sh;
@@ -263,5 +263,7 @@ check-ship:
 ifeq ($(SANITIZE),1)
 	@echo "ship: skipped under SANITIZE=1 (the plain 'make check' runs check-static, check-deb and check-setup)"
 else
-	@if [ -n "$$PDTRANS_SETUP_TEST" ]; then 	    echo "ship: skipped inside check-setup's own Debian root (the outer run is the ship test)"; 	else SHIP_IN_CHECK=1 $(MAKE) --no-print-directory check-static check-deb check-setup; fi
+	@if [ -n "$$PDTRANS_SETUP_TEST" ]; then \
+	    echo "ship: skipped inside check-setup's own Debian root (the outer run is the ship test)"; \
+	else SHIP_IN_CHECK=1 $(MAKE) --no-print-directory check-static check-deb check-setup; fi
 endif

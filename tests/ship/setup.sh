@@ -14,6 +14,7 @@ NAME=check-setup
 . tests/ship/common.sh
 BUILD=${BUILD:-build}
 . tests/ship/root.sh
+[ "$(id -u)" = 0 ] || cannot "needs root: it builds a Debian root and enters it with chroot"
 have_cmd git || cannot "no git to clone the repository with"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
