@@ -1,8 +1,8 @@
 #!/bin/sh
-# make check-deb: the package make deb built holds what it should, passes
-# lintian without errors, and in a fresh Debian root installs with dpkg,
-# works (the same programs as the built binary, byte for byte), and is
-# removed and purged by dpkg leaving the root as it was before.
+# make check-deb: the package make deb builds is the same each time, holds
+# what it should, passes lintian without errors, and in a fresh Debian root
+# installs with dpkg, works (the same programs as the built binary, byte for
+# byte), and is removed and purged by dpkg leaving the root as it was.
 set -u
 NAME=check-deb
 . tests/ship/common.sh
@@ -22,6 +22,11 @@ deb=$(ls "$BUILD"/deb/pdtrans_"$PDTRANS_VERSION"-*.deb 2>/dev/null | tail -n 1)
 [ -n "$deb" ] || { bad "no $BUILD/deb/pdtrans_$PDTRANS_VERSION-*.deb (make deb)"; finish; exit 1; }
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
+
+# 0. The same tree gives the same package, byte for byte.
+mkdir "$d/again"
+BIN=$PDTRANS COMPLETION_DIR=$BUILD/completion OUT=$d/again sh ship/deb.sh >/dev/null &&
+    cmp -s "$deb" "$d/again/$(basename "$deb")" && ok || bad "a second make deb gave a different package"
 
 # 1. What the package holds.
 field() { dpkg-deb -f "$deb" "$1"; }
