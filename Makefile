@@ -255,11 +255,16 @@ check-deb: $(BIN) $(COMPLETIONS)
 # tests, each of which says in one line why when it cannot run here (not
 # root, no way to the Debian mirror); skipped under SANITIZE=1 and inside
 # check-setup's own root.
-.PHONY: check-setup check-ship
+.PHONY: check-setup check-ship check-build-deps
 check-setup:
 	@BUILD=$(BUILD) sh tests/ship/setup.sh
 
-check-ship:
+# check-build-deps: make stops with the one line when a tool or library is
+# taken away (tests/ship/make_stops.sh; seconds, runs in every make check).
+check-build-deps:
+	@sh tests/ship/make_stops.sh
+
+check-ship: check-build-deps
 ifeq ($(SANITIZE),1)
 	@echo "ship: skipped under SANITIZE=1 (the plain 'make check' runs check-static, check-deb and check-setup)"
 else
