@@ -4,11 +4,12 @@
 # The root is mmdebstrap's minbase of the host's Debian release plus sudo,
 # built from the Debian mirror apt uses, once, into $BUILD/ship/debian-root.tar
 # (about 3 minutes; make clean removes it); each test unpacks a fresh copy,
-# adding only the host's resolv.conf and an apt setting for the missing pty.
+# adding only the host's resolv.conf and /dev/ptmx as a link into its devpts.
 # mmdebstrap makes the root's device nodes itself (mknod, inside the folder).
 # Commands run under chroot in a mount namespace of their own (unshare
-# --mount) that has the root's /proc mounted: the mount goes away with the
-# namespace, and nothing outside the folder is changed.
+# --mount) that has the root's /proc and a new instance of devpts (its own
+# terminals) mounted: the mounts go away with the namespace, and nothing
+# outside the folder is changed.
 ROOT_TAR=${BUILD:-build}/ship/debian-root.tar
 
 make_root() {
@@ -31,13 +32,17 @@ make_root() {
     mkdir -p "$1"
     tar -C "$1" -xf "$ROOT_TAR"
     cp /etc/resolv.conf "$1/etc/resolv.conf"
-    # No /dev/pts in the root: dpkg would say "Can not write log".
-    echo 'Dpkg::Use-Pty "0";' >"$1/etc/apt/apt.conf.d/90pdtrans-no-pty"
+    # Terminals come from the root's own devpts (in_root): make check's zsh
+    # completion test types into one (zpty), and so does dpkg for its log.
+    rm -f "$1/dev/ptmx"
+    ln -s pts/ptmx "$1/dev/ptmx"
 }
 
 # in_root ROOT CMD ARGS...: runs CMD in ROOT, as root, from /.
 in_root() {
-    unshare --mount --fork sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$@"
+    unshare --mount --fork sh -c 'mount -t proc proc "$0/proc" &&
+        mount -t devpts -o newinstance,ptmxmode=0666,mode=620,gid=5 devpts "$0/dev/pts" &&
+        exec chroot "$0" "$@"' "$@"
 }
 
 # root_files ROOT: every path in ROOT with its type, mode and owner, less what a package's install and removal rightly
