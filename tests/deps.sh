@@ -10,6 +10,7 @@ have_cmd make || need="$need make"
 have_cmd protoc || need="$need protobuf-compiler"
 have_cmd mandoc || need="$need mandoc"
 have_cmd bc || need="$need bc"
+have_cmd col || need="$need bsdextrautils"   # tests/check_demo.sh reads the man page with col
 have_cmd python3 || need="$need python3"
 have_cmd zsh || need="$need zsh"
 have_pc check || need="$need check"
