@@ -111,6 +111,7 @@ check: deps
 	@PDTRANS=./$(BIN) sh tests/alloc_fail.sh
 	@PDTRANS=./$(BIN) sh tests/kill_sweep.sh
 	@$(MAKE) --no-print-directory fuzz-smoke-check
+	@$(MAKE) --no-print-directory check-ship
 	@n=$$(wc -l <"$$PDT_SKIP_LOG"); if [ "$$n" = 0 ]; then echo "check: no test skipped"; \
 	else echo "check: $$n tests skipped (a skip is never a pass):"; sed 's/^/  /' "$$PDT_SKIP_LOG"; \
 	if [ "$$CI" = true ]; then echo "check: FAIL: tests skipped under CI=true"; exit 1; fi; fi
@@ -208,3 +209,83 @@ $(BUILD)/tests/regen: tests/regen/regen.c $(BUILD)/libpdtrans.a
 	@mkdir -p $(dir $@)
 	@echo "  LD $@"
 	@$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libpdtrans.a $(LDFLAGS) $(PKG_LIBS) -lm
+
+# ---- Build and ship (issue 26; src/ship/README.md) ----
+# The version is PDT_VERSION in src/cli/cli.h, the one `pdtrans --version`
+# prints and manifest.json records; the package and the static build take it
+# from there, so there is one place to change it.
+PDTRANS_VERSION := $(shell sed -n 's/^\#define PDT_VERSION "\(.*\)"$$/\1/p' src/cli/cli.h)
+
+# make stops before its first compile, with one line, when a Debian package
+# the build needs is missing (src/ship/build_deps.sh names it and the command
+# that installs it); `make deps` installs them.  The line comes through
+# $(error) so that it is the only one make prints.
+BUILD_DEPS_MISSING = $(shell sh src/ship/build_deps.sh)
+.PHONY: build-deps
+build-deps:
+	$(if $(BUILD_DEPS_MISSING),$(error $(BUILD_DEPS_MISSING)))
+$(BUILD)/gen/framework.pb-c.c $(BUILD)/gen/framework.pb-c.h: | build-deps
+
+# make static: the same objects linked with -static: glibc, GLib (and its
+# pcre2), protobuf-c, jansson and nettle are all inside, so the binary runs in
+# an image with no libraries (tests/ship/static.sh runs it in an empty root).
+# The linker's warnings that getpwuid and getpwnam_r need glibc's shared NSS
+# libraries at run time come from GLib's g_get_user_database_entry, which
+# pdtrans never calls; they are left out of the output, every other line is
+# shown.
+STATIC_BIN = $(BUILD)/static/pdtrans
+.PHONY: static check-static
+static: $(STATIC_BIN)
+$(STATIC_BIN): $(BUILD)/obj/main.o $(BUILD)/libpdtrans.a
+ifeq ($(SANITIZE),1)
+	$(error make static: not with SANITIZE=1 (ASan and UBSan cannot link statically))
+endif
+	@mkdir -p $(dir $@)
+	@echo "  LD $@ (static)"
+	@$(CC) -static $(LDFLAGS) -o $@.tmp $^ $$(pkg-config --static --libs $(PKGS)) -lm 2>$@.log; \
+	rc=$$?; grep -v -e 'g_get_user_database_entry' -e 'in statically linked applications requires at runtime' $@.log >&2; \
+	rm -f $@.log; [ $$rc = 0 ] && mv $@.tmp $@
+
+check-static: static $(BIN)
+	@PDTRANS=./$(BIN) STATIC=$(STATIC_BIN) PDTRANS_VERSION=$(PDTRANS_VERSION) sh tests/ship/static.sh
+
+# make deb: build/deb/pdtrans_VERSION-REVISION_ARCH.deb, built with dpkg-deb
+# by src/ship/deb.sh (binary, man page, completions, framework.proto, copyright,
+# changelog; Depends from dpkg-shlibdeps).  check-deb: lintian, then install,
+# use and remove it with dpkg in a fresh Debian root (tests/ship/deb.sh).
+.PHONY: deb check-deb
+deb: $(BIN) $(COMPLETIONS)
+ifeq ($(SANITIZE),1)
+	$(error make deb: not with SANITIZE=1 (the package carries the plain build))
+endif
+	@mkdir -p $(BUILD)/deb
+	@BIN=./$(BIN) COMPLETION_DIR=$(BUILD)/completion PDTRANS_VERSION=$(PDTRANS_VERSION) \
+	    OUT=$(BUILD)/deb sh src/ship/deb.sh
+
+check-deb: $(BIN) $(COMPLETIONS)
+	@PDTRANS=./$(BIN) BUILD=$(BUILD) PDTRANS_VERSION=$(PDTRANS_VERSION) MAKE="$(MAKE)" sh tests/ship/deb.sh
+
+# check-setup: the README's Set up commands, in order, on a clean clone of
+# HEAD in a fresh Debian root, as a user with sudo (tests/ship/setup.sh;
+# about 15 minutes).  check-ship, a late step of make check: check-build-deps
+# and check-static (seconds, no network; check-static says in one line why
+# when it cannot run).  check-deb and check-setup need Debian's mirror and
+# 5 to 35 minutes, so they stay their own targets, outside make check and CI.
+.PHONY: check-setup check-ship check-build-deps
+check-setup:
+	@BUILD=$(BUILD) sh tests/ship/setup.sh
+
+# check-build-deps: make stops with the one line when a tool or library is
+# taken away (tests/ship/make_stops.sh; seconds, runs in every make check).
+check-build-deps:
+	@sh tests/ship/make_stops.sh
+
+check-ship: check-build-deps
+ifeq ($(SANITIZE),1)
+	@echo "ship: check-static not run under SANITIZE=1 (the static link takes the plain build; plain 'make check' runs it)"
+else
+	@if [ -n "$$PDTRANS_SETUP_TEST" ]; then \
+	    echo "ship: check-static not run inside check-setup's own Debian root (the outer run is the ship test)"; \
+	else SHIP_IN_CHECK=1 $(MAKE) --no-print-directory check-static; \
+	echo "ship: check-deb and check-setup are their own targets (Debian's mirror, 5 and 15-35 minutes); make check does not run them"; fi
+endif
