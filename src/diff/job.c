@@ -80,6 +80,84 @@ static void manifest_item(pdiff_cmp *c, const char *path, const json_t *a, const
     free(tb);
 }
 
+/* What names an element of a manifest list: its "name" (params,
+ * slices), its role and number (files: trainer_0, pserver_1), its pserver
+ * number (pservers), its role (inputs); NULL when none does. */
+static char *element_id(const json_t *e)
+{
+    const char *name = json_string_value(json_object_get(e, "name"));
+    const char *role = json_string_value(json_object_get(e, "role"));
+    const json_t *ps = json_object_get(e, "pserver"), *tr = json_object_get(e, "trainer_id");
+    if (name)
+        return g_strdup(name);
+    if (role && json_is_integer(role && !strcmp(role, "pserver") ? ps : tr))
+        return g_strdup_printf("%s_%" JSON_INTEGER_FORMAT, role,
+                               json_integer_value(!strcmp(role, "pserver") ? ps : tr));
+    if (role)
+        return g_strdup(role);
+    return json_is_integer(ps) ? g_strdup_printf("pserver_%" JSON_INTEGER_FORMAT,
+                                                 json_integer_value(ps))
+                               : NULL;
+}
+
+/* The ids of a list's elements, or NULL unless every element has one and
+ * no two share it.  Lists are short (a job's roles, its params). */
+static GPtrArray *element_ids(const json_t *list)
+{
+    GPtrArray *ids = g_ptr_array_new_with_free_func(g_free);
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        char *id = element_id(json_array_get(list, i));
+        for (guint k = 0; id && k < ids->len; k++)
+            if (!strcmp(ids->pdata[k], id))
+                g_clear_pointer(&id, g_free);
+        if (!id) {
+            g_ptr_array_free(ids, TRUE);
+            return NULL;
+        }
+        g_ptr_array_add(ids, id);
+    }
+    return ids;
+}
+
+static json_t *element_by_id(const json_t *list, const GPtrArray *ids, const char *id)
+{
+    for (guint k = 0; k < ids->len; k++)
+        if (!strcmp(ids->pdata[k], id))
+            return json_array_get(list, k);
+    return NULL;
+}
+
+/* Two lists: element by element where their elements name themselves
+ * (path "files[pserver_1]"), else by position ("flags.pservers[1]"). */
+static void list_children(GArray *kids, const char *path, json_t *a, json_t *b)
+{
+    GPtrArray *ia = element_ids(a), *ib = ia ? element_ids(b) : NULL;
+    if (ia && ib) {
+        for (guint k = 0; k < ia->len; k++) {
+            jwork w = {g_strdup_printf("%s[%s]", path, (char *)ia->pdata[k]),
+                       json_array_get(a, k), element_by_id(b, ib, ia->pdata[k])};
+            g_array_append_val(kids, w);
+        }
+        for (guint k = 0; k < ib->len; k++)
+            if (!element_by_id(a, ia, ib->pdata[k])) {
+                jwork w = {g_strdup_printf("%s[%s]", path, (char *)ib->pdata[k]), NULL,
+                           json_array_get(b, k)};
+                g_array_append_val(kids, w);
+            }
+    } else {
+        size_t na = json_array_size(a), nb = json_array_size(b);
+        for (size_t i = 0; i < (na > nb ? na : nb); i++) {
+            jwork w = {g_strdup_printf("%s[%zu]", path, i), json_array_get(a, i),
+                       json_array_get(b, i)};
+            g_array_append_val(kids, w);
+        }
+    }
+    if (ia)
+        g_ptr_array_free(ia, TRUE);
+    if (ib)
+        g_ptr_array_free(ib, TRUE);
+}
+
 /* The children of two objects or arrays, pushed so that they come off the
  * stack in A's order, then B's extra ones. */
 static void push_children(GArray *stack, const char *path, json_t *a, json_t *b)
@@ -100,12 +178,7 @@ static void push_children(GArray *stack, const char *path, json_t *a, json_t *b)
             g_array_append_val(kids, w);
         }
     } else {
-        size_t na = json_array_size(a), nb = json_array_size(b);
-        for (size_t i = 0; i < (na > nb ? na : nb); i++) {
-            jwork w = {g_strdup_printf("%s[%zu]", path, i), json_array_get(a, i),
-                       json_array_get(b, i)};
-            g_array_append_val(kids, w);
-        }
+        list_children(kids, path, a, b);
     }
     for (size_t i = kids->len; i > 0; i--)
         g_array_append_val(stack, g_array_index(kids, jwork, i - 1));
@@ -216,34 +289,31 @@ static void side_free(side *s)
             g_ptr_array_free(all[i], TRUE);
 }
 
-/* Manifests by name: the same name compared field by field, a name on
- * one side only reported. */
-static void compare_manifests(pdiff_cmp *c, const side *a, const side *b)
+/* Manifests by name: a name on one side only reported (ONE_SIDE), or
+ * the same name compared field by field (!ONE_SIDE). */
+static void compare_manifests(pdiff_cmp *c, const side *a, const side *b, bool one_side)
 {
     guint i = 0, j = 0;
     while (i < a->names->len || j < b->names->len) {
         const char *na = i < a->names->len ? a->names->pdata[i] : NULL;
         const char *nb = j < b->names->len ? b->names->pdata[j] : NULL;
         int order = !na ? 1 : !nb ? -1 : strcmp(na, nb);
-        if (order) {
+        if (order && one_side) {
             c->path_a = a->dir, c->path_b = b->dir;
             char *where = g_strdup_printf("only in %s", order < 0 ? a->dir : b->dir);
             pdiff_emit(c, PDIFF_MANIFEST_ONLY, NULL, -1, NULL, -1, order < 0 ? na : nb,
                        order < 0 ? where : NULL, order < 0 ? NULL : where);
             g_free(where);
-            if (order < 0)
-                i++;
-            else
-                j++;
-            continue;
+        } else if (!order && !one_side) {
+            char *pa = g_build_filename(a->dir, na, NULL), *pb = g_build_filename(b->dir, nb, NULL);
+            c->path_a = pa, c->path_b = pb;
+            compare_json(c, a->jsons->pdata[i], b->jsons->pdata[j]);
+            c->path_a = c->path_b = NULL;
+            g_free(pa);
+            g_free(pb);
         }
-        char *pa = g_build_filename(a->dir, na, NULL), *pb = g_build_filename(b->dir, nb, NULL);
-        c->path_a = pa, c->path_b = pb;
-        compare_json(c, a->jsons->pdata[i], b->jsons->pdata[j]);
-        c->path_a = c->path_b = NULL;
-        g_free(pa);
-        g_free(pb);
-        i++, j++;
+        i += order <= 0;
+        j += order >= 0;
     }
 }
 
@@ -280,20 +350,24 @@ static void role_only(pdiff_cmp *c, const side *a, const side *b, const role_fil
     g_free(files);
 }
 
+static void roles_one_side(pdiff_cmp *c, const side *a, const side *b)
+{
+    for (guint i = 0; i < a->roles->len; i++)
+        if (!find_role(b->roles, ((role_files *)a->roles->pdata[i])->key))
+            role_only(c, a, b, a->roles->pdata[i], true);
+    for (guint i = 0; i < b->roles->len; i++)
+        if (!find_role(a->roles, ((role_files *)b->roles->pdata[i])->key))
+            role_only(c, a, b, b->roles->pdata[i], false);
+}
+
+/* The roles both sides have, program by program. */
 static bool compare_roles(pdiff_cmp *c, const side *a, const side *b)
 {
     for (guint i = 0; i < a->roles->len; i++) {
         const role_files *r = a->roles->pdata[i], *q = find_role(b->roles, r->key);
-        if (!q)
-            role_only(c, a, b, r, true);
-        else if (!compare_file(c, a, r->main, b, q->main) ||
-                 !compare_file(c, a, r->startup, b, q->startup))
+        if (q && (!compare_file(c, a, r->main, b, q->main) ||
+                  !compare_file(c, a, r->startup, b, q->startup)))
             return false;
-    }
-    for (guint i = 0; i < b->roles->len; i++) {
-        const role_files *q = b->roles->pdata[i];
-        if (!find_role(a->roles, q->key))
-            role_only(c, a, b, q, false);
     }
     return true;
 }
@@ -308,7 +382,9 @@ int pdiff_jobs(const char *dir_a, const char *dir_b, const pdiff_opts *o, pdiff_
     if (ok) {
         pdiff_cmp c = {o, r, NULL, NULL, -1, g_string_new(NULL), g_string_new(NULL),
                        g_string_new(NULL)};
-        compare_manifests(&c, &a, &b);
+        compare_manifests(&c, &a, &b, true);
+        roles_one_side(&c, &a, &b);
+        compare_manifests(&c, &a, &b, false);
         ok = compare_roles(&c, &a, &b);
         g_string_free(c.va, TRUE);
         g_string_free(c.vb, TRUE);

@@ -156,7 +156,8 @@ static void json_item(pdiff_report *r, const pdiff_item *it)
     json_object_set_new(o, "op_b", num_or_null(it->op_b));
     json_object_set_new(o, "op_type", str_or_null(it->op_type));
     json_object_set_new(o, "op_output", str_or_null(it->op_out));
-    json_object_set_new(o, "what", str_or_null(it->what));
+    json_object_set_new(o, "what", json_string(it->what && *it->what ? it->what
+                                                                        : kind_names[it->kind].json));
     json_object_set_new(o, "a", str_or_null(it->a));
     json_object_set_new(o, "b", str_or_null(it->b));
     json_array_append_new(r->list, o);
