@@ -30,7 +30,7 @@ static bool key_equal(const ir_op *x, const ir_op *y)
     for (uint32_t i = 0; i < x->n_outputs; i++) {
         const ir_slot *s = &x->outputs[i], *t = &y->outputs[i];
         if (s->name != t->name || s->n_args != t->n_args ||
-            memcmp(s->args, t->args, s->n_args * sizeof *s->args) != 0)
+            (s->n_args && memcmp(s->args, t->args, s->n_args * sizeof *s->args) != 0))
             return false;
     }
     return true;
@@ -241,7 +241,8 @@ size_t pdiff_align(ir_op *const *a, size_t na, ir_op *const *b, size_t nb, pdiff
     }
     g_array_free(al.todo, TRUE);
     size_t n = al.pairs->len;
-    qsort(al.pairs->data, n, sizeof(pdiff_pair), cmp_pair);
+    if (n > 1)
+        qsort(al.pairs->data, n, sizeof(pdiff_pair), cmp_pair);
     *pairs = (pdiff_pair *)(void *)g_array_free(al.pairs, FALSE);
     return n;
 }

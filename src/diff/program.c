@@ -42,7 +42,8 @@ static const ir_slot *find_slot(const ir_slot *s, uint32_t n, const char *name)
 
 static bool slot_equal(const ir_slot *s, const ir_slot *t)
 {
-    return s->n_args == t->n_args && !memcmp(s->args, t->args, s->n_args * sizeof *s->args);
+    return s->n_args == t->n_args &&
+           (!s->n_args || !memcmp(s->args, t->args, s->n_args * sizeof *s->args));
 }
 
 /* Every slot by name: changed, only in x, only in y. */

@@ -119,7 +119,8 @@ static void field(GString *g, const ir_var *v, size_t f)
 static bool quick_equal(const ir_var *x, const ir_var *y)
 {
     return !x->rare && !y->rare && x->type == y->type && x->dtype == y->dtype &&
-           x->n_dims == y->n_dims && !memcmp(x->dims, y->dims, x->n_dims * sizeof *x->dims) &&
+           x->n_dims == y->n_dims &&
+           (!x->n_dims || !memcmp(x->dims, y->dims, x->n_dims * sizeof *x->dims)) &&
            x->lod_level == y->lod_level && x->tensor_slot == y->tensor_slot &&
            x->has_lod_level == y->has_lod_level && x->has_persistable == y->has_persistable &&
            x->persistable == y->persistable && x->has_need_check_feed == y->has_need_check_feed &&
