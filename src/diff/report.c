@@ -101,26 +101,29 @@ static void text_headers(pdiff_report *r, const pdiff_item *it)
             it->program_b ? it->program_b : it->program, off);
 }
 
+/* Items about something only one side has: a '-' (A) or '+' (B) line
+ * showing that side's value. */
+static bool one_sided(pdiff_kind k)
+{
+    return only_a(k) || only_b(k) || k == PDIFF_MANIFEST_ONLY || k == PDIFF_ROLE_ONLY;
+}
+
 static void text_line(pdiff_report *r, const pdiff_item *it)
 {
     text_headers(r, it);
     GString *g = g_string_new(NULL);
     const char *color = "";
-    if (only_a(it->kind) || (it->kind == PDIFF_MANIFEST_ONLY || it->kind == PDIFF_ROLE_ONLY)) {
+    if (one_sided(it->kind)) {
         bool in_a = it->a != NULL;
         g_string_append_c(g, in_a ? '-' : '+');
         color = in_a ? "\033[31m" : "\033[32m";
-    } else if (only_b(it->kind)) {
-        g_string_append_c(g, '+');
-        color = "\033[32m";
     }
     place(g, it);
     if (it->what && *it->what)
         g_string_append_printf(g, "%s%s",
                                g->len <= 1 ? "" : g_str_has_prefix(it->what, "var ") ? " " : ": ",
                                it->what);
-    if (only_a(it->kind) || only_b(it->kind) || it->kind == PDIFF_MANIFEST_ONLY ||
-        it->kind == PDIFF_ROLE_ONLY) {
+    if (one_sided(it->kind)) {
         const char *v = it->a ? it->a : it->b;
         if (v && *v)
             g_string_append_printf(g, ": %s", v);
