@@ -32,10 +32,20 @@ static const char *slot_text(GString *g, const ir_slot *s)
     return g->str;
 }
 
-static const ir_slot *find_slot(const ir_slot *s, uint32_t n, const char *name)
+/* Slots and attrs match by name and occurrence: the k-th of a name in one
+ * op with the k-th of that name in the other (a file may repeat a name). */
+static uint32_t slot_occurrence(const ir_slot *s, uint32_t i)
+{
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < i; j++)
+        k += s[j].name == s[i].name;
+    return k;
+}
+
+static const ir_slot *find_slot(const ir_slot *s, uint32_t n, const char *name, uint32_t k)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (s[i].name == name)
+        if (s[i].name == name && k-- == 0)
             return &s[i];
     return NULL;
 }
@@ -55,7 +65,7 @@ static void compare_slots(pdiff_cmp *c, const ir_op *x, long ia, const ir_op *y,
     pdiff_kind kind = out ? PDIFF_OUTPUT : PDIFF_INPUT;
     const char *word = out ? "output" : "input";
     for (uint32_t i = 0; i < nx; i++) {
-        const ir_slot *t = find_slot(sy, ny, sx[i].name);
+        const ir_slot *t = find_slot(sy, ny, sx[i].name, slot_occurrence(sx, i));
         if (t && slot_equal(&sx[i], t))
             continue;
         g_string_printf(c->what, "%s %s", word, sx[i].name);
@@ -63,7 +73,7 @@ static void compare_slots(pdiff_cmp *c, const ir_op *x, long ia, const ir_op *y,
                    slot_text(c->vb, t));
     }
     for (uint32_t i = 0; i < ny; i++) {
-        if (find_slot(sx, nx, sy[i].name))
+        if (find_slot(sx, nx, sy[i].name, slot_occurrence(sy, i)))
             continue;
         g_string_printf(c->what, "%s %s", word, sy[i].name);
         pdiff_emit(c, kind, x, ia, y, ib, c->what->str, NULL, slot_text(c->vb, &sy[i]));
@@ -80,10 +90,18 @@ static bool attr_ignored(const pdiff_cmp *c, const char *name)
     return false;
 }
 
-static const ir_attr *find_attr(const ir_attr *a, uint32_t n, const char *name)
+static uint32_t attr_occurrence(const ir_attr *a, uint32_t i)
+{
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < i; j++)
+        k += a[j].name == a[i].name;
+    return k;
+}
+
+static const ir_attr *find_attr(const ir_attr *a, uint32_t n, const char *name, uint32_t k)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (a[i].name == name)
+        if (a[i].name == name && k-- == 0)
             return &a[i];
     return NULL;
 }
@@ -108,7 +126,7 @@ static void compare_attrs(pdiff_cmp *c, const ir_op *x, long ia, const ir_op *y,
     for (uint32_t i = 0; i < x->n_attrs; i++) {
         if (attr_ignored(c, ax[i].name))
             continue;
-        const ir_attr *t = find_attr(ay, y->n_attrs, ax[i].name);
+        const ir_attr *t = find_attr(ay, y->n_attrs, ax[i].name, attr_occurrence(ax, i));
         bool typed = t && t->type != ax[i].type;
         const char *va = attr_text(c->va, &ax[i], typed), *vb = attr_text(c->vb, t, typed);
         if (vb && !strcmp(va, vb))
@@ -117,7 +135,8 @@ static void compare_attrs(pdiff_cmp *c, const ir_op *x, long ia, const ir_op *y,
         pdiff_emit(c, PDIFF_ATTR, x, ia, y, ib, c->what->str, va, vb);
     }
     for (uint32_t i = 0; i < y->n_attrs; i++) {
-        if (attr_ignored(c, ay[i].name) || find_attr(ax, x->n_attrs, ay[i].name))
+        if (attr_ignored(c, ay[i].name) ||
+            find_attr(ax, x->n_attrs, ay[i].name, attr_occurrence(ay, i)))
             continue;
         g_string_printf(c->what, "attr %s", ay[i].name);
         pdiff_emit(c, PDIFF_ATTR, x, ia, y, ib, c->what->str, NULL,

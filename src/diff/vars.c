@@ -174,8 +174,65 @@ static void one_side(pdiff_cmp *c, const ir_var *v, bool in_a)
     g_string_free(tmp, TRUE);
 }
 
+/* A block declaring some name twice (check refuses it; diff compares it
+ * all the same). */
+static bool has_duplicates(const ir_block *b)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < b->n_vars; i++)
+        live += !b->vars[i]->removed;
+    return ir_block_n_var_names(b) != live;
+}
+
+/* Vars matched by name and occurrence: the k-th var named N in x with the
+ * k-th var named N in y. */
+static void compare_with_duplicates(pdiff_cmp *c, const ir_block *x, const ir_block *y)
+{
+    GHashTable *in_y = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                             (GDestroyNotify)g_ptr_array_unref);
+    GHashTable *seen_x = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *seen_y = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (size_t i = 0; i < y->n_vars; i++) {
+        const ir_var *w = y->vars[i];
+        if (w->removed)
+            continue;
+        GPtrArray *list = g_hash_table_lookup(in_y, w->name);
+        if (!list)
+            g_hash_table_insert(in_y, (gpointer)w->name, list = g_ptr_array_new());
+        g_ptr_array_add(list, (gpointer)w);
+    }
+    for (size_t i = 0; i < x->n_vars; i++) {
+        const ir_var *v = x->vars[i];
+        if (v->removed)
+            continue;
+        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(seen_x, v->name));
+        g_hash_table_insert(seen_x, (gpointer)v->name, GUINT_TO_POINTER(k + 1));
+        GPtrArray *list = g_hash_table_lookup(in_y, v->name);
+        if (list && k < list->len)
+            compare_var(c, v, list->pdata[k]);
+        else
+            one_side(c, v, true);
+    }
+    for (size_t i = 0; i < y->n_vars; i++) {
+        const ir_var *w = y->vars[i];
+        if (w->removed)
+            continue;
+        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(seen_y, w->name));
+        g_hash_table_insert(seen_y, (gpointer)w->name, GUINT_TO_POINTER(k + 1));
+        if (k >= GPOINTER_TO_UINT(g_hash_table_lookup(seen_x, w->name)))
+            one_side(c, w, false);
+    }
+    g_hash_table_destroy(in_y);
+    g_hash_table_destroy(seen_x);
+    g_hash_table_destroy(seen_y);
+}
+
 void pdiff_compare_vars(pdiff_cmp *c, const ir_block *x, const ir_block *y)
 {
+    if (has_duplicates(x) || has_duplicates(y)) {
+        compare_with_duplicates(c, x, y);
+        return;
+    }
     for (size_t i = 0; i < x->n_vars; i++) {
         const ir_var *v = x->vars[i];
         if (v->removed)
