@@ -11,6 +11,7 @@ have_cmd protoc || need="$need protobuf-compiler"
 have_cmd mandoc || need="$need mandoc"
 have_cmd bc || need="$need bc"
 have_cmd col || need="$need bsdextrautils"   # tests/check_demo.sh reads the man page with col
+have_cmd jq || need="$need jq"
 have_cmd python3 || need="$need python3"
 have_cmd zsh || need="$need zsh"
 # clang and its libFuzzer runtime: make check's fuzz smoke step.

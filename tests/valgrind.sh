@@ -16,6 +16,15 @@ for args in "dump testdata/fc_net.pbtxt" "dump --ops testdata/fc_net.pbtxt" \
     $VG "$PDTRANS" $args >/dev/null 2>"$tmp/err"
     [ $? = 99 ] && { echo "valgrind: FAIL pdtrans $args"; cat "$tmp/err"; fail=1; }
 done
+# diff (exit 1: the programs differ) and dump --ops --attrs.
+d=testdata/diff
+for args in "diff $d/a.pbtxt $d/insert.pbtxt" "diff --json --callstack $d/a.pbtxt $d/callstack.pbtxt" \
+            "diff --stat $d/a.pbtxt $d/block.pbtxt" "dump --ops --attrs $d/a.pbtxt" \
+            "dump --no-callstack $d/a.pbtxt"; do
+    # shellcheck disable=SC2086
+    $VG "$PDTRANS" $args >/dev/null 2>"$tmp/err"
+    [ $? = 99 ] && { echo "valgrind: FAIL pdtrans $args"; cat "$tmp/err"; fail=1; }
+done
 # transpile in each mode, on golden inputs (outputs go to a scratch folder).
 g=tests/golden
 PS="--pservers=127.0.0.1:6174,127.0.0.1:6175 --trainers=2"

@@ -274,16 +274,38 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
     return p;
 }
 
-uint8_t *pdio_serialize(const ir_program *p, bool text, size_t *len)
+/* Takes every attr named DROP out of the ops of MSG (pbconv_from_ir's
+ * arrays, ours to edit); the IR is left as it was. */
+static void drop_attr(PbProgram *msg, const char *drop)
 {
-    if (!text)
-        return pbconv_encode(p, len);
+    for (size_t b = 0; b < msg->n_blocks; b++)
+        for (size_t o = 0; o < msg->blocks[b]->n_ops; o++) {
+            PbOp *op = msg->blocks[b]->ops[o];
+            size_t kept = 0;
+            for (size_t i = 0; i < op->n_attrs; i++)
+                if (strcmp(op->attrs[i]->name, drop) != 0)
+                    op->attrs[kept++] = op->attrs[i];
+            op->n_attrs = kept;
+        }
+}
+
+uint8_t *pdio_serialize_text_without(const ir_program *p, const char *drop, size_t *len)
+{
     pbconv_out out = {ir_arena_new(), 0, 0, NULL};
     PbProgram *msg = pbconv_from_ir(p, &out);
+    if (drop)
+        drop_attr(msg, drop);
     uint8_t *buf = (uint8_t *)pbtext_print_to_string(&msg->base, len);
     pbconv_release(&out);
     ir_arena_free(out.scratch);
     return buf;
+}
+
+uint8_t *pdio_serialize(const ir_program *p, bool text, size_t *len)
+{
+    if (!text)
+        return pbconv_encode(p, len);
+    return pdio_serialize_text_without(p, NULL, len);
 }
 
 bool pdio_path_is_text(const char *path)

@@ -32,6 +32,9 @@ ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len);
 /* Serializes in Paddle's canonical order (see ir.h).  Returns a malloc'd
  * buffer (caller frees) or NULL on failure. */
 uint8_t *pdio_serialize(const ir_program *p, bool text, size_t *len);
+/* The text form without the attrs named DROP (NULL: none), for reading
+ * (dump --no-callstack drops op_callstack); p is not changed. */
+uint8_t *pdio_serialize_text_without(const ir_program *p, const char *drop, size_t *len);
 
 /* True if PATH names the text form (ends in ".pbtxt" or ".txt"). */
 bool pdio_path_is_text(const char *path);

@@ -1,6 +1,11 @@
 /* print_ops.c - see print_ops.h. */
 #include "print_ops.h"
 
+#include <glib.h>
+#include <string.h>
+
+#include "attr_format.h"
+
 /* Role names joined with '|', as Paddle's OpRole bits combine. */
 static void print_role(FILE *out, int role)
 {
@@ -36,7 +41,41 @@ static void print_slots(FILE *out, const ir_slot *slots, size_t n)
     }
 }
 
+/* " NAME=VALUE" for each attr of one group: the op's own attrs
+ * (framework false) or the framework ones, in the op's order. */
+static void print_attr_group(GString *g, const ir_op *op, bool framework, bool no_callstack)
+{
+    const ir_attr *attrs = ir_op_attrs(op);
+    for (size_t i = 0; i < op->n_attrs; i++) {
+        const ir_attr *a = &attrs[i];
+        if (ir_attr_is_framework(a->name) != framework)
+            continue;
+        bool stack = !strcmp(a->name, "op_callstack");
+        if (stack && no_callstack)
+            continue;
+        g_string_append_printf(g, " %s=", a->name);
+        if (stack && a->type == IR_ATTR_STRINGS)
+            g_string_append_printf(g, "<%zu frames>", a->n_strings);
+        else
+            ir_attr_format(g, a);
+    }
+}
+
+static void print_attrs(FILE *out, const ir_op *op, bool no_callstack)
+{
+    GString *g = g_string_new(NULL);
+    print_attr_group(g, op, false, no_callstack);
+    print_attr_group(g, op, true, no_callstack);
+    fputs(g->str, out);
+    g_string_free(g, TRUE);
+}
+
 void ir_print_ops(FILE *out, const ir_program *p)
+{
+    ir_print_ops_with(out, p, &(ir_print_ops_opts){0});
+}
+
+void ir_print_ops_with(FILE *out, const ir_program *p, const ir_print_ops_opts *o)
 {
     for (size_t b = 0; b < p->n_blocks; b++) {
         const ir_block *blk = p->blocks[b];
@@ -48,6 +87,8 @@ void ir_print_ops(FILE *out, const ir_program *p)
             print_slots(out, op->outputs, op->n_outputs);
             fputc(' ', out);
             print_role(out, ir_op_role(op));
+            if (o->attrs)
+                print_attrs(out, op, o->no_callstack);
             fputc('\n', out);
         }
     }

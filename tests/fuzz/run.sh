@@ -17,7 +17,8 @@
 # Targets (tests/fuzz/fuzz_NAME.c): read, text (the readers); backward
 # (backward and gradients), minimize, transpile_sync, transpile_async,
 # transpile_table, transpile_nccl2, transpile_collective, check, roundtrip
-# (the text round trip), params (parameter records).  All but read, text and
+# (the text round trip), params (parameter records), diff (src/diff on a
+# program against itself and against itself less an op).  All but read, text and
 # params use the structure-aware
 # mutator of fuzz_mutator.h.  See tests/fuzz/README.md.
 #
@@ -64,7 +65,7 @@ case ${1:-} in
 --available) MODE=available; shift ;;
 --repro) MODE=repro ;;
 esac
-ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip params"
+ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip params diff"
 if [ $MODE = smoke ]; then SECONDS_PER=${FUZZ_SECONDS:-30}; else SECONDS_PER=${FUZZ_SECONDS:-60}; fi
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 JOBS=${FUZZ_JOBS:-1}
