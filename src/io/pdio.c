@@ -32,6 +32,18 @@ uint64_t pdio_max_input_size(void)
     return max_input;
 }
 
+static uint64_t max_output = PDIO_DEFAULT_MAX_OUTPUT;
+
+void pdio_set_max_output_size(uint64_t bytes)
+{
+    max_output = bytes;
+}
+
+uint64_t pdio_max_output_size(void)
+{
+    return max_output;
+}
+
 bool pdio_parse_size(const char *s, uint64_t *out)
 {
     if (!s || *s < '0' || *s > '9')

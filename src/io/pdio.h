@@ -23,6 +23,13 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65]);
 #define PDIO_DEFAULT_MAX_INPUT ((uint64_t)2 << 30)
 void pdio_set_max_input_size(uint64_t bytes);
 uint64_t pdio_max_input_size(void);
+/* The most bytes the files of one run may hold together
+ * (--max-output-size, default PDIO_DEFAULT_MAX_OUTPUT): a command that can
+ * estimate its output from a count the user gave (transpile's --trainers
+ * and --pservers) refuses it before building anything. */
+#define PDIO_DEFAULT_MAX_OUTPUT ((uint64_t)2 << 30)
+void pdio_set_max_output_size(uint64_t bytes);
+uint64_t pdio_max_output_size(void);
 /* Parses a --max-input-size value: decimal bytes with an optional K, M or
  * G suffix (powers of 1024), at least 1.  False when malformed. */
 bool pdio_parse_size(const char *s, uint64_t *out);
