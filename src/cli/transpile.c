@@ -137,6 +137,12 @@ static int pick_passes(pdt_ctx *ctx, pdt_list *out)
                         : ctx->optim.lr_schedule       ? "--lr-schedule"
                         : ctx->backward.loss           ? "--loss"
                                                        : NULL;
+    if ((ctx->backward.params.n || ctx->backward.no_grad.n) && !ctx->backward.loss) {
+        pdt_usage_error(CMD, "%s applies to the backward part, which transpile runs only with "
+                        "--loss (and --optimizer); give --loss or drop it",
+                        ctx->backward.params.n ? "--params" : "--no-grad");
+        return PDT_EUSAGE;
+    }
     if (optimized && extra) {
         pdt_usage_error(CMD, "%s already has optimizer ops (op_role Optimize), so %s would "
                         "have no effect; drop it, or give the program before minimize",

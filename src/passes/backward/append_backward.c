@@ -74,7 +74,7 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
         l.items = xcalloc(ctx->backward.params.n, sizeof *l.items);
         for (size_t i = 0; i < ctx->backward.params.n; i++) {
             if (!ir_block_find_var(b, ctx->backward.params.items[i]))
-                pdt_warning("%s: block 0 has no var '%s' (--params)", ctx->main_path,
+                pdt_warning("%s: block 0 has no var '%.200s' (--params)", ctx->main_path,
                             ctx->backward.params.items[i]);
             l.items[l.n++] = ctx->backward.params.items[i];
         }
@@ -127,7 +127,7 @@ static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **l
                           ctx->main_path, loss, i);
                 return false;
             }
-        pdt_error("%s: block 0 has no var '%s' (--loss)", ctx->main_path, loss);
+        pdt_error("%s: block 0 has no var '%.200s' (--loss)", ctx->main_path, loss);
         return false;
     }
     *lop = find_loss_op(b0, loss);
