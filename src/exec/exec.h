@@ -80,6 +80,9 @@ uint64_t ex_max_memory(void);
 /* What is being built: ex_run_block sets the op before each kernel;
  * callers outside an op (feeds, parameters) name their phase and var. */
 void ex_where_op(int block, size_t op_idx, const char *type);
+/* Forgets the tensors counted alive: for a fuzz harness that abandoned a
+ * run (longjmp out of the refusal's cleanup) and leaked its tensors. */
+void ex_memory_reset(void);
 void ex_where_var(const char *what, const char *name);
 
 /* ---- scope ------------------------------------------------------------ */

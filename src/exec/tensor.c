@@ -36,6 +36,11 @@ uint64_t ex_max_memory(void)
     return phys / 2;
 }
 
+void ex_memory_reset(void)
+{
+    live_bytes = 0;
+}
+
 void ex_where_op(int block, size_t op_idx, const char *type)
 {
     where.block = block;
