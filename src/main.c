@@ -23,6 +23,12 @@ static void usage(void)
            "      --max-input-size=BYTES\n"
            "                  refuse an input file larger than BYTES (K, M or G\n"
            "                  suffix; default 2G); given to any command\n"
+           "      --max-memory=BYTES\n"
+           "                  verify's executor holds at most BYTES of tensors\n"
+           "                  (default half the machine's memory)\n"
+           "      --max-output-size=BYTES\n"
+           "                  refuse counts whose output would pass BYTES\n"
+           "                  (default 2G)\n"
            "exit status: 0 ok, 1 bad input or failure, 2 usage error,\n"
            "3 internal error (a bug in pdtrans)\n");
 }

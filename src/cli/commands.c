@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../exec/exec.h"
 #include "../io/pdio.h"
 #include "../ir/print_ops.h"
 #include "../passes/pass.h"
@@ -149,35 +150,54 @@ int cli_check_operands(const char *cmd, int argc, const cli_common *c, const cha
     return PDT_OK;
 }
 
+/* The size caps any command takes, wherever they stand before "--". */
+static const struct size_flag {
+    const char *name;
+    void (*set)(uint64_t bytes);
+} size_flags[] = {
+    {"--max-input-size", pdio_set_max_input_size},
+    {"--max-memory", ex_set_max_memory},
+    {"--max-output-size", pdio_set_max_output_size},
+};
+
+static const struct size_flag *size_flag_of(const char *a)
+{
+    for (size_t k = 0; k < sizeof size_flags / sizeof *size_flags; k++) {
+        size_t len = strlen(size_flags[k].name);
+        if (!strncmp(a, size_flags[k].name, len) && (a[len] == '=' || a[len] == '\0'))
+            return &size_flags[k];
+    }
+    return NULL;
+}
+
 int cli_take_input_options(int *argc, char **argv)
 {
-    static const char flag[] = "--max-input-size";
-    const size_t flag_len = sizeof flag - 1;
     int kept = 1;
     bool options_end = false;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--"))
             options_end = true;
-        if (options_end || strncmp(a, flag, flag_len) != 0 ||
-            (a[flag_len] != '=' && a[flag_len] != '\0')) {
+        const struct size_flag *f = options_end ? NULL : size_flag_of(a);
+        if (!f) {
             argv[kept++] = argv[i];
             continue;
         }
+        size_t flag_len = strlen(f->name);
         const char *value = a[flag_len] == '=' ? a + flag_len + 1 : NULL;
         if (!value && i + 1 < *argc)
             value = argv[++i];
         uint64_t bytes = 0;
         if (!value) {
-            pdt_usage_error(NULL, "option '%s' needs a value", flag);
+            pdt_usage_error(NULL, "option '%s' needs a value", f->name);
             return PDT_EUSAGE;
         }
         if (!pdio_parse_size(value, &bytes)) {
             pdt_usage_error(NULL, "option '%s' needs a size in bytes, with an optional "
-                            "K, M or G suffix, not '%s'", flag, value);
+                            "K, M or G suffix, not '%.200s'", f->name, value);
             return PDT_EUSAGE;
         }
-        pdio_set_max_input_size(bytes);
+        f->set(bytes);
     }
     argv[kept] = NULL;
     *argc = kept;

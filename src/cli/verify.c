@@ -1,5 +1,6 @@
 /* verify.c - `pdtrans verify grad|transpile`: numeric checks of what
  * pdtrans writes, on the reference executor (src/exec). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <glib.h>
@@ -82,8 +83,8 @@ static bool parse_double(const char *flag, const char *s, double min, double *ou
     char *end = NULL;
     errno = 0;
     double v = s && *s ? strtod(s, &end) : NAN;
-    if (!s || !*s || *end || errno || !(v >= min) || isinf(v)) {
-        pdt_usage_error("verify", "option '%s' needs a number of at least %g, not '%s'", flag,
+    if (!s || !*s || isspace((unsigned char)*s) || *end || errno || !(v >= min) || isinf(v)) {
+        pdt_usage_error("verify", "option '%s' needs a number of at least %g, not '%.200s'", flag,
                         min, s ? s : "");
         return false;
     }

@@ -1,6 +1,7 @@
 /* verify_rewrite.c - `pdtrans verify rewrite BEFORE AFTER`: a program and
  * its rewrite (memory-optimize, release-memory, inference) fetch the same
  * values from the same seeded feeds and parameters (src/exec/rewrite_check.c). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -49,8 +50,8 @@ static bool parse_tolerance(const char *s, double *out)
     char *end = NULL;
     errno = 0;
     double v = *s ? strtod(s, &end) : NAN;
-    if (!*s || *end || errno || !(v >= 0) || isinf(v)) {
-        pdt_usage_error("verify", "option '--tolerance' needs a number of at least 0, not '%s'",
+    if (!*s || isspace((unsigned char)*s) || *end || errno || !(v >= 0) || isinf(v)) {
+        pdt_usage_error("verify", "option '--tolerance' needs a number of at least 0, not '%.200s'",
                         s);
         return false;
     }

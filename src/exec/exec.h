@@ -67,6 +67,24 @@ void ex_tensor_set_lod(ex_tensor *t, const int64_t *lod, size_t n);
 /* "[2, 3]" into buf. */
 const char *ex_dims_str(const ex_tensor *t, char *buf, size_t len);
 
+/* ---- memory budget (tensor.c) ----------------------------------------- */
+
+/* The most bytes of tensor data the executor holds at once (--max-memory;
+ * 0 restores the default, half the machine's physical memory).  Every
+ * tensor is built through ex_tensor_new, which checks its element count
+ * (each dim >= 0, the product of the nonzero dims within int64) and the
+ * budget, and otherwise ends the run: one message naming what it was
+ * building (ex_where_*), the cleanups of src/ir/alloc.h, exit 1. */
+void ex_set_max_memory(uint64_t bytes);
+uint64_t ex_max_memory(void);
+/* What is being built: ex_run_block sets the op before each kernel;
+ * callers outside an op (feeds, parameters) name their phase and var. */
+void ex_where_op(int block, size_t op_idx, const char *type);
+/* Forgets the tensors counted alive: for a fuzz harness that abandoned a
+ * run (longjmp out of the refusal's cleanup) and leaked its tensors. */
+void ex_memory_reset(void);
+void ex_where_var(const char *what, const char *name);
+
 /* ---- scope ------------------------------------------------------------ */
 
 /* coalesce_tensor's fused buffer: its members are views into it. */
@@ -188,6 +206,11 @@ void ex_put(ex_ctx *x, const ir_op *op, const char *slot, size_t i, ex_tensor *t
 /* Attribute lists as int64 (INTS or LONGS); n = 0 when absent. */
 size_t ex_attr_ints(const ir_op *op, const char *name, int64_t *out, size_t max);
 size_t ex_attr_floats(const ir_op *op, const char *name, double *out, size_t max);
+/* Reads the int attr `name` (default `def`) as an axis of a tensor of nd
+ * dims: a negative one counts from the end; fails naming the attr when it
+ * is outside [-nd, nd) (ends <= nd when `end_ok`: an insertion point). */
+bool ex_attr_axis(ex_ctx *x, const ir_op *op, const char *name, int64_t def, int nd,
+                  bool end_ok, int *axis);
 /* Values of integer dtypes are rounded toward zero, as a cast would. */
 bool ex_dtype_is_int(int dtype);
 

@@ -54,6 +54,7 @@ static ex_tensor *make_feed(const ir_var *v, const ir_block *b, const ir_op *rea
         dims[0] = o->batch;
         nd = 1;
     }
+    ex_where_var("seeding feed", v->name);
     ex_tensor *t = ex_tensor_new(v->dtype, nd, dims);
     if (lod)
         ex_tensor_set_lod(t, lod, n_lod);

@@ -144,7 +144,7 @@ bool ex_grad_check(const ir_program *prog, const ir_program *startup, const char
     *n_out = 0;
     const ir_block *b0 = ir_program_block(prog, 0);
     if (!b0 || !ir_block_find_var(b0, ir_intern(loss))) {
-        g_snprintf(err, errlen, "block 0 has no var '%s' (--loss)", loss);
+        g_snprintf(err, errlen, "block 0 has no var '%.200s' (--loss)", loss);
         return false;
     }
     ex_grad_result *res;

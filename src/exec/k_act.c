@@ -103,11 +103,9 @@ static bool k_softmax(ex_ctx *x, const ir_op *op)
     const ex_tensor *X = ex_in(x, op, "X");
     if (!X)
         return false;
-    int axis = (int)ir_op_get_int(op, "axis", -1);
-    if (axis < 0)
-        axis += X->nd;
-    if (axis < 0 || axis >= X->nd)
-        return ex_fail(x, "axis out of range");
+    int axis;
+    if (!ex_attr_axis(x, op, "axis", -1, X->nd, false, &axis))
+        return false;
     size_t outer, n, inner;
     axis_split(X, axis, &outer, &n, &inner);
     ex_tensor *out = ex_tensor_copy(X);
@@ -130,11 +128,9 @@ static bool k_softmax_grad(ex_ctx *x, const ir_op *op)
     const ex_tensor *O = ex_in(x, op, "Out"), *d = O ? ex_in(x, op, "Out@GRAD") : NULL;
     if (!d)
         return false;
-    int axis = (int)ir_op_get_int(op, "axis", -1);
-    if (axis < 0)
-        axis += O->nd;
-    if (axis < 0 || axis >= O->nd)
-        return ex_fail(x, "axis out of range");
+    int axis;
+    if (!ex_attr_axis(x, op, "axis", -1, O->nd, false, &axis))
+        return false;
     size_t outer, n, inner;
     axis_split(O, axis, &outer, &n, &inner);
     ex_tensor *dx = ex_tensor_like(O);

@@ -134,8 +134,8 @@ static bool k_softmax_xent(ex_ctx *x, const ir_op *op)
     const ex_tensor *X = ex_in(x, op, "Logits"), *L = X ? ex_in(x, op, "Label") : NULL;
     if (!L)
         return false;
-    int axis = (int)ir_op_get_int(op, "axis", -1);
-    if (axis != -1 && axis != X->nd - 1)
+    int64_t axis = ir_op_get_int(op, "axis", -1);
+    if (X->nd < 1 || (axis != -1 && axis != X->nd - 1))
         return ex_fail(x, "only the last axis is supported");
     bool soft = ir_op_get_bool(op, "soft_label", false);
     int64_t ignore = ir_op_get_int(op, "ignore_index", -100);
@@ -341,10 +341,11 @@ static bool k_top_k(ex_ctx *x, const ir_op *op)
     int64_t k = K ? (int64_t)K->data[0] : ir_op_get_int(op, "k", 1);
     if (k < 1 || (size_t)k > w)
         return ex_fail(x, "k %lld is outside [1, %zu]", (long long)k, w);
-    ex_tensor *out = per_row(X), *idx;
-    out->dims[out->nd - 1] = k;
-    out->numel = n * (size_t)k;
-    out->data = xrealloc_n(out->data, out->numel + 1, sizeof(double));
+    int64_t od[EX_MAX_DIMS];
+    memcpy(od, X->dims, sizeof od);
+    od[X->nd - 1] = k;
+    ex_tensor *out = ex_tensor_new(X->dtype, X->nd, od), *idx;
+    ex_tensor_set_lod(out, X->lod, X->n_lod);
     idx = ex_tensor_copy(out);
     idx->dtype = IR_INT64;
     for (size_t i = 0; i < n; i++) {

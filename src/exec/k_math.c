@@ -10,21 +10,22 @@
 
 /* yidx[i] = offset in Y of X's element i.  NULL (x->err set) when Y does
  * not broadcast onto X. */
-static size_t *bcast_map(ex_ctx *x, const ex_tensor *X, const ex_tensor *Y, int axis)
+static size_t *bcast_map(ex_ctx *x, const ex_tensor *X, const ex_tensor *Y, int64_t attr_axis)
 {
     int nx = X->nd, ny = Y->nd;
     if (ny > nx) {
         ex_fail(x, "Y has more dims (%d) than X (%d)", ny, nx);
         return NULL;
     }
-    if (axis < 0)
-        axis = nx - ny;
-    while (ny > 0 && Y->dims[ny - 1] == 1)
-        ny--;
-    if (axis + ny > nx) {
-        ex_fail(x, "axis %d does not fit Y's dims onto X's", axis);
+    /* Paddle: axis -1 (or any negative one) lines Y up with X's last dims */
+    if (attr_axis > nx - ny) {
+        ex_fail(x, "attr 'axis' (%lld) does not fit Y's %d dims onto X's %d",
+                (long long)attr_axis, ny, nx);
         return NULL;
     }
+    int axis = attr_axis < 0 ? nx - ny : (int)attr_axis;
+    while (ny > 0 && Y->dims[ny - 1] == 1)
+        ny--;
     size_t ystride[EX_MAX_DIMS] = {0};
     size_t s = 1;
     for (int d = ny - 1; d >= 0; d--) {
@@ -92,7 +93,7 @@ static bool ew_forward(ex_ctx *x, const ir_op *op, ew_kind k)
         return false;
     if (X->kind != EX_DENSE || Y->kind != EX_DENSE)
         return ex_fail(x, "SELECTED_ROWS operands are not supported");
-    size_t *map = bcast_map(x, X, Y, (int)ir_op_get_int(op, "axis", -1));
+    size_t *map = bcast_map(x, X, Y, ir_op_get_int(op, "axis", -1));
     if (!map)
         return false;
     ex_tensor *out = ex_tensor_like(X);
@@ -121,7 +122,9 @@ static bool ew_grad(ex_ctx *x, const ir_op *op, ew_kind k)
     if (!X && k != EW_ADD && k != EW_SUB)
         return ex_fail(x, "input 'X' is needed");
     const ex_tensor *shape_x = X ? X : dout;
-    size_t *map = bcast_map(x, shape_x, Y, (int)ir_op_get_int(op, "axis", -1));
+    if (dout->numel != shape_x->numel)
+        return ex_fail(x, "Out@GRAD has %zu elements, X %zu", dout->numel, shape_x->numel);
+    size_t *map = bcast_map(x, shape_x, Y, ir_op_get_int(op, "axis", -1));
     if (!map)
         return false;
     ex_tensor *dx = ex_tensor_like(shape_x), *dy = ex_tensor_like(Y);
@@ -184,10 +187,10 @@ static void gemm(const double *A, const double *B, double *C, size_t m, size_t n
         }
 }
 
-static size_t prod(const int64_t *d, int from, int to)
+static size_t prod(const int64_t *d, int64_t from, int64_t to)
 {
     size_t p = 1;
-    for (int i = from; i < to; i++)
+    for (int64_t i = from; i < to; i++)
         p *= (size_t)d[i];
     return p;
 }
@@ -197,7 +200,7 @@ static bool k_mul(ex_ctx *x, const ir_op *op)
     const ex_tensor *X = ex_in(x, op, "X"), *Y = X ? ex_in(x, op, "Y") : NULL;
     if (!Y)
         return false;
-    int xc = (int)ir_op_get_int(op, "x_num_col_dims", 1), yc = (int)ir_op_get_int(op, "y_num_col_dims", 1);
+    int64_t xc = ir_op_get_int(op, "x_num_col_dims", 1), yc = ir_op_get_int(op, "y_num_col_dims", 1);
     if (xc < 1 || xc > X->nd || yc < 1 || yc > Y->nd)
         return ex_fail(x, "num_col_dims out of range");
     size_t m = prod(X->dims, 0, xc), k = prod(X->dims, xc, X->nd);
@@ -223,8 +226,12 @@ static bool k_mul_grad(ex_ctx *x, const ir_op *op)
     const ex_tensor *d = Y ? ex_in(x, op, "Out@GRAD") : NULL;
     if (!d)
         return false;
-    int xc = (int)ir_op_get_int(op, "x_num_col_dims", 1), yc = (int)ir_op_get_int(op, "y_num_col_dims", 1);
+    int64_t xc = ir_op_get_int(op, "x_num_col_dims", 1), yc = ir_op_get_int(op, "y_num_col_dims", 1);
+    if (xc < 1 || xc > X->nd || yc < 1 || yc > Y->nd)
+        return ex_fail(x, "num_col_dims out of range");
     size_t m = prod(X->dims, 0, xc), k = prod(X->dims, xc, X->nd), n = prod(Y->dims, yc, Y->nd);
+    if (k != prod(Y->dims, 0, yc))
+        return ex_fail(x, "X's width %zu differs from Y's height %zu", k, prod(Y->dims, 0, yc));
     if (d->numel != m * n)
         return ex_fail(x, "Out@GRAD has %zu elements, not %zu", d->numel, m * n);
     ex_tensor *dx = ex_tensor_like(X), *dy = ex_tensor_like(Y);
@@ -250,6 +257,8 @@ static bool mm_plan(ex_ctx *x, const ir_op *op, const ex_tensor *X, const ex_ten
     s->tx = ir_op_get_bool(op, v2 ? "trans_x" : "transpose_X", false);
     s->ty = ir_op_get_bool(op, v2 ? "trans_y" : "transpose_Y", false);
     s->alpha = v2 ? 1.0 : ir_op_get_float(op, "alpha", 1.0);
+    if (X->nd < 1 || Y->nd < 1)
+        return ex_fail(x, "X and Y need at least one dim");
     int64_t xr = X->nd >= 2 ? X->dims[X->nd - 2] : 1, xc = X->dims[X->nd - 1];
     int64_t yr = Y->nd >= 2 ? Y->dims[Y->nd - 2] : Y->dims[0], yc = Y->nd >= 2 ? Y->dims[Y->nd - 1] : 1;
     if (X->nd == 1)
@@ -313,6 +322,8 @@ static bool matmul_grad(ex_ctx *x, const ir_op *op, bool v2)
     int ond;
     if (!mm_plan(x, op, X, Y, v2, &s, od, &ond))
         return false;
+    if (d->numel != s.batch * s.m * s.n)
+        return ex_fail(x, "Out@GRAD has %zu elements, not %zu", d->numel, s.batch * s.m * s.n);
     ex_tensor *dx = ex_tensor_like(X), *dy = ex_tensor_like(Y);
     double *tmp_x = xmalloc_n(s.m * s.k + 1, sizeof(double)), *tmp_y = xmalloc_n(s.k * s.n + 1, sizeof(double));
     for (size_t b = 0; b < s.batch; b++) {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ckd.h"
 #include "exec.h"
 
 typedef struct {
@@ -36,10 +37,29 @@ static bool pads_of(ex_ctx *x, const ir_op *op, int64_t *pt, int64_t *pl, int64_
     return true;
 }
 
+/* strides, dilations, ksize and paddings within int32, as Paddle's
+ * attrs are ints: the window arithmetic below then cannot overflow int64
+ * (every dim fits int64, ex_tensor_new). */
+static bool window_attrs_fit(ex_ctx *x, const ir_op *op)
+{
+    static const char *const names[] = {"strides", "dilations", "ksize", "paddings"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        int64_t v[8];
+        size_t n = ex_attr_ints(op, names[i], v, 8);
+        for (size_t k = 0; k < n && k < 8; k++)
+            if (v[k] < INT32_MIN || v[k] > INT32_MAX || (i < 3 && v[k] < 1) || v[k] < 0)
+                return ex_fail(x, "attr '%s' entry %zu (%lld) is outside [%d, %d]", names[i], k,
+                               (long long)v[k], i < 3 ? 1 : 0, INT32_MAX);
+    }
+    return true;
+}
+
 static bool conv_plan(ex_ctx *x, const ir_op *op, const ex_tensor *I, const ex_tensor *F, conv_geo *g)
 {
     if (I->nd != 4 || F->nd != 4)
         return ex_fail(x, "Input and Filter must have 4 dims (NCHW)");
+    if (!window_attrs_fit(x, op))
+        return false;
     const char *fmt = ir_op_get_string(op, "data_format");
     if (fmt && strcmp(fmt, "NCHW") && strcmp(fmt, "AnyLayout"))
         return ex_fail(x, "data_format '%s' is not supported", fmt);
@@ -57,8 +77,12 @@ static bool conv_plan(ex_ctx *x, const ir_op *op, const ex_tensor *I, const ex_t
         return ex_fail(x, "strides must be positive");
     if (!pads_of(x, op, &g->pt, &g->pl, g->h, g->w, g->kh, g->kw, g->sh, g->sw))
         return false;
-    g->oh = (g->h + 2 * g->pt - (g->dh * (g->kh - 1) + 1)) / g->sh + 1;
-    g->ow = (g->w + 2 * g->pl - (g->dw * (g->kw - 1) + 1)) / g->sw + 1;
+    int64_t ext_h, ext_w;
+    if (g->kh < 1 || g->kw < 1 || ckd_mul_i64(&ext_h, g->dh, g->kh - 1) ||
+        ckd_mul_i64(&ext_w, g->dw, g->kw - 1) || ext_h > INT64_MAX / 2 || ext_w > INT64_MAX / 2)
+        return ex_fail(x, "the dilated filter is empty or larger than int64 holds");
+    g->oh = (g->h + 2 * g->pt - (ext_h + 1)) / g->sh + 1;
+    g->ow = (g->w + 2 * g->pl - (ext_w + 1)) / g->sw + 1;
     if (g->oh < 1 || g->ow < 1)
         return ex_fail(x, "the filter is larger than the padded input");
     return true;
@@ -129,6 +153,8 @@ static bool pool_plan(ex_ctx *x, const ir_op *op, const ex_tensor *X, pool_geo *
 {
     if (X->nd != 4)
         return ex_fail(x, "X must have 4 dims (NCHW)");
+    if (!window_attrs_fit(x, op))
+        return false;
     if (ir_op_get_bool(op, "adaptive", false))
         return ex_fail(x, "adaptive pooling is not supported");
     int64_t k[2] = {1, 1}, s[2] = {1, 1};

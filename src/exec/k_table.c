@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ckd.h"
 #include "exec.h"
 
 static bool lookup(ex_ctx *x, const ir_op *op, bool v2)
@@ -193,10 +194,12 @@ static void axis_copy(double *big, const int64_t *bdims, int nd, int axis, int64
     }
 }
 
-static int norm_axis(const ir_op *op, int nd)
+/* concat's and split's `axis`: checked against nd, -1 when out of range
+ * (x->err then names it). */
+static int norm_axis(ex_ctx *x, const ir_op *op, int nd)
 {
-    int axis = (int)ir_op_get_int(op, "axis", 0);
-    return axis < 0 ? axis + nd : axis;
+    int axis;
+    return ex_attr_axis(x, op, "axis", 0, nd, false, &axis) ? axis : -1;
 }
 
 static bool k_concat(ex_ctx *x, const ir_op *op)
@@ -207,9 +210,9 @@ static bool k_concat(ex_ctx *x, const ir_op *op)
     const ex_tensor *first = ex_in_at(x, op, "X", 0);
     if (!first)
         return false;
-    int axis = norm_axis(op, first->nd);
-    if (axis < 0 || axis >= first->nd)
-        return ex_fail(x, "axis out of range");
+    int axis = norm_axis(x, op, first->nd);
+    if (axis < 0)
+        return false;
     int64_t dims[EX_MAX_DIMS];
     memcpy(dims, first->dims, sizeof dims);
     dims[axis] = 0;
@@ -239,7 +242,9 @@ static bool split_into(ex_ctx *x, const ir_op *op, const ex_tensor *X, int axis,
 {
     int64_t total = 0;
     for (size_t i = 0; i < n; i++)
-        total += sizes[i];
+        if (sizes[i] < 0 || ckd_add_i64(&total, total, sizes[i]))
+            return ex_fail(x, "%s entry %zu (%lld) is negative or too large", tag, i,
+                           (long long)sizes[i]);
     if (axis < 0 || axis >= X->nd || total != X->dims[axis])
         return ex_fail(x, "%s sum to %lld, but the split dim is %lld", tag, (long long)total,
                        axis >= 0 && axis < X->nd ? (long long)X->dims[axis] : -1LL);
@@ -276,10 +281,10 @@ static bool split_sizes(ex_ctx *x, const ir_op *op, const ex_tensor *X, int axis
         for (size_t i = 0; i < ns; i++)
             if (s[i] < 0)
                 unknown = (int64_t)i;
-            else
-                known += s[i];
+            else if (ckd_add_i64(&known, known, s[i]))
+                known = INT64_MAX;  /* split_into refuses the sum */
         if (unknown >= 0)
-            s[unknown] = dim - known;
+            s[unknown] = known > dim ? -1 : dim - known;
     } else {
         int64_t num = ir_op_get_int(op, "num", (int64_t)n_out);
         if (num <= 0 || (size_t)num != n_out || dim % num) {
@@ -299,7 +304,9 @@ static bool k_split(ex_ctx *x, const ir_op *op)
     if (!X)
         return false;
     bool byref = !strcmp(op->type, "split_byref");
-    int axis = byref ? 0 : norm_axis(op, X->nd);
+    int axis = byref ? 0 : norm_axis(x, op, X->nd);
+    if (axis < 0 || axis >= X->nd)
+        return axis < 0 ? false : ex_fail(x, "X has no dims to split");
     size_t n = ex_n_out(op, "Out");
     int64_t *sizes = NULL;
     if (!split_sizes(x, op, X, axis, n, &sizes))
@@ -315,13 +322,18 @@ static bool k_concat_grad(ex_ctx *x, const ir_op *op)
     if (!d)
         return false;
     size_t n = ex_n_in(op, "X");
-    int axis = norm_axis(op, d->nd);
+    int axis = norm_axis(x, op, d->nd);
+    if (axis < 0)
+        return false;
     int64_t at = 0;
     for (size_t i = 0; i < n; i++) {
         const ex_tensor *t = ex_in_at(x, op, "X", i);
         if (!t)
             return false;
-        if (axis < 0 || axis >= t->nd || at + t->dims[axis] > d->dims[axis])
+        bool fits = t->nd == d->nd && at + t->dims[axis] <= d->dims[axis];
+        for (int k = 0; fits && k < d->nd; k++)
+            fits = k == axis || t->dims[k] == d->dims[k];
+        if (!fits)
             return ex_fail(x, "X does not fit Out@GRAD");
         ex_tensor *g = ex_tensor_new(d->dtype, t->nd, t->dims);
         axis_copy(d->data, d->dims, d->nd, axis, at, g->data, t->dims, false);

@@ -66,13 +66,49 @@ static bool is_dist_op(const char *type)
     return false;
 }
 
+/* A grad op's input S@GRAD holds the gradient of its input S: both dense,
+ * they have as many elements (every kernel indexes one by the other's
+ * size).  Checked once here, before any kernel runs. */
+static const char *slot_arg(const ir_slot *s, size_t i);
+
+static bool grads_fit_their_vars(ex_ctx *x, const ir_op *op)
+{
+    /* a sub-block's grad (while_grad) pairs its lists in its own order */
+    if (ir_op_attr(op, "sub_block"))
+        return true;
+    for (uint32_t i = 0; i < op->n_inputs; i++) {
+        const ir_slot *g = &op->inputs[i];
+        size_t len = strlen(g->name);
+        if (len <= 5 || strcmp(g->name + len - 5, "@GRAD"))
+            continue;
+        char fwd[128];
+        if (len - 5 >= sizeof fwd)
+            continue;
+        memcpy(fwd, g->name, len - 5);
+        fwd[len - 5] = '\0';
+        const ir_slot *v = ir_op_input(op, fwd);
+        for (uint32_t k = 0; v && k < g->n_args && k < v->n_args; k++) {
+            const ex_tensor *gt = ex_scope_get(x->scope, slot_arg(g, k));
+            const ex_tensor *vt = ex_scope_get(x->scope, slot_arg(v, k));
+            if (gt && vt && gt->kind == EX_DENSE && vt->kind == EX_DENSE &&
+                gt->numel != vt->numel)
+                return ex_fail(x, "input '%s' has %zu elements, but '%s' has %zu", g->name,
+                               gt->numel, fwd, vt->numel);
+        }
+    }
+    return true;
+}
+
 bool ex_run_op(ex_ctx *x, const ir_op *op)
 {
+    ex_where_op(x->block ? x->block->idx : 0, x->op_idx, op->type);
     if (x->dist && is_dist_op(op->type))
         return x->dist->op(x, op, x->dist->user);
     ex_kernel_fn fn = ex_kernel_find(op->type);
     if (!fn)
         return ex_fail(x, "the executor has no kernel for this op");
+    if (!grads_fit_their_vars(x, op))
+        return false;
     return fn(x, op);
 }
 
@@ -108,6 +144,8 @@ bool ex_run_block(ex_ctx *x, int32_t idx, ex_op_filter filter)
     x->depth--;
     x->block = saved_block;
     x->op_idx = saved_idx;
+    if (saved_block)
+        ex_where_op(saved_block->idx, saved_idx, saved_block->ops[saved_idx]->type);
     return ok;
 }
 
@@ -237,4 +275,16 @@ bool ex_dtype_is_int(int dtype)
 {
     return dtype == IR_BOOL || dtype == IR_INT16 || dtype == IR_INT32 || dtype == IR_INT64 ||
            dtype == IR_UINT8 || dtype == IR_INT8 || dtype == IR_SIZE_T;
+}
+
+bool ex_attr_axis(ex_ctx *x, const ir_op *op, const char *name, int64_t def, int nd,
+                  bool end_ok, int *axis)
+{
+    int64_t a = ir_op_get_int(op, name, def), hi = end_ok ? nd : nd - 1;
+    int64_t n = a < 0 ? a + nd : a;
+    if (n < 0 || n > hi)
+        return ex_fail(x, "attr '%s' (%lld) is outside [%d, %lld] for %d dims", name,
+                       (long long)a, -nd, (long long)hi, nd);
+    *axis = (int)n;
+    return true;
 }

@@ -57,6 +57,7 @@ static ex_tensor *tensor_from_ir(const ir_tensor *it, char *err, size_t errlen)
         return NULL;
     }
     int64_t one = 1;
+    ex_where_var("loading parameter", it->name);
     ex_tensor *t = it->n_dims ? ex_tensor_new(it->dtype, (int)it->n_dims, it->dims)
                               : ex_tensor_new(it->dtype, 1, &one);
     for (size_t i = 0; i < t->numel; i++) {

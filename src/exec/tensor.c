@@ -3,26 +3,141 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "../ckd.h"
+#include "../ir/alloc.h"
 
 #include "exec.h"
 
-static size_t numel_of(int nd, const int64_t *dims)
+/* ---- the memory budget (--max-memory) ---------------------------------- */
+
+static uint64_t max_memory;     /* 0: not set, the default applies */
+static uint64_t live_bytes;     /* data of the tensors alive now */
+/* What the executor is building, for the message that stops it. */
+static struct {
+    int block;                  /* -1: no op, `what` and `name` instead */
+    size_t op_idx;
+    const char *type;
+    const char *what, *name;
+} where = {-1, 0, NULL, "preparing the run", ""};
+
+void ex_set_max_memory(uint64_t bytes)
 {
-    size_t n = 1;
-    for (int i = 0; i < nd; i++)
-        n *= dims[i] > 0 ? (size_t)dims[i] : 0;
+    max_memory = bytes;
+}
+
+uint64_t ex_max_memory(void)
+{
+    if (max_memory)
+        return max_memory;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t phys = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (UINT64_C(8) << 30);
+    return phys / 2;
+}
+
+void ex_memory_reset(void)
+{
+    live_bytes = 0;
+}
+
+void ex_where_op(int block, size_t op_idx, const char *type)
+{
+    where.block = block;
+    where.op_idx = op_idx;
+    where.type = type;
+}
+
+void ex_where_var(const char *what, const char *name)
+{
+    where.block = -1;
+    where.what = what;
+    where.name = name ? name : "";
+}
+
+/* "block 0, op 3 'softmax'" or "seeding feed 'x'" into buf. */
+static void describe_where(char *buf, size_t len)
+{
+    if (where.block >= 0)
+        snprintf(buf, len, "block %d, op %zu '%s'", where.block, where.op_idx,
+                 where.type ? where.type : "?");
+    else if (where.name[0])
+        snprintf(buf, len, "%s '%.200s'", where.what, where.name);
+    else
+        snprintf(buf, len, "%s", where.what);
+}
+
+/* Ends the run: one message naming what was being built, the cleanups
+ * (verify transpile's scratch folder) run, exit 1 (src/ir/alloc.h). */
+static _Noreturn void refuse_tensor(int nd, const int64_t *dims, const char *why)
+{
+    char at[400], shape[200];
+    size_t o = 0;
+    shape[o++] = '[';
+    for (int i = 0; i < nd && o < sizeof shape - 32; i++)
+        o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%lld", i ? ", " : "",
+                              (long long)dims[i]);
+    snprintf(shape + o, sizeof shape - o, "]");
+    describe_where(at, sizeof at);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "pdtrans: error: verify: %s: a tensor of dims %s %s\n", at, shape,
+             why);
+    pdt_fail_now(msg);
+}
+
+/* "123 bytes", or "4.0 MiB" from 1 MiB on. */
+static void size_str(char *buf, size_t len, double bytes)
+{
+    if (bytes < 1048576)
+        snprintf(buf, len, "%.0f bytes", bytes);
+    else
+        snprintf(buf, len, "%.1f MiB", bytes / 1048576);
+}
+
+/* The number of elements, checked: every dim must be >= 0, and the
+ * product of the dims with each 0 counted as 1 must fit in int64, so that
+ * a kernel's product of any of the dims (outer x n x inner, gemm's m, k,
+ * n) fits too; then the bytes must fit the budget. */
+static size_t checked_numel(int nd, const int64_t *dims)
+{
+    int64_t fit = 1;
+    bool zero = false;
+    for (int i = 0; i < nd; i++) {
+        if (dims[i] < 0)
+            refuse_tensor(nd, dims, "has a negative dim");
+        zero |= dims[i] == 0;
+        if (ckd_mul_i64(&fit, fit, dims[i] ? dims[i] : 1))
+            refuse_tensor(nd, dims, "has more elements than int64 holds");
+    }
+    size_t n = zero ? 0 : (size_t)fit, bytes;
+    uint64_t total;
+    if (ckd_mul_size(&bytes, n, sizeof(double)) ||
+        __builtin_add_overflow((uint64_t)bytes, live_bytes, &total) || total > ex_max_memory()) {
+        char why[256], need[32], used[32], cap[32];
+        size_str(need, sizeof need, (double)n * sizeof(double));
+        size_str(used, sizeof used, (double)live_bytes);
+        size_str(cap, sizeof cap, (double)ex_max_memory());
+        snprintf(why, sizeof why,
+                 "needs %s (float64s), which with the %s in use passes the --max-memory "
+                 "budget of %s", need, used, cap);
+        refuse_tensor(nd, dims, why);
+    }
     return n;
 }
 
 ex_tensor *ex_tensor_new(int dtype, int nd, const int64_t *dims)
 {
+    if (nd < 0)
+        nd = 0;
+    size_t n = checked_numel(nd > EX_MAX_DIMS ? EX_MAX_DIMS : nd, dims);
     ex_tensor *t = xcalloc(1, sizeof(ex_tensor));
     t->dtype = dtype;
     t->nd = nd > EX_MAX_DIMS ? EX_MAX_DIMS : nd;
     for (int i = 0; i < t->nd; i++)
         t->dims[i] = dims[i];
-    t->numel = numel_of(t->nd, t->dims);
-    t->data = xcalloc(t->numel ? t->numel : 1, sizeof(double));
+    t->numel = n;
+    t->data = xcalloc(n ? n : 1, sizeof(double));
+    live_bytes += (uint64_t)n * sizeof(double);
     return t;
 }
 
@@ -52,6 +167,7 @@ void ex_tensor_free(ex_tensor *t)
 {
     if (!t)
         return;
+    live_bytes -= (uint64_t)t->numel * sizeof(double);
     free(t->data);
     free(t->lod);
     free(t->rows);
@@ -289,6 +405,7 @@ const char **ex_names_take(GPtrArray *a)
 
 ex_scope *ex_scope_clone(const ex_scope *s)
 {
+    ex_where_var("copying the scope of a run", NULL);
     ex_scope *c = ex_scope_new();
     for (size_t i = 0; i < s->n; i++) {
         ex_tensor *t = pmap_get(&s->map, s->names[i]);

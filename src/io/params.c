@@ -17,6 +17,7 @@ typedef struct {
     const char *file, *var;
     const uint8_t *data;
     size_t len, off;
+    const ir_var *v;    /* what the program declares */
 } cursor;
 
 static bool need(cursor *c, uint64_t n, const char *what)
@@ -123,6 +124,39 @@ static bool check_desc(cursor *c, const tensor_desc *d, uint64_t *nbytes)
     return true;
 }
 
+static void format_dims(char *buf, size_t n, const int64_t *dims, size_t rank)
+{
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (size_t i = 0; i < rank && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
+                                 (long long)dims[i]);
+    if (used < n)
+        snprintf(buf + used, n - used, "]");
+}
+
+/* The record must be what the program declares: the fold reads it as such.
+ * Asked of the tensor desc, before the data is read or copied: a record
+ * whose header is wrong costs no more than its header. */
+static bool matches_var(cursor *c, int dtype, const int64_t *dims, size_t n_dims, bool rows)
+{
+    const ir_var *v = c->v;
+    bool same = dtype == v->dtype;
+    if (same && !rows && v->n_dims) {
+        same = n_dims == v->n_dims;
+        for (size_t i = 0; same && i < n_dims; i++)
+            same = v->dims[i] < 0 || v->dims[i] == dims[i];
+    }
+    if (same)
+        return true;
+    char have[256], want[256];
+    format_dims(have, sizeof have, dims, n_dims);
+    format_dims(want, sizeof want, v->dims, v->n_dims);
+    const char *hn = ir_dtype_name(dtype), *wn = ir_dtype_name(v->dtype);
+    pdt_error("%s: var '%s': the record holds %s %s but the program declares %s %s",
+              c->file, c->var, hn ? hn : "?", have, wn ? wn : "?", want);
+    return false;
+}
+
 /* Fields 4-7 of the record: version, desc length, TensorDesc, data. */
 static bool read_tensor(cursor *c, ir_tensor *t)
 {
@@ -147,7 +181,9 @@ static bool read_tensor(cursor *c, ir_tensor *t)
     }
     c->off += desc_len;
     uint64_t nbytes = 0;
-    bool ok = check_desc(c, d, &nbytes) && need(c, nbytes, "the tensor data");
+    bool ok = check_desc(c, d, &nbytes) &&
+              matches_var(c, d->data_type, d->dims, d->n_dims, t->selected_rows) &&
+              need(c, nbytes, "the tensor data");
     if (ok) {
         t->dtype = d->data_type;
         t->n_dims = d->n_dims;
@@ -184,40 +220,10 @@ static bool read_selected_rows(cursor *c, ir_tensor *t)
     return read_tensor(c, t);
 }
 
-static void format_dims(char *buf, size_t n, const int64_t *dims, size_t rank)
-{
-    size_t used = (size_t)snprintf(buf, n, "[");
-    for (size_t i = 0; i < rank && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
-                                 (long long)dims[i]);
-    if (used < n)
-        snprintf(buf + used, n - used, "]");
-}
-
-/* The record must be what the program declares: the fold reads it as such. */
-static bool matches_var(cursor *c, const ir_var *v, const ir_tensor *t)
-{
-    bool same = t->dtype == v->dtype;
-    if (same && !t->selected_rows && v->n_dims) {
-        same = t->n_dims == v->n_dims;
-        for (size_t i = 0; same && i < t->n_dims; i++)
-            same = v->dims[i] < 0 || v->dims[i] == t->dims[i];
-    }
-    if (same)
-        return true;
-    char have[256], want[256];
-    format_dims(have, sizeof have, t->dims, t->n_dims);
-    format_dims(want, sizeof want, v->dims, v->n_dims);
-    const char *hn = ir_dtype_name(t->dtype), *wn = ir_dtype_name(v->dtype);
-    pdt_error("%s: var '%s': the record holds %s %s but the program declares %s %s",
-              c->file, c->var, hn ? hn : "?", have, wn ? wn : "?", want);
-    return false;
-}
-
 int params_decode_record(const char *file, const ir_var *v, const uint8_t *data,
                          size_t len, size_t *off, ir_tensor *t)
 {
-    cursor c = {file, v->name, data, len, *off};
+    cursor c = {file, v->name, data, len, *off, v};
     bool ok;
     if (v->type != IR_LOD_TENSOR && v->type != IR_SELECTED_ROWS) {
         pdt_error("%s: var '%s': its type (%d) has no tensor record pdtrans reads (LoD "
@@ -229,7 +235,6 @@ int params_decode_record(const char *file, const ir_var *v, const uint8_t *data,
         ok = read_version(&c, "the LoDTensor version") && read_lod(&c, t) &&
              read_tensor(&c, t);
     }
-    ok = ok && matches_var(&c, v, t);
     *off = c.off;
     return ok ? PDT_OK : PDT_EBADINPUT;
 }

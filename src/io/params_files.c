@@ -45,32 +45,12 @@ size_t params_list_vars(const ir_program *p, ir_var ***out)
 
 static bool read_whole(const char *path, const char *var, uint8_t **data, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        pdt_error("%s: var '%s': cannot open: %s", path, var, strerror(errno));
-        return false;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = xmalloc(cap);
-    for (;;) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        cap *= 2;
-        buf = xrealloc(buf, cap);
-    }
-    bool ok = !ferror(f);
-    if (!ok)
-        pdt_error("%s: var '%s': cannot read: %s", path, var, strerror(errno));
-    fclose(f);
-    if (!ok) {
-        free(buf);
-        return false;
-    }
-    *data = buf;
-    *len = n;
-    return true;
+    char what[300] = "";
+    if (*var)
+        snprintf(what, sizeof what, "var '%.200s': ", var);
+    *len = 0;
+    *data = pdio_read_input(path, what, len);
+    return *data != NULL;
 }
 
 /* A var name becomes a path component only if it is a plain file name;
@@ -112,7 +92,7 @@ ir_tensors *params_read_dir(const ir_program *p, const char *dir)
                       len - off);
             ok = false;
         }
-        free(data);
+        pdio_release_input(data);
         free(path);
     }
     g_free(vars);
@@ -152,7 +132,7 @@ ir_tensors *params_read_combined(const ir_program *p, const char *path)
                       "%zu bytes", path, len);
         ok = false;
     }
-    free(data);
+    pdio_release_input(data);
     g_free(vars);
     if (!ok) {
         ir_tensors_free(set);

@@ -32,6 +32,18 @@ uint64_t pdio_max_input_size(void)
     return max_input;
 }
 
+static uint64_t max_output = PDIO_DEFAULT_MAX_OUTPUT;
+
+void pdio_set_max_output_size(uint64_t bytes)
+{
+    max_output = bytes;
+}
+
+uint64_t pdio_max_output_size(void)
+{
+    return max_output;
+}
+
 bool pdio_parse_size(const char *s, uint64_t *out)
 {
     if (!s || *s < '0' || *s > '9')
@@ -272,6 +284,43 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
     else
         free(data);
     return p;
+}
+
+uint8_t *pdio_read_input(const char *path, const char *what, size_t *len)
+{
+    pdt_alloc_doing("reading '%s'", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        pdt_error("%s: %scannot open: %s", path, what, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    uint8_t *data = NULL;
+    bool too_large = false;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uint64_t)st.st_size <= max_input)
+        data = pdio_map_input(fileno(f), &st, path);
+    if (data)
+        *len = (size_t)st.st_size;
+    else
+        data = slurp(f, len, &too_large);
+    int saved = errno;
+    fclose(f);
+    if (too_large) {
+        report_too_large(path);
+        return NULL;
+    }
+    if (!data)
+        pdt_error("%s: %scannot read: %s", path, what, strerror(saved));
+    return data;
+}
+
+void pdio_release_input(uint8_t *data)
+{
+    if (data && pdio_is_mapped(data))
+        pdio_unmap_input(data);
+    else
+        free(data);
 }
 
 /* Takes every attr named DROP out of the ops of MSG (pbconv_from_ir's

@@ -23,9 +23,23 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65]);
 #define PDIO_DEFAULT_MAX_INPUT ((uint64_t)2 << 30)
 void pdio_set_max_input_size(uint64_t bytes);
 uint64_t pdio_max_input_size(void);
+/* The most bytes the files of one run may hold together
+ * (--max-output-size, default PDIO_DEFAULT_MAX_OUTPUT): a command that can
+ * estimate its output from a count the user gave (transpile's --trainers
+ * and --pservers) refuses it before building anything. */
+#define PDIO_DEFAULT_MAX_OUTPUT ((uint64_t)2 << 30)
+void pdio_set_max_output_size(uint64_t bytes);
+uint64_t pdio_max_output_size(void);
 /* Parses a --max-input-size value: decimal bytes with an optional K, M or
  * G suffix (powers of 1024), at least 1.  False when malformed. */
 bool pdio_parse_size(const char *s, uint64_t *out);
+/* Reads an input file that is not a program (a parameter file) under the
+ * same cap: a regular file is mapped, so that a record found wrong at its
+ * header costs no read of the rest; a device or pipe is read up to one byte
+ * past the cap.  `what` prefixes the reason in messages ("var 'w': ").
+ * NULL (message printed) on failure; give it back with pdio_release_input. */
+uint8_t *pdio_read_input(const char *path, const char *what, size_t *len);
+void pdio_release_input(uint8_t *data);
 /* Parses bytes already in memory; `name` is used in messages. */
 ir_program *pdio_parse(const char *name, const uint8_t *data, size_t len);
 

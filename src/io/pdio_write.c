@@ -127,7 +127,11 @@ static int make_folders(pdio_batch *b)
     if (lstat(dir, &st) != 0 && errno == ENOENT)
         return set_make_stage(b);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        pdt_error("'%s' is not a folder", dir);
+        /* the same words as for an output file behind a dangling link */
+        if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+            pdt_error("%s: cannot follow the symbolic link: %s", dir, strerror(ENOENT));
+        else
+            pdt_error("'%s' is not a folder", dir);
         return PDT_EBADINPUT;
     }
     return PDT_OK;

@@ -2,6 +2,7 @@
  * the run settings (options of the pipeline, not of one pass). */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,9 +98,9 @@ bool pdt_parse_long(const char *cmd, const char *name, const char *s, long min, 
     char *end = NULL;
     errno = 0;
     long v = s && *s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno || v < min || v > max) {
-        pdt_usage_error(cmd, "option '%s' needs an integer from %ld to %ld, not '%s'", name, min,
-                        max, s ? s : "");
+    if (!s || !*s || isspace((unsigned char)*s) || *end || errno || v < min || v > max) {
+        pdt_usage_error(cmd, "option '%s' needs an integer from %ld to %ld, not '%.200s'", name,
+                        min, max, s ? s : "");
         return false;
     }
     *out = v;

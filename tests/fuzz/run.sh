@@ -18,8 +18,11 @@
 # (backward and gradients), minimize, transpile_sync, transpile_async,
 # transpile_table, transpile_nccl2, transpile_collective, check, roundtrip
 # (the text round trip), params (parameter records), diff (src/diff on a
-# program against itself and against itself less an op).  All but read, text and
-# params use the structure-aware
+# program against itself and against itself less an op), memory
+# (memory-optimize and release-memory), verify (verify rewrite, grad and
+# transpile on the reference executor), fromenv (transpile --from-env with
+# hostile launcher variables; its own line-structured mutator).  All but
+# read, text, params and fromenv use the structure-aware
 # mutator of fuzz_mutator.h.  See tests/fuzz/README.md.
 #
 # Environment:
@@ -65,7 +68,7 @@ case ${1:-} in
 --available) MODE=available; shift ;;
 --repro) MODE=repro ;;
 esac
-ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip params diff"
+ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip params diff memory verify fromenv"
 if [ $MODE = smoke ]; then SECONDS_PER=${FUZZ_SECONDS:-30}; else SECONDS_PER=${FUZZ_SECONDS:-60}; fi
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 JOBS=${FUZZ_JOBS:-1}
@@ -256,6 +259,25 @@ for f in tests/golden/inference_small/in/params/* tests/golden/inference_small/i
     cp "$f" "$OUT/seeds/params/$n-$(basename "$f")"
 done
 
+# verify: the small programs the executor runs (the fc net, its backward,
+# the exec-limit regressions, the inference model); the real training
+# programs take too long per input.
+mkdir -p "$OUT/seeds/verify"
+for f in testdata/fc_net.pbtxt testdata/fc_net_bw.pbtxt testdata/mlp.pbtxt testdata/basic_main.pbtxt \
+    tests/golden/verify_exec_limits/in/*.pbtxt tests/golden/inference_small/in/model.pbtxt; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    cp "$f" "$OUT/seeds/verify/$n-$(basename "$f")"
+done
+# fromenv: launcher variables as a job launcher sets them (fuzz_fromenv.c).
+mkdir -p "$OUT/seeds/fromenv"
+printf 'PADDLE_TRAINERS_NUM=2\nPADDLE_TRAINER_ID=0\nTRAINING_ROLE=TRAINER\nPADDLE_PSERVERS_IP_PORT_LIST=127.0.0.1:6174,127.0.0.1:6175\n' \
+    >"$OUT/seeds/fromenv/trainer"
+printf 'PADDLE_TRAINERS_NUM=2\nTRAINING_ROLE=PSERVER\nPADDLE_PSERVERS_IP_PORT_LIST=127.0.0.1:6174\nPOD_IP=127.0.0.1\nPADDLE_PORT=6174\n' \
+    >"$OUT/seeds/fromenv/pserver"
+printf 'PADDLE_TRAINERS_NUM= 2\nPADDLE_TRAINER_ID=-1\nPADDLE_PSERVER_ENDPOINTS=127.0.0.1:0,,\n' \
+    >"$OUT/seeds/fromenv/hostile"
+
 # A dictionary for the text target: field names and enum values of the
 # schema, and the text format's punctuation and literals.
 {
@@ -310,7 +332,12 @@ run_target() {
     read | text) seeds=$OUT/seeds/$t max_len=${FUZZ_MAX_LEN:-131072} ;;
     transpile_table) seeds=$OUT/seeds/table ;;
     params) seeds=$OUT/seeds/params max_len=${FUZZ_MAX_LEN:-65536} ;;
+    verify) seeds=$OUT/seeds/verify ;;
+    fromenv) seeds=$OUT/seeds/fromenv max_len=${FUZZ_MAX_LEN:-4096} ;;
     esac
+    leaks=
+    # verify jumps out of a refused run and leaks its tensors (fuzz_verify.c)
+    [ "$t" = verify ] && leaks=-detect_leaks=0
     [ "$t" = text ] && dict=-dict=$OUT/text.dict
     fork=
     [ "$JOBS" -gt 1 ] 2>/dev/null && fork=-fork=$JOBS
@@ -319,8 +346,12 @@ run_target() {
     [ $MODE = smoke ] && runs=-runs=${FUZZ_SMOKE_RUNS:-2000}
     say "fuzz_$t: ${SECONDS_PER}s, corpus $corpus, log $log"
     # shellcheck disable=SC2086
-    nice -n 19 "$BIN/fuzz_$t" -max_total_time="$SECONDS_PER" -max_len="$max_len" -timeout=25 \
-        -rss_limit_mb=2048 -print_final_stats=1 $dict $fork ${seed:+-seed=$seed} $runs ${FUZZ_FLAGS:-} \
+    # verify's abandoned runs leak by design (fuzz_verify.c): no leak check at
+    # all for it, LeakSanitizer's at exit included
+    asan=${ASAN_OPTIONS:-}
+    [ "$t" = verify ] && asan="${asan:+$asan:}detect_leaks=0"
+    ASAN_OPTIONS=$asan nice -n 19 "$BIN/fuzz_$t" -max_total_time="$SECONDS_PER" -max_len="$max_len" -timeout=25 \
+        -rss_limit_mb=2048 -print_final_stats=1 $dict $leaks $fork ${seed:+-seed=$seed} $runs ${FUZZ_FLAGS:-} \
         -artifact_prefix="$OUT/artifacts/$t/" "$corpus" "$seeds" >"$log" 2>&1
     rc=$?
     {

@@ -106,14 +106,16 @@ static void count_writes(addup *a)
     pmap_reserve(once, a->ops->len * 2);
     for (size_t i = 0; i < a->ops->len; i++) {
         const ir_op *op = a->ops->pdata[i];
+        pmap *inputs = bw_input_set(op);
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t k = 0; k < op->outputs[s].n_args; k++) {
                 const char *v = op->outputs[s].args[k];
-                if (!bw_counts_as_write(op, v, empty))
+                if (!bw_counts_as_write(op, inputs, v, empty))
                     continue;
                 if (!pmap_add(once, v))
                     pmap_add(a->multi, v);
             }
+        pmap_destroy(inputs);
     }
     pmap_destroy(once);
 }
@@ -200,16 +202,19 @@ static void process_outputs(addup *a, size_t idx)
     size_t n_slots = op->n_outputs;
     size_t *sidx = g_newa(size_t, n_slots + 1);
     bw_sorted_slots(op, true, sidx);
+    /* the op's inputs are not renamed here (rename_range stops before it) */
+    pmap *inputs = bw_input_set(op);
     for (size_t pi = 0; pi < n_slots; pi++) {
         const char *slot_name = op->outputs[sidx[pi]].name;
         size_t n = op->outputs[sidx[pi]].n_args;
-        const char **orig = g_newa(const char *, n + 1);
-        const char **cur = g_newa(const char *, n + 1);
+        /* on the heap: a slot of 1M args is 8 MB, the whole default stack */
+        const char **orig = xmalloc_n(n + 1, sizeof *orig);
+        const char **cur = xmalloc_n(n + 1, sizeof *cur);
         for (size_t k = 0; k < n; k++)
             orig[k] = cur[k] = op->outputs[sidx[pi]].args[k];
         for (size_t ai = 0; ai < n; ai++) {
             const char *v = orig[ai];
-            if (!tracked(a, v) || !bw_counts_as_write(op, v, empty))
+            if (!tracked(a, v) || !bw_counts_as_write(op, inputs, v, empty))
                 continue;
             GPtrArray *l = renamed_list(a, v);
             if (l->len == 0) {
@@ -234,7 +239,10 @@ static void process_outputs(addup *a, size_t idx)
             g_ptr_array_add(l, (void *)fresh);
             pmap_put(a->device, v, (void *)op_device(op));
         }
+        free(orig);
+        free(cur);
     }
+    pmap_destroy(inputs);
 }
 
 static GPtrArray *addup_run(bw_run *r, GPtrArray *ops, int block_idx, const pmap *multi);

@@ -86,6 +86,11 @@ typedef struct bw_scan {
     pmap once, multi;       /* names written once / more than once */
     bool remove_may_act;    /* some op meets a _remove_no_grad_branch_ test */
     GArray *head_cands;     /* ops reading no arg of their own forward op */
+    /* The args of the last forward op asked about, as a set when it has
+     * many: sum's 1M inputs get 1M grad ops, each asking of its forward
+     * op (quadratic when each scanned the op). */
+    const ir_op *fwd_cached;
+    pmap *fwd_args;
 } bw_scan;
 void bw_scan_init(bw_scan *s);
 void bw_scan_free(bw_scan *s);
@@ -125,7 +130,12 @@ const ir_attr *bw_attr(const ir_op *op, const char *interned);
 bool bw_reads(const ir_op *op, const char *name);
 /* The seed's write test in _addup_repetitive_outputs_: `v` (an output of
  * op) is a grad name, not `empty` (@EMPTY@), not also read by op (in place). */
-bool bw_counts_as_write(const ir_op *op, const char *v, const char *empty);
+bool bw_counts_as_write(const ir_op *op, const pmap *inputs, const char *v, const char *empty);
+/* The names op reads, as a set for bw_counts_as_write's `inputs`, when it
+ * reads more than a few (an op of 1M inputs asked once per output made
+ * backward quadratic); NULL otherwise (the scan is then cheaper).
+ * pmap_destroy it. */
+pmap *bw_input_set(const ir_op *op);
 /* The block an op's "sub_block" attr names, or -1. */
 int32_t bw_sub_block_id(const ir_op *op);
 /* A BLOCK or BLOCKS attr of an op other than conditional_block and while,

@@ -95,9 +95,26 @@ int bw_op_index(const ir_block *b, const ir_op *op)
 /* The seed's write test: a grad name, not @EMPTY@, not read by the same
  * op (in-place).  Renames never change its outcome for an op not yet
  * processed, so counting up front is exact. */
-bool bw_counts_as_write(const ir_op *op, const char *v, const char *empty)
+bool bw_counts_as_write(const ir_op *op, const pmap *inputs, const char *v, const char *empty)
 {
-    return v != empty && grad_is_grad_name(v) && !bw_reads(op, v);
+    if (v == empty || !grad_is_grad_name(v))
+        return false;
+    return inputs ? !pmap_has(inputs, v) : !bw_reads(op, v);
+}
+
+pmap *bw_input_set(const ir_op *op)
+{
+    size_t n = 0;
+    for (size_t s = 0; s < op->n_inputs; s++)
+        n += op->inputs[s].n_args;
+    if (n <= 16)
+        return NULL;
+    pmap *set = pmap_new();
+    pmap_reserve(set, n);
+    for (size_t s = 0; s < op->n_inputs; s++)
+        for (size_t k = 0; k < op->inputs[s].n_args; k++)
+            pmap_add(set, op->inputs[s].args[k]);
+    return set;
 }
 
 static void sort_slots(ir_slot *s, size_t n)

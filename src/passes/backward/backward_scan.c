@@ -17,11 +17,34 @@ void bw_scan_free(bw_scan *s)
 {
     pmap_free(&s->once);
     pmap_free(&s->multi);
+    pmap_destroy(s->fwd_args);
     g_array_free(s->head_cands, TRUE);
 }
 
-static bool is_arg_of(const ir_op *fwd, const char *name)
+static bool is_arg_of(bw_scan *s, const ir_op *fwd, const char *name)
 {
+    if (s->fwd_cached != fwd) {
+        pmap_destroy(s->fwd_args);
+        s->fwd_args = NULL;
+        s->fwd_cached = fwd;
+        size_t n = 0;
+        for (size_t i = 0; i < fwd->n_inputs; i++)
+            n += fwd->inputs[i].n_args;
+        for (size_t i = 0; i < fwd->n_outputs; i++)
+            n += fwd->outputs[i].n_args;
+        if (n > 16) {
+            s->fwd_args = pmap_new();
+            pmap_reserve(s->fwd_args, n);
+            for (size_t i = 0; i < fwd->n_inputs; i++)
+                for (size_t k = 0; k < fwd->inputs[i].n_args; k++)
+                    pmap_add(s->fwd_args, fwd->inputs[i].args[k]);
+            for (size_t i = 0; i < fwd->n_outputs; i++)
+                for (size_t k = 0; k < fwd->outputs[i].n_args; k++)
+                    pmap_add(s->fwd_args, fwd->outputs[i].args[k]);
+        }
+    }
+    if (s->fwd_args)
+        return pmap_has(s->fwd_args, name);
     return bw_reads(fwd, name) || ir_op_writes(fwd, name);
 }
 
@@ -31,14 +54,16 @@ void bw_scan_grad(bw_scan *s, const ir_op *op, const ir_op *fwd, size_t idx,
     const char *empty = IR_NAME(EMPTY_VAR);
     /* count_writes */
     size_t n_out = 0, n_out_no = 0;
+    pmap *inputs = bw_input_set(op);
     for (size_t i = 0; i < op->n_outputs; i++)
         for (size_t k = 0; k < op->outputs[i].n_args; k++) {
             const char *v = op->outputs[i].args[k];
             n_out++;
             n_out_no += pmap_has(no_grad, v);
-            if (bw_counts_as_write(op, v, empty) && !pmap_add(&s->once, v))
+            if (bw_counts_as_write(op, inputs, v, empty) && !pmap_add(&s->once, v))
                 pmap_add(&s->multi, v);
         }
+    pmap_destroy(inputs);
     /* The tests of bw_remove_no_grad_branch: an op without outputs or with
      * all of them no-grad, grad inputs all no-grad, or any no-grad input
      * (a zero fill).  None met by any op: the step changes nothing. */
@@ -54,7 +79,7 @@ void bw_scan_grad(bw_scan *s, const ir_op *op, const ir_op *fwd, size_t idx,
                 n_gin_no += ng;
             }
             if (!reads_fwd)
-                reads_fwd = is_arg_of(fwd, v);
+                reads_fwd = is_arg_of(s, fwd, v);
         }
     if (n_out == 0 || n_out_no == n_out || (n_gin && n_gin_no == n_gin) || reads_no_grad)
         s->remove_may_act = true;

@@ -69,8 +69,14 @@ static int parse_cfg(const char *cmd, const char *text, const char *optimizer, l
         }
         if (rc == PDT_OK)
             rc = opt_spec_bool(&s, "staircase", false, &c->staircase);
-        if (rc == PDT_OK && c->decay_steps == 0) {
-            pdt_usage_error(cmd, "option '--lr-schedule': key 'decay_steps' must not be 0");
+        if (rc == PDT_OK && !(c->decay_steps > 0)) {
+            pdt_usage_error(cmd, "option '--lr-schedule': key 'decay_steps' must be more "
+                            "than 0, not %g", c->decay_steps);
+            rc = PDT_EUSAGE;
+        }
+        if (rc == PDT_OK && c->decay_rate < 0) {
+            pdt_usage_error(cmd, "option '--lr-schedule': key 'decay_rate' must be at least "
+                            "0, not %g", c->decay_rate);
             rc = PDT_EUSAGE;
         }
     } else if (strcmp(s.kind, "piecewise") == 0) {
@@ -83,6 +89,13 @@ static int parse_cfg(const char *cmd, const char *text, const char *optimizer, l
                             "than 'boundaries' (%zu, not %zu)", c->n_boundaries + 1, c->n_values);
             rc = PDT_EUSAGE;
         }
+        for (size_t i = 1; rc == PDT_OK && i < c->n_boundaries; i++)
+            if (c->boundaries[i] < c->boundaries[i - 1]) {
+                pdt_usage_error(cmd, "option '--lr-schedule': key 'boundaries' must not "
+                                "decrease (%g after %g)", c->boundaries[i],
+                                c->boundaries[i - 1]);
+                rc = PDT_EUSAGE;
+            }
     } else {
         pdt_usage_error(cmd, "option '--lr-schedule': unknown schedule '%s' (exponential, "
                         "piecewise)", s.kind);

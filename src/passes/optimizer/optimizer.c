@@ -21,6 +21,26 @@ typedef struct {
     const char *name;       /* the class's name=: accumulators <p>_<name>_<acc> */
 } opt_cfg;
 
+/* Values no training means: a negative rate, epsilon or decay, a beta
+ * outside [0, 1) (paddle.optimizer.Adam and Adamax refuse those too).
+ * ftrl's lr_power is a negative power by design. */
+static int check_ranges(const char *cmd, const opt_cfg *cfg)
+{
+    for (size_t k = 0; k < OPT_MAX_KEYS && cfg->def->keys[k].key; k++) {
+        const opt_key_def *kd = &cfg->def->keys[k];
+        if (kd->kind == OPT_KEY_BOOL || !strcmp(kd->key, "lr_power"))
+            continue;
+        bool beta = !strcmp(kd->key, "beta1") || !strcmp(kd->key, "beta2");
+        if (cfg->v[k] < 0 || (beta && cfg->v[k] >= 1)) {
+            pdt_usage_error(cmd, "option '--optimizer': key '%s' of '%s' must be %s, not %g",
+                            kd->key, cfg->def->kind, beta ? "in [0, 1)" : "at least 0",
+                            cfg->v[k]);
+            return PDT_EUSAGE;
+        }
+    }
+    return PDT_OK;
+}
+
 static int parse_cfg(const char *cmd, const char *text, opt_cfg *cfg)
 {
     opt_spec s;
@@ -50,6 +70,8 @@ static int parse_cfg(const char *cmd, const char *text, opt_cfg *cfg)
             rc = opt_spec_double(&s, kd->key, k == 0 ? "lr" : NULL, kd->dflt, &cfg->v[k]);
         }
     }
+    if (rc == PDT_OK)
+        rc = check_ranges(cmd, cfg);
     if (rc == PDT_OK)
         rc = opt_spec_string(&s, "name", &cfg->name);
     if (rc == PDT_OK)
@@ -111,7 +133,7 @@ static int resolve_lr(const pdt_ctx *ctx, const ir_block *b, const char **lr)
     if (ctx->optim.learning_rate_var) {
         const ir_var *v = ir_block_find_var(b, ir_intern(ctx->optim.learning_rate_var));
         if (!v) {
-            pdt_error("%s: block 0 has no var '%s' (--learning-rate-var)", ctx->main_path,
+            pdt_error("%s: block 0 has no var '%.200s' (--learning-rate-var)", ctx->main_path,
                       ctx->optim.learning_rate_var);
             return PDT_EBADINPUT;
         }

@@ -154,7 +154,7 @@ static bool parse_double(const char *v, double *out)
     char *end = NULL;
     errno = 0;
     double d = strtod(v, &end);
-    if (!*v || *end || errno || !isfinite(d))
+    if (!*v || isspace((unsigned char)*v) || *end || errno || !isfinite(d))
         return false;
     *out = d;
     return true;
@@ -170,7 +170,7 @@ int opt_spec_double(opt_spec *s, const char *key, const char *alias, double dflt
         return PDT_OK;
     }
     if (!parse_double(s->vals[i], out)) {
-        pdt_usage_error(s->cmd, "option '%s': key '%s' needs a number, not '%s'", s->flag,
+        pdt_usage_error(s->cmd, "option '%s': key '%s' needs a number, not '%.200s'", s->flag,
                         s->keys[i], s->vals[i]);
         return PDT_EUSAGE;
     }
@@ -211,8 +211,8 @@ int opt_spec_long(opt_spec *s, const char *key, long dflt, long *out)
     char *end = NULL;
     errno = 0;
     long v = strtol(s->vals[i], &end, 10);
-    if (!*s->vals[i] || *end || errno) {
-        pdt_usage_error(s->cmd, "option '%s': key '%s' needs an integer, not '%s'", s->flag, key,
+    if (!*s->vals[i] || isspace((unsigned char)*s->vals[i]) || *end || errno) {
+        pdt_usage_error(s->cmd, "option '%s': key '%s' needs an integer, not '%.200s'", s->flag, key,
                         s->vals[i]);
         return PDT_EUSAGE;
     }

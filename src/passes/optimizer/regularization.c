@@ -42,6 +42,11 @@ int opt_parse_regularization(const char *cmd, const char *text, opt_reg_kind *ki
     int rc = opt_spec_parse(cmd, "--regularization", spec, &s);
     if (rc == PDT_OK)
         rc = opt_spec_double(&s, "regularization_coeff", "coeff", 0.0, coeff);
+    if (rc == PDT_OK && *coeff < 0) {
+        pdt_usage_error(cmd, "option '--regularization': the coefficient must be at least 0, "
+                        "not %g", *coeff);
+        rc = PDT_EUSAGE;
+    }
     if (rc == PDT_OK)
         rc = opt_spec_finish(&s);
     opt_spec_free(&s);
