@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../suggest.h"
 #include "pass.h"
 
 static const pdt_option run_options[] = {
@@ -120,7 +121,21 @@ static bool parse_choice(const pdt_option *opt, const char *s, const char *cmd, 
             *out = i + opt->value;
             return true;
         }
-    pdt_usage_error(cmd, "option '--%s' does not accept '%s'", opt->name, s);
+    /* Name the values it does accept, and the nearest one. */
+    GString *accepted = g_string_new("");
+    pdt_near near;
+    pdt_near_init(&near, s);
+    for (int i = 0; opt->choices[i]; i++) {
+        g_string_append_printf(accepted, "%s%s", i == 0 ? "" : opt->choices[i + 1] ? ", "
+                                                                                : " or ",
+                               opt->choices[i]);
+        pdt_near_offer(&near, opt->choices[i]);
+    }
+    char *hint = pdt_near_hint(&near, "");
+    pdt_usage_error(cmd, "option '--%s' does not accept '%s': give %s%s", opt->name, s,
+                    accepted->str, hint);
+    g_free(hint);
+    g_string_free(accepted, TRUE);
     return false;
 }
 

@@ -80,7 +80,9 @@ static int flatten(const pdt_ctx *ctx, const char *const *names, size_t n, flat_
     for (size_t i = 0; i < n; i++) {
         const pdt_pass *p = pdt_pass_find(names[i]);
         if (!p) {
-            pdt_error("unknown pass '%s' (see 'pdtrans passes')", names[i]);
+            char *hint = pdt_pass_hint(names[i]);
+            pdt_error("unknown pass '%s' (see 'pdtrans passes')%s", names[i], hint);
+            g_free(hint);
             return PDT_EUSAGE;
         }
         size_t nm = 1;
@@ -118,7 +120,10 @@ static int mark_settings(const pdt_run_settings *rs, const flat_list *f, bool *p
     size_t at = 0;
     for (size_t i = 0; i < names.n && rc == PDT_OK; i++) {
         if (!pdt_pass_find(names.items[i])) {
-            pdt_error("--print-after: unknown pass '%s' (see 'pdtrans passes')", names.items[i]);
+            char *hint = pdt_pass_hint(names.items[i]);
+            pdt_error("--print-after: unknown pass '%s' (see 'pdtrans passes')%s",
+                      names.items[i], hint);
+            g_free(hint);
             rc = PDT_EUSAGE;
         } else if (!flat_has(f, names.items[i], &at)) {
             pdt_error("--print-after: this pipeline does not run pass '%s'", names.items[i]);
@@ -133,7 +138,10 @@ static int mark_settings(const pdt_run_settings *rs, const flat_list *f, bool *p
     *stop = f->n;
     if (rc == PDT_OK && rs->stop_after) {
         if (!pdt_pass_find(rs->stop_after)) {
-            pdt_error("--stop-after: unknown pass '%s' (see 'pdtrans passes')", rs->stop_after);
+            char *hint = pdt_pass_hint(rs->stop_after);
+            pdt_error("--stop-after: unknown pass '%s' (see 'pdtrans passes')%s",
+                      rs->stop_after, hint);
+            g_free(hint);
             rc = PDT_EUSAGE;
         } else if (!flat_has(f, rs->stop_after, stop)) {
             pdt_error("--stop-after: this pipeline does not run pass '%s'", rs->stop_after);
