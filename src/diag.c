@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "progress.h"
+
 int pdt_verbosity;
 bool pdt_quiet;
 bool pdt_quiet_warnings;
@@ -11,6 +13,7 @@ static void emit(const char *kind, const char *fmt, va_list ap)
 {
     if (pdt_quiet)
         return;
+    pdt_progress_clear_line();
     fprintf(stderr, "pdtrans: %s", kind);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "diag.h"
+#include "progress.h"
 #include "suggest.h"
 #include "ir/ir.h"
 
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
     int rc = cli_take_input_options(&argc, argv);
     if (rc == PDT_OK)
         rc = dispatch(argc, argv);
+    pdt_progress_end();
     ir_intern_shutdown();
     /* A command that printed more than stdio buffers has met a write
      * error already and may have returned 1 without a word: report it. */

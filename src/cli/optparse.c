@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../progress.h"
 #include "../suggest.h"
 #include "../ir/util.h"
 #include "cli.h"
@@ -254,6 +255,11 @@ int cli_parse(cli_spec *s, int argc, char **argv)
         if (rc != PDT_OK)
             return rc;
     }
+    /* Commands that run passes: the clock (--time-passes) and the
+     * progress line start with the reading of the inputs. */
+    for (size_t g = 0; g < s->n_groups; g++)
+        if (s->groups[g].opts == pdt_family_run.opts)
+            pdt_progress_begin();
     return PDT_OK;
 }
 

@@ -8,8 +8,16 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../progress.h"
 #include "../suggest.h"
 #include "pass.h"
+
+static bool set_time_passes(void *base, const pdt_option *opt, const char *v, const char *cmd)
+{
+    (void)base, (void)opt, (void)v, (void)cmd;
+    pdt_time_passes = true;
+    return true;
+}
 
 static const pdt_option run_options[] = {
     {.name = "no-verify-each", .type = PDT_OPT_FLAG,
@@ -28,6 +36,10 @@ static const pdt_option run_options[] = {
     {.name = "stop-after", .type = PDT_OPT_STRING, .meta = "PASS",
      .help = "end the pipeline after PASS and write what exists",
      .offset = offsetof(pdt_ctx, settings.stop_after)},
+    {.name = "time-passes", .type = PDT_OPT_CUSTOM, .set = set_time_passes,
+     .help = "print each pass's time, and the read, check, verify and write times, to "
+             "stderr at the end (a run over two seconds shows its progress when stderr is a "
+             "terminal; -q silences both)"},
 };
 
 const pdt_option_family pdt_family_run = {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../progress.h"
 #include "../ir/alloc.h"
 #include "../ir/tensors.h"
 #include "../ir/pmap.h"
@@ -190,7 +191,9 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
             ctx->staged[kept++] = o;
             continue;
         }
+        pdt_phase left = pdt_progress_enter(PDT_PHASE_WRITE, NULL);
         rc = sink(ctx->settings.write_output_arg, o.stem, o.program);
+        pdt_progress_enter(left.kind, left.name);
         tp_plan_output_freed(ctx->transpile_plan, o.program);
         ir_program_free(o.program);
     }
@@ -234,6 +237,7 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
     else if (first)
         pdt_note("running pass '%s'", group->name);
     pdt_alloc_doing("running pass '%s'", pass->name);
+    pdt_progress_enter(PDT_PHASE_PASS, pass->name);
     int rc = pass->run(ctx);
     if (!pass->keeps_plan) {
         if (rc == PDT_OK)
@@ -241,6 +245,7 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
         tp_plan_free(ctx->transpile_plan);
         ctx->transpile_plan = NULL;
     }
+    pdt_progress_enter(PDT_PHASE_VERIFY, NULL);
     if (rc == PDT_OK && !ctx->no_verify_each)
         rc = verify_after(ctx, pass);
     return rc;
@@ -305,6 +310,7 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
         printed_later[i] = print[i + 1] || printed_later[i + 1];
     if (rc == PDT_OK) {
         pdt_alloc_doing("checking '%s'", ctx->main_path);
+        pdt_progress_enter(PDT_PHASE_CHECK, NULL);
         rc = gate(ctx);
     }
     for (size_t i = 0; i < f.n && rc == PDT_OK; i++) {
@@ -330,6 +336,8 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
     if (rc == PDT_OK)
         tp_plan_make_manifest(ctx->transpile_plan);
     hand_over(ctx, rc == PDT_OK);
+    /* What the command does next is encoding and writing the outputs. */
+    pdt_progress_enter(PDT_PHASE_WRITE, NULL);
     /* An analysis cache: nothing reads it once the passes are done, and
      * the outputs written next need the memory. */
     tp_plan_free(ctx->transpile_plan);

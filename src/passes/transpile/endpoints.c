@@ -99,7 +99,7 @@ static char *host_problem_n(const char *s, size_t len)
         return NULL;
     char *q = tp_quote(s, len);
     char *msg;
-    if (memchr(s, ':', len) && len && s[0] != '[')
+    if (memchr(s, ':', len) && s[0] != '[' && strspn(s, "0123456789abcdefABCDEF:.") >= len)
         msg = g_strdup_printf("host %s is not bracketed: an IPv6 address is written "
                               "[ADDRESS]:PORT", q);
     else if (looks_numeric(s, len) && len)
@@ -139,16 +139,16 @@ static char *endpoint_problem_n(const char *s, size_t len)
 {
     char *q = tp_quote(s, len), *msg = NULL;
     const char *scheme = g_strstr_len(s, (gssize)len, "://");
-    size_t blank = 0;
-    while (blank < len && !isspace((unsigned char)s[blank]))
+    size_t blank = 0;       /* whitespace, or another list separator than ',' */
+    while (blank < len && !isspace((unsigned char)s[blank]) && s[blank] != ';')
         blank++;
     const char *colon = NULL;
     for (size_t i = 0; i < len; i++)
         if (s[i] == ':')
             colon = s + i;
     if (blank < len) {
-        msg = g_strdup_printf("endpoint %s holds whitespace; separate endpoints with commas "
-                              "only (HOST:PORT,HOST:PORT)", q);
+        msg = g_strdup_printf("endpoint %s holds %s; separate endpoints with commas only "
+                              "(HOST:PORT,HOST:PORT)", q, s[blank] == ';' ? "';'" : "whitespace");
     } else if (scheme) {
         msg = g_strdup_printf("endpoint %s has a scheme ('%.*s'); give HOST:PORT only", q,
                               (int)(scheme - s + 3), s);
@@ -167,6 +167,12 @@ static char *endpoint_problem_n(const char *s, size_t len)
 
 char *tp_endpoint_problem(const char *ep)
 {
+    if (strchr(ep, ',')) {
+        char *q = tp_quote(ep, strlen(ep));
+        char *msg = g_strdup_printf("%s is a list; this setting is one endpoint, HOST:PORT", q);
+        g_free(q);
+        return msg;
+    }
     return endpoint_problem_n(ep, strlen(ep));
 }
 
@@ -180,6 +186,12 @@ char *tp_host_problem(const char *host)
             g_free(q);
             return msg;
         }
+    if (strstr(host, "://")) {
+        char *q = tp_quote(host, len);
+        char *msg = g_strdup_printf("host %s has a scheme; give the host only", q);
+        g_free(q);
+        return msg;
+    }
     return host_problem_n(host, len);
 }
 
