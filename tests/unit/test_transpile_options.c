@@ -82,7 +82,8 @@ static void perturb(pdt_transpile_opts *o, const pdt_option *opt, GPtrArray *own
             *i = *i == 2 ? 8 : 2;
             return;
         }
-        /* fall through: --pservers sets its list (and its text) */
+        /* --pservers sets its list (and its text) */
+        __attribute__((fallthrough));
     case PDT_OPT_LIST: {                                /* --pservers: reversed */
         pdt_list *l = field, r = {l->n, g_new(const char *, l->n + 1)};
         for (size_t k = 0; k < l->n; k++)
