@@ -204,20 +204,19 @@ static int bad_option(const cli_spec *s, int c, char **argv)
     size_t n_prefixed = 0;
     pdt_near near;
     pdt_near_init(&near, name);
-    const char *exact = NULL;
+    const char *exact = NULL;     /* the option named in full, if any */
     for (size_t i = 0; i < s->n_entries; i++) {
         const char *o = s->entries[i].opt->name;
         if (!strcmp(o, name))
             exact = o;
         if (!strncmp(o, name, len)) {
-            exact = exact ? exact : o;
             prefixed[n_prefixed++] = o;
         }
         pdt_near_offer(&near, o);
     }
-    if (exact && (n_prefixed == 1 || !strcmp(exact, name))) {
+    if (exact || n_prefixed == 1) {
         /* The option exists: getopt_long refused the "=VALUE" it takes none of. */
-        pdt_usage_error(s->cmd, "option '--%s' takes no value", exact);
+        pdt_usage_error(s->cmd, "option '--%s' takes no value", exact ? exact : prefixed[0]);
     } else if (n_prefixed > 1) {
         GString *may = g_string_new("");
         for (size_t i = 0; i < n_prefixed; i++)

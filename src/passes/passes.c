@@ -3,8 +3,6 @@
  * and add one line here. */
 #include "pass.h"
 
-#include "../suggest.h"
-
 const pdt_pass pdt_passes[] = {
 #define PASS(name, summary) {#name, summary, pass_##name, NULL, false, false},
 #define PLAN_PASS(name, summary) {#name, summary, pass_##name, NULL, true, false},
@@ -18,12 +16,3 @@ const pdt_pass pdt_passes[] = {
 };
 
 const size_t pdt_n_passes = sizeof pdt_passes / sizeof pdt_passes[0];
-
-char *pdt_pass_hint(const char *name)
-{
-    pdt_near near;
-    pdt_near_init(&near, name);
-    for (size_t i = 0; i < pdt_n_passes; i++)
-        pdt_near_offer(&near, pdt_passes[i].name);
-    return pdt_near_hint(&near, "");
-}

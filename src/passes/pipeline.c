@@ -4,6 +4,7 @@
 
 #include "../diag.h"
 #include "../progress.h"
+#include "../suggest.h"
 #include "../ir/alloc.h"
 #include "../ir/tensors.h"
 #include "../ir/pmap.h"
@@ -18,6 +19,16 @@ const pdt_pass *pdt_pass_find(const char *name)
         if (strcmp(pdt_passes[i].name, name) == 0)
             return &pdt_passes[i];
     return NULL;
+}
+
+/* Here, not in passes.c: unit tests link their own pass list. */
+char *pdt_pass_hint(const char *name)
+{
+    pdt_near near;
+    pdt_near_init(&near, name);
+    for (size_t i = 0; i < pdt_n_passes; i++)
+        pdt_near_offer(&near, pdt_passes[i].name);
+    return pdt_near_hint(&near, "");
 }
 
 /* The gate: the structure every pass relies on (block idx, parent links,
@@ -166,6 +177,7 @@ static void print_one(const pdt_ctx *ctx, const char *pass, const char *what,
  * built so far) and, once 'split_vars' made it, the transpile plan. */
 static void print_after(const pdt_ctx *ctx, const pdt_pass *pass)
 {
+    pdt_progress_clear_line();
     print_one(ctx, pass->name, "main program", ctx->main_path, ctx->main);
     if (ctx->startup)
         print_one(ctx, pass->name, "startup program", ctx->startup_path, ctx->startup);
