@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
+
 int pdt_verbosity;
 bool pdt_quiet;
 bool pdt_quiet_warnings;
@@ -53,6 +55,7 @@ static void emit(const char *kind, const char *fmt, va_list ap)
 {
     if (pdt_quiet)
         return;
+    pdt_progress_clear_line();
     char small[1024];
     va_list again;
     va_copy(again, ap);

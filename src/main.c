@@ -7,6 +7,8 @@
 
 #include "cli/cli.h"
 #include "diag.h"
+#include "progress.h"
+#include "suggest.h"
 #include "ir/ir.h"
 
 static void usage(void)
@@ -44,47 +46,15 @@ static bool looks_like_command(const char *a)
     return strspn(a, "abcdefghijklmnopqrstuvwxyz0123456789-_") == strlen(a);
 }
 
-/* Edit distance of two short words, capped at 9 (a command name is
- * shorter than 16 characters; longer words are no near miss anyway). */
-static unsigned edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 15 || lb > 15)
-        return 9;
-    unsigned row[16];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (unsigned)j;
-    for (size_t i = 1; i <= la; i++) {
-        unsigned diag = row[0];
-        row[0] = (unsigned)i;
-        for (size_t j = 1; j <= lb; j++) {
-            unsigned up = row[j];
-            unsigned sub = diag + (a[i - 1] != b[j - 1] && !(strchr("-_", a[i - 1]) &&
-                                                             strchr("-_", b[j - 1])));
-            unsigned best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-            row[j] = sub < best ? sub : best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 static void unknown_command(const char *word)
 {
-    const char *near = NULL;
-    unsigned best = 3;      /* at most two edits away */
-    for (unsigned i = 0; i < pdt_n_commands; i++) {
-        unsigned d = edit_distance(word, pdt_commands[i].name);
-        if (d < best) {
-            best = d;
-            near = pdt_commands[i].name;
-        }
-    }
-    if (near)
-        pdt_usage_error(NULL, "unknown command '%s' (and no file of that name); did you mean "
-                        "'%s'?", word, near);
-    else
-        pdt_usage_error(NULL, "unknown command '%s' (and no file of that name)", word);
+    pdt_near near;
+    pdt_near_init(&near, word);
+    for (unsigned i = 0; i < pdt_n_commands; i++)
+        pdt_near_offer(&near, pdt_commands[i].name);
+    char *hint = pdt_near_hint(&near, "");
+    pdt_usage_error(NULL, "unknown command '%s' (and no file of that name)%s", word, hint);
+    g_free(hint);
 }
 
 static int dispatch(int argc, char **argv)
@@ -119,6 +89,7 @@ int main(int argc, char **argv)
     int rc = cli_take_input_options(&argc, argv);
     if (rc == PDT_OK)
         rc = dispatch(argc, argv);
+    pdt_progress_end();
     ir_intern_shutdown();
     /* A command that printed more than stdio buffers has met a write
      * error already and may have returned 1 without a word: report it. */

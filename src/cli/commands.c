@@ -8,6 +8,7 @@
 
 #include "../diag.h"
 #include "../exec/exec.h"
+#include "../progress.h"
 #include "../io/pdio.h"
 #include "../ir/print_ops.h"
 #include "../passes/pass.h"
@@ -59,6 +60,7 @@ int cli_check_out_path(const char *cmd, const char *flag, const char *path, bool
 
 FILE *cli_report_stream(const char *out)
 {
+    pdt_progress_stop_line();   /* the report starts on a line of its own */
     return strcmp(out, "-") == 0 ? stderr : stdout;
 }
 

@@ -58,7 +58,10 @@ static int check_input(pdt_ctx *ctx, const char **names, size_t *n)
     }
     const ir_block *b = ir_program_block(ctx->main, 0);
     if (!b || !ir_block_find_var(b, ir_intern(ctx->backward.loss))) {
-        pdt_error("%s: block 0 has no var '%.200s' (--loss)", ctx->main_path, ctx->backward.loss);
+        char *hint = pdt_loss_hint(b, ctx->backward.loss);
+        pdt_error("%s: block 0 has no var '%s' (--loss)%s", ctx->main_path, ctx->backward.loss,
+                  hint);
+        g_free(hint);
         return PDT_EBADINPUT;
     }
     *n = 0;

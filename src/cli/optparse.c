@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../progress.h"
+#include "../suggest.h"
 #include "../ir/util.h"
 #include "cli.h"
 
@@ -190,6 +192,50 @@ static const cli_entry *entry_of(const cli_spec *s, int c)
     return NULL;
 }
 
+/* A long option getopt_long refused: ambiguous (a prefix of several; name
+ * them all) or unknown (name the nearest).  Else cli_bad_option says it. */
+static int bad_option(const cli_spec *s, int c, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (c != '?' || strncmp(arg, "--", 2) != 0 || !arg[2])
+        return cli_bad_option(s->cmd, c, argv);
+    size_t len = strcspn(arg + 2, "=");
+    char *name = g_strndup(arg + 2, len);
+    const char *prefixed[CLI_MAX_OPTS];
+    size_t n_prefixed = 0;
+    pdt_near near;
+    pdt_near_init(&near, name);
+    const char *exact = NULL;     /* the option named in full, if any */
+    for (size_t i = 0; i < s->n_entries; i++) {
+        const char *o = s->entries[i].opt->name;
+        if (!strcmp(o, name))
+            exact = o;
+        if (!strncmp(o, name, len)) {
+            prefixed[n_prefixed++] = o;
+        }
+        pdt_near_offer(&near, o);
+    }
+    if (exact || n_prefixed == 1) {
+        /* The option exists: getopt_long refused the "=VALUE" it takes none of. */
+        pdt_usage_error(s->cmd, "option '--%s' takes no value", exact ? exact : prefixed[0]);
+    } else if (n_prefixed > 1) {
+        GString *may = g_string_new("");
+        for (size_t i = 0; i < n_prefixed; i++)
+            g_string_append_printf(may, "%s--%s", i == 0 ? "" : i + 1 == n_prefixed ? " or "
+                                                                                  : ", ",
+                                   prefixed[i]);
+        pdt_usage_error(s->cmd, "option '--%s' is ambiguous: it may be %s; give more of the "
+                        "name", name, may->str);
+        g_string_free(may, TRUE);
+    } else {
+        char *hint = pdt_near_hint(&near, "--");
+        pdt_usage_error(s->cmd, "unknown option '--%s'%s", name, hint);
+        g_free(hint);
+    }
+    g_free(name);
+    return PDT_EUSAGE;
+}
+
 int cli_parse(cli_spec *s, int argc, char **argv)
 {
     struct option lopts[CLI_MAX_OPTS + 1];
@@ -204,11 +250,16 @@ int cli_parse(cli_spec *s, int argc, char **argv)
             return cli_empty_value(s->cmd, argv);
         const cli_entry *e = c == ':' || c == '?' ? NULL : entry_of(s, c);
         if (!e)
-            return cli_bad_option(s->cmd, c, argv);
+            return bad_option(s, c, argv);
         int rc = take(s, e, optarg);
         if (rc != PDT_OK)
             return rc;
     }
+    /* Commands that run passes: the clock (--time-passes) and the
+     * progress line start with the reading of the inputs. */
+    for (size_t g = 0; g < s->n_groups; g++)
+        if (s->groups[g].opts == pdt_family_run.opts)
+            pdt_progress_begin();
     return PDT_OK;
 }
 
@@ -329,8 +380,10 @@ int cli_parse_pipeline(cli_spec *s, pdt_ctx *ctx, const char *text, pdt_list *na
                 return PDT_EUSAGE;
             }
             if (!pdt_pass_find(name)) {
-                pdt_usage_error(s->cmd, "--passes: unknown pass '%s' (see 'pdtrans passes')",
-                                name);
+                char *hint = pdt_pass_hint(name);
+                pdt_usage_error(s->cmd, "--passes: unknown pass '%s' (see 'pdtrans passes')%s",
+                                name, hint);
+                g_free(hint);
                 return PDT_EUSAGE;
             }
             int rc = take_pass_options(s, name, q + 1, (size_t)(close - q - 1));

@@ -23,7 +23,9 @@ static int pass_help(const char *name)
 {
     const pdt_pass *p = pdt_pass_find(name);
     if (!p) {
-        pdt_usage_error("passes", "unknown pass '%s' (see 'pdtrans passes')", name);
+        char *hint = pdt_pass_hint(name);
+        pdt_usage_error("passes", "unknown pass '%s' (see 'pdtrans passes')%s", name, hint);
+        g_free(hint);
         return PDT_EUSAGE;
     }
     cli_entry entries[CLI_MAX_OPTS];

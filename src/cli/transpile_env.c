@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../passes/transpile/transpile.h"
 #include "transpile_cli.h"
 
 /* One way the environment can give a setting: a value and the variable
@@ -80,6 +81,31 @@ static const char *int_var(tcli_opts *o, const char *name, long min, bool *ok)
     return ir_internf("%ld", n);
 }
 
+/* What a variable holds, for the endpoint grammar (endpoints.c). */
+typedef enum { EV_ENDPOINTS, EV_HOSTS, EV_ENDPOINT, EV_HOST, EV_PORT } env_kind;
+
+/* Variable NAME, recorded, checked as KIND: NULL when unset, or when its
+ * value breaks the grammar; then the message names the variable and quotes
+ * the item, and *bad is set (exit 1: the launcher's environment is input,
+ * not usage). */
+static const char *env_checked(tcli_opts *o, const char *name, env_kind kind, bool *bad)
+{
+    const char *v = cli_run_getenv(&o->run, name);
+    if (!v)
+        return NULL;
+    char *problem = kind == EV_ENDPOINTS ? tp_list_problem(v, false)
+                    : kind == EV_HOSTS   ? tp_list_problem(v, true)
+                    : kind == EV_ENDPOINT ? tp_endpoint_problem(v)
+                    : kind == EV_HOST     ? tp_host_problem(v)
+                                          : tp_port_problem(v);
+    if (!problem)
+        return v;
+    pdt_error("--from-env: environment variable %s: %s", name, problem);
+    g_free(problem);
+    *bad = true;
+    return NULL;
+}
+
 /* "a,b" as the interned "a,b" with empty items dropped, or with ":PORT"
  * appended to each item when port is given. */
 static const char *endpoint_list(const char *csv, const char *port)
@@ -95,10 +121,12 @@ static const char *endpoint_list(const char *csv, const char *port)
     return s;
 }
 
-static const char *joined(tcli_opts *o, const char *a, const char *b)
+/* HOST_VAR:PORT_VAR, each checked; a bracketed IPv6 host stays bracketed. */
+static const char *joined(tcli_opts *o, const char *host_var, const char *port_var, bool *bad)
 {
-    const char *va = cli_run_getenv(&o->run, a), *vb = cli_run_getenv(&o->run, b);
-    return va && vb ? ir_internf("%s:%s", va, vb) : NULL;
+    const char *host = env_checked(o, host_var, EV_HOST, bad);
+    const char *port = env_checked(o, port_var, EV_PORT, bad);
+    return host && port ? ir_internf("%s:%s", host, port) : NULL;
 }
 
 static int missing(const char *what)
@@ -134,10 +162,13 @@ static int env_role(tcli_opts *o)
 
 static int env_pservers(tcli_opts *o)
 {
-    const char *ips = cli_run_getenv(&o->run, "PADDLE_PSERVER_IPS");
-    const char *port = cli_run_getenv(&o->run, "PADDLE_PSERVER_PORT");
-    const char *eps = cli_run_getenv(&o->run, "PADDLE_PSERVER_ENDPOINTS");
-    const char *list = cli_run_getenv(&o->run, "PADDLE_PSERVERS_IP_PORT_LIST");
+    bool bad = false;
+    const char *ips = env_checked(o, "PADDLE_PSERVER_IPS", EV_HOSTS, &bad);
+    const char *port = env_checked(o, "PADDLE_PSERVER_PORT", EV_PORT, &bad);
+    const char *eps = env_checked(o, "PADDLE_PSERVER_ENDPOINTS", EV_ENDPOINTS, &bad);
+    const char *list = env_checked(o, "PADDLE_PSERVERS_IP_PORT_LIST", EV_ENDPOINTS, &bad);
+    if (bad)
+        return PDT_EBADINPUT;
     if (ips && !port)
         return missing("PADDLE_PSERVER_IPS needs PADDLE_PSERVER_PORT");
     env_way ways[] = {
@@ -154,6 +185,7 @@ static int env_pservers(tcli_opts *o)
                        "(Paddle 1), or give --pservers");
     pdt_list_free(&o->ctx->transpile.pservers);
     o->ctx->transpile.pservers = pdt_list_split(value);
+    o->ctx->transpile.pservers_arg = value;
     o->ctx->transpile.src.pservers = src;
     return PDT_OK;
 }
@@ -191,12 +223,16 @@ static int env_trainer_id(tcli_opts *o)
 /* The pserver this process is. */
 static int env_current_pserver(tcli_opts *o)
 {
+    bool bad = false;
     env_way ways[] = {
-        {"PADDLE_CURRENT_ENDPOINT", cli_run_getenv(&o->run, "PADDLE_CURRENT_ENDPOINT"), false},
+        {"PADDLE_CURRENT_ENDPOINT", env_checked(o, "PADDLE_CURRENT_ENDPOINT", EV_ENDPOINT, &bad),
+         false},
         {"PADDLE_CURRENT_IP and PADDLE_PSERVER_PORT",
-         joined(o, "PADDLE_CURRENT_IP", "PADDLE_PSERVER_PORT"), false},
-        {"POD_IP and PADDLE_PORT", joined(o, "POD_IP", "PADDLE_PORT"), true}};
+         joined(o, "PADDLE_CURRENT_IP", "PADDLE_PSERVER_PORT", &bad), false},
+        {"POD_IP and PADDLE_PORT", joined(o, "POD_IP", "PADDLE_PORT", &bad), true}};
     const char *value, *src;
+    if (bad)
+        return PDT_EBADINPUT;
     if (agree(ways, 3, &value, &src))
         return PDT_EUSAGE;
     if (!value)
@@ -248,7 +284,10 @@ static int env_runtime(tcli_opts *o)
 static int env_collective(tcli_opts *o)
 {
     if (!o->ctx->transpile.given.trainers) {
-        const char *eps = cli_run_getenv(&o->run, "PADDLE_TRAINER_ENDPOINTS");
+        bool bad = false;
+        const char *eps = env_checked(o, "PADDLE_TRAINER_ENDPOINTS", EV_ENDPOINTS, &bad);
+        if (bad)
+            return PDT_EBADINPUT;
         if (!eps)
             return missing("PADDLE_TRAINER_ENDPOINTS is not set; give --trainers otherwise");
         o->ctx->transpile.trainers_arg = eps;
@@ -269,7 +308,10 @@ static int env_collective(tcli_opts *o)
         }
     }
     if (!o->ctx->transpile.given.endpoint) {
-        const char *ep = cli_run_getenv(&o->run, "PADDLE_CURRENT_ENDPOINT");
+        bool bad = false;
+        const char *ep = env_checked(o, "PADDLE_CURRENT_ENDPOINT", EV_ENDPOINT, &bad);
+        if (bad)
+            return PDT_EBADINPUT;
         if (!ep)
             return missing("PADDLE_CURRENT_ENDPOINT is not set; give --endpoint otherwise");
         o->ctx->transpile.endpoint = ep;
@@ -285,12 +327,14 @@ int tcli_from_env(tcli_opts *o)
     const pdt_transpile_opts *t = &o->ctx->transpile;
     if (t->mode != PDT_MODE_PSERVER)
         return env_collective(o);
-    if ((!t->given.role && env_role(o)) || (!t->given.pservers && env_pservers(o)) ||
-        (!t->given.trainers && env_trainers(o)))
-        return PDT_EUSAGE;
-    if (t->role == PDT_ROLE_TRAINER && !t->given.trainer_id && env_trainer_id(o))
-        return PDT_EUSAGE;
-    if (t->role == PDT_ROLE_PSERVER && !t->given.endpoint && env_current_pserver(o))
-        return PDT_EUSAGE;
-    return env_runtime(o);
+    int rc = !t->given.role ? env_role(o) : PDT_OK;
+    if (!rc && !t->given.pservers)
+        rc = env_pservers(o);       /* PDT_EBADINPUT: a malformed endpoint variable */
+    if (!rc && !t->given.trainers)
+        rc = env_trainers(o);
+    if (!rc && t->role == PDT_ROLE_TRAINER && !t->given.trainer_id)
+        rc = env_trainer_id(o);
+    if (!rc && t->role == PDT_ROLE_PSERVER && !t->given.endpoint)
+        rc = env_current_pserver(o);
+    return rc ? rc : env_runtime(o);
 }

@@ -9,7 +9,16 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../progress.h"
+#include "../suggest.h"
 #include "pass.h"
+
+static bool set_time_passes(void *base, const pdt_option *opt, const char *v, const char *cmd)
+{
+    (void)base, (void)opt, (void)v, (void)cmd;
+    pdt_time_passes = true;
+    return true;
+}
 
 static const pdt_option run_options[] = {
     {.name = "no-verify-each", .type = PDT_OPT_FLAG,
@@ -28,6 +37,10 @@ static const pdt_option run_options[] = {
     {.name = "stop-after", .type = PDT_OPT_STRING, .meta = "PASS",
      .help = "end the pipeline after PASS and write what exists",
      .offset = offsetof(pdt_ctx, settings.stop_after)},
+    {.name = "time-passes", .type = PDT_OPT_CUSTOM, .set = set_time_passes,
+     .help = "print each pass's time, and the read, check, verify and write times, to "
+             "stderr at the end (a run over two seconds shows its progress when stderr is a "
+             "terminal; -q silences both)"},
 };
 
 const pdt_option_family pdt_family_run = {
@@ -121,7 +134,21 @@ static bool parse_choice(const pdt_option *opt, const char *s, const char *cmd, 
             *out = i + opt->value;
             return true;
         }
-    pdt_usage_error(cmd, "option '--%s' does not accept '%s'", opt->name, s);
+    /* Name the values it does accept, and the nearest one. */
+    GString *accepted = g_string_new("");
+    pdt_near near;
+    pdt_near_init(&near, s);
+    for (int i = 0; opt->choices[i]; i++) {
+        g_string_append_printf(accepted, "%s%s", i == 0 ? "" : opt->choices[i + 1] ? ", "
+                                                                                : " or ",
+                               opt->choices[i]);
+        pdt_near_offer(&near, opt->choices[i]);
+    }
+    char *hint = pdt_near_hint(&near, "");
+    pdt_usage_error(cmd, "option '--%s' does not accept '%s': give %s%s", opt->name, s,
+                    accepted->str, hint);
+    g_free(hint);
+    g_string_free(accepted, TRUE);
     return false;
 }
 

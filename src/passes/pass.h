@@ -100,6 +100,7 @@ typedef struct {
  * both. */
 typedef struct {
     pdt_list pservers;          /* endpoints, in --pservers order */
+    const char *pservers_arg;   /* --pservers as given (validate() checks its grammar) */
     const char *trainers_arg;   /* --trainers as given: a count or endpoints, per mode */
     int trainers;               /* count; resolved from trainers_arg (default 1) */
     pdt_list trainer_endpoints; /* nccl2, collective: --trainers as an endpoint list */
@@ -244,6 +245,13 @@ typedef struct {
 extern const pdt_pass pdt_passes[];
 extern const size_t pdt_n_passes;
 const pdt_pass *pdt_pass_find(const char *name);
+/* "; did you mean 'P'?" naming the passes nearest to NAME, or "" (g_free it). */
+char *pdt_pass_hint(const char *name);
+/* hints.c: "; did you mean 'V'?" naming the vars of B nearest to NAME (or
+ * one that holds NAME), or "" (g_free it).  pdt_loss_hint points at the
+ * output of the op with op_role Loss first. */
+char *pdt_var_hint(const ir_block *b, const char *name);
+char *pdt_loss_hint(const ir_block *b, const char *name);
 
 /* Checks main and startup with the gate (pdt_verify_max, first problem
  * only: PDT_EBADINPUT), then runs the named passes in order (a group as

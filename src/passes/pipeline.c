@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../progress.h"
+#include "../suggest.h"
 #include "../ir/alloc.h"
 #include "../ir/tensors.h"
 #include "../ir/pmap.h"
@@ -17,6 +19,16 @@ const pdt_pass *pdt_pass_find(const char *name)
         if (strcmp(pdt_passes[i].name, name) == 0)
             return &pdt_passes[i];
     return NULL;
+}
+
+/* Here, not in passes.c: unit tests link their own pass list. */
+char *pdt_pass_hint(const char *name)
+{
+    pdt_near near;
+    pdt_near_init(&near, name);
+    for (size_t i = 0; i < pdt_n_passes; i++)
+        pdt_near_offer(&near, pdt_passes[i].name);
+    return pdt_near_hint(&near, "");
 }
 
 /* The gate: the structure every pass relies on (block idx, parent links,
@@ -84,7 +96,9 @@ static int flatten(const pdt_ctx *ctx, const char *const *names, size_t n, flat_
     for (size_t i = 0; i < n; i++) {
         const pdt_pass *p = pdt_pass_find(names[i]);
         if (!p) {
-            pdt_error("unknown pass '%s' (see 'pdtrans passes')", names[i]);
+            char *hint = pdt_pass_hint(names[i]);
+            pdt_error("unknown pass '%s' (see 'pdtrans passes')%s", names[i], hint);
+            g_free(hint);
             return PDT_EUSAGE;
         }
         size_t nm = 1;
@@ -122,7 +136,10 @@ static int mark_settings(const pdt_run_settings *rs, const flat_list *f, bool *p
     size_t at = 0;
     for (size_t i = 0; i < names.n && rc == PDT_OK; i++) {
         if (!pdt_pass_find(names.items[i])) {
-            pdt_error("--print-after: unknown pass '%s' (see 'pdtrans passes')", names.items[i]);
+            char *hint = pdt_pass_hint(names.items[i]);
+            pdt_error("--print-after: unknown pass '%s' (see 'pdtrans passes')%s",
+                      names.items[i], hint);
+            g_free(hint);
             rc = PDT_EUSAGE;
         } else if (!flat_has(f, names.items[i], &at)) {
             pdt_error("--print-after: this pipeline does not run pass '%s'", names.items[i]);
@@ -137,7 +154,10 @@ static int mark_settings(const pdt_run_settings *rs, const flat_list *f, bool *p
     *stop = f->n;
     if (rc == PDT_OK && rs->stop_after) {
         if (!pdt_pass_find(rs->stop_after)) {
-            pdt_error("--stop-after: unknown pass '%s' (see 'pdtrans passes')", rs->stop_after);
+            char *hint = pdt_pass_hint(rs->stop_after);
+            pdt_error("--stop-after: unknown pass '%s' (see 'pdtrans passes')%s",
+                      rs->stop_after, hint);
+            g_free(hint);
             rc = PDT_EUSAGE;
         } else if (!flat_has(f, rs->stop_after, stop)) {
             pdt_error("--stop-after: this pipeline does not run pass '%s'", rs->stop_after);
@@ -161,6 +181,7 @@ static void print_one(const pdt_ctx *ctx, const char *pass, const char *what,
  * built so far) and, once 'split_vars' made it, the transpile plan. */
 static void print_after(const pdt_ctx *ctx, const pdt_pass *pass)
 {
+    pdt_progress_clear_line();
     print_one(ctx, pass->name, "main program", ctx->main_path, ctx->main);
     if (ctx->startup)
         print_one(ctx, pass->name, "startup program", ctx->startup_path, ctx->startup);
@@ -186,7 +207,9 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
             ctx->staged[kept++] = o;
             continue;
         }
+        pdt_phase left = pdt_progress_enter(PDT_PHASE_WRITE, NULL);
         rc = sink(ctx->settings.write_output_arg, o.stem, o.program);
+        pdt_progress_enter(left.kind, left.name);
         tp_plan_output_freed(ctx->transpile_plan, o.program);
         ir_program_free(o.program);
     }
@@ -230,6 +253,7 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
     else if (first)
         pdt_note("running pass '%s'", group->name);
     pdt_alloc_doing("running pass '%s'", pass->name);
+    pdt_progress_enter(PDT_PHASE_PASS, pass->name);
     int rc = pass->run(ctx);
     if (!pass->keeps_plan) {
         if (rc == PDT_OK)
@@ -237,6 +261,7 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
         tp_plan_free(ctx->transpile_plan);
         ctx->transpile_plan = NULL;
     }
+    pdt_progress_enter(PDT_PHASE_VERIFY, NULL);
     if (rc == PDT_OK && !ctx->no_verify_each)
         rc = verify_after(ctx, pass);
     return rc;
@@ -301,6 +326,7 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
         printed_later[i] = print[i + 1] || printed_later[i + 1];
     if (rc == PDT_OK) {
         pdt_alloc_doing("checking '%s'", ctx->main_path);
+        pdt_progress_enter(PDT_PHASE_CHECK, NULL);
         rc = gate(ctx);
     }
     for (size_t i = 0; i < f.n && rc == PDT_OK; i++) {
@@ -326,6 +352,8 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
     if (rc == PDT_OK)
         tp_plan_make_manifest(ctx->transpile_plan);
     hand_over(ctx, rc == PDT_OK);
+    /* What the command does next is encoding and writing the outputs. */
+    pdt_progress_enter(PDT_PHASE_WRITE, NULL);
     /* An analysis cache: nothing reads it once the passes are done, and
      * the outputs written next need the memory. */
     tp_plan_free(ctx->transpile_plan);

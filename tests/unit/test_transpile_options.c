@@ -85,7 +85,13 @@ static void perturb(pdt_transpile_opts *o, const pdt_option *opt, GPtrArray *own
             n_choices++;
         *i = (*i - opt->value + 1) % n_choices + opt->value;
         return;
-    case PDT_OPT_CUSTOM: *i = *i == 2 ? 8 : 2; return;   /* --selected-gpus: a count */
+    case PDT_OPT_CUSTOM:
+        if (strcmp(opt->name, "pservers") != 0) {       /* --selected-gpus: a count */
+            *i = *i == 2 ? 8 : 2;
+            return;
+        }
+        /* --pservers sets its list (and its text) */
+        __attribute__((fallthrough));
     case PDT_OPT_LIST: {                                /* --pservers: reversed */
         pdt_list *l = field, r = {l->n, g_new(const char *, l->n + 1)};
         for (size_t k = 0; k < l->n; k++)

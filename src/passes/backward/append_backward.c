@@ -73,9 +73,12 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
     if (ctx->backward.params.n) {
         l.items = xcalloc(ctx->backward.params.n, sizeof *l.items);
         for (size_t i = 0; i < ctx->backward.params.n; i++) {
-            if (!ir_block_find_var(b, ctx->backward.params.items[i]))
-                pdt_warning("%s: block 0 has no var '%.200s' (--params)", ctx->main_path,
-                            ctx->backward.params.items[i]);
+            if (!ir_block_find_var(b, ctx->backward.params.items[i])) {
+                char *hint = pdt_var_hint(b, ctx->backward.params.items[i]);
+                pdt_warning("%s: block 0 has no var '%s' (--params)%s", ctx->main_path,
+                            ctx->backward.params.items[i], hint);
+                g_free(hint);
+            }
             l.items[l.n++] = ctx->backward.params.items[i];
         }
         return l;
@@ -159,7 +162,9 @@ static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **l
                           ctx->main_path, loss, i);
                 return false;
             }
-        pdt_error("%s: block 0 has no var '%.200s' (--loss)", ctx->main_path, loss);
+        char *hint = pdt_loss_hint(b0, loss);
+        pdt_error("%s: block 0 has no var '%s' (--loss)%s", ctx->main_path, loss, hint);
+        g_free(hint);
         return false;
     }
     *lop = find_loss_op(b0, loss);

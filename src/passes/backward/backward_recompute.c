@@ -241,8 +241,10 @@ static bool checkpoints_exist(const bw_run *r, const ir_block *b, const pdt_list
 {
     for (size_t i = 0; i < checkpoints->n; i++)
         if (!ir_block_find_var(b, checkpoints->items[i])) {
-            pdt_error("%s: block %d has no var '%.200s' (--checkpoints)", r->path, b->idx,
-                      checkpoints->items[i]);
+            char *hint = pdt_var_hint(b, checkpoints->items[i]);
+            pdt_error("%s: block %d has no var '%s' (--checkpoints)%s", r->path, b->idx,
+                      checkpoints->items[i], hint);
+            g_free(hint);
             return false;
         }
     return true;

@@ -42,8 +42,10 @@ static bool check_vars(pdt_ctx *ctx, ir_block *b0)
     for (size_t l = 0; l < 3; l++)
         for (size_t i = 0; i < lists[l]->n; i++)
             if (!ir_block_find_var(b0, lists[l]->items[i])) {
-                pdt_error("%s: block 0 has no var '%.200s' (%s)", ctx->main_path,
-                          lists[l]->items[i], what[l]);
+                char *hint = pdt_var_hint(b0, lists[l]->items[i]);
+                pdt_error("%s: block 0 has no var '%s' (%s)%s", ctx->main_path,
+                          lists[l]->items[i], what[l], hint);
+                g_free(hint);
                 return false;
             }
     for (size_t i = 0; i < ctx->backward.target_grads.n; i++)

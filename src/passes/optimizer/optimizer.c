@@ -133,8 +133,10 @@ static int resolve_lr(const pdt_ctx *ctx, const ir_block *b, const char **lr)
     if (ctx->optim.learning_rate_var) {
         const ir_var *v = ir_block_find_var(b, ir_intern(ctx->optim.learning_rate_var));
         if (!v) {
-            pdt_error("%s: block 0 has no var '%.200s' (--learning-rate-var)", ctx->main_path,
-                      ctx->optim.learning_rate_var);
+            char *hint = pdt_var_hint(b, ctx->optim.learning_rate_var);
+            pdt_error("%s: block 0 has no var '%s' (--learning-rate-var)%s", ctx->main_path,
+                      ctx->optim.learning_rate_var, hint);
+            g_free(hint);
             return PDT_EBADINPUT;
         }
         *lr = v->name;

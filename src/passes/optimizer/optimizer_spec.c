@@ -10,6 +10,7 @@
 
 #include "../../diag.h"
 #include "../../ir/util.h"
+#include "../../suggest.h"
 #include "optimizer_util.h"
 
 static bool is_ident(const char *s, size_t n)
@@ -136,6 +137,10 @@ void opt_spec_free(opt_spec *s)
 static long spec_find(opt_spec *s, const char *key, const char *alias)
 {
     long hit = -1;
+    const char *names[2] = {key, alias};
+    for (size_t k = 0; k < 2 && names[k] && s->n_asked < sizeof s->asked / sizeof *s->asked;
+         k++)
+        s->asked[s->n_asked++] = names[k];
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->keys[i], key) == 0 || (alias && strcmp(s->keys[i], alias) == 0)) {
             if (hit >= 0) {
@@ -273,8 +278,14 @@ int opt_spec_finish(opt_spec *s)
 {
     for (size_t i = 0; i < s->n; i++)
         if (!s->used[i]) {
-            pdt_usage_error(s->cmd, "option '%s': unknown key '%s' for '%s'", s->flag, s->keys[i],
-                            s->kind);
+            pdt_near near;
+            pdt_near_init(&near, s->keys[i]);
+            for (size_t k = 0; k < s->n_asked; k++)
+                pdt_near_offer(&near, s->asked[k]);
+            char *hint = pdt_near_hint(&near, "");
+            pdt_usage_error(s->cmd, "option '%s': unknown key '%s' for '%s'%s", s->flag,
+                            s->keys[i], s->kind, hint);
+            g_free(hint);
             return PDT_EUSAGE;
         }
     return PDT_OK;

@@ -28,6 +28,10 @@ typedef struct {
     char **keys;
     char **vals;            /* comma-joined when a list */
     bool *used;
+    /* The keys the getters asked for (static strings), for "did you mean"
+     * when opt_spec_finish meets a key nobody asked for. */
+    const char *asked[32];
+    size_t n_asked;
 } opt_spec;
 
 int opt_spec_parse(const char *cmd, const char *flag, const char *text, opt_spec *out);

@@ -63,9 +63,22 @@ static bool set_geo(void *base, const pdt_option *opt, const char *value, const 
     return true;
 }
 
+/* --pservers: the list, and the text as given, whose empty items and
+ * separators validate() checks (tp_list_problem). */
+static bool set_pservers(void *base, const pdt_option *opt, const char *text, const char *cmd)
+{
+    (void)opt, (void)cmd;
+    pdt_transpile_opts *t = base;
+    pdt_list_free(&t->pservers);
+    t->pservers = pdt_list_split(text);
+    t->pservers_arg = ir_intern(text);
+    return true;
+}
+
 static const pdt_option transpile_options[] = {
-    {.name = "pservers", .type = PDT_OPT_LIST, .meta = "EP[,EP...]", .passes = PLACEMENT,
-     .help = "parameter-server endpoints, host:port", .offset = FIELD(pservers)},
+    {.name = "pservers", .type = PDT_OPT_CUSTOM, .set = set_pservers, .meta = "EP[,EP...]",
+     .passes = PLACEMENT, .help = "parameter-server endpoints, HOST:PORT,HOST:PORT,...",
+     .offset = FIELD(pservers)},
     {.name = "trainers", .type = PDT_OPT_STRING, .meta = "N",
      .passes = PLACEMENT " nccl2 collective",
      .help = "number of trainers (nccl2, collective: the trainer endpoints)",

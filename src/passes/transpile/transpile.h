@@ -147,6 +147,19 @@ typedef struct tp_plan {
     size_t narrow;          /* the one pserver the PSERVER_PASS passes build, or -1: all */
 } tp_plan;
 
+/* ---- endpoints.c ---- */
+/* The one endpoint grammar (HOST:PORT, HOST an RFC 1123 hostname, dotted
+ * IPv4 or [IPv6], PORT 1-65535; lists comma-separated, no empty item, no
+ * duplicate).  Each returns NULL, or the problem as a message quoting the
+ * bad item (g_free it); the caller names the flag or variable. */
+char *tp_endpoint_problem(const char *endpoint);
+/* TEXT as a list of endpoints, or of hosts (PADDLE_PSERVER_IPS) when HOSTS. */
+char *tp_list_problem(const char *text, bool hosts);
+char *tp_host_problem(const char *host);
+char *tp_port_problem(const char *port);
+/* 'S' with control bytes escaped, at most 200 bytes of it (g_free it). */
+char *tp_quote(const char *s, size_t len);
+
 /* ---- validate.c ---- */
 /* The family's validate(): the cross-option rules (usage errors for CMD
  * naming each setting as ctx->transpile.src says) and --trainers resolved

@@ -21,34 +21,31 @@ static const char *mode_name(pdt_dist_mode m)
     return m == PDT_MODE_NCCL2 ? "nccl2" : m == PDT_MODE_COLLECTIVE ? "collective" : "pserver";
 }
 
-/* HOST:PORT; the port is after the last colon, so "[::1]:6170" is host
- * "[::1]". */
-static bool check_endpoint(const char *cmd, const char *source, const char *ep)
+/* A setting refused: exit 2 for a flag, exit 1 for a launcher's variable
+ * (bad input, not bad usage).  FROM_ENV: src names a variable. */
+static int refuse(const char *cmd, bool from_env, const char *source, char *problem)
 {
-    const char *colon = strrchr(ep, ':');
-    long port = 0;
-    size_t digits = colon ? strspn(colon + 1, "0123456789") : 0;
-    if (colon && colon != ep && digits && digits <= 5 && !colon[1 + digits])
-        port = strtol(colon + 1, NULL, 10);
-    if (port < 1 || port > 65535) {
-        pdt_usage_error(cmd, "%s: endpoint '%s' is not HOST:PORT with a port from 1 to 65535",
-                        source, ep);
-        return false;
-    }
-    return true;
+    if (from_env)
+        pdt_error("--from-env: %s: %s", source, problem);
+    else
+        pdt_usage_error(cmd, "%s: %s", source, problem);
+    g_free(problem);
+    return from_env ? PDT_EBADINPUT : PDT_EUSAGE;
 }
 
-/* Every endpoint is HOST:PORT and none is listed twice. */
-static int check_endpoints(const char *cmd, const pdt_list *eps, const char *source)
+/* One endpoint (endpoints.c's grammar); PDT_OK or the refusal's status. */
+static int check_endpoint(const char *cmd, bool from_env, const char *source, const char *ep)
 {
-    for (size_t i = 0; i < eps->n; i++) {
-        if (!check_endpoint(cmd, source, eps->items[i]))
-            return PDT_EUSAGE;
-        for (size_t j = 0; j < i; j++)
-            if (eps->items[i] == eps->items[j])
-                return USAGE("%s: endpoint '%s' is listed twice", source, eps->items[i]);
-    }
-    return PDT_OK;
+    char *problem = tp_endpoint_problem(ep);
+    return problem ? refuse(cmd, from_env, source, problem) : PDT_OK;
+}
+
+/* TEXT, the list as given: every endpoint HOST:PORT, commas only, none
+ * empty, none listed twice. */
+static int check_endpoints(const char *cmd, bool from_env, const char *text, const char *source)
+{
+    char *problem = tp_list_problem(text, false);
+    return problem ? refuse(cmd, from_env, source, problem) : PDT_OK;
 }
 
 /* --endpoint names one of the endpoints in `eps` (from `list_source`). */
@@ -56,8 +53,9 @@ static int check_member(const char *cmd, const pdt_transpile_opts *o, const pdt_
                         const char *list_source)
 {
     const char *source = SRC(o, endpoint, "--endpoint");
-    if (!check_endpoint(cmd, source, o->endpoint))
-        return PDT_EUSAGE;
+    int rc = check_endpoint(cmd, o->src.endpoint != NULL, source, o->endpoint);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < eps->n; i++)
         if (eps->items[i] == o->endpoint)
             return PDT_OK;
@@ -92,6 +90,28 @@ static int check_hierarchical(const char *cmd, const pdt_transpile_opts *o)
     return PDT_OK;
 }
 
+/* nccl2 and collective: this trainer's endpoint is the trainer id's entry
+ * of the trainer endpoints.  Paddle does not check, but its launchers give
+ * each trainer its endpoint's position, and a rank that is not the
+ * endpoint's hangs the job (two trainers with one rank, or peers dialling
+ * the wrong one). */
+static int check_rank(const char *cmd, const pdt_transpile_opts *o)
+{
+    const pdt_list *eps = &o->trainer_endpoints;
+    size_t at = 0;
+    while (at < eps->n && eps->items[at] != o->endpoint)
+        at++;
+    if (at == (size_t)o->trainer_id)
+        return PDT_OK;
+    bool from_env = o->src.endpoint || o->src.trainer_id;
+    char *problem = g_strdup_printf(
+        "endpoint '%s' is at position %zu of %s, but the trainer id is %d (%s), whose "
+        "endpoint is '%s'; in --mode=%s the current endpoint must be the trainer id's entry",
+        o->endpoint, at, SRC(o, trainers, "--trainers"), o->trainer_id,
+        SRC(o, trainer_id, "--trainer-id"), eps->items[o->trainer_id], mode_name(o->mode));
+    return refuse(cmd, from_env, SRC(o, endpoint, "--endpoint"), problem);
+}
+
 /* nccl2 and collective: --trainers is the endpoint list, --endpoint one
  * of them, --trainer-id a rank. */
 static int check_trainer_endpoints(const char *cmd, pdt_transpile_opts *o, size_t min)
@@ -104,8 +124,9 @@ static int check_trainer_endpoints(const char *cmd, pdt_transpile_opts *o, size_
     o->trainer_endpoints = pdt_list_split(o->trainers_arg);
     o->trainers = (int)o->trainer_endpoints.n;
     const pdt_list *eps = &o->trainer_endpoints;
-    if (check_endpoints(cmd, eps, source))
-        return PDT_EUSAGE;
+    int rc = check_endpoints(cmd, o->src.trainers != NULL, o->trainers_arg, source);
+    if (rc)
+        return rc;
     if (eps->n < min)
         return USAGE("--mode=collective needs at least two endpoints in %s (one with "
                      "single_process_multi_thread), got %zu", source, eps->n);
@@ -114,11 +135,12 @@ static int check_trainer_endpoints(const char *cmd, pdt_transpile_opts *o, size_
                      SRC(o, role, "--role"), mode);
     if (!o->endpoint)
         return USAGE("--mode=%s needs --endpoint (this trainer's endpoint)", mode);
-    if (check_member(cmd, o, eps, source))
-        return PDT_EUSAGE;
+    rc = check_member(cmd, o, eps, source);
+    if (rc)
+        return rc;
     if (o->trainer_id >= o->trainers)
         return trainer_id_out_of_range(cmd, o);
-    return PDT_OK;
+    return check_rank(cmd, o);
 }
 
 /* The seed's _transpile_collective and Collective.transpile raise on these. */
@@ -134,16 +156,7 @@ static int check_collective(const char *cmd, pdt_transpile_opts *o)
     if (o->given.hierarchical)
         return USAGE("--hierarchical-allreduce and --hierarchical-inter-nranks need "
                      "--mode=nccl2");
-    if (check_trainer_endpoints(cmd, o, spmt ? 1 : 2))
-        return PDT_EUSAGE;
-    /* Paddle does not check this, but its launchers give each trainer the
-     * position of its endpoint, and two trainers with one rank hang. */
-    const pdt_list *eps = &o->trainer_endpoints;
-    for (size_t i = 0; i < eps->n; i++)
-        if (eps->items[i] == o->endpoint && i != (size_t)o->trainer_id)
-            pdt_warning("--trainer-id=%d, but endpoint '%s' is at position %zu of --trainers; "
-                        "each trainer needs its own rank", o->trainer_id, o->endpoint, i);
-    return PDT_OK;
+    return check_trainer_endpoints(cmd, o, spmt ? 1 : 2);
 }
 
 /* --trainers as a count (pserver mode). */
@@ -190,13 +203,22 @@ static int check_pserver_mode(const char *cmd, pdt_transpile_opts *o)
     if (o->pservers.n == 0)
         return USAGE("no pserver endpoints: give --pservers=EP[,EP...] (or --from-env)");
     const char *pservers = SRC(o, pservers, "--pservers");
-    if (check_endpoints(cmd, &o->pservers, pservers))
-        return PDT_EUSAGE;
+    /* The list alone when a caller set it without the text (tests). */
+    char *joined = NULL;
+    if (!o->pservers_arg) {
+        GString *g = g_string_new("");
+        for (size_t i = 0; i < o->pservers.n; i++)
+            g_string_append_printf(g, "%s%s", i ? "," : "", o->pservers.items[i]);
+        joined = g_string_free(g, FALSE);
+    }
+    int rc = check_endpoints(cmd, o->src.pservers != NULL,
+                             joined ? joined : o->pservers_arg, pservers);
+    g_free(joined);
+    if (rc)
+        return rc;
     if (o->trainer_id >= o->trainers)
         return trainer_id_out_of_range(cmd, o);
-    if (o->endpoint && check_member(cmd, o, &o->pservers, pservers))
-        return PDT_EUSAGE;
-    return PDT_OK;
+    return o->endpoint ? check_member(cmd, o, &o->pservers, pservers) : PDT_OK;
 }
 
 /* Options that only one mode reads are refused elsewhere, not ignored. */
@@ -237,7 +259,9 @@ int tp_validate(pdt_ctx *ctx, const char *cmd)
     if (o->mode == PDT_MODE_COLLECTIVE)
         return check_collective(cmd, o);
     if (o->mode == PDT_MODE_NCCL2)
-        return check_trainer_endpoints(cmd, o, 1) || check_hierarchical(cmd, o) ? PDT_EUSAGE
-                                                                                : PDT_OK;
+    {
+        int rc = check_trainer_endpoints(cmd, o, 1);
+        return rc ? rc : check_hierarchical(cmd, o);
+    }
     return check_pserver_mode(cmd, o);
 }
