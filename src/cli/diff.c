@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../diag.h"
+#include "../suggest.h"
 #include "../diff/diff.h"
 #include "../io/pdio.h"
 #include "cli.h"
@@ -42,31 +43,6 @@ typedef struct {
     int color;                  /* -1 auto, 0 never, 1 always */
 } diff_args;
 
-/* Edit distance of two short words (9 for longer ones: no near miss). */
-static unsigned distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 31 || lb > 31)
-        return 9;
-    unsigned row[32];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (unsigned)j;
-    for (size_t i = 1; i <= la; i++) {
-        unsigned diag = row[0];
-        row[0] = (unsigned)i;
-        for (size_t j = 1; j <= lb; j++) {
-            unsigned up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* The --ignore-var-field name nearest NAME (at most 3 edits, or fewer
  * than half its letters), for "did you mean". */
 static const char *near_field(const char *name)
@@ -74,7 +50,7 @@ static const char *near_field(const char *name)
     const char *near = NULL;
     unsigned best = strlen(name) / 2 + 1 > 4 ? (unsigned)strlen(name) / 2 + 1 : 4;
     for (size_t i = 0; i < pdiff_n_var_fields; i++) {
-        unsigned d = distance(name, pdiff_var_fields[i]);
+        unsigned d = pdt_edit_distance(name, pdiff_var_fields[i], best);
         if (d < best)
             best = d, near = pdiff_var_fields[i];
     }

@@ -87,20 +87,6 @@ void tcli_remove_stale(const tcli_opts *o, pdio_batch *b, GPtrArray *stale)
     g_hash_table_destroy(written);
 }
 
-static void json_text(GString *g, const char *s)
-{
-    g_string_append_c(g, '"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            g_string_append_c(g, '\\'), g_string_append_c(g, (char)*c);
-        else if (*c < 0x20)
-            g_string_append_printf(g, "\\u%04x", *c);
-        else
-            g_string_append_c(g, (char)*c);
-    }
-    g_string_append_c(g, '"');
-}
-
 char *tcli_manifest_final(const char *manifest, const char *job, const pdio_batch *b)
 {
     size_t n = strlen(manifest);
@@ -113,7 +99,7 @@ char *tcli_manifest_final(const char *manifest, const char *job, const pdio_batc
         if (removed || !sha)
             continue;
         g_string_append(g, first ? "\n    " : ",\n    ");
-        json_text(g, base_of(path));
+        tp_json_string(g, base_of(path));
         g_string_append_printf(g, ": \"%s\"", sha);
         first = false;
     }

@@ -502,17 +502,18 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
     return PDT_OK;
 }
 
-int pass_build_pserver(pdt_ctx *ctx)
+/* Builds every wanted pserver's main program with BUILD and stages them;
+ * all are built before any is staged, so a failure stages none. */
+int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build)
 {
-    tp_plan *st = tp_plan_need(ctx, "build_pserver", TP_PLAN_SPLIT);
+    tp_plan *st = tp_plan_need(ctx, pass, TP_PLAN_SPLIT);
     if (!st)
         return PDT_EINTERNAL;
-    int rc = tp_plan_need_inputs(st, "build_pserver");
-    /* All are built before any is staged: a failure stages none. */
+    int rc = tp_plan_need_inputs(st, pass);
     ir_program **built = xcalloc(st->n_eps + 1, sizeof(ir_program *));
     for (size_t e = 0; e < st->n_eps && !rc; e++)
         if (tp_pserver_wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
-            rc = tp_build_pserver(st, e, &built[e]);
+            rc = build(st, e, &built[e]);
     for (size_t e = 0; e < st->n_eps; e++) {
         if (rc || !built[e]) {
             ir_program_free(built[e]);
@@ -525,4 +526,9 @@ int pass_build_pserver(pdt_ctx *ctx)
         tp_plan_outputs_changed(st, built, st->n_eps);
     free(built);
     return rc;
+}
+
+int pass_build_pserver(pdt_ctx *ctx)
+{
+    return tp_build_pservers(ctx, "build_pserver", tp_build_pserver);
 }

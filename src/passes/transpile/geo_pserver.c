@@ -97,24 +97,5 @@ int tp_build_geo_pserver(tp_plan *st, size_t ep, ir_program **out)
 
 int pass_geo_pserver(pdt_ctx *ctx)
 {
-    tp_plan *st = tp_plan_need(ctx, "geo_pserver", TP_PLAN_SPLIT);
-    if (!st)
-        return PDT_EINTERNAL;
-    int rc = tp_plan_need_inputs(st, "geo_pserver");
-    ir_program **built = xcalloc(st->n_eps + 1, sizeof(ir_program *));
-    for (size_t e = 0; e < st->n_eps && !rc; e++)
-        if (tp_pserver_wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
-            rc = tp_build_geo_pserver(st, e, &built[e]);
-    for (size_t e = 0; e < st->n_eps; e++) {
-        if (rc || !built[e]) {
-            ir_program_free(built[e]);
-            continue;
-        }
-        st->pserver_main[e] = built[e];
-        pdt_ctx_stage_output(ctx, ir_internf("pserver_%zu", e), built[e]);
-    }
-    if (!rc)
-        tp_plan_outputs_changed(st, built, st->n_eps);
-    free(built);
-    return rc;
+    return tp_build_pservers(ctx, "geo_pserver", tp_build_geo_pserver);
 }

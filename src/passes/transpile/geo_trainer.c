@@ -141,21 +141,5 @@ int tp_build_geo_trainer(tp_plan *st, ir_program **main_out, ir_program **startu
 
 int pass_geo_trainer(pdt_ctx *ctx)
 {
-    tp_plan *st = tp_plan_need(ctx, "geo_trainer", TP_PLAN_SPLIT);
-    if (!st)
-        return PDT_EINTERNAL;
-    if (ctx->transpile.role == PDT_ROLE_PSERVER)
-        return PDT_OK;  /* no trainer asked for */
-    if (st->trainer_main)
-        return tp_order_bug("geo_trainer");
-    int rc = tp_build_geo_trainer(st, &st->trainer_main, &st->trainer_startup);
-    if (rc)
-        return rc;
-    int id = ctx->transpile.trainer_id;
-    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", id), st->trainer_main);
-    pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", id), st->trainer_startup);
-    st->trainer_written = true;
-    ir_program *progs[2] = {st->trainer_main, st->trainer_startup};
-    tp_plan_outputs_changed(st, progs, 2);
-    return PDT_OK;
+    return tp_build_trainer(ctx, "geo_trainer", tp_build_geo_trainer);
 }

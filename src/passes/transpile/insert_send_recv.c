@@ -460,16 +460,18 @@ int tp_insert_send_recv(tp_plan *st, ir_program **main_out, ir_program **startup
     return PDT_OK;
 }
 
-int pass_insert_send_recv(pdt_ctx *ctx)
+/* Builds the trainer's main and startup with BUILD and stages them as
+ * trainer_<id> (insert_send_recv and geo_trainer). */
+int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build)
 {
-    tp_plan *st = tp_plan_need(ctx, "insert_send_recv", TP_PLAN_SPLIT);
+    tp_plan *st = tp_plan_need(ctx, pass, TP_PLAN_SPLIT);
     if (!st)
         return PDT_EINTERNAL;
     if (ctx->transpile.role == PDT_ROLE_PSERVER)
         return PDT_OK;  /* no trainer asked for */
     if (st->trainer_main)
-        return tp_order_bug("insert_send_recv");
-    int rc = tp_insert_send_recv(st, &st->trainer_main, &st->trainer_startup);
+        return tp_order_bug(pass);
+    int rc = build(st, &st->trainer_main, &st->trainer_startup);
     if (rc)
         return rc;
     int id = ctx->transpile.trainer_id;
@@ -479,4 +481,9 @@ int pass_insert_send_recv(pdt_ctx *ctx)
     ir_program *progs[2] = {st->trainer_main, st->trainer_startup};
     tp_plan_outputs_changed(st, progs, 2);
     return PDT_OK;
+}
+
+int pass_insert_send_recv(pdt_ctx *ctx)
+{
+    return tp_build_trainer(ctx, "insert_send_recv", tp_insert_send_recv);
 }

@@ -172,6 +172,9 @@ int tp_validate(pdt_ctx *ctx, const char *cmd);
  * usage error of the command, naming the pass to run first.  A pass that
  * still finds what it needs missing was called around the pipeline: a bug,
  * which these report (BUG message, PDT_EINTERNAL). */
+/* S as a JSON string, escaped as jansson would (the manifest's hand-written
+ * lines). */
+void tp_json_string(GString *g, const char *s);
 int tp_order_bug(const char *pass);
 /* ctx's plan when it has reached `stage`; otherwise tp_order_bug(pass)
  * and NULL: the caller returns PDT_EINTERNAL. */
@@ -346,11 +349,19 @@ void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl);
 /* insert_send_recv.c: transpile()'s trainer part, on ctx->main and
  * ctx->startup, which it takes over (they are left empty). */
 int tp_insert_send_recv(tp_plan *st, ir_program **main, ir_program **startup);
+/* Builds the trainer's programs with one of the two builders (insert_send_recv's
+ * or GEO's) and stages them as trainer_<id>. */
+typedef int (*tp_trainer_builder)(tp_plan *st, ir_program **main, ir_program **startup);
+int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build);
 /* delete_optimizer.c: get_trainer_program's deletions, in place. */
 int tp_delete_optimizer(tp_plan *st, ir_program *main, ir_program *startup);
 /* build_pserver.c, build_pserver_startup.c: pserver ep's programs, new,
  * from the plan and the unchanged inputs (which they only read). */
 int tp_build_pserver(tp_plan *st, size_t ep, ir_program **main);
+/* Builds each wanted pserver's main with one of the two builders above and
+ * stages them as pserver_<K> (build_pserver and geo_pserver). */
+typedef int (*tp_pserver_builder)(tp_plan *st, size_t ep, ir_program **main);
+int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build);
 int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
                              ir_program **startup);
 /* nccl2.c, collective.c: on options validate() accepted, take ctx->main

@@ -151,7 +151,7 @@ static void add_trainers(json_t *files, const pdt_ctx *ctx)
 /* JSON string text, escaped as jansson would.  The params list can hold
  * tens of thousands of slices; building a jansson object per slice costs
  * more than the rest of the transpile, so those lines are written here. */
-static void js(GString *g, const char *s)
+void tp_json_string(GString *g, const char *s)
 {
     g_string_append_c(g, '"');
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
@@ -180,12 +180,12 @@ static void slices_text(GString *g, const tp_plan *st, const tp_pair *p, bool gr
     for (size_t k = 0; k < d->n_slices; k++) {
         const tp_slice *s = &d->slices[k];
         g_string_append(g, k ? ", {\"name\": " : "{\"name\": ");
-        js(g, grad ? s->merged : s->name);
+        tp_json_string(g, grad ? s->merged : s->name);
         g_string_append(g, ", \"shape\": ");
         shape_text(g, s->dims, s->n_dims);
         g_string_append_printf(g, ", \"offset\": %lld, \"pserver\": %d, \"endpoint\": ",
                                (long long)s->offset, p->ep[k]);
-        js(g, st->eps[p->ep[k]]);
+        tp_json_string(g, st->eps[p->ep[k]]);
         g_string_append_c(g, '}');
     }
     g_string_append_c(g, ']');
@@ -352,13 +352,13 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
         const tp_pair *p = &st->pairs[i];
         GString *g = m.out;
         g_string_append(g, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        js(g, p->param.name);
+        tp_json_string(g, p->param.name);
         g_string_append_printf(g, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(p->param.var->dtype));
         shape_text(g, p->param.var->dims, p->param.var->n_dims);
         g_string_append(g, ", \"slices\": ");
         slices_text(g, st, p, false);
         g_string_append(g, ", \"grad\": ");
-        js(g, p->grad.name);
+        tp_json_string(g, p->grad.name);
         /* A trainer sends grad slice NAME as NAME.trainer_<id> when true. */
         g_string_append_printf(g, ", \"grad_trainer_suffix\": %s, \"grad_slices\": ",
                                st->trainer_suffix && !p->update_var ? "true" : "false");
