@@ -372,6 +372,8 @@ int cmd_transpile(int argc, char **argv)
     if (!rc)
         rc = tcli_check_folder(&o, job, &stale);
     pick_trainers(&o);
+    if (!rc)
+        tcli_keep_inputs(&o);
     open_outputs(&out, &o);
     if (!rc)
         rc = pdt_run_pipeline(&ctx, passes.items, passes.n);
@@ -392,6 +394,8 @@ int cmd_transpile(int argc, char **argv)
     if (stale)
         g_ptr_array_unref(stale);
 done:
+    ir_program_free(o.kept_main);
+    ir_program_free(o.kept_startup);
     pdio_batch_free(out.batch);
     pdt_list_free(&passes);
     pdt_ctx_free(&ctx);

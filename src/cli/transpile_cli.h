@@ -22,6 +22,9 @@ typedef struct {
     const char *startup_path, *out_dir, *passes;
     bool text, from_env;
     bool clean, print_files;    /* --clean, --print-files (transpile_job.c) */
+    /* --role=all's other trainers: copies of an input that cannot be read
+     * again (standard input, a pipe), taken before the first run. */
+    ir_program *kept_main, *kept_startup;
 } tcli_opts;
 
 /* transpile_env.c: fills what flags left unset from the variables Paddle's
@@ -49,6 +52,9 @@ char *tcli_manifest_final(const char *manifest, const char *job, const pdio_batc
 int tcli_print_files(const pdio_batch *b);
 /* --role=all: trainers 1 .. N-1 (ctx->transpile.every_trainer), each
  * from fresh inputs; their outputs added through the pipeline's sink. */
+/* Keeps copies of the inputs that cannot be read again, for
+ * tcli_other_trainers (nothing unless --role=all writes every trainer). */
+void tcli_keep_inputs(tcli_opts *o);
 int tcli_other_trainers(tcli_opts *o, const char *const *passes, size_t n_passes);
 
 #endif

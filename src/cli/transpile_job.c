@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../diag.h"
 #include "../io/pdio_job.h"
@@ -121,11 +122,46 @@ int tcli_print_files(const pdio_batch *b)
     return PDT_OK;
 }
 
+/* A path that gives the same bytes when read again: a regular file. */
+static bool rereadable(const char *path)
+{
+    struct stat st;
+    return path && strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void tcli_keep_inputs(tcli_opts *o)
+{
+    pdt_ctx *ctx = o->ctx;
+    if (!ctx->transpile.every_trainer)
+        return;
+    if (!rereadable(ctx->main_path))
+        o->kept_main = ir_program_clone(ctx->main);
+    if (o->startup_path && !rereadable(o->startup_path))
+        o->kept_startup = ir_program_clone(ctx->startup);
+}
+
 /* Fresh inputs for another trainer's run: the pipeline took the last
- * ones over. */
+ * ones over.  An input read from standard input or a pipe is copied from
+ * what tcli_keep_inputs kept. */
 static int reread_inputs(tcli_opts *o)
 {
     pdt_ctx *ctx = o->ctx;
+    if (o->kept_main || o->kept_startup) {
+        ctx->main = o->kept_main ? ir_program_clone(o->kept_main) : pdio_read(ctx->main_path);
+        if (!ctx->main)
+            return PDT_EBADINPUT;
+        if (o->kept_startup) {
+            ctx->startup = ir_program_clone(o->kept_startup);
+            return PDT_OK;
+        }
+        if (o->startup_path) {
+            ctx->startup = pdio_read(o->startup_path);
+            return ctx->startup ? PDT_OK : PDT_EBADINPUT;
+        }
+        ctx->startup = ir_program_new();
+        ir_program_add_block(ctx->startup, -1);
+        return PDT_OK;
+    }
     ctx->main = pdio_read(ctx->main_path);
     if (!ctx->main)
         return PDT_EBADINPUT;
@@ -176,5 +212,8 @@ int tcli_other_trainers(tcli_opts *o, const char *const *passes, size_t n_passes
     t->role = PDT_ROLE_ALL;
     t->trainer_id = 0;
     ctx->manifest_json = manifest;
+    ir_program_free(o->kept_main);
+    ir_program_free(o->kept_startup);
+    o->kept_main = o->kept_startup = NULL;
     return rc;
 }
