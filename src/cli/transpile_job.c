@@ -146,32 +146,18 @@ void tcli_keep_inputs(tcli_opts *o)
 static int reread_inputs(tcli_opts *o)
 {
     pdt_ctx *ctx = o->ctx;
-    if (o->kept_main || o->kept_startup) {
-        ctx->main = o->kept_main ? ir_program_clone(o->kept_main) : pdio_read(ctx->main_path);
-        if (!ctx->main)
-            return PDT_EBADINPUT;
-        if (o->kept_startup) {
-            ctx->startup = ir_program_clone(o->kept_startup);
-            return PDT_OK;
-        }
-        if (o->startup_path) {
-            ctx->startup = pdio_read(o->startup_path);
-            return ctx->startup ? PDT_OK : PDT_EBADINPUT;
-        }
-        ctx->startup = ir_program_new();
-        ir_program_add_block(ctx->startup, -1);
-        return PDT_OK;
-    }
-    ctx->main = pdio_read(ctx->main_path);
+    ctx->main = o->kept_main ? ir_program_clone(o->kept_main) : pdio_read(ctx->main_path);
     if (!ctx->main)
         return PDT_EBADINPUT;
-    if (o->startup_path) {
+    if (o->kept_startup)
+        ctx->startup = ir_program_clone(o->kept_startup);
+    else if (o->startup_path)
         ctx->startup = pdio_read(o->startup_path);
-        return ctx->startup ? PDT_OK : PDT_EBADINPUT;
+    else {
+        ctx->startup = ir_program_new();
+        ir_program_add_block(ctx->startup, -1);
     }
-    ctx->startup = ir_program_new();
-    ir_program_add_block(ctx->startup, -1);
-    return PDT_OK;
+    return ctx->startup ? PDT_OK : PDT_EBADINPUT;
 }
 
 int tcli_other_trainers(tcli_opts *o, const char *const *passes, size_t n_passes)

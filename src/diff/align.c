@@ -58,7 +58,7 @@ typedef struct { size_t a0, a1, b0, b1; } range;
 typedef struct {
     ir_op *const *a, *const *b;
     GArray *pairs;              /* pdiff_pair */
-    GArray *todo;               /* range */
+    GArray *pending;            /* range */
 } aligner;
 
 static void add_pair(aligner *al, size_t a, size_t b)
@@ -209,7 +209,7 @@ static void split_on_anchors(aligner *al, const range *r)
     for (size_t k = 0; k <= n; k++) {
         range gap = {a, k < n ? p[k].a : r->a1, b, k < n ? p[k].b : r->b1};
         if (gap.a0 < gap.a1 && gap.b0 < gap.b1)
-            g_array_append_val(al->todo, gap);
+            g_array_append_val(al->pending, gap);
         if (k < n) {
             add_pair(al, p[k].a, p[k].b);
             a = p[k].a + 1, b = p[k].b + 1;
@@ -229,17 +229,17 @@ size_t pdiff_align(ir_op *const *a, size_t na, ir_op *const *b, size_t nb, pdiff
     aligner al = {a, b, g_array_new(FALSE, FALSE, sizeof(pdiff_pair)),
                   g_array_new(FALSE, FALSE, sizeof(range))};
     range all = {0, na, 0, nb};
-    g_array_append_val(al.todo, all);
-    while (al.todo->len) {
-        range r = g_array_index(al.todo, range, al.todo->len - 1);
-        g_array_set_size(al.todo, al.todo->len - 1);
+    g_array_append_val(al.pending, all);
+    while (al.pending->len) {
+        range r = g_array_index(al.pending, range, al.pending->len - 1);
+        g_array_set_size(al.pending, al.pending->len - 1);
         trim(&al, &r);
         if (r.a0 == r.a1 || r.b0 == r.b1)
             continue;
         if (!myers(&al, &r))
             split_on_anchors(&al, &r);
     }
-    g_array_free(al.todo, TRUE);
+    g_array_free(al.pending, TRUE);
     size_t n = al.pairs->len;
     if (n > 1)
         qsort(al.pairs->data, n, sizeof(pdiff_pair), cmp_pair);
