@@ -69,33 +69,23 @@ static bool is_hostname(const char *s, size_t len)
     return true;
 }
 
-static bool is_ipv4(const char *s, size_t len)
-{
-    char buf[INET_ADDRSTRLEN];
-    struct in_addr a;
-    if (len >= sizeof buf)
-        return false;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    return inet_pton(AF_INET, buf, &a) == 1;
-}
-
-static bool is_ipv6(const char *s, size_t len)
+/* S[0..LEN) is an address of family AF (AF_INET or AF_INET6). */
+static bool is_address(int af, const char *s, size_t len)
 {
     char buf[INET6_ADDRSTRLEN];
-    struct in6_addr a;
+    struct in6_addr a;      /* room for either family */
     if (len >= sizeof buf)
         return false;
     memcpy(buf, s, len);
     buf[len] = '\0';
-    return inet_pton(AF_INET6, buf, &a) == 1;
+    return inet_pton(af, buf, &a) == 1;
 }
 
 static char *host_problem_n(const char *s, size_t len)
 {
-    if (len && s[0] == '[' && s[len - 1] == ']' && is_ipv6(s + 1, len - 2))
+    if (len && s[0] == '[' && s[len - 1] == ']' && is_address(AF_INET6, s + 1, len - 2))
         return NULL;
-    if (looks_numeric(s, len) ? is_ipv4(s, len) : is_hostname(s, len))
+    if (looks_numeric(s, len) ? is_address(AF_INET, s, len) : is_hostname(s, len))
         return NULL;
     char *q = tp_quote(s, len);
     char *msg;
