@@ -347,7 +347,8 @@ static void mutate_desc(fm_rng *r, chunk *c, const layout *l)
     fm_tdesc n = *d;
     int64_t dim_buf[40];
     size_t nd = d->n_dims < 32 ? d->n_dims : 32;
-    memcpy(dim_buf, d->dims, nd * sizeof *dim_buf);
+    if (nd)     /* a desc without dims has dims NULL */
+        memcpy(dim_buf, d->dims, nd * sizeof *dim_buf);
     switch (fm_below(r, 4)) {
     case 0: n.data_type = dtypes[fm_below(r, sizeof dtypes / sizeof *dtypes)]; break;
     case 1:
