@@ -197,7 +197,16 @@ static int parse_schedule(const char *cmd, const char *text, double base, lr_cfg
         pdt_near near;
         pdt_near_init(&near, s.kind);
         GString *all = g_string_new(NULL);
+        /* A Python name (exponential_decay) means that schedule. */
+        size_t len = strlen(s.kind);
+        bool python = len > 6 && !strcmp(s.kind + len - 6, "_decay");
         for (size_t k = 0; k < N_KINDS; k++) {
+            if (python && strlen(kinds[k].name) == len - 6 &&
+                !strncmp(s.kind, kinds[k].name, len - 6)) {
+                near.best[0] = kinds[k].name;
+                near.n_best = 1;
+                near.dist = 0;
+            }
             pdt_near_offer(&near, kinds[k].name);
             g_string_append_printf(all, "%s%s", k ? ", " : "", kinds[k].name);
         }
@@ -235,8 +244,8 @@ static int parse_warmup(const char *cmd, const char *text, bool scheduled, doubl
     rc = read_keys(&s, warmup_keys, base, c);
     for (size_t i = 0; rc == PDT_OK && scheduled && i < s.n; i++)
         if (!strcmp(s.keys[i], "learning_rate") || !strcmp(s.keys[i], "lr")) {
-            pdt_usage_error(cmd, "option '--lr-warmup': key '%s' is the rate warmed up without "
-                            "'--lr-schedule'; with it, the schedule is", s.keys[i]);
+            pdt_usage_error(cmd, "option '--lr-warmup': key '%s' conflicts with "
+                            "'--lr-schedule', whose rate is the one warmed up", s.keys[i]);
             rc = PDT_EUSAGE;
         }
     if (rc == PDT_OK)
