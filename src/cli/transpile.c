@@ -136,6 +136,7 @@ static int pick_passes(pdt_ctx *ctx, pdt_list *out)
                             ? "--regularization"
                         : ctx->optim.learning_rate_var ? "--learning-rate-var"
                         : ctx->optim.lr_schedule       ? "--lr-schedule"
+                        : ctx->optim.lr_warmup         ? "--lr-warmup"
                         : ctx->backward.loss           ? "--loss"
                                                        : NULL;
     if ((ctx->backward.params.n || ctx->backward.no_grad.n) && !ctx->backward.loss) {
@@ -253,10 +254,11 @@ static void record_options(opts *o)
 {
     const pdt_ctx *ctx = o->ctx;
     const char *names[] = {"loss", "optimizer", "regularization", "clip", "lr_schedule",
-                           "learning_rate_var"};
+                           "lr_warmup", "learning_rate_var"};
     const char *values[] = {ctx->backward.loss,        ctx->optim.optimizer,
                             ctx->optim.regularization, ctx->optim.clip,
-                            ctx->optim.lr_schedule,    ctx->optim.learning_rate_var};
+                            ctx->optim.lr_schedule,    ctx->optim.lr_warmup,
+                            ctx->optim.learning_rate_var};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cli_run_option(&o->run, names[i], values[i]);
     /* Per-parameter regularizers hold commas of their own: ';' joins them. */
