@@ -129,6 +129,9 @@ static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t 
         const char *ep = nth_ep(op, k, a, &n), *w = wire_name(p, o->args[k]);
         sym_proc *ps = ep ? pserver_at(j, ep) : NULL;
         sym_term *t = ps ? pmap_get(&ps->vals, w) : NULL;
+        ir_var *pv = ps && !t ? ir_block_find_var(ir_program_block(ps->main, 0), w) : NULL;
+        if (pv && pv->persistable)   /* no startup op wrote it: its initial value */
+            t = sym_read(&j->c, ps, ir_program_block(ps->main, 0), w);
         if (!t) {
             sym_fail(&j->c, label, block, i, op, "receives '%s' from %s%s%s, %s", w,
                      ep ? "'" : "", ep ? ep : "no endpoint", ep ? "'" : "",
@@ -147,16 +150,17 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
     static const char *const unmodelled[] = {
         "prefetch", "split_ids", "merge_ids", "lookup_sparse_table", "distributed_lookup_table",
         "checkpoint_notify", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
-        "c_allreduce_prod", "c_broadcast", "c_gen_nccl_id", "gen_nccl_id", "c_comm_init",
-        "c_comm_init_all", "c_comm_init_multitrainer", "allreduce", "broadcast", NULL};
+        "c_allreduce_prod", "c_broadcast", "allreduce", "broadcast", NULL};
     sym_job *j = c->job;
     const char *t = op->type;
     if (!strcmp(t, "send"))
         return do_send(j, p, prog, block, i, op);
     if (!strcmp(t, "recv"))
         return do_recv(j, p, prog, block, i, op);
+    /* communicator set-up: no value a program computes depends on it */
     if (!strcmp(t, "send_barrier") || !strcmp(t, "fetch_barrier") ||
-        !strcmp(t, "listen_and_serv"))
+        !strcmp(t, "listen_and_serv") || !strcmp(t, "gen_nccl_id") ||
+        !strcmp(t, "c_gen_nccl_id") || !strncmp(t, "c_comm_init", 11))
         return 1;
     for (size_t k = 0; unmodelled[k]; k++)
         if (!strcmp(t, unmodelled[k])) {
@@ -206,6 +210,13 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
         ir_op *l = listen_op(&j->ps[k]);
         if (l && ir_op_get_bool(l, "dc_asgd", false)) {
             snprintf(j->c.err, sizeof j->c.err, "%s: DC-ASGD is not modelled by verify job yet",
+                     j->ps[k].label);
+            return false;
+        }
+        /* Paddle's notify handler and the LR block's run after the startup */
+        if (l && j->async && ir_op_get_int(l, "lr_decay_block_id", -1) >= 0) {
+            snprintf(j->c.err, sizeof j->c.err,
+                     "%s: an async job's LR-decay block is not modelled by verify job yet",
                      j->ps[k].label);
             return false;
         }

@@ -28,9 +28,9 @@ static void short_app(GString *g, const sym_term *t, int depth)
     g_string_append(g, t->name);
     if (t->n == 0 && to) {
         g_string_append_printf(g, "[%s]", to + 4);
-    } else if (t->n == 0 && t->key && (v = strstr(t->key, "value="))) {
-        size_t len = strcspn(v + 6, ",");
-        g_string_append_printf(g, "{%.*s, %lld rows}", (int)len, v + 6, (long long)t->a);
+    } else if (t->n == 0 && t->key && (v = strstr(t->key, " value="))) {
+        size_t len = strcspn(v + 7, ",");
+        g_string_append_printf(g, "{%.*s, %lld rows}", (int)len, v + 7, (long long)t->a);
     } else {
         short_args(g, t, depth);
     }
@@ -234,6 +234,11 @@ long sym_verify_job(const sym_job_in *in, FILE *out, char *err, size_t errlen)
 {
     sym_job j;
     bool ok = sym_job_setup(&j, in) && sym_job_startups(&j) && sym_ref_setup(&j);
+    if (ok && !j.params->len) {
+        snprintf(j.c.err, sizeof j.c.err, "%s has no optimizer ops (op_role_var pairs): no "
+                 "parameter to compare", in->main_label);
+        ok = false;
+    }
     GString **diff = ok ? xcalloc(j.params->len + 1, sizeof *diff) : NULL;
     for (int s = 1; ok && s <= in->steps; s++)
         ok = run_steps(&j, s, diff);
