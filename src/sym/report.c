@@ -114,6 +114,31 @@ static bool sum_odd_one(const sym_term *x, const sym_term *y, uint32_t *j)
     return true;
 }
 
+/* Else the first operand of x that y lacks, with the one operand of y
+ * that has its head and that x lacks. */
+static bool sum_pair(const sym_term *x, const sym_term *y, uint32_t *jx, uint32_t *jy)
+{
+    for (uint32_t i = 0; i < x->n; i++) {
+        uint32_t hits = 0, at = 0;
+        bool in_y = false;
+        for (uint32_t k = 0; k < y->n; k++) {
+            in_y |= y->args[k] == x->args[i];
+            if (same_head(y->args[k], x->args[i]) && y->args[k] != x->args[i]) {
+                hits++;
+                at = k;
+            }
+        }
+        if (!in_y) {
+            if (hits != 1)
+                return false;
+            *jx = i;
+            *jy = at;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Descends while both sides apply the same function; reports the deepest
  * op of the job on that path that reads the differing value. */
 static void explain_pair(GString *g, const sym_term *x, const sym_term *y)
@@ -122,7 +147,8 @@ static void explain_pair(GString *g, const sym_term *x, const sym_term *y)
     uint32_t cj = 0;
     while (x != y && same_head(x, y)) {
         uint32_t j = 0, jy = 0;
-        if (x->kind == SYM_SUM && (!sum_odd_one(x, y, &j) || !sum_odd_one(y, x, &jy)))
+        if (x->kind == SYM_SUM && (!sum_odd_one(x, y, &j) || !sum_odd_one(y, x, &jy)) &&
+            !sum_pair(x, y, &j, &jy))
             break;
         while (x->kind != SYM_SUM && j < x->n && x->args[j] == y->args[j])
             j++;
@@ -149,6 +175,12 @@ static void explain_pair(GString *g, const sym_term *x, const sym_term *y)
     }
     g_string_append(g, " = ");
     sym_short(g, x, 3);
+    if (cons && x->origin && x->origin != cons->origin && x->origin != cons->arg_sites[cj] &&
+        (x->kind == SYM_APP || x->kind == SYM_PROJ)) {
+        g_string_append(g, " (made by ");
+        site_text(g, x->origin);
+        g_string_append_c(g, ')');
+    }
     g_string_append(g, " where single-process training has ");
     sym_short(g, y, 3);
     if (x->kind == SYM_APP && y->kind == SYM_APP && x->name == y->name && x->key != y->key)

@@ -202,6 +202,21 @@ static void run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, 
     for (uint32_t i = 0; i < op->n_inputs; i++)
         if (op->inputs[i].n_args)
             sl[ns++] = &op->inputs[i];
+    /* a sub-block may leave an output as it was (conditional_block with a
+     * false Cond): the outputs' values before the op are inputs too (not
+     * the Scope output, which holds no value) */
+    bool sub = ir_op_has_attr(op, "sub_block");
+    ir_slot *prev = sub ? xcalloc(op->n_outputs + 1, sizeof *prev) : NULL;
+    const ir_slot **all = xmalloc_n(op->n_inputs + op->n_outputs + 1, sizeof *all);
+    memcpy(all, sl, ns * sizeof *sl);
+    free(sl);
+    sl = all;
+    for (uint32_t i = 0; sub && i < op->n_outputs; i++)
+        if (op->outputs[i].n_args && strcmp(op->outputs[i].name, "Scope")) {
+            prev[i] = op->outputs[i];
+            prev[i].name = ir_internf("%s@before", op->outputs[i].name);
+            sl[ns++] = &prev[i];
+        }
     qsort(sl, ns, sizeof *sl, by_slot);
     sym_ins in;
     gather(c, p, b, sl, ns, &in);
@@ -231,6 +246,7 @@ static void run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, 
     g_string_free(key, TRUE);
     ins_free(&in);
     free(sl);
+    free(prev);
 }
 
 /* sum and scale (without a ScaleTensor), the interpreted arithmetic. */

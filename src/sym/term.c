@@ -202,8 +202,11 @@ sym_term *sym_sum(sym_store *s, sym_term **args, uint32_t n)
         sym_term *f = flat->pdata[0];
         for (guint i = 0; i < flat->len; i++) {
             sym_term *x = flat->pdata[i];
+            /* bases of unknown rows too: a split's input has known rows,
+             * so this only keeps a wrong one's report short */
             slices &= x->kind == SYM_SLICE && x->a == f->a && x->b == f->b &&
-                      f->kind == SYM_SLICE && x->args[0]->rows == f->args[0]->rows;
+                      f->kind == SYM_SLICE && (x->args[0]->rows == f->args[0]->rows ||
+                                               x->args[0]->rows < 0 || f->args[0]->rows < 0);
         }
         if (slices) {
             for (guint i = 0; i < flat->len; i++)
