@@ -138,6 +138,32 @@ else
     fail "other_pserver_count: expected status 1 and '$want' (status $st)"; cat "$W/out"
 fi
 
+# Usage and input errors: one message, exit 2 or 1.
+usage() {
+    want_st=$1 want=$2; shift 2
+    n=$((n + 1))
+    "$PDTRANS" verify job "$@" >"$W/out" 2>&1
+    st=$?
+    if [ $st = "$want_st" ] && grep -qF -- "$want" "$W/out" && [ "$(wc -l <"$W/out")" -le 2 ]; then
+        echo "ok: verify job $*: status $st"
+    else
+        fail "verify job $*: expected status $want_st and '$want' (status $st)"; cat "$W/out"
+    fi
+}
+usage 2 "job: expected DIR MAIN [STARTUP]" "$W/basic"
+usage 2 "job: unknown option '--bogus'" --bogus "$W/basic" "$B/main.pbtxt"
+usage 2 "option '--steps' needs an integer from 1 to 100, not '0'" --steps=0 "$W/basic" "$B/main.pbtxt"
+usage 1 "$W/none: cannot read the folder" "$W/none" "$B/main.pbtxt"
+usage 1 "$W: no manifest.json (or manifest.ROLE.json)" "$W" "$B/main.pbtxt"
+usage 1 "has no optimizer ops (op_role_var pairs): no parameter to compare" "$W/basic" \
+    "$G/transpile_lr_decay/in/forward.pbtxt"
+job dc_asgd transpile_dc_asgd $P2 --trainers=1 --async --dc-asgd
+usage 1 "pserver_0.pb: DC-ASGD is not modelled by verify job yet" "$W/dc_asgd" \
+    "$G/transpile_dc_asgd/in/main.pbtxt" "$G/transpile_dc_asgd/in/startup.pbtxt"
+job table transpile_dist_table $P2 --trainers=2
+usage 1 "'split_ids': not modelled by verify job yet" "$W/table" \
+    "$G/transpile_dist_table/in/main.pbtxt" "$G/transpile_dist_table/in/startup.pbtxt"
+
 # Real programs (point 5, as far as modelled): sync, trainer 0.
 R=$HERE/../../../shared/testdata-real/train
 if [ -d "$R" ]; then
