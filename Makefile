@@ -101,6 +101,7 @@ check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench/pbbare $(BUILD)/tests/regen $(COMPLETIONS)
 	@$(MAKE) --no-print-directory unit golden
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
+	@PDTRANS=./$(BIN) sh tests/verify/run.sh
 	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@python3 tests/funclen.py

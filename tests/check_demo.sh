@@ -48,6 +48,9 @@ for f in pserver_0.pb trainer_0.pb; do
         bad "demo/all/$f (--role=all) differs from demo/job/$f (one role)"; fi
 done
 grep -q 'listen_and_serv' "$d/log" && ok || bad "the demo output shows no dump of a pserver"
+# verify job on the --role=all folder and the per-role one: 4 params each
+n_eq=$(grep -c ': equal (2 steps)$' "$d/log")
+[ "$n_eq" = 8 ] && ok || bad "verify job in the demo: $n_eq parameters equal, not 8"
 # The README's main job is the same job: run its commands as written (in a
 # scratch folder, with this pdtrans first on PATH) and compare the results.
 mkdir -p "$d/readme/bin"

@@ -2,7 +2,7 @@
 # make demo: the main job on the bundled training net (testdata/mlp*.pbtxt):
 # minimize, transpile for 2 pservers and 2 trainers (all roles at once, then
 # per role as a launcher calls it, then from the launcher's environment), and
-# a look at what came out.  README.md and the man page's EXAMPLES show the
+# a look at what came out, and verify job on the folders.  README.md and the man page's EXAMPLES show the
 # same commands; keep them in step.  Output: $DEMO_OUT (default build/demo).
 set -eu
 PDTRANS=${PDTRANS:-./pdtrans}
@@ -50,6 +50,10 @@ run "$PDTRANS" dump --ops "$out/all/pserver_0.pb"
 run "$PDTRANS" dump --ops "$out/job/trainer_1.pb"
 run "$PDTRANS" check "$out"/job/*.pb
 echo "all $(ls "$out"/job/*.pb | wc -l) programs pass pdtrans check"
+
+step "6. prove the job before launching it: two steps of it against single-process training"
+run "$PDTRANS" verify job "$out/all" "$out/train/main.pb" "$out/train/startup.pb"
+run "$PDTRANS" verify job "$out/job" "$out/train/main.pb" "$out/train/startup.pb"
 for extra in tests/demo_*.sh; do
     [ -f "$extra" ] || continue
     PDTRANS=$PDTRANS DEMO_OUT=$out sh "$extra"

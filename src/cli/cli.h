@@ -28,6 +28,8 @@ struct ex_cluster;
 bool cli_verify_geo_info(struct json_t *m, struct ex_cluster *c);
 /* `verify rewrite` (verify_rewrite.c), dispatched by cmd_verify. */
 int cmd_verify_rewrite(int argc, char **argv);
+/* `verify job` (verify_job.c, src/sym), dispatched by cmd_verify. */
+int cmd_verify_job(int argc, char **argv);
 
 typedef struct {
     const char *name;

@@ -31,7 +31,8 @@ static void help(void)
            "subcommands:\n"
            "  grad        a program's gradients against finite differences\n"
            "  transpile   a transpile's trainers and pservers against single-process training\n"
-           "  rewrite     a program and its rewrite on the same feeds and parameters\n\n"
+           "  rewrite     a program and its rewrite on the same feeds and parameters\n"
+           "  job         a transpile's output folder against its main program, symbolically\n\n"
            "'pdtrans verify SUBCOMMAND --help' shows its options.\n\n"
            "  -h, --help           show this help\n");
 }
@@ -590,6 +591,8 @@ int cmd_verify(int argc, char **argv)
         return verify_transpile(argc - 1, argv + 1);
     if (!strcmp(argv[1], "rewrite"))
         return cmd_verify_rewrite(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "job"))
+        return cmd_verify_job(argc - 1, argv + 1);
     pdt_usage_error("verify", "unknown subcommand '%s' (expected 'grad', 'transpile' or 'rewrite')",
                     argv[1]);
     return PDT_EUSAGE;

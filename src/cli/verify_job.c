@@ -1,0 +1,235 @@
+/* verify_job.c - `pdtrans verify job DIR MAIN [STARTUP]`: the programs a
+ * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
+ * manifests' "files" lists, "mode", "distributed_mode" and flags.trainers
+ * are read: the rest of a manifest's form may change. */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../diag.h"
+#include "../io/pdio.h"
+#include "../ir/util.h"
+#include "../sym/sym.h"
+#include "cli.h"
+
+static void help(void)
+{
+    printf("usage: pdtrans verify job [OPTIONS] DIR MAIN [STARTUP]\n\n"
+           "Checks the programs a transpile wrote into DIR (as its manifests list\n"
+           "them) against MAIN without kernels: every op is an uninterpreted function\n"
+           "of its type, semantic attrs and input terms; send, recv, the barriers,\n"
+           "listen_and_serv's blocks, split_byref and concat are modelled exactly,\n"
+           "and sums, scales, slices and concats are normalised.  Sync jobs: after\n"
+           "each step every parameter a trainer holds must be single-process\n"
+           "training's on the trainers' averaged gradient; async: each update\n"
+           "applies one trainer's gradient.  Prints one line per parameter; exit 1\n"
+           "on a difference.  A trainer DIR lacks runs trainer 0's programs.\n\n"
+           "  --steps=K            training steps (default 2)\n"
+           "  -h, --help           show this help\n");
+}
+
+typedef struct {
+    GPtrArray *progs;                   /* to free */
+    GArray *trainers, *pservers;        /* sym_role */
+    size_t n_trainers;
+    int dist_mode;
+    const char *mode;
+    json_t *manifests;                  /* kept: their strings are used */
+} job_files;
+
+static ir_program *load(job_files *f, const char *dir, const char *name)
+{
+    if (!name)
+        return NULL;
+    char *p = g_build_filename(dir, name, NULL);
+    ir_program *prog = pdio_read(p);
+    g_free(p);
+    if (prog)
+        g_ptr_array_add(f->progs, prog);
+    return prog;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* One entry of a manifest's "files". */
+static bool add_file(job_files *f, const char *dir, json_t *e)
+{
+    const char *role = jstr(e, "role");
+    bool tr = role && !strcmp(role, "trainer"), ps = role && !strcmp(role, "pserver");
+    json_int_t id = json_integer_value(json_object_get(e, tr ? "trainer_id" : "pserver"));
+    if (!tr && !ps)
+        return true;
+    GArray *a = tr ? f->trainers : f->pservers;
+    if (id < 0 || id > 100000) {
+        pdt_error("%s: a manifest lists a %s numbered %lld", dir, role, (long long)id);
+        return false;
+    }
+    if ((guint)id >= a->len)
+        g_array_set_size(a, (guint)id + 1);
+    sym_role *r = &g_array_index(a, sym_role, id);
+    if (r->main)
+        return true;
+    r->label = jstr(e, "main");
+    r->startup_label = jstr(e, "startup");
+    r->endpoint = jstr(e, "endpoint");
+    if (!r->label || !(r->main = load(f, dir, r->label)) ||
+        (r->startup_label && !(r->startup = load(f, dir, r->startup_label)))) {
+        if (!r->label)
+            pdt_error("%s: a manifest's %s entry names no main program", dir, role);
+        return false;
+    }
+    return true;
+}
+
+static bool read_manifest(job_files *f, const char *dir, const char *name)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    bool ok = m != NULL;
+    if (!m)
+        pdt_error("%s: line %d: not a manifest: %s", path, je.line, je.text);
+    g_free(path);
+    if (!ok)
+        return false;
+    json_array_append_new(f->manifests, m);
+    json_t *t = json_object_get(json_object_get(m, "flags"), "trainers"), *e;
+    size_t n = json_is_array(t) ? json_array_size(t)
+             : json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
+    f->n_trainers = n > f->n_trainers ? n : f->n_trainers;
+    f->mode = jstr(m, "mode") ? jstr(m, "mode") : f->mode;
+    f->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
+    size_t i;
+    json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, dir, e)) return false;
+    return true;
+}
+
+static gint cmp_str(gconstpointer x, gconstpointer y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static bool read_dir(job_files *f, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        pdt_error("%s: cannot read the folder: %s", dir, g_strerror(errno));
+        return false;
+    }
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (!strncmp(e->d_name, "manifest.", 9) && n > 5 && !strcmp(e->d_name + n - 5, ".json"))
+            g_ptr_array_add(names, g_strdup(e->d_name));
+    }
+    closedir(d);
+    g_ptr_array_sort(names, cmp_str);
+    bool ok = names->len > 0;
+    if (!ok)
+        pdt_error("%s: no manifest.json (or manifest.ROLE.json): not a job folder that "
+                  "transpile wrote", dir);
+    for (guint i = 0; ok && i < names->len; i++)
+        ok = read_manifest(f, dir, names->pdata[i]);
+    g_ptr_array_free(names, TRUE);
+    return ok;
+}
+
+static int check_job(job_files *f, const char *dir)
+{
+    if (f->mode && strcmp(f->mode, "pserver")) {
+        pdt_error("%s: %s jobs are not modelled by verify job yet (pserver mode only)", dir,
+                  f->mode);
+        return PDT_EBADINPUT;
+    }
+    if (!f->trainers->len || !g_array_index(f->trainers, sym_role, 0).main) {
+        pdt_error("%s: the manifests list no trainer_0 (verify job needs trainer 0's programs)",
+                  dir);
+        return PDT_EBADINPUT;
+    }
+    if (f->trainers->len > f->n_trainers) {
+        pdt_error("%s: the manifests list trainer %u of a job of %zu trainers", dir,
+                  f->trainers->len - 1, f->n_trainers);
+        return PDT_EBADINPUT;
+    }
+    g_array_set_size(f->trainers, (guint)f->n_trainers);
+    for (guint k = 0; k < f->pservers->len; k++)
+        if (!g_array_index(f->pservers, sym_role, k).main) {
+            pdt_error("%s: the manifests list no pserver_%u (verify job needs every pserver)",
+                      dir, k);
+            return PDT_EBADINPUT;
+        }
+    return PDT_OK;
+}
+
+static int run(const char *dir, const char *main_path, const char *startup_path, int steps)
+{
+    job_files f = {.progs = g_ptr_array_new_with_free_func((GDestroyNotify)ir_program_free),
+                   .trainers = g_array_new(FALSE, TRUE, sizeof(sym_role)),
+                   .pservers = g_array_new(FALSE, TRUE, sizeof(sym_role)),
+                   .manifests = json_array()};
+    ir_program *main = pdio_read(main_path), *startup = NULL;
+    int rc = main ? PDT_OK : PDT_EBADINPUT;
+    if (rc == PDT_OK && startup_path && !(startup = pdio_read(startup_path)))
+        rc = PDT_EBADINPUT;
+    if (rc == PDT_OK)
+        rc = read_dir(&f, dir) ? check_job(&f, dir) : PDT_EBADINPUT;
+    if (rc == PDT_OK) {
+        sym_job_in in = {.main_label = main_path, .main = main, .startup = startup,
+                         .trainers = (sym_role *)f.trainers->data,
+                         .n_trainers = f.trainers->len,
+                         .pservers = (sym_role *)f.pservers->data,
+                         .n_pservers = f.pservers->len, .dist_mode = f.dist_mode,
+                         .steps = steps};
+        char err[1200];
+        long bad = sym_verify_job(&in, stdout, err, sizeof err);
+        if (bad < 0)
+            pdt_error("%s: %s", dir, err);
+        else if (bad)
+            pdt_error("%s: %ld parameters differ from single-process training of %s", dir, bad,
+                      main_path);
+        rc = bad ? PDT_EBADINPUT : PDT_OK;
+    }
+    g_ptr_array_free(f.progs, TRUE);
+    g_array_free(f.trainers, TRUE);
+    g_array_free(f.pservers, TRUE);
+    json_decref(f.manifests);
+    ir_program_free(main);
+    ir_program_free(startup);
+    return rc;
+}
+
+int cmd_verify_job(int argc, char **argv)
+{
+    const char *pos[3] = {NULL, NULL, NULL};
+    size_t npos = 0;
+    long steps = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help();
+            return PDT_OK;
+        } else if (!strncmp(a, "--steps=", 8)) {
+            if (!pdt_parse_long("verify", "--steps", a + 8, 1, 100, &steps))
+                return PDT_EUSAGE;
+        } else if (a[0] == '-' && a[1]) {
+            pdt_usage_error("verify", "job: unknown option '%s'", a);
+            return PDT_EUSAGE;
+        } else if (npos < 3) {
+            pos[npos++] = a;
+        } else {
+            pdt_usage_error("verify", "job: expected DIR MAIN [STARTUP], not a fourth '%s'", a);
+            return PDT_EUSAGE;
+        }
+    }
+    if (npos < 2) {
+        pdt_usage_error("verify", "job: expected DIR MAIN [STARTUP]");
+        return PDT_EUSAGE;
+    }
+    return run(pos[0], pos[1], pos[2], (int)steps);
+}

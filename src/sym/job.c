@@ -1,0 +1,310 @@
+/* job.c - the job's processes run symbolically (job.h): send, recv and
+ * the barriers move terms between them by endpoint and var name; a
+ * pserver runs its listen_and_serv's optimize blocks at the send barrier
+ * (sync), or a grad's block from grad_to_block_id when it arrives
+ * (async).  A trainer the folder lacks runs trainer 0's programs with
+ * its `.trainer_0` names as `.trainer_<id>` (what transpile writes for
+ * it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ir/util.h"
+#include "job.h"
+
+static sym_proc *pserver_at(sym_job *j, const char *ep)
+{
+    for (size_t k = 0; k < j->n_ps; k++)
+        if (j->ps[k].endpoint && !strcmp(j->ps[k].endpoint, ep))
+            return &j->ps[k];
+    return NULL;
+}
+
+/* The name trainer p gives var `v` on the wire. */
+static const char *wire_name(sym_proc *p, const char *v)
+{
+    size_t n = strlen(v);
+    if (p->emulate_from < 0 || n < 10 || strcmp(v + n - 10, ".trainer_0"))
+        return v;
+    return ir_internf("%.*s.trainer_%d", (int)(n - 10), v, p->trainer);
+}
+
+static ir_op *listen_op(sym_proc *ps)
+{
+    ir_block *b = ir_program_block(ps->main, 0);
+    for (size_t i = 0; b && i < b->n_ops; i++)
+        if (!strcmp(b->ops[i]->type, "listen_and_serv"))
+            return b->ops[i];
+    return NULL;
+}
+
+static bool accepts(sym_proc *ps, const char *name)
+{
+    ir_op *l = listen_op(ps);
+    const ir_slot *x = l ? ir_op_input(l, "X") : NULL;
+    for (uint32_t k = 0; x && k < x->n_args; k++)
+        if (x->args[k] == name)
+            return true;
+    return false;
+}
+
+/* The block of grad_to_block_id for `name` (async), or -1. */
+static int grad_block(sym_proc *ps, const char *name)
+{
+    ir_op *l = listen_op(ps);
+    ir_attr *a = l ? ir_op_attr(l, "grad_to_block_id") : NULL;
+    size_t n = strlen(name);
+    for (size_t k = 0; a && a->type == IR_ATTR_STRINGS && k < a->n_strings; k++) {
+        const ir_bytes *s = &a->strings[k];
+        if (s->len > n + 1 && !memcmp(s->data, name, n) && s->data[n] == ':')
+            return atoi((const char *)s->data + n + 1);
+    }
+    return -1;
+}
+
+static bool run_ps_block(sym_job *j, sym_proc *ps, int block)
+{
+    if (!sym_run_block(&j->c, ps, ps->main, ps->label, block))
+        return false;
+    return true;
+}
+
+static const char *nth_ep(ir_op *op, size_t k, ir_arena *a, size_t *n)
+{
+    const char **eps = ir_op_get_names(op, "epmap", n, a);
+    return k < *n ? eps[k] : NULL;
+}
+
+static int do_send(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
+{
+    const char *label = prog == p->main ? p->label : p->startup_label;
+    const ir_slot *x = ir_op_input(op, "X");
+    ir_arena *a = ir_arena_new();
+    bool notify = !ir_op_get_bool(op, "use_send_handler", true);
+    int rc = 1;
+    for (uint32_t k = 0; x && k < x->n_args && rc > 0 && !notify; k++) {
+        size_t n;
+        const char *ep = nth_ep(op, k, a, &n), *w = wire_name(p, x->args[k]);
+        sym_proc *ps = ep ? pserver_at(j, ep) : NULL;
+        if (!ps) {
+            sym_fail(&j->c, label, block, i, op, "sends '%s' to %s%s%s, which no pserver of the job serves",
+                     x->args[k], ep ? "'" : "no endpoint (epmap has ", ep ? ep : "too few", ep ? "'" : ")");
+            rc = -1;
+        } else if (!accepts(ps, w)) {
+            sym_fail(&j->c, label, block, i, op, "sends '%s' to %s, whose listen_and_serv does not receive it (%s)",
+                     w, ep, ps->label);
+            rc = -1;
+        } else {
+            ir_block *b = ir_program_block(prog, block);
+            sym_write(ps, w, sym_read(&j->c, p, b, x->args[k]), pmap_get(&p->sites, x->args[k]));
+            int gb = j->async ? grad_block(ps, w) : -2;
+            if (gb == -1) {
+                sym_fail(&j->c, label, block, i, op, "sends '%s' to %s (%s), whose grad_to_block_id has no block for it",
+                         w, ep, ps->label);
+                rc = -1;
+            } else if (gb >= 0 && !run_ps_block(j, ps, gb)) {
+                rc = -1;
+            }
+            sym_store_set_site(j->c.st, NULL);
+        }
+    }
+    ir_arena_free(a);
+    return rc;
+}
+
+static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
+{
+    const char *label = prog == p->main ? p->label : p->startup_label;
+    const ir_slot *o = ir_op_output(op, "Out");
+    size_t nv = 0;
+    ir_arena *a = ir_arena_new();
+    ir_op_get_names(op, "recv_varnames", &nv, a);
+    int rc = 1;
+    if (nv) {
+        sym_fail(&j->c, label, block, i, op, "recv_varnames (half-async) is not modelled by verify job yet");
+        rc = -1;
+    }
+    const sym_site *site = sym_site_make(j->c.st, label, block, (int)i, op);
+    for (uint32_t k = 0; o && k < o->n_args && rc > 0; k++) {
+        size_t n;
+        const char *ep = nth_ep(op, k, a, &n), *w = wire_name(p, o->args[k]);
+        sym_proc *ps = ep ? pserver_at(j, ep) : NULL;
+        sym_term *t = ps ? pmap_get(&ps->vals, w) : NULL;
+        ir_var *pv = ps && !t ? ir_block_find_var(ir_program_block(ps->main, 0), w) : NULL;
+        if (pv && pv->persistable)   /* no startup op wrote it: its initial value */
+            t = sym_read(&j->c, ps, ir_program_block(ps->main, 0), w);
+        if (!t) {
+            sym_fail(&j->c, label, block, i, op, "receives '%s' from %s%s%s, %s", w,
+                     ep ? "'" : "", ep ? ep : "no endpoint", ep ? "'" : "",
+                     ps ? "which never holds it" : "which no pserver of the job serves");
+            rc = -1;
+        } else {
+            sym_write(p, o->args[k], t, site);
+        }
+    }
+    ir_arena_free(a);
+    return rc;
+}
+
+static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
+{
+    static const char *const unmodelled[] = {
+        "prefetch", "split_ids", "merge_ids", "lookup_sparse_table", "distributed_lookup_table",
+        "checkpoint_notify", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
+        "c_allreduce_prod", "c_broadcast", "allreduce", "broadcast", NULL};
+    sym_job *j = c->job;
+    const char *t = op->type;
+    if (!strcmp(t, "send"))
+        return do_send(j, p, prog, block, i, op);
+    if (!strcmp(t, "recv"))
+        return do_recv(j, p, prog, block, i, op);
+    /* communicator set-up: no value a program computes depends on it */
+    if (!strcmp(t, "send_barrier") || !strcmp(t, "fetch_barrier") ||
+        !strcmp(t, "listen_and_serv") || !strcmp(t, "gen_nccl_id") ||
+        !strcmp(t, "c_gen_nccl_id") || !strncmp(t, "c_comm_init", 11))
+        return 1;
+    for (size_t k = 0; unmodelled[k]; k++)
+        if (!strcmp(t, unmodelled[k])) {
+            sym_fail(c, prog == p->main ? p->label : p->startup_label, block, i, op,
+                     "not modelled by verify job yet");
+            return -1;
+        }
+    return 0;
+}
+
+static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_role *r0)
+{
+    memset(p, 0, sizeof *p);
+    const sym_role *use = r && r->main ? r : r0;
+    p->label = use->label;
+    p->startup_label = use->startup_label;
+    p->main = use->main;
+    p->startup = use->startup;
+    p->endpoint = r ? r->endpoint : NULL;
+    p->trainer = trainer;
+    p->emulate_from = use == r ? -1 : 0;
+    if (p->emulate_from == 0)
+        p->label = ir_internf("%s (as trainer %d)", use->label, trainer);
+}
+
+bool sym_job_setup(sym_job *j, const sym_job_in *in)
+{
+    memset(j, 0, sizeof *j);
+    j->in = in;
+    j->c.st = sym_store_new();
+    j->c.dist = dist_op;
+    j->c.job = j;
+    j->async = in->dist_mode == 2;
+    j->n_tr = in->n_trainers;
+    j->n_ps = in->n_pservers;
+    j->tr = xcalloc(j->n_tr + 1, sizeof *j->tr);
+    j->ps = xcalloc(j->n_ps + 1, sizeof *j->ps);
+    for (size_t t = 0; t < j->n_tr; t++)
+        init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[0]);
+    for (size_t k = 0; k < j->n_ps; k++)
+        init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k]);
+    if (in->dist_mode == 1) {
+        snprintf(j->c.err, sizeof j->c.err, "half-async jobs are not modelled by verify job yet");
+        return false;
+    }
+    for (size_t k = 0; k < j->n_ps; k++) {
+        ir_op *l = listen_op(&j->ps[k]);
+        if (l && ir_op_get_bool(l, "dc_asgd", false)) {
+            snprintf(j->c.err, sizeof j->c.err, "%s: DC-ASGD is not modelled by verify job yet",
+                     j->ps[k].label);
+            return false;
+        }
+        /* Paddle's notify handler and the LR block's run after the startup */
+        if (l && j->async && ir_op_get_int(l, "lr_decay_block_id", -1) >= 0) {
+            snprintf(j->c.err, sizeof j->c.err,
+                     "%s: an async job's LR-decay block is not modelled by verify job yet",
+                     j->ps[k].label);
+            return false;
+        }
+    }
+    return true;
+}
+
+void sym_job_free(sym_job *j)
+{
+    for (size_t t = 0; t < j->n_tr; t++)
+        sym_proc_clear(&j->tr[t]);
+    for (size_t k = 0; k < j->n_ps; k++)
+        sym_proc_clear(&j->ps[k]);
+    for (size_t t = 0; j->view && t < j->n_tr; t++)
+        sym_proc_clear(&j->view[t]);
+    sym_proc_clear(&j->ref);
+    free(j->tr);
+    free(j->ps);
+    free(j->view);
+    if (j->params)
+        g_ptr_array_free(j->params, TRUE);
+    if (j->grads)
+        g_ptr_array_free(j->grads, TRUE);
+    if (j->shared)
+        g_ptr_array_free(j->shared, TRUE);
+    pmap_free(&j->shared_set);
+    sym_store_free(j->c.st);
+}
+
+/* Pservers' startups, then the trainers' (which recv from them). */
+bool sym_job_startups(sym_job *j)
+{
+    for (size_t k = 0; k < j->n_ps; k++)
+        if (j->ps[k].startup &&
+            !sym_run_block(&j->c, &j->ps[k], j->ps[k].startup, j->ps[k].startup_label, 0))
+            return false;
+    for (size_t t = 0; t < j->n_tr; t++)
+        if (j->tr[t].startup &&
+            !sym_run_block(&j->c, &j->tr[t], j->tr[t].startup, j->tr[t].startup_label, 0))
+            return false;
+    return true;
+}
+
+/* Runs trainer p's main block 0 from p->pc, up to and including a
+ * send_barrier when `to_barrier`, else to its end. */
+static bool run_trainer(sym_job *j, sym_proc *p, bool to_barrier)
+{
+    ir_block *b = ir_program_block(p->main, 0);
+    while (b && p->pc < b->n_ops) {
+        ir_op *op = b->ops[p->pc];
+        if (!sym_run_op(&j->c, p, p->main, p->label, 0, p->pc++))
+            return false;
+        if (to_barrier && !strcmp(op->type, "send_barrier"))
+            return true;
+    }
+    return true;
+}
+
+static bool run_optimize_blocks(sym_job *j, sym_proc *ps)
+{
+    ir_op *l = listen_op(ps);
+    ir_attr *a = l ? ir_op_attr(l, "optimize_blocks") : NULL;
+    if (!l) {
+        snprintf(j->c.err, sizeof j->c.err, "%s: block 0 has no listen_and_serv op", ps->label);
+        return false;
+    }
+    for (size_t k = 0; a && a->type == IR_ATTR_BLOCKS && k < a->n_blocks_idx; k++)
+        if (!run_ps_block(j, ps, a->blocks_idx[k]))
+            return false;
+    return true;
+}
+
+bool sym_job_step(sym_job *j, int step, int only)
+{
+    for (size_t t = 0; t < j->n_tr; t++) {
+        j->tr[t].pc = 0;
+        j->tr[t].feed_tag = ir_internf("t%zu.s%d", t, step);
+    }
+    if (only >= 0)
+        return run_trainer(j, &j->tr[only], false);
+    for (size_t t = 0; t < j->n_tr; t++)
+        if (!run_trainer(j, &j->tr[t], true))
+            return false;
+    for (size_t k = 0; k < j->n_ps; k++)
+        if (!run_optimize_blocks(j, &j->ps[k]))
+            return false;
+    for (size_t t = 0; t < j->n_tr; t++)
+        if (!run_trainer(j, &j->tr[t], false))
+            return false;
+    return true;
+}

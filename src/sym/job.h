@@ -1,0 +1,42 @@
+/* job.h - the simulated job of `verify job` (job.c), its single-process
+ * reference (ref.c) and the reports (report.c). */
+#ifndef PDT_SYM_JOB_H
+#define PDT_SYM_JOB_H
+
+#include <glib.h>
+
+#include "run.h"
+#include "sym.h"
+
+typedef struct {
+    sym_ctx c;
+    const sym_job_in *in;
+    sym_proc *tr, *ps;
+    size_t n_tr, n_ps;
+    bool async;
+    /* the reference: R holds the shared state (params, optimizer state),
+     * view[t] what trainer t computes its forward and backward on */
+    sym_proc ref, *view;
+    GPtrArray *params, *grads;          /* MAIN's optimizer (param, grad) pairs, by param */
+    GPtrArray *shared;                  /* names the reference's update writes, or adopted */
+    pmap shared_set;                    /* the same, as a set */
+} sym_job;
+
+/* job.c */
+bool sym_job_setup(sym_job *j, const sym_job_in *in);
+void sym_job_free(sym_job *j);
+bool sym_job_startups(sym_job *j);
+/* One step of the job; trainer t's whole step alone when `only` >= 0 (async). */
+bool sym_job_step(sym_job *j, int step, int only);
+
+/* ref.c */
+bool sym_ref_setup(sym_job *j);
+/* One reference step over the trainers in [t0, t1) (all in sync; one in async). */
+bool sym_ref_step(sym_job *j, int step, size_t t0, size_t t1);
+
+/* report.c: explains why job's `name` (a param) differs from the reference. */
+void sym_explain(sym_job *j, GString *g, sym_proc *p, const char *name, sym_term *want);
+/* A term in at most `depth` levels, for reports. */
+void sym_short(GString *g, const sym_term *t, int depth);
+
+#endif

@@ -1,0 +1,54 @@
+/* run.h - one simulated process of `verify job`: its programs and the
+ * terms its vars hold, and the op-by-op symbolic run of a block
+ * (run.c).  Communication ops are the job's (job.c), through `dist`. */
+#ifndef PDT_SYM_RUN_H
+#define PDT_SYM_RUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../ir/pmap.h"
+#include "term.h"
+
+typedef struct sym_proc sym_proc;
+typedef struct sym_ctx sym_ctx;
+
+struct sym_proc {
+    const char *label, *startup_label;  /* file names, for reports */
+    ir_program *main, *startup;
+    const char *endpoint;               /* pservers */
+    int trainer;                        /* trainer id, -1 for others */
+    int emulate_from;                   /* >= 0: trainer 0's programs run as this trainer */
+    const char *feed_tag;               /* "t0.s1": a var read unset is a feed; NULL: "unset:" */
+    pmap vals;                          /* interned name -> sym_term* */
+    pmap sites;                         /* interned name -> const sym_site*, its last writer */
+    size_t pc;                          /* next op of the main block 0 (trainers) */
+};
+
+/* Handles an op of a type the job models (send, recv, ...): returns 1 done,
+ * 0 not such an op, -1 failed (message in ctx->err). */
+typedef int (*sym_dist_fn)(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i,
+                           ir_op *op);
+
+struct sym_ctx {
+    sym_store *st;
+    sym_dist_fn dist;
+    void *job;
+    char err[1024];
+};
+
+void sym_proc_clear(sym_proc *p);
+sym_term *sym_read(sym_ctx *c, sym_proc *p, ir_block *b, const char *name);
+void sym_write(sym_proc *p, const char *name, sym_term *t, const sym_site *site);
+/* Runs op i of block `block` of prog (labelled `label`) in p's scope. */
+bool sym_run_op(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, int block,
+                size_t i);
+/* Runs every op of a block. */
+bool sym_run_block(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, int block);
+/* The rows (dim 0) a var is declared with in b or its ancestors, or -1. */
+int64_t sym_var_rows(ir_block *b, const char *name);
+/* Sets ctx->err to "LABEL block B op I 'TYPE': " + the message. */
+void sym_fail(sym_ctx *c, const char *label, int block, size_t i, const ir_op *op,
+              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+#endif

@@ -1,0 +1,34 @@
+/* sym.h - `pdtrans verify job`: a transpiled job checked against its
+ * main program symbolically, without kernels (README.md in this folder). */
+#ifndef PDT_SYM_H
+#define PDT_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../ir/ir.h"
+
+typedef struct {
+    const char *label, *startup_label;  /* file names for reports */
+    ir_program *main, *startup;         /* NULL main: a trainer the folder lacks */
+    const char *endpoint;               /* pservers */
+} sym_role;
+
+typedef struct {
+    const char *main_label;
+    ir_program *main, *startup;         /* the single-process program (startup may be NULL) */
+    sym_role *trainers;                 /* by trainer id; [0] must be present */
+    size_t n_trainers;
+    sym_role *pservers;
+    size_t n_pservers;
+    int dist_mode;                      /* 0 sync, 1 half-async, 2 async */
+    int steps;
+} sym_job_in;
+
+/* Prints one line per parameter to out ("PARAM: equal (N steps)" or its
+ * first difference).  Returns the number of parameters that differ, or -1
+ * with a message in err when the job cannot be run. */
+long sym_verify_job(const sym_job_in *in, FILE *out, char *err, size_t errlen);
+
+#endif

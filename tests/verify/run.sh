@@ -1,0 +1,195 @@
+#!/bin/sh
+# tests/verify/run.sh - `pdtrans verify job` (issue 29): unmutated transpile
+# outputs of the golden cases verify equal; each mutant (one bug injected
+# into a transpile's output by tests/verify/mutate.py) is reported with
+# exit 1 and the right program, block and op named; the real training
+# programs in ../shared verify (ResNet-50) or show the PaddleOCR models'
+# learning rate that no pserver op updates.
+# Usage: PDTRANS=./pdtrans sh tests/verify/run.sh
+set -u
+PDTRANS=${PDTRANS:-./pdtrans}
+case $PDTRANS in /*) ;; *) PDTRANS=$(pwd)/$PDTRANS ;; esac
+HERE=$(cd "$(dirname "$0")" && pwd)
+G=$HERE/../golden
+. "$HERE/../skip.sh"
+W=$(mktemp -d /tmp/pdtrans-verify-job-XXXXXX)
+trap 'rm -rf "$W"' EXIT
+P2="--pservers=127.0.0.1:6174,127.0.0.1:6175"
+P3="--pservers=127.0.0.1:6174,127.0.0.1:6175,127.0.0.1:6176"
+fails=0 n=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# job NAME CASE FLAGS...: transpiles golden CASE's input into $W/NAME; a
+# case with a forward-only input is minimized by the flags first (MAIN is
+# then the transpile's own pipeline stopped after the optimizer pass).
+job() {
+    name=$1 c=$2; shift 2
+    M=$G/$c/in/main.pbtxt S=$G/$c/in/startup.pbtxt
+    if [ ! -f "$M" ]; then
+        "$PDTRANS" transpile "$@" --loss=mean_0.tmp_0 --stop-after=optimizer -s "$S" \
+            "$G/$c/in/forward.pbtxt" -o "$W/$name.ref" >/dev/null 2>&1 ||
+            { fail "$name: minimize"; return 1; }
+        M=$W/$name.ref/main.pb S=$W/$name.ref/startup.pb
+        set -- $(for a in "$@"; do case $a in --optimizer=*|--lr-schedule=*) ;; *) echo "$a" ;; esac; done)
+    fi
+    "$PDTRANS" transpile "$@" -s "$S" "$M" -o "$W/$name" >/dev/null 2>"$W/$name.err" ||
+        { fail "$name: transpile: $(cat "$W/$name.err")"; return 1; }
+    echo "$M $S" >"$W/$name.inputs"
+}
+
+# equal NAME: every parameter equal, exit 0.
+equal() {
+    n=$((n + 1))
+    set -- "$1" $(cat "$W/$1.inputs")
+    "$PDTRANS" verify job "$W/$1" "$2" "$3" >"$W/out" 2>"$W/err"
+    st=$?
+    if [ $st != 0 ] || grep -qv ': equal (2 steps)$' "$W/out" || [ ! -s "$W/out" ]; then
+        fail "$1: expected every parameter equal (status $st)"; grep -v ': equal' "$W/out" | head -3
+        cat "$W/err"
+    else
+        echo "ok: $1 equal ($(wc -l <"$W/out") parameters)"
+    fi
+}
+
+# mutant NAME BASE WANT FILE MUTATION ARGS...: BASE's folder with one
+# program mutated; verify job must exit 1 with WANT (a fixed string) in
+# its report (stdout and stderr).
+mutant() {
+    name=$1 base=$2 want=$3 f=$4; shift 4
+    n=$((n + 1))
+    rm -rf "$W/$name"; cp -r "$W/$base" "$W/$name"; cp "$W/$base.inputs" "$W/$name.inputs"
+    python3 "$HERE/mutate.py" "$PDTRANS" "$W/$name/$f" "$@" || { fail "$name: mutate"; return; }
+    set -- $(cat "$W/$name.inputs")
+    "$PDTRANS" verify job "$W/$name" "$1" "$2" >"$W/out" 2>&1
+    st=$?
+    if [ $st != 1 ] || ! grep -qF -- "$want" "$W/out"; then
+        fail "$name: expected status 1 and '$want' (status $st)"; cat "$W/out"
+    else
+        echo "ok: $name: $(grep -F -- "$want" "$W/out" | head -1 | cut -c1-160)"
+    fi
+}
+
+EXP="--lr-schedule=exponential:decay_steps=2,decay_rate=0.1,staircase=true"
+job basic transpile_basic $P2 --trainers=2
+job adam transpile_adam $P2 --trainers=2
+job momentum transpile_momentum $P2 --trainers=2
+job rmsprop transpile_rmsprop $P2 --trainers=2
+job l2_clip transpile_l2_clip $P2 --trainers=2
+job hash transpile_hash $P2 --trainers=2 --split-method=hash
+job balanced transpile_balanced $P3 --trainers=2 --split-method=balanced
+job three_uneven transpile_three_uneven $P3 --trainers=3
+job three_uneven_t0 transpile_three_uneven $P3 --trainers=3 --trainer-id=0
+job more_pservers transpile_more_pservers $P3 --trainers=2
+job no_slice transpile_no_slice $P2 --trainers=2 --no-slice
+job large_block transpile_large_block $P2 --trainers=2 --min-block-size=1048576
+job name_prefix transpile_name_prefix $P2 --trainers=2
+job update_vars transpile_update_vars $P2 --trainers=2
+job trainers1 transpile_trainers1 $P2 --trainers=1
+job async transpile_async $P2 --trainers=2 --async
+job async1 transpile_async $P2 --trainers=1 --async
+job lr_decay transpile_lr_decay $P2 --trainers=2 --optimizer=sgd:learning_rate=1.0 $EXP
+job piecewise transpile_piecewise_decay $P2 --trainers=2 --optimizer=sgd \
+    --lr-schedule=piecewise:boundaries=1,2,values=1.0,0.5,0.25
+for j in basic adam momentum rmsprop l2_clip hash balanced three_uneven three_uneven_t0 \
+         more_pservers no_slice large_block name_prefix update_vars trainers1 async async1 \
+         lr_decay piecewise; do
+    equal $j
+done
+
+# One folder of per-role calls, as a launcher writes it (a manifest per role).
+B=$G/transpile_basic/in
+for r in "--role=trainer --trainer-id=0" "--role=trainer --trainer-id=1" \
+         "--role=pserver --endpoint=127.0.0.1:6174" "--role=pserver --endpoint=127.0.0.1:6175"; do
+    "$PDTRANS" transpile $P2 --trainers=2 $r -s "$B/startup.pbtxt" "$B/main.pbtxt" -o "$W/roles" \
+        >/dev/null 2>&1 || fail "roles: transpile $r"
+done
+echo "$B/main.pbtxt $B/startup.pbtxt" >"$W/roles.inputs"
+equal roles
+
+# The mutants (issue 29 point 4).
+mutant send_wrong_endpoint basic "trainer_0.pb: block 0, op 13 'send': sends 'fc_w@GRAD.block0.trainer_0' to 127.0.0.1:6174, whose listen_and_serv does not receive it" \
+    trainer_0.pb set-epmap 0 13 0 127.0.0.1:6174
+mutant concat_swapped basic "fc_w: differs at step 1 on trainer 0: trainer_0.pb block 0 op 18 'concat' reads X 'fc_w.block1' (rows 0 to 500)" \
+    trainer_0.pb swap-input 0 18 X 0 1
+mutant scale_dropped basic "pserver_1.pb block 1 op 1 'sgd' reads 'fc_w@GRAD.block0' (written by pserver_1.pb block 1 op 0 'sum') = sum(" \
+    pserver_1.pb drop-op 1 1
+mutant send_wrong_grad basic "(made by trainer_0.pb block 0 op 9 'elementwise_add_grad') where single-process training has mul_grad(" trainer_0.pb set-input 0 12 X 0 fc_0.tmp_0@GRAD
+mutant recv_dropped basic "fc_b: differs at step 1 on trainer 0: no op of trainer_0.pb writes 'fc_b'; it keeps what trainer_0.startup.pb block 0 op 2 'recv' gave it" \
+    trainer_0.pb drop-op 0 15
+mutant trainer_grad_dropped basic "fc_b: differs at step 1 on trainer 0: pserver_0.pb block 1 op 1 'scale' reads 'fc_b@GRAD' (written by pserver_0.pb block 1 op 0 'sum')" \
+    pserver_0.pb drop-input 1 0 X 1
+mutant optimizer_attr adam "it is made by pserver_1.pb block 1 op 2 'adam'" pserver_1.pb set-attr 1 2 beta1 f 0.5
+mutant lr_counter_twice lr_decay "pserver_0.pb block 1 op 1 'increment' reads '@LR_DECAY_COUNTER@' (written by pserver_0.pb block 1 op 0 'increment')" pserver_0.pb dup-op 1 0
+mutant missing_sub_block piecewise "(written by pserver_0.pb block 1 op 6 'conditional_block')" pserver_0.pb set-attr 1 6 sub_block block_idx 99
+# a pserver program of a job with another pserver count: the trainer of a
+# 3-pserver job with the pservers of a 2-pserver one
+job three_trainer transpile_basic $P3 --trainers=2 --role=trainer
+job two_pservers transpile_basic $P2 --trainers=2 --role=pserver
+mkdir -p "$W/other_count"
+cp "$W/three_trainer"/* "$W/two_pservers"/* "$W/other_count"/
+cp "$W/basic.inputs" "$W/other_count.inputs"
+n=$((n + 1))
+"$PDTRANS" verify job "$W/other_count" "$B/main.pbtxt" "$B/startup.pbtxt" >"$W/out" 2>&1
+st=$?
+want="which no pserver of the job serves"
+if [ $st = 1 ] && grep -q "op [0-9]* '\(send\|recv\)': .*$want" "$W/out"; then
+    echo "ok: other_pserver_count: $(cut -c1-160 "$W/out")"
+else
+    fail "other_pserver_count: expected status 1 and '$want' (status $st)"; cat "$W/out"
+fi
+
+# Usage and input errors: one message, exit 2 or 1.
+usage() {
+    want_st=$1 want=$2; shift 2
+    n=$((n + 1))
+    "$PDTRANS" verify job "$@" >"$W/out" 2>&1
+    st=$?
+    if [ $st = "$want_st" ] && grep -qF -- "$want" "$W/out" && [ "$(wc -l <"$W/out")" -le 2 ]; then
+        echo "ok: verify job $*: status $st"
+    else
+        fail "verify job $*: expected status $want_st and '$want' (status $st)"; cat "$W/out"
+    fi
+}
+usage 2 "job: expected DIR MAIN [STARTUP]" "$W/basic"
+usage 2 "job: unknown option '--bogus'" --bogus "$W/basic" "$B/main.pbtxt"
+usage 2 "option '--steps' needs an integer from 1 to 100, not '0'" --steps=0 "$W/basic" "$B/main.pbtxt"
+usage 1 "$W/none: cannot read the folder" "$W/none" "$B/main.pbtxt"
+usage 1 "$W: no manifest.json (or manifest.ROLE.json)" "$W" "$B/main.pbtxt"
+usage 1 "has no optimizer ops (op_role_var pairs): no parameter to compare" "$W/basic" \
+    "$G/transpile_lr_decay/in/forward.pbtxt"
+job dc_asgd transpile_dc_asgd $P2 --trainers=1 --async --dc-asgd
+usage 1 "pserver_0.pb: DC-ASGD is not modelled by verify job yet" "$W/dc_asgd" \
+    "$G/transpile_dc_asgd/in/main.pbtxt" "$G/transpile_dc_asgd/in/startup.pbtxt"
+job table transpile_dist_table $P2 --trainers=2
+usage 1 "'split_ids': not modelled by verify job yet" "$W/table" \
+    "$G/transpile_dist_table/in/main.pbtxt" "$G/transpile_dist_table/in/startup.pbtxt"
+
+# Real programs (point 5, as far as modelled): sync, trainer 0.
+R=$HERE/../../../shared/testdata-real/train
+if [ -d "$R" ]; then
+    n=$((n + 1))
+    m=fleetx_resnet50_momentum
+    "$PDTRANS" transpile $P2 --trainers=2 --trainer-id=0 -s "$R/${m}_startup.pdmodel" \
+        "$R/${m}_train.pdmodel" -o "$W/$m" >/dev/null 2>&1 || fail "$m: transpile"
+    echo "$R/${m}_train.pdmodel $R/${m}_startup.pdmodel" >"$W/$m.inputs"
+    equal $m
+    for m in paddleocr_det_db_mv3_adam paddleocr_rec_crnn_lstm_adam; do
+        n=$((n + 1))
+        "$PDTRANS" transpile $P2 --trainers=2 --trainer-id=0 "$R/${m}_train.pdmodel" \
+            -o "$W/$m" >/dev/null 2>&1 || fail "$m: transpile"
+        "$PDTRANS" verify job "$W/$m" "$R/${m}_train.pdmodel" >"$W/out" 2>&1
+        st=$?
+        want="reads 'learning_rate' = learning_rate where single-process training has conditional_block("
+        if [ $st = 1 ] && grep -qF "$want" "$W/out" && ! grep -q ': equal' "$W/out"; then
+            echo "ok: $m: every parameter's update reads the learning rate no pserver op computes"
+        else
+            fail "$m: expected status 1 and '$want' for every parameter (status $st)"
+            head -3 "$W/out"
+        fi
+    done
+else
+    skip "tests/verify real programs" "no ../shared/testdata-real"
+fi
+
+echo "verify job: $n checks, $fails failed"
+[ $fails = 0 ]
