@@ -267,10 +267,11 @@ check-deb: $(BIN) $(COMPLETIONS)
 
 # check-setup: the README's Set up commands, in order, on a clean clone of
 # HEAD in a fresh Debian root, as a user with sudo (tests/ship/setup.sh;
-# 30 to 60 minutes: its make check runs whole, as the README gives it).  check-ship, a late step of make check: check-build-deps
-# and check-static (seconds, no network; check-static says in one line why
-# when it cannot run).  check-deb and check-setup need Debian's mirror and
-# 10 to 60 minutes, so they stay their own targets, outside make check and CI.
+# 30 to 60 minutes: its make check runs whole, as the README gives it).
+# check-ship, a late step of make check: check-build-deps and check-static
+# (seconds, no network; check-static says in one line why when it cannot
+# run).  check-deb and check-setup need Debian's mirror and 10 to 60
+# minutes, so they stay their own targets, outside make check and CI.
 .PHONY: check-setup check-ship check-build-deps
 check-setup:
 	@BUILD=$(BUILD) sh tests/ship/setup.sh
