@@ -268,10 +268,11 @@ check-deb: $(BIN) $(COMPLETIONS)
 
 # check-setup: the README's Set up commands, in order, on a clean clone of
 # HEAD in a fresh Debian root, as a user with sudo (tests/ship/setup.sh;
-# about 15 minutes).  check-ship, a late step of make check: check-build-deps
-# and check-static (seconds, no network; check-static says in one line why
-# when it cannot run).  check-deb and check-setup need Debian's mirror and
-# 5 to 35 minutes, so they stay their own targets, outside make check and CI.
+# 30 to 60 minutes: its make check runs whole, as the README gives it).
+# check-ship, a late step of make check: check-build-deps and check-static
+# (seconds, no network; check-static says in one line why when it cannot
+# run).  check-deb and check-setup need Debian's mirror and 10 to 60
+# minutes, so they stay their own targets, outside make check and CI.
 .PHONY: check-setup check-ship check-build-deps
 check-setup:
 	@BUILD=$(BUILD) sh tests/ship/setup.sh
@@ -288,5 +289,5 @@ else
 	@if [ -n "$$PDTRANS_SETUP_TEST" ]; then \
 	    echo "ship: check-static not run inside check-setup's own Debian root (the outer run is the ship test)"; \
 	else SHIP_IN_CHECK=1 $(MAKE) --no-print-directory check-static; \
-	echo "ship: check-deb and check-setup are their own targets (Debian's mirror, 5 and 15-35 minutes); make check does not run them"; fi
+	echo "ship: check-deb and check-setup are their own targets (Debian's mirror, about 10 and 30-60 minutes); make check does not run them"; fi
 endif
