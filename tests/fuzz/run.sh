@@ -294,7 +294,7 @@ pack_inference() {
     le32 "$(wc -c <"$2")"
     cat "$2"
     for f in $(ls "$3" | LC_ALL=C sort); do
-        [ "$3/$f" -ef "$2" ] && continue
+        [ "$3" = "$(dirname "$2")" ] && [ "$f" = "$(basename "$2")" ] && continue
         printf "$(printf '\\%03o' "${#f}")%s" "$f"
         le32 "$(wc -c <"$3/$f")"
         cat "$3/$f"
@@ -304,10 +304,11 @@ mkdir -p "$OUT/seeds/inference"
 for m in tests/golden/inference_small/in/model.pbtxt tests/golden/inference_scan_edges/in/model.pbtxt \
     "$real"/params/gesiannet_gesture/__model__; do
     [ -f "$m" ] || continue
+    d=$(dirname "$m") p=$(dirname "$m")/params
+    [ "$(basename "$m")" = __model__ ] && p=$d
     for flags in 0 1 6 7; do
         n=$((n + 1))
-        pack_inference $flags "$m" "$(dirname "$m")/$([ "$(basename "$m")" = __model__ ] || echo params)" \
-            >"$OUT/seeds/inference/$n-$flags-$(basename "$(dirname "$m")")"
+        pack_inference $flags "$m" "$p" >"$OUT/seeds/inference/$n-$flags-$(basename "$d")"
     done
 done
 
