@@ -1,6 +1,7 @@
 /* verify_job.c - `pdtrans verify job DIR MAIN [STARTUP]`: the programs a
  * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
- * manifests' "files" lists, "mode", "distributed_mode" and flags.trainers
+ * manifests' "files" lists, "mode", "distributed_mode", flags.trainers and
+ * flags.collective_mode
  * are read: the rest of a manifest's form may change. */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +38,7 @@ typedef struct {
     size_t n_trainers;
     int dist_mode;
     const char *mode;
+    bool grad_allreduce;                /* flags.collective_mode */
     json_t *manifests;                  /* kept: their strings are used */
 } job_files;
 
@@ -104,6 +106,8 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
              : json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
     f->n_trainers = n > f->n_trainers ? n : f->n_trainers;
     f->mode = jstr(m, "mode") ? jstr(m, "mode") : f->mode;
+    const char *cm = jstr(json_object_get(m, "flags"), "collective_mode");
+    f->grad_allreduce = cm && !strcmp(cm, "grad_allreduce");
     f->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
     size_t i;
     json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, dir, e)) return false;
@@ -142,9 +146,12 @@ static bool read_dir(job_files *f, const char *dir)
 
 static int check_job(job_files *f, const char *dir)
 {
-    if (f->mode && strcmp(f->mode, "pserver")) {
-        pdt_error("%s: %s jobs are not modelled by verify job yet (pserver mode only)", dir,
-                  f->mode);
+    if (f->mode && strcmp(f->mode, "pserver") && strcmp(f->mode, "nccl2") &&
+        (strcmp(f->mode, "collective") || !f->grad_allreduce)) {
+        pdt_error("%s: %s jobs are not modelled by verify job yet (pserver, nccl2 and "
+                  "collective grad_allreduce only)", dir,
+                  f->grad_allreduce || strcmp(f->mode, "collective") ? f->mode
+                                                                     : "collective local_sgd");
         return PDT_EBADINPUT;
     }
     if (!f->trainers->len || !g_array_index(f->trainers, sym_role, 0).main) {
@@ -185,6 +192,8 @@ static int run(const char *dir, const char *main_path, const char *startup_path,
                          .n_trainers = f.trainers->len,
                          .pservers = (sym_role *)f.pservers->data,
                          .n_pservers = f.pservers->len, .dist_mode = f.dist_mode,
+                         .mode = !f.mode || !strcmp(f.mode, "pserver") ? SYM_PSERVER
+                               : !strcmp(f.mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
                          .steps = steps};
         char err[1200];
         long bad = sym_verify_job(&in, stdout, err, sizeof err);
