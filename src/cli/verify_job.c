@@ -25,9 +25,10 @@ static void help(void)
            "listen_and_serv's blocks, split_byref and concat are modelled exactly,\n"
            "and sums, scales, slices and concats are normalised.  Sync jobs: after\n"
            "each step every parameter a trainer holds must be single-process\n"
-           "training's on the trainers' averaged gradient; async: each update\n"
-           "applies one trainer's gradient.  Prints one line per parameter; exit 1\n"
-           "on a difference.  A trainer DIR lacks runs trainer 0's programs.\n\n"
+           "training's on the trainers' averaged gradient (nccl2 and collective\n"
+           "grad_allreduce jobs too); async: each update applies one trainer's\n"
+           "gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
+           "trainer DIR lacks runs trainer 0's programs.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  -h, --help           show this help\n");
 }

@@ -3,7 +3,8 @@
 # outputs of the golden cases verify equal; each mutant (one bug injected
 # into a transpile's output by tests/verify/mutate.py) is reported with
 # exit 1 and the right program, block and op named; the real training
-# programs in ../shared verify (ResNet-50) or show the PaddleOCR models'
+# programs in ../shared verify (ResNet-50; the PaddleOCR models in nccl2 and
+# collective mode) or show the PaddleOCR models'
 # learning rate that no pserver op updates.
 # Usage: PDTRANS=./pdtrans sh tests/verify/run.sh
 set -u
@@ -183,7 +184,7 @@ job table transpile_dist_table $P2 --trainers=2
 usage 1 "'split_ids': not modelled by verify job yet" "$W/table" \
     "$G/transpile_dist_table/in/main.pbtxt" "$G/transpile_dist_table/in/startup.pbtxt"
 
-# Real programs (point 5, as far as modelled): sync, trainer 0.
+# Real programs (point 5, as far as modelled): sync trainer 0, nccl2, collective.
 R=$HERE/../../../shared/testdata-real/train
 if [ -d "$R" ]; then
     n=$((n + 1))
