@@ -193,6 +193,12 @@ if [ -d "$R" ]; then
         "$R/${m}_train.pdmodel" -o "$W/$m" >/dev/null 2>&1 || fail "$m: transpile"
     echo "$R/${m}_train.pdmodel $R/${m}_startup.pdmodel" >"$W/$m.inputs"
     equal $m
+    # --role=all writes trainer_0 and trainer_1: both run their own programs
+    "$PDTRANS" transpile $P2 --trainers=2 -s "$R/${m}_startup.pdmodel" \
+        "$R/${m}_train.pdmodel" -o "$W/$m.all" >/dev/null 2>&1 || fail "$m: transpile"
+    [ -f "$W/$m.all/trainer_1.pb" ] || fail "$m: --role=all wrote no trainer_1.pb"
+    cp "$W/$m.inputs" "$W/$m.all.inputs"
+    equal $m.all
     # nccl2 and collective: every op stays on the trainers, the PaddleOCR
     # learning rate too, so every real program verifies equal
     for m in fleetx_resnet50_momentum paddleocr_det_db_mv3_adam paddleocr_rec_crnn_lstm_adam; do
