@@ -160,6 +160,7 @@ static const struct size_flag {
     {"--max-input-size", pdio_set_max_input_size},
     {"--max-memory", ex_set_max_memory},
     {"--max-output-size", pdio_set_max_output_size},
+    {"--max-work", ex_set_max_work},    /* a count, not bytes: the same suffixes */
 };
 
 static const struct size_flag *size_flag_of(const char *a)
@@ -195,8 +196,9 @@ int cli_take_input_options(int *argc, char **argv)
             return PDT_EUSAGE;
         }
         if (!pdio_parse_size(value, &bytes)) {
-            pdt_usage_error(NULL, "option '%s' needs a size in bytes, with an optional "
-                            "K, M or G suffix, not '%.200s'", f->name, value);
+            pdt_usage_error(NULL, "option '%s' needs a %s, with an optional "
+                            "K, M or G suffix, not '%.200s'", f->name,
+                            f->set == ex_set_max_work ? "count" : "size in bytes", value);
             return PDT_EUSAGE;
         }
         f->set(bytes);

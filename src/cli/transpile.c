@@ -136,6 +136,7 @@ static int pick_passes(pdt_ctx *ctx, pdt_list *out)
                             ? "--regularization"
                         : ctx->optim.learning_rate_var ? "--learning-rate-var"
                         : ctx->optim.lr_schedule       ? "--lr-schedule"
+                        : ctx->optim.lr_warmup         ? "--lr-warmup"
                         : ctx->backward.loss           ? "--loss"
                                                        : NULL;
     if ((ctx->backward.params.n || ctx->backward.no_grad.n) && !ctx->backward.loss) {
@@ -253,10 +254,11 @@ static void record_options(opts *o)
 {
     const pdt_ctx *ctx = o->ctx;
     const char *names[] = {"loss", "optimizer", "regularization", "clip", "lr_schedule",
-                           "learning_rate_var"};
+                           "lr_warmup", "learning_rate_var"};
     const char *values[] = {ctx->backward.loss,        ctx->optim.optimizer,
                             ctx->optim.regularization, ctx->optim.clip,
-                            ctx->optim.lr_schedule,    ctx->optim.learning_rate_var};
+                            ctx->optim.lr_schedule,    ctx->optim.lr_warmup,
+                            ctx->optim.learning_rate_var};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cli_run_option(&o->run, names[i], values[i]);
     /* Per-parameter regularizers hold commas of their own: ';' joins them. */
@@ -302,33 +304,6 @@ static int read_inputs(opts *o, const char *main_path)
     return PDT_OK;
 }
 
-/* The least a pserver program holds per trainer and pserver (measured:
- * 196 to 278 bytes with one or two pservers at 1000 trainers): a lower
- * bound of the output, so a refusal is never wrong. */
-enum { PSERVER_BYTES_PER_TRAINER = 192 };
-
-/* --max-output-size: refuses before building counts whose output cannot
- * fit (2^30 trainers wanted 300 GB).  The estimate is a lower bound: the
- * main program's own size plus the per-trainer part of each pserver. */
-static int check_output_size(const pdt_ctx *ctx, const char *main_path)
-{
-    const pdt_transpile_opts *t = &ctx->transpile;
-    if (t->mode != PDT_MODE_PSERVER || t->role == PDT_ROLE_TRAINER)
-        return PDT_OK;
-    struct stat st;
-    uint64_t main_bytes = stat(main_path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
-    uint64_t n_ps = t->pservers.n ? t->pservers.n : 1, trainers = t->trainers > 0 ? (uint64_t)t->trainers : 1;
-    uint64_t est = main_bytes + PSERVER_BYTES_PER_TRAINER * trainers * n_ps;
-    if (est <= pdio_max_output_size())
-        return PDT_OK;
-    pdt_error("the output would take at least %.1f MiB (--trainers=%llu x --pservers with %llu "
-              "endpoints x %d bytes, plus the program), more than the --max-output-size cap "
-              "of %.1f MiB; fewer trainers or pservers, or a larger --max-output-size",
-              (double)est / 1048576, (unsigned long long)trainers, (unsigned long long)n_ps,
-              PSERVER_BYTES_PER_TRAINER, (double)pdio_max_output_size() / 1048576);
-    return PDT_EBADINPUT;
-}
-
 int cmd_transpile(int argc, char **argv)
 {
     pdt_ctx ctx;
@@ -353,8 +328,6 @@ int cmd_transpile(int argc, char **argv)
     if (!rc && (ctx.optim.optimizer || o.passes))
         rc = pdt_family_optimizer.validate(&ctx, CMD);
     if (!rc)
-        rc = check_output_size(&ctx, argv[optind]);
-    if (!rc)
         rc = read_inputs(&o, argv[optind]);
     if (rc)
         goto done;
@@ -372,6 +345,8 @@ int cmd_transpile(int argc, char **argv)
     if (!rc)
         rc = tcli_check_folder(&o, job, &stale);
     pick_trainers(&o);
+    if (!rc)
+        rc = tcli_check_output_size(&o);
     if (!rc)
         tcli_keep_inputs(&o);
     open_outputs(&out, &o);

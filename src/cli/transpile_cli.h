@@ -57,4 +57,9 @@ int tcli_print_files(const pdio_batch *b);
 void tcli_keep_inputs(tcli_opts *o);
 int tcli_other_trainers(tcli_opts *o, const char *const *passes, size_t n_passes);
 
+/* transpile_size.c: --max-output-size; refuses (PDT_EBADINPUT, naming
+ * --trainers) a job whose output's lower bound passes the cap, after MAIN
+ * is read and before anything is built. */
+int tcli_check_output_size(const tcli_opts *o);
+
 #endif

@@ -42,24 +42,27 @@ static int agree(const env_way *ways, size_t n, const char **value, const char *
             first[ways[i].paddle2] = &ways[i];
     const env_way *w = first[0] ? first[0] : first[1];
     if (first[0] && first[1] && strcmp(first[0]->value, first[1]->value) != 0) {
-        pdt_usage_error(TCLI_CMD, "--from-env: Paddle 1 and Paddle 2 variables disagree: '%s' "
-                        "from %s, '%s' from %s; unset one", first[0]->value, first[0]->source,
-                        first[1]->value, first[1]->source);
-        return PDT_EUSAGE;
+        pdt_error("--from-env: Paddle 1 and Paddle 2 variables disagree: '%s' from %s, '%s' "
+                  "from %s; unset one", first[0]->value, first[0]->source, first[1]->value,
+                  first[1]->source);
+        return PDT_EBADINPUT;
     }
     *value = w ? w->value : NULL;
     *source = w ? w->source : NULL;
     return PDT_OK;
 }
 
+/* Digits only: strtol's leading blanks and signs would let ' 2' and '+2'
+ * through, which the flags refuse.  A bad value is bad input (exit 1): the
+ * launcher wrote it, not the user's command line. */
 static bool env_int(const char *name, const char *v, long min, long max, long *out)
 {
     char *end = NULL;
     errno = 0;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end || errno || n < min || n > max) {
-        pdt_usage_error(TCLI_CMD, "--from-env: environment variable %s must be an integer "
-                        "from %ld to %ld, not '%s'", name, min, max, v);
+    long n = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : 0;
+    if (!end || *end || errno || n < min || n > max) {
+        pdt_error("--from-env: environment variable %s must be an integer from %ld to %ld, "
+                  "not '%.200s'", name, min, max, v);
         return false;
     }
     *out = n;
@@ -141,8 +144,9 @@ static int env_role(tcli_opts *o)
         {"PADDLE_TRAINING_ROLE", cli_run_getenv(&o->run, "PADDLE_TRAINING_ROLE"), false},
         {"TRAINING_ROLE", cli_run_getenv(&o->run, "TRAINING_ROLE"), true}};
     const char *role, *src;
-    if (agree(ways, 2, &role, &src))
-        return PDT_EUSAGE;
+    int rc = agree(ways, 2, &role, &src);
+    if (rc)
+        return rc;
     if (!role)
         return missing("PADDLE_TRAINING_ROLE (Paddle 1) or TRAINING_ROLE (Paddle 2) is not set; "
                        "give --role otherwise");
@@ -151,10 +155,10 @@ static int env_role(tcli_opts *o)
     } else if (!strcmp(role, "PSERVER")) {
         o->ctx->transpile.role = PDT_ROLE_PSERVER;
     } else {
-        pdt_usage_error(TCLI_CMD, "--from-env: %s must be TRAINER or PSERVER, not '%s'%s", src,
-                        role, strcmp(role, "HETER_TRAINER") ? ""
-                        : " (heterogeneous parameter servers are not supported)");
-        return PDT_EUSAGE;
+        pdt_error("--from-env: %s must be TRAINER or PSERVER, not '%.200s'%s", src, role,
+                  strcmp(role, "HETER_TRAINER") ? ""
+                  : " (heterogeneous parameter servers are not supported)");
+        return PDT_EBADINPUT;
     }
     o->ctx->transpile.src.role = src;
     return PDT_OK;
@@ -177,8 +181,9 @@ static int env_pservers(tcli_opts *o)
          false},
         {"PADDLE_PSERVERS_IP_PORT_LIST", list ? endpoint_list(list, NULL) : NULL, true}};
     const char *value, *src;
-    if (agree(ways, 3, &value, &src))
-        return PDT_EUSAGE;
+    int rc = agree(ways, 3, &value, &src);
+    if (rc)
+        return rc;
     if (!value || !*value)
         return missing("no pserver endpoints: set PADDLE_PSERVERS_IP_PORT_LIST (Paddle 2), "
                        "PADDLE_PSERVER_ENDPOINTS or PADDLE_PSERVER_IPS and PADDLE_PSERVER_PORT "
@@ -197,8 +202,11 @@ static int env_trainers(tcli_opts *o)
                       {"PADDLE_TRAINERS_NUM", ok ? int_var(o, "PADDLE_TRAINERS_NUM", 1, &ok)
                                                  : NULL, true}};
     const char *value, *src;
-    if (!ok || agree(ways, 2, &value, &src))
-        return PDT_EUSAGE;
+    if (!ok)
+        return PDT_EBADINPUT;
+    int rc = agree(ways, 2, &value, &src);
+    if (rc)
+        return rc;
     if (!value)
         return missing("PADDLE_TRAINERS_NUM (Paddle 2) or PADDLE_TRAINERS (Paddle 1) is not "
                        "set; give --trainers otherwise");
@@ -214,7 +222,7 @@ static int env_trainer_id(tcli_opts *o)
     if (!v)
         return missing("PADDLE_TRAINER_ID is not set; give --trainer-id otherwise");
     if (!env_int("PADDLE_TRAINER_ID", v, 0, 1L << 30, &n))
-        return PDT_EUSAGE;
+        return PDT_EBADINPUT;
     o->ctx->transpile.trainer_id = (int)n;
     o->ctx->transpile.src.trainer_id = "PADDLE_TRAINER_ID";
     return PDT_OK;
@@ -233,8 +241,9 @@ static int env_current_pserver(tcli_opts *o)
     const char *value, *src;
     if (bad)
         return PDT_EBADINPUT;
-    if (agree(ways, 3, &value, &src))
-        return PDT_EUSAGE;
+    int rc = agree(ways, 3, &value, &src);
+    if (rc)
+        return rc;
     if (!value)
         return missing("this pserver's endpoint needs POD_IP and PADDLE_PORT (Paddle 2), or "
                        "PADDLE_CURRENT_IP and PADDLE_PSERVER_PORT, or PADDLE_CURRENT_ENDPOINT "
@@ -252,7 +261,7 @@ static int env_count(tcli_opts *o, const char *name, bool given, int *out)
     if (!v)
         return PDT_OK;
     if (!env_int(name, v, 0, 0x7fffffff, &n))
-        return PDT_EUSAGE;
+        return PDT_EBADINPUT;
     *out = (int)n;
     return PDT_OK;
 }
@@ -267,7 +276,7 @@ static int env_runtime(tcli_opts *o)
         return env_count(o, "FLAGS_rpc_send_thread_num", t->given.rpc_send, &rt->rpc_send_threads)
             || env_count(o, "FLAGS_rpc_get_thread_num", t->given.rpc_get, &rt->rpc_get_threads)
             || env_count(o, "FLAGS_rpc_prefetch_thread_num", t->given.rpc_prefetch,
-                         &rt->rpc_prefetch_threads) ? PDT_EUSAGE : PDT_OK;
+                         &rt->rpc_prefetch_threads) ? PDT_EBADINPUT : PDT_OK;
     if (t->collective_mode != PDT_COLL_SPMT)
         return PDT_OK;
     const char *gpus = t->given.gpus ? NULL : cli_run_getenv(&o->run, "FLAGS_selected_gpus");
@@ -277,7 +286,7 @@ static int env_runtime(tcli_opts *o)
                        TCLI_CMD);
     return env_count(o, "PADDLE_FUSE_ALLREDUCE", t->given.fuse, &rt->fuse_allreduce)
         || env_count(o, "PADDLE_LOSS_SCALE", t->given.loss_scale, &rt->loss_scale)
-        ? PDT_EUSAGE : PDT_OK;
+        ? PDT_EBADINPUT : PDT_OK;
 }
 
 /* nccl2 and collective jobs have trainers only. */
@@ -300,11 +309,11 @@ static int env_collective(tcli_opts *o)
         const char *count = ir_internf("%zu", l.n);
         pdt_list_free(&l);
         if (!ok)
-            return PDT_EUSAGE;
+            return PDT_EBADINPUT;
         if (num && num != count) {
-            pdt_usage_error(TCLI_CMD, "--from-env: PADDLE_TRAINERS_NUM is %s but "
-                            "PADDLE_TRAINER_ENDPOINTS lists %s trainers", num, count);
-            return PDT_EUSAGE;
+            pdt_error("--from-env: PADDLE_TRAINERS_NUM is %s but PADDLE_TRAINER_ENDPOINTS "
+                      "lists %s trainers", num, count);
+            return PDT_EBADINPUT;
         }
     }
     if (!o->ctx->transpile.given.endpoint) {
@@ -317,9 +326,8 @@ static int env_collective(tcli_opts *o)
         o->ctx->transpile.endpoint = ep;
         o->ctx->transpile.src.endpoint = "PADDLE_CURRENT_ENDPOINT";
     }
-    if (!o->ctx->transpile.given.trainer_id && env_trainer_id(o))
-        return PDT_EUSAGE;
-    return env_runtime(o);
+    int rc = !o->ctx->transpile.given.trainer_id ? env_trainer_id(o) : PDT_OK;
+    return rc ? rc : env_runtime(o);
 }
 
 int tcli_from_env(tcli_opts *o)

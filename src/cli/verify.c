@@ -305,7 +305,7 @@ static int run_transpile(char **flags, size_t nf, const char *main_path, const c
 static bool minimize_flag(const char *a)
 {
     static const char *const mf[] = {"--loss=", "--optimizer=", "--regularization=", "--clip=",
-                                      "--lr-schedule=", "--learning-rate-var=", "--params=",
+                                      "--lr-schedule=", "--lr-warmup=", "--learning-rate-var=", "--params=",
                                       "--no-grad=", NULL};
     for (size_t i = 0; mf[i]; i++)
         if (!strncmp(a, mf[i], strlen(mf[i])))

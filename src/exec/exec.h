@@ -85,6 +85,21 @@ void ex_where_op(int block, size_t op_idx, const char *type);
 void ex_memory_reset(void);
 void ex_where_var(const char *what, const char *name);
 
+/* The work budget (--max-work, issue 27, fuzz finding E): the executor
+ * counts element operations, never the clock, so a hostile program (a
+ * chain of 1000x1000 matmuls, a while loop of big ops) ends the same way
+ * on every machine: one message naming the op, the cleanups, exit 1.
+ * Counted: each op run (1), each element of every tensor built (its
+ * fill), and the inner products of gemm and conv (m x n x k).  0 restores
+ * the default, EX_DEFAULT_MAX_WORK (about a minute of plain-build work). */
+#define EX_DEFAULT_MAX_WORK ((uint64_t)1 << 36)
+void ex_set_max_work(uint64_t ops);
+uint64_t ex_max_work(void);
+uint64_t ex_work_done(void);
+void ex_work(uint64_t ops);
+/* ex_work(a * b * c), a product past 2^64 counting as 2^64 - 1. */
+void ex_work3(uint64_t a, uint64_t b, uint64_t c);
+
 /* ---- scope ------------------------------------------------------------ */
 
 /* coalesce_tensor's fused buffer: its members are views into it. */

@@ -178,6 +178,7 @@ CMP(logical_xor, EW_XOR)
 static void gemm(const double *A, const double *B, double *C, size_t m, size_t n, size_t kk,
                  bool ta, bool tb)
 {
+    ex_work3(m, n, kk);
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
             double s = 0;

@@ -91,6 +91,8 @@ static bool conv_plan(ex_ctx *x, const ir_op *op, const ex_tensor *I, const ex_t
 /* Calls back for every (output, input, filter) index triple that
  * contributes: out += in * filter. */
 #define CONV_LOOP(g, BODY)                                                                     \
+    ex_work3((uint64_t)((g).n * (g).oc * (g).oh * (g).ow), (uint64_t)((g).c / (g).groups),    \
+             (uint64_t)((g).kh * (g).kw));                                                     \
     for (int64_t n_ = 0; n_ < (g).n; n_++)                                                     \
         for (int64_t o_ = 0; o_ < (g).oc; o_++) {                                              \
             int64_t cg_ = (g).c / (g).groups, grp_ = o_ / ((g).oc / (g).groups);               \
@@ -211,6 +213,7 @@ static bool pool(ex_ctx *x, const ir_op *op, bool grad)
         return false;
     int64_t od[4] = {g.n, g.c, g.oh, g.ow};
     ex_tensor *out = grad ? ex_tensor_like(X) : ex_tensor_new(X->dtype, 4, od);
+    ex_work3((uint64_t)(g.n * g.c), (uint64_t)(g.oh * g.ow), (uint64_t)(g.kh * g.kw));
     for (int64_t p = 0; p < g.n * g.c; p++) {
         const double *in = X->data + (size_t)(p * g.h * g.w);
         for (int64_t y = 0; y < g.oh; y++)

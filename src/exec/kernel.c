@@ -102,6 +102,7 @@ static bool grads_fit_their_vars(ex_ctx *x, const ir_op *op)
 bool ex_run_op(ex_ctx *x, const ir_op *op)
 {
     ex_where_op(x->block ? x->block->idx : 0, x->op_idx, op->type);
+    ex_work(1);
     if (x->dist && is_dist_op(op->type))
         return x->dist->op(x, op, x->dist->user);
     ex_kernel_fn fn = ex_kernel_find(op->type);

@@ -14,6 +14,8 @@
 
 static uint64_t max_memory;     /* 0: not set, the default applies */
 static uint64_t live_bytes;     /* data of the tensors alive now */
+static uint64_t max_work;       /* 0: EX_DEFAULT_MAX_WORK */
+static uint64_t work_done;      /* element operations so far (exec.h) */
 /* What the executor is building, for the message that stops it. */
 static struct {
     int block;                  /* -1: no op, `what` and `name` instead */
@@ -39,6 +41,7 @@ uint64_t ex_max_memory(void)
 void ex_memory_reset(void)
 {
     live_bytes = 0;
+    work_done = 0;
 }
 
 void ex_where_op(int block, size_t op_idx, const char *type)
@@ -83,6 +86,42 @@ static _Noreturn void refuse_tensor(int nd, const int64_t *dims, const char *why
     snprintf(msg, sizeof msg, "pdtrans: error: verify: %s: a tensor of dims %s %s\n", at, shape,
              why);
     pdt_fail_now(msg);
+}
+
+void ex_set_max_work(uint64_t ops)
+{
+    max_work = ops;
+}
+
+uint64_t ex_max_work(void)
+{
+    return max_work ? max_work : EX_DEFAULT_MAX_WORK;
+}
+
+uint64_t ex_work_done(void)
+{
+    return work_done;
+}
+
+void ex_work(uint64_t ops)
+{
+    if (!__builtin_add_overflow(work_done, ops, &work_done) && work_done <= ex_max_work())
+        return;
+    char at[400], msg[640];
+    describe_where(at, sizeof at);
+    snprintf(msg, sizeof msg,
+             "pdtrans: error: verify: %s: the run passes the --max-work budget of %llu element "
+             "operations (a larger --max-work, fewer steps or trainers, or a smaller batch)\n",
+             at, (unsigned long long)ex_max_work());
+    pdt_fail_now(msg);
+}
+
+void ex_work3(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t ab, abc;
+    if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc))
+        abc = UINT64_MAX;
+    ex_work(abc);
 }
 
 /* "123 bytes", or "4.0 MiB" from 1 MiB on. */
@@ -136,6 +175,7 @@ ex_tensor *ex_tensor_new(int dtype, int nd, const int64_t *dims)
     for (int i = 0; i < t->nd; i++)
         t->dims[i] = dims[i];
     t->numel = n;
+    ex_work(n);
     t->data = xcalloc(n ? n : 1, sizeof(double));
     live_bytes += (uint64_t)n * sizeof(double);
     return t;

@@ -60,6 +60,7 @@ typedef struct {
     pdt_list param_regularizations;
     const char *clip;           /* "global_norm:MAX" */
     const char *lr_schedule;
+    const char *lr_warmup;      /* --lr-warmup: linear_lr_warmup's keys */
     /* --learning-rate-var: an existing block-0 var used as the learning
      * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
      * user built as forward ops. */

@@ -38,6 +38,9 @@ static void run_verify(fz_cmd *c, const char *what, bool twice)
 static void fuzz_commands(const uint8_t *data, size_t size, uint32_t hash)
 {
     ex_set_max_memory((uint64_t)64 << 20);
+    /* a few seconds of work under ASan, well inside libFuzzer's 25 s
+     * (crashes/README E: the executor had no bound on work) */
+    ex_set_max_work((uint64_t)1 << 28);
     ex_memory_reset();
     if (setjmp(fz_refused)) {
         ex_memory_reset();

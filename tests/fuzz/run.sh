@@ -21,7 +21,9 @@
 # program against itself and against itself less an op), memory
 # (memory-optimize and release-memory), verify (verify rewrite, grad and
 # transpile on the reference executor), fromenv (transpile --from-env with
-# hostile launcher variables; its own line-structured mutator).  All but
+# hostile launcher variables; its own line-structured mutator), inference
+# (inference --params end to end: a program and its parameter files in one
+# input, both mutated by structure, fuzz_inference.c).  All but
 # read, text, params and fromenv use the structure-aware
 # mutator of fuzz_mutator.h.  See tests/fuzz/README.md.
 #
@@ -68,7 +70,7 @@ case ${1:-} in
 --available) MODE=available; shift ;;
 --repro) MODE=repro ;;
 esac
-ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip params diff memory verify fromenv"
+ALL_TARGETS="read text backward minimize transpile_sync transpile_async transpile_table transpile_nccl2 transpile_collective check roundtrip params diff memory verify fromenv inference"
 if [ $MODE = smoke ]; then SECONDS_PER=${FUZZ_SECONDS:-30}; else SECONDS_PER=${FUZZ_SECONDS:-60}; fi
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 JOBS=${FUZZ_JOBS:-1}
@@ -278,6 +280,37 @@ printf 'PADDLE_TRAINERS_NUM=2\nTRAINING_ROLE=PSERVER\nPADDLE_PSERVERS_IP_PORT_LI
 printf 'PADDLE_TRAINERS_NUM= 2\nPADDLE_TRAINER_ID=-1\nPADDLE_PSERVER_ENDPOINTS=127.0.0.1:0,,\n' \
     >"$OUT/seeds/fromenv/hostile"
 
+# inference: a program and its parameter files packed into one input (the
+# layout at the top of fuzz_inference.c): for each small inference model, a
+# folder seed and a combined seed (the same files in name order), each also
+# with --params-filename and --text output.
+le32() {
+    printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
+        $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+}
+# pack_inference FLAGS MODEL PARAMS_DIR: the container on stdout.
+pack_inference() {
+    printf "$(printf '\\%03o' "$1")"
+    le32 "$(wc -c <"$2")"
+    cat "$2"
+    for f in $(ls "$3" | LC_ALL=C sort); do
+        [ "$3/$f" -ef "$2" ] && continue
+        printf "$(printf '\\%03o' "${#f}")%s" "$f"
+        le32 "$(wc -c <"$3/$f")"
+        cat "$3/$f"
+    done
+}
+mkdir -p "$OUT/seeds/inference"
+for m in tests/golden/inference_small/in/model.pbtxt tests/golden/inference_scan_edges/in/model.pbtxt \
+    "$real"/params/gesiannet_gesture/__model__; do
+    [ -f "$m" ] || continue
+    for flags in 0 1 6 7; do
+        n=$((n + 1))
+        pack_inference $flags "$m" "$(dirname "$m")/$([ "$(basename "$m")" = __model__ ] || echo params)" \
+            >"$OUT/seeds/inference/$n-$flags-$(basename "$(dirname "$m")")"
+    done
+done
+
 # A dictionary for the text target: field names and enum values of the
 # schema, and the text format's punctuation and literals.
 {
@@ -334,6 +367,7 @@ run_target() {
     params) seeds=$OUT/seeds/params max_len=${FUZZ_MAX_LEN:-65536} ;;
     verify) seeds=$OUT/seeds/verify ;;
     fromenv) seeds=$OUT/seeds/fromenv max_len=${FUZZ_MAX_LEN:-4096} ;;
+    inference) seeds=$OUT/seeds/inference ;;
     esac
     leaks=
     # verify jumps out of a refused run and leaks its tensors (fuzz_verify.c)

@@ -8,7 +8,12 @@
  * --regularization, --learning-rate-var, --lr-schedule as minimize takes
  * them) it strips and regenerates the optimizer part instead: the ops with
  * an Optimize role, through lr_schedule, gradient_clip, regularization and
- * optimizer.
+ * optimizer.  With --lr-schedule or --lr-warmup the learning-rate part
+ * (op_role LRSched, in block 0 and in the conditional_block sub-blocks
+ * its Switch cases fill) is stripped, rebuilt and compared as well: every
+ * sub-block of the program must hold LRSched ops only; they are emptied
+ * and the rebuilt ones, appended after them, are compared block by block
+ * (a sub_block attr matches when it points at the rebuilt counterpart).
  *
  * usage: regen PROGRAM KNOWN [--show] [MINIMIZE OPTIONS]
  *   exit 0 same, 1 differences, 2 failure
@@ -29,6 +34,18 @@
  * Optimize for the optimizer part (--optimizer=...). */
 static int role_stripped = IR_ROLE_BACKWARD | IR_ROLE_OPTIMIZE;
 static int role_compared = IR_ROLE_BACKWARD;
+/* LR mode: block k of Paddle's file is block k + block_offset of the
+ * rebuilt program (0 otherwise). */
+static bool lr_mode;
+static int32_t block_offset;
+
+/* Whether an op of this role is stripped and compared. */
+static bool compared(int role)
+{
+    if (role < 0)
+        return false;
+    return lr_mode ? (role & role_compared) != 0 : (role & role_stripped) == role_compared;
+}
 
 typedef struct {
     char *prog, *op, *kind, *what;      /* '*' matches anything */
@@ -151,7 +168,7 @@ static int attr_eq(const ir_attr *a, const ir_attr *b)
     case IR_ATTR_FLOAT: return a->f == b->f;
     case IR_ATTR_STRING: return bytes_eq(&a->s, &b->s);
     case IR_ATTR_BOOLEAN: return a->b == b->b;
-    case IR_ATTR_BLOCK: return a->block_idx == b->block_idx;
+    case IR_ATTR_BLOCK: return a->block_idx + block_offset == b->block_idx;
     case IR_ATTR_LONG: return a->l == b->l;
     case IR_ATTR_FLOAT64: return a->float64 == b->float64;
     default: break;
@@ -228,7 +245,7 @@ static void compare_var(const ir_var *w, const ir_var *g)
     }
     if (g->type != w->type)
         diff("var", "type", w->name, "Paddle %d, pdtrans %d", w->type, g->type);
-    if (g->dtype != w->dtype)
+    if (g->dtype != w->dtype && w->tensor_slot != IR_TD_NONE)
         diff("var", "dtype", w->name, "Paddle %d, pdtrans %d", w->dtype, g->dtype);
     int same_dims = g->n_dims == w->n_dims;
     for (size_t d = 0; same_dims && d < w->n_dims; d++)
@@ -242,6 +259,40 @@ static void compare_var(const ir_var *w, const ir_var *g)
     else if (g->lod_level != w->lod_level)
         diff("var", "lod_level", w->name, "Paddle %d, pdtrans %d", (int)w->lod_level,
              (int)g->lod_level);
+}
+
+/* Paddle's compared ops of block ob, in order, against pdtrans's of gb
+ * (every op of both when `all`: a sub-block). */
+static void compare_ops(const ir_block *ob, const ir_block *gb, bool all, size_t *n_ops,
+                        size_t *n_same_type)
+{
+    size_t gk = 0;
+    for (size_t k = 0; k < ob->n_ops; k++) {
+        const ir_op *w = ob->ops[k];
+        if (!all && !compared(ir_op_role(w)))
+            continue;
+        (*n_ops)++;
+        while (!all && gk < gb->n_ops && !compared(ir_op_role(gb->ops[gk])))
+            gk++;
+        if (gk >= gb->n_ops) {
+            diff(w->type, "op-absent", "-", "op %d:%zu: pdtrans ended before it", ob->idx, k);
+            continue;
+        }
+        const ir_op *g = gb->ops[gk++];
+        if (g->type != w->type) {
+            diff(w->type, "op-type", g->type, "op %d:%zu: Paddle %s, pdtrans %s", ob->idx, k,
+                 w->type, g->type);
+            continue;
+        }
+        (*n_same_type)++;
+        compare_slots(w, g, 0);
+        compare_slots(w, g, 1);
+        compare_attrs(w, g);
+    }
+    for (; gk < gb->n_ops; gk++)
+        if (all || compared(ir_op_role(gb->ops[gk])))
+            diff(gb->ops[gk]->type, "op-extra", "-", "pdtrans op %d:%zu not in Paddle", gb->idx,
+                 gk);
 }
 
 static const char *rv_name(const ir_attr *rv, size_t i)
@@ -313,6 +364,19 @@ static const char *strip(ir_program *p)
     }
     ir_block_set_ops(b, keep, n);
     g_free(keep);
+    for (size_t bi = 1; lr_mode && bi < p->n_blocks; bi++) {
+        ir_block *sub = p->blocks[bi];
+        for (size_t k = 0; k < sub->n_ops; k++)
+            if (!compared(ir_op_role(sub->ops[k]))) {
+                fprintf(stderr, "regen: block %zu op %zu '%s' is not a learning-rate op; "
+                        "LR mode rebuilds every sub-block\n", bi, k, sub->ops[k]->type);
+                exit(2);
+            }
+        ir_block_set_ops(sub, NULL, 0);
+        for (size_t i = 0; i < sub->n_vars; i++)
+            if (!sub->vars[i]->removed)
+                ir_block_remove_var(sub, sub->vars[i]->name);
+    }
     /* These files predate VarDesc.stop_gradient: the flag that data layers
      * and the user's detaches (DB loss's OHEM counts) set lived in Python
      * only.  It comes back from the one trace it left: a non-persistable
@@ -373,6 +437,8 @@ int main(int argc, char **argv)
             ctx.optim.learning_rate_var = argv[i] + 20;
         else if (!strncmp(argv[i], "--lr-schedule=", 14))
             ctx.optim.lr_schedule = argv[i] + 14;
+        else if (!strncmp(argv[i], "--lr-warmup=", 12))
+            ctx.optim.lr_warmup = argv[i] + 12;
     }
     if (min_ops < 1) {
         fprintf(stderr, "regen: --min-ops=N (N >= 1) is required: a run that compares no op "
@@ -383,12 +449,18 @@ int main(int argc, char **argv)
         role_stripped = IR_ROLE_OPTIMIZE;
         role_compared = IR_ROLE_OPTIMIZE;
     }
+    if (ctx.optim.lr_schedule || ctx.optim.lr_warmup) {
+        lr_mode = true;
+        role_stripped = role_compared = IR_ROLE_OPTIMIZE | IR_ROLE_LRSCHED;
+    }
     load_known(argv[2]);
     const char *slash = strrchr(argv[1], '/');
     prog_name = slash ? slash + 1 : argv[1];
     ir_program *orig = pdio_read(argv[1]), *p = pdio_read(argv[1]);
     if (!orig || !p)
         return 2;
+    if (lr_mode)
+        block_offset = (int32_t)orig->n_blocks - 1;
     char *params = params_of(orig->blocks[0]);
     const char *loss = strip(p);
     /* Vars the stripped input has (a copy: the passes add to p). */
@@ -410,41 +482,30 @@ int main(int argc, char **argv)
     if ((ctx.optim.optimizer ? pdt_run_pipeline(&ctx, opt, 4) : pdt_run_pipeline(&ctx, bw, 1)) !=
         PDT_OK)
         return 2;
-    /* Ops: Paddle's backward ops in order against pdtrans's. */
+    /* Ops: Paddle's backward ops in order against pdtrans's; in LR mode
+     * also each sub-block against its rebuilt counterpart. */
     const ir_block *ob = orig->blocks[0], *gb = ctx.main->blocks[0];
-    size_t gk = 0, n_ops = 0, n_same_type = 0;
-    while (gk < gb->n_ops && !(ir_op_role(gb->ops[gk]) & role_compared))
-        gk++;
-    for (size_t k = 0; k < ob->n_ops; k++) {
-        const ir_op *w = ob->ops[k];
-        int role = ir_op_role(w);
-        if (role < 0 || (role & role_stripped) != role_compared)
-            continue;
-        n_ops++;
-        if (gk >= gb->n_ops) {
-            diff(w->type, "op-absent", "-", "op %zu: pdtrans ended before it", k);
+    size_t n_ops = 0, n_same_type = 0;
+    compare_ops(ob, gb, false, &n_ops, &n_same_type);
+    for (size_t bi = 1; lr_mode && bi < orig->n_blocks; bi++) {
+        const ir_block *gsub = ir_program_block(ctx.main, (int32_t)bi + block_offset);
+        if (!gsub) {
+            diff("block", "absent", "-", "block %zu: pdtrans rebuilt no counterpart", bi);
             continue;
         }
-        const ir_op *g = gb->ops[gk++];
-        if (g->type != w->type) {
-            diff(w->type, "op-type", g->type, "op %zu: Paddle %s, pdtrans %s", k, w->type, g->type);
-            continue;
-        }
-        n_same_type++;
-        size_t before = n_diff;
-        compare_slots(w, g, 0);
-        compare_slots(w, g, 1);
-        compare_attrs(w, g);
-        (void)before;
+        compare_ops(orig->blocks[bi], gsub, true, &n_ops, &n_same_type);
+        for (size_t i = 0; i < orig->blocks[bi]->n_vars; i++)
+            if (!orig->blocks[bi]->vars[i]->removed)
+                compare_var(orig->blocks[bi]->vars[i],
+                            ir_block_find_var(gsub, orig->blocks[bi]->vars[i]->name));
     }
-    for (; gk < gb->n_ops; gk++)
-        if (ir_op_role(gb->ops[gk]) & role_compared)
-            diff(gb->ops[gk]->type, "op-extra", "-", "pdtrans op %zu not in Paddle", gk);
+    for (size_t bi = orig->n_blocks + (size_t)block_offset; bi < ctx.main->n_blocks; bi++)
+        diff("block", "extra", "-", "pdtrans block %zu not in Paddle", bi);
     GHashTable *opt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
     GHashTable *opt_written = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (size_t k = 0; k < ob->n_ops; k++) {
         const ir_op *op = ob->ops[k];
-        if (ir_op_role(op) < 0 || !(ir_op_role(op) & IR_ROLE_OPTIMIZE))
+        if (ir_op_role(op) < 0 || !(ir_op_role(op) & (lr_mode ? role_compared : IR_ROLE_OPTIMIZE)))
             continue;
         for (int io = 0; io < 2; io++)
             for (size_t s2 = 0; s2 < (io ? op->n_outputs : op->n_inputs); s2++) {
@@ -482,7 +543,7 @@ int main(int argc, char **argv)
         }
     printf("%s: %zu %s ops (%zu of the same type in order), %zu new vars; "
            "%zu differences explained by the Paddle version, %zu unexplained\n",
-           prog_name, n_ops, ctx.optim.optimizer ? "optimizer" : "backward", n_same_type, n_vars,
+           prog_name, n_ops, lr_mode ? "optimizer and LR" : ctx.optim.optimizer ? "optimizer" : "backward", n_same_type, n_vars,
            n_explained, n_diff);
     bool too_few = n_same_type < (size_t)min_ops;
     if (too_few)

@@ -530,6 +530,56 @@ END_TEST
 
 /* The transpiler slices exactly the per-element accumulators of the
  * optimizer table (what the old list in transpile_pserver.c said). */
+/* Every --lr-schedule kind and --lr-warmup builds a valid program whose
+ * optimizer reads the schedule's var; a second warm-up (its fixed var
+ * already there) is bad input. */
+START_TEST(every_schedule_and_warmup)
+{
+    static const struct {
+        const char *spec, *warmup, *lr;
+        size_t blocks;
+    } cases[] = {
+        {"natural_exp:decay_steps=10,decay_rate=0.5", NULL, "tmp_2", 1},
+        {"inverse_time:decay_steps=10,decay_rate=0.5,staircase=true", NULL, "tmp_4", 1},
+        {"polynomial:decay_steps=10", NULL, "tmp_5", 1},
+        {"polynomial:decay_steps=10,cycle=true", NULL, "tmp_8", 2},
+        {"noam:d_model=64,warmup_steps=10", NULL, "tmp_3", 1},
+        {"cosine:step_each_epoch=10,epochs=3", NULL, "tmp_4", 1},
+        {"cosine:step_each_epoch=10,epochs=3", "warmup_steps=5,start_lr=0,end_lr=0.1",
+         "learning_rate_warmup", 3},
+        {NULL, "warmup_steps=5,start_lr=0,end_lr=0.1", "learning_rate_warmup", 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pdt_ctx ctx;
+        ctx_with_net(&ctx);
+        ctx.optim.optimizer = "sgd:lr=0.1";
+        ctx.optim.lr_schedule = cases[i].spec;
+        ctx.optim.lr_warmup = cases[i].warmup;
+        ck_assert_int_eq(opt_validate_specs(NULL, &ctx), PDT_OK);
+        ck_assert_int_eq(pass_lr_schedule(&ctx), PDT_OK);
+        ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
+        ck_assert_uint_eq(ctx.main->n_blocks, cases[i].blocks);
+        const ir_block *b = ir_program_block(ctx.main, 0);
+        ck_assert_str_eq(in1(b->ops[b->n_ops - 1], "LearningRate"), cases[i].lr);
+        ck_assert_uint_eq(pdt_verify(ctx.main, "main", NULL), 0);
+        if (cases[i].warmup) {
+            ctx.optim.lr_schedule = NULL;
+            ck_assert_int_eq(pass_lr_schedule(&ctx), PDT_EBADINPUT);
+        }
+        pdt_ctx_free(&ctx);
+    }
+    pdt_ctx ctx;
+    ctx_with_net(&ctx);
+    ctx.optim.optimizer = "sgd";
+    ctx.optim.lr_schedule = "noam:d_model=64,warmup_steps=10";
+    ctx.optim.lr_warmup = "warmup_steps=5,start_lr=0,end_lr=0.1,lr=1";
+    ck_assert_int_eq(opt_validate_specs(NULL, &ctx), PDT_EUSAGE);
+    ctx.optim.lr_warmup = "warmup_steps=5,start_lr=0";
+    ck_assert_int_eq(opt_validate_specs(NULL, &ctx), PDT_EUSAGE);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(table_says_which_accumulators_are_sliced)
 {
     static const struct {
@@ -582,6 +632,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, param_device_follows_first_reader);
     tcase_add_test(tc, exponential_schedule_feeds_optimizer);
     tcase_add_test(tc, piecewise_schedule_builds_sub_blocks);
+    tcase_add_test(tc, every_schedule_and_warmup);
     tcase_add_test(tc, table_says_which_accumulators_are_sliced);
     suite_add_tcase(s, tc);
     return s;

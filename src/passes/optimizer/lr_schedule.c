@@ -1,281 +1,291 @@
-/* lr_schedule.c - the `lr_schedule` pass: Paddle 1.8's
- * fluid.layers.exponential_decay / piecewise_decay, whose result the
- * optimizer then takes as its learning rate.  Everything is built under
- * _lr_schedule_guard (op_role LRSched = 16).  The user calls these layers
- * after building the net and before minimize, so the ops go at the end of
- * the forward part (before the first backward op), except the step
- * counter's increment, which autoincreased_step_counter prepends to block 0.
- *
- * exponential: increment(@LR_DECAY_COUNTER@), cast -> float, scale(1/steps)
- *              [, floor], fill_constant(rate), elementwise_pow, scale(lr)
- * piecewise:   increment, cast, then Switch: per boundary fill_constant x2,
- *              less_than, logical ops, conditional_block whose sub-block
- *              assigns the value to the persistable var "learning_rate";
- *              a default case assigns the last value. */
-#include <stdlib.h>
+/* lr_schedule.c - the `lr_schedule` pass: Paddle 1.8's fluid.layers
+ * learning-rate schedulers (exponential, natural_exp, inverse_time,
+ * polynomial, piecewise, noam, cosine: --lr-schedule) and linear_lr_warmup
+ * around any of them or around the optimizer's constant rate
+ * (--lr-warmup), whose result the optimizer then takes as its learning
+ * rate.  This file reads the SPECs (keys are the Python argument names)
+ * and places the ops; lr_decay.c builds them.  The user calls these
+ * layers after building the net and before minimize, so the ops go at the
+ * end of the forward part (before the first backward op), except the step
+ * counter's increment, which autoincreased_step_counter prepends to
+ * block 0. */
+#include <glib.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../diag.h"
 #include "../../ir/util.h"
-#include "optimizer_util.h"
+#include "../../suggest.h"
+#include "lr_schedule.h"
 
-#define COUNTER "@LR_DECAY_COUNTER@"
-
-typedef enum { LR_EXPONENTIAL, LR_PIECEWISE } lr_kind;
+/* How a key is read and checked. */
+enum {
+    K_BASE = 1,     /* defaults to the optimizer's learning_rate ("lr" works too) */
+    K_REQ = 2,      /* the Python function has no default */
+    K_POS = 4,      /* must be more than 0 */
+    K_NONNEG = 8,   /* must be at least 0 */
+    K_BOOL = 16,
+    K_LIST = 32,    /* piecewise's number lists */
+};
 
 typedef struct {
-    lr_kind kind;
-    double learning_rate, decay_steps, decay_rate;
-    bool staircase;
-    double *boundaries, *values;
-    size_t n_boundaries, n_values;
-} lr_cfg;
+    const char *key;    /* the Python argument name */
+    size_t off;         /* its field in lr_cfg */
+    double dflt;        /* Python's default */
+    int flags;
+} lr_key;
 
-static void cfg_free(lr_cfg *c)
+#define F(f) offsetof(lr_cfg, f)
+
+/* exponential_decay, natural_exp_decay, inverse_time_decay(learning_rate,
+ * decay_steps, decay_rate, staircase=False) */
+static const lr_key decay_keys[] = {
+    {"learning_rate", F(learning_rate), 0, K_BASE},
+    {"decay_steps", F(decay_steps), 0, K_REQ | K_POS},
+    {"decay_rate", F(decay_rate), 0, K_REQ | K_NONNEG},
+    {"staircase", F(staircase), 0, K_BOOL},
+    {NULL, 0, 0, 0}};
+/* polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001,
+ * power=1.0, cycle=False) */
+static const lr_key polynomial_keys[] = {
+    {"learning_rate", F(learning_rate), 0, K_BASE},
+    {"decay_steps", F(decay_steps), 0, K_REQ | K_POS},
+    {"end_learning_rate", F(end_learning_rate), 0.0001, 0},
+    {"power", F(power), 1.0, 0},
+    {"cycle", F(cycle), 0, K_BOOL},
+    {NULL, 0, 0, 0}};
+/* piecewise_decay(boundaries, values) */
+static const lr_key piecewise_keys[] = {
+    {"boundaries", 0, 0, K_LIST},
+    {"values", 0, 0, K_LIST},
+    {NULL, 0, 0, 0}};
+/* noam_decay(d_model, warmup_steps, learning_rate=1.0) */
+static const lr_key noam_keys[] = {
+    {"d_model", F(d_model), 0, K_REQ | K_POS},
+    {"warmup_steps", F(warmup_steps), 0, K_REQ | K_POS},
+    {"learning_rate", F(learning_rate), 1.0, 0},
+    {NULL, 0, 0, 0}};
+/* cosine_decay(learning_rate, step_each_epoch, epochs) */
+static const lr_key cosine_keys[] = {
+    {"learning_rate", F(learning_rate), 0, K_BASE},
+    {"step_each_epoch", F(step_each_epoch), 0, K_REQ | K_POS},
+    {"epochs", F(epochs), 0, K_REQ | K_POS},
+    {NULL, 0, 0, 0}};
+/* linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr); the
+ * learning_rate key only without --lr-schedule (else the schedule). */
+static const lr_key warmup_keys[] = {
+    {"warmup_steps", F(wu_steps), 0, K_REQ | K_POS},
+    {"start_lr", F(wu_start), 0, K_REQ},
+    {"end_lr", F(wu_end), 0, K_REQ},
+    {"learning_rate", F(wu_rate), 0, K_BASE},
+    {NULL, 0, 0, 0}};
+
+static const struct {
+    const char *name;
+    lr_kind kind;
+    const lr_key *keys;
+} kinds[] = {
+    {"exponential", LR_EXPONENTIAL, decay_keys},   {"natural_exp", LR_NATURAL_EXP, decay_keys},
+    {"inverse_time", LR_INVERSE_TIME, decay_keys}, {"polynomial", LR_POLYNOMIAL, polynomial_keys},
+    {"piecewise", LR_PIECEWISE, piecewise_keys},   {"noam", LR_NOAM, noam_keys},
+    {"cosine", LR_COSINE, cosine_keys},
+};
+#define N_KINDS (sizeof kinds / sizeof *kinds)
+
+void lr_cfg_free(lr_cfg *c)
 {
     free(c->boundaries);
     free(c->values);
     c->boundaries = c->values = NULL;
 }
 
-static int parse_cfg(const char *cmd, const char *text, const char *optimizer, lr_cfg *c)
+/* A key the schedule does not take: the nearest ones and the whole list. */
+static int unknown_keys(opt_spec *s, const lr_key *keys)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        bool known = false;
+        for (const lr_key *k = keys; k->key && !known; k++)
+            known = !strcmp(s->keys[i], k->key) ||
+                    ((k->flags & K_BASE) && !strcmp(s->keys[i], "lr"));
+        if (known)
+            continue;
+        pdt_near near;
+        pdt_near_init(&near, s->keys[i]);
+        GString *all = g_string_new(NULL);
+        for (const lr_key *k = keys; k->key; k++) {
+            pdt_near_offer(&near, k->key);
+            g_string_append_printf(all, "%s%s", all->len ? ", " : "", k->key);
+        }
+        char *hint = pdt_near_hint(&near, "");
+        pdt_usage_error(s->cmd, "option '%s': unknown key '%s' for '%s'%s (its keys: %s)",
+                        s->flag, s->keys[i], s->kind, hint, all->str);
+        g_free(hint);
+        g_string_free(all, TRUE);
+        return PDT_EUSAGE;
+    }
+    return PDT_OK;
+}
+
+/* Reads every key of the table into c, then checks the values. */
+static int read_keys(opt_spec *s, const lr_key *keys, double base, lr_cfg *c)
+{
+    int rc = unknown_keys(s, keys);
+    for (const lr_key *k = keys; k->key && rc == PDT_OK; k++) {
+        void *field = (char *)c + k->off;
+        if (k->flags & K_BOOL)
+            rc = opt_spec_bool(s, k->key, false, field);
+        else if (!(k->flags & K_LIST))
+            rc = opt_spec_double(s, k->key, (k->flags & K_BASE) ? "lr" : NULL,
+                                 (k->flags & K_REQ)    ? NAN
+                                 : (k->flags & K_BASE) ? base
+                                                       : k->dflt,
+                                 field);
+    }
+    for (const lr_key *k = keys; k->key && rc == PDT_OK; k++) {
+        if (k->flags & (K_BOOL | K_LIST))
+            continue;
+        double v = *(const double *)(const void *)((const char *)c + k->off);
+        if (isnan(v)) {
+            pdt_usage_error(s->cmd, "option '%s': key '%s' is required for '%s'", s->flag, k->key,
+                            s->kind);
+            rc = PDT_EUSAGE;
+        } else if ((k->flags & K_POS) && !(v > 0)) {
+            pdt_usage_error(s->cmd, "option '%s': key '%s' must be more than 0, not %g", s->flag,
+                            k->key, v);
+            rc = PDT_EUSAGE;
+        } else if ((k->flags & K_NONNEG) && v < 0) {
+            pdt_usage_error(s->cmd, "option '%s': key '%s' must be at least 0, not %g", s->flag,
+                            k->key, v);
+            rc = PDT_EUSAGE;
+        }
+    }
+    return rc;
+}
+
+static int read_piecewise(opt_spec *s, lr_cfg *c)
+{
+    int rc = opt_spec_doubles(s, "boundaries", &c->boundaries, &c->n_boundaries);
+    if (rc == PDT_OK)
+        rc = opt_spec_doubles(s, "values", &c->values, &c->n_values);
+    if (rc == PDT_OK && c->n_values != c->n_boundaries + 1) {
+        pdt_usage_error(s->cmd, "option '%s': key 'values' needs one more item than "
+                        "'boundaries' (%zu, not %zu)", s->flag, c->n_boundaries + 1, c->n_values);
+        rc = PDT_EUSAGE;
+    }
+    for (size_t i = 1; rc == PDT_OK && i < c->n_boundaries; i++)
+        if (c->boundaries[i] < c->boundaries[i - 1]) {
+            pdt_usage_error(s->cmd, "option '%s': key 'boundaries' must not decrease (%g after "
+                            "%g)", s->flag, c->boundaries[i], c->boundaries[i - 1]);
+            rc = PDT_EUSAGE;
+        }
+    return rc;
+}
+
+static int parse_schedule(const char *cmd, const char *text, double base, lr_cfg *c)
+{
+    opt_spec s;
+    int rc = opt_spec_parse(cmd, "--lr-schedule", text, &s);
+    if (rc != PDT_OK)
+        return rc;
+    size_t i = 0;
+    while (i < N_KINDS && strcmp(kinds[i].name, s.kind))
+        i++;
+    if (i == N_KINDS) {
+        pdt_near near;
+        pdt_near_init(&near, s.kind);
+        GString *all = g_string_new(NULL);
+        /* A Python name (exponential_decay) means that schedule. */
+        size_t len = strlen(s.kind);
+        bool python = len > 6 && !strcmp(s.kind + len - 6, "_decay");
+        for (size_t k = 0; k < N_KINDS; k++) {
+            if (python && strlen(kinds[k].name) == len - 6 &&
+                !strncmp(s.kind, kinds[k].name, len - 6)) {
+                near.best[0] = kinds[k].name;
+                near.n_best = 1;
+                near.dist = 0;
+            }
+            pdt_near_offer(&near, kinds[k].name);
+            g_string_append_printf(all, "%s%s", k ? ", " : "", kinds[k].name);
+        }
+        char *hint = pdt_near_hint(&near, "");
+        pdt_usage_error(cmd, "option '--lr-schedule': unknown schedule '%s'%s (%s)", s.kind, hint,
+                        all->str);
+        g_free(hint);
+        g_string_free(all, TRUE);
+        rc = PDT_EUSAGE;
+    } else {
+        c->kind = kinds[i].kind;
+        rc = read_keys(&s, kinds[i].keys, base, c);
+        if (rc == PDT_OK && c->kind == LR_PIECEWISE)
+            rc = read_piecewise(&s, c);
+    }
+    if (rc == PDT_OK)
+        rc = opt_spec_finish(&s);
+    opt_spec_free(&s);
+    return rc;
+}
+
+/* --lr-warmup=KEY=VALUE,...: a SPEC without a kind, read as
+ * linear_lr_warmup's. */
+static int parse_warmup(const char *cmd, const char *text, bool scheduled, double base,
+                        lr_cfg *c)
+{
+    char *spec = g_strdup_printf("linear_lr_warmup:%s", text ? text : "");
+    opt_spec s;
+    int rc = text && *text ? opt_spec_parse(cmd, "--lr-warmup", spec, &s)
+                           : opt_spec_parse(cmd, "--lr-warmup", text, &s);
+    g_free(spec);
+    if (rc != PDT_OK)
+        return rc;
+    c->warmup = true;
+    rc = read_keys(&s, warmup_keys, base, c);
+    for (size_t i = 0; rc == PDT_OK && scheduled && i < s.n; i++)
+        if (!strcmp(s.keys[i], "learning_rate") || !strcmp(s.keys[i], "lr")) {
+            pdt_usage_error(cmd, "option '--lr-warmup': key '%s' conflicts with "
+                            "'--lr-schedule', whose rate is the one warmed up", s.keys[i]);
+            rc = PDT_EUSAGE;
+        }
+    if (rc == PDT_OK)
+        rc = opt_spec_finish(&s);
+    opt_spec_free(&s);
+    return rc;
+}
+
+int lr_cfg_parse(const char *cmd, const char *spec, const char *warmup, const char *optimizer,
+                 lr_cfg *c)
 {
     memset(c, 0, sizeof *c);
     double base = 0.001;
     if (optimizer && opt_optimizer_check(cmd, optimizer, &base) != PDT_OK)
         return PDT_EUSAGE;
-    opt_spec s;
-    int rc = opt_spec_parse(cmd, "--lr-schedule", text, &s);
+    int rc = spec ? parse_schedule(cmd, spec, base, c) : PDT_OK;
+    if (rc == PDT_OK && warmup)
+        rc = parse_warmup(cmd, warmup, spec != NULL, base, c);
     if (rc != PDT_OK)
-        return rc;
-    if (strcmp(s.kind, "exponential") == 0) {
-        c->kind = LR_EXPONENTIAL;
-        rc = opt_spec_double(&s, "learning_rate", "lr", base, &c->learning_rate);
-        const char *req[2] = {"decay_steps", "decay_rate"};
-        double *dst[2] = {&c->decay_steps, &c->decay_rate};
-        for (int i = 0; i < 2 && rc == PDT_OK; i++) {
-            bool given = false;
-            for (size_t k = 0; k < s.n; k++)
-                given |= strcmp(s.keys[k], req[i]) == 0;
-            if (!given) {
-                pdt_usage_error(cmd, "option '--lr-schedule': key '%s' is required for "
-                                "'exponential'", req[i]);
-                rc = PDT_EUSAGE;
-            } else {
-                rc = opt_spec_double(&s, req[i], NULL, 0, dst[i]);
-            }
-        }
-        if (rc == PDT_OK)
-            rc = opt_spec_bool(&s, "staircase", false, &c->staircase);
-        if (rc == PDT_OK && !(c->decay_steps > 0)) {
-            pdt_usage_error(cmd, "option '--lr-schedule': key 'decay_steps' must be more "
-                            "than 0, not %g", c->decay_steps);
-            rc = PDT_EUSAGE;
-        }
-        if (rc == PDT_OK && c->decay_rate < 0) {
-            pdt_usage_error(cmd, "option '--lr-schedule': key 'decay_rate' must be at least "
-                            "0, not %g", c->decay_rate);
-            rc = PDT_EUSAGE;
-        }
-    } else if (strcmp(s.kind, "piecewise") == 0) {
-        c->kind = LR_PIECEWISE;
-        rc = opt_spec_doubles(&s, "boundaries", &c->boundaries, &c->n_boundaries);
-        if (rc == PDT_OK)
-            rc = opt_spec_doubles(&s, "values", &c->values, &c->n_values);
-        if (rc == PDT_OK && c->n_values != c->n_boundaries + 1) {
-            pdt_usage_error(cmd, "option '--lr-schedule': key 'values' needs one more item "
-                            "than 'boundaries' (%zu, not %zu)", c->n_boundaries + 1, c->n_values);
-            rc = PDT_EUSAGE;
-        }
-        for (size_t i = 1; rc == PDT_OK && i < c->n_boundaries; i++)
-            if (c->boundaries[i] < c->boundaries[i - 1]) {
-                pdt_usage_error(cmd, "option '--lr-schedule': key 'boundaries' must not "
-                                "decrease (%g after %g)", c->boundaries[i],
-                                c->boundaries[i - 1]);
-                rc = PDT_EUSAGE;
-            }
-    } else {
-        pdt_usage_error(cmd, "option '--lr-schedule': unknown schedule '%s' (exponential, "
-                        "piecewise)", s.kind);
-        rc = PDT_EUSAGE;
-    }
-    if (rc == PDT_OK)
-        rc = opt_spec_finish(&s);
-    opt_spec_free(&s);
-    if (rc != PDT_OK)
-        cfg_free(c);
+        lr_cfg_free(c);
     return rc;
 }
 
 int opt_lr_schedule_check(const char *cmd, const char *spec, const char *optimizer)
 {
     lr_cfg c;
-    int rc = parse_cfg(cmd, spec, optimizer, &c);
+    int rc = lr_cfg_parse(cmd, spec, NULL, optimizer, &c);
     if (rc == PDT_OK)
-        cfg_free(&c);
+        lr_cfg_free(&c);
     return rc;
 }
 
-/* State of one schedule being built. */
-typedef struct {
-    pdt_ctx *ctx;
-    ir_block *b;
-    opt_namer *names;
-    opt_ops ops;            /* go before the backward part */
-    opt_inits inits;
-} lr_build;
-
-static ir_op *lr_op(lr_build *s, const char *type)
+int opt_lr_warmup_check(const char *cmd, const char *spec, const char *warmup,
+                        const char *optimizer)
 {
-    ir_op *op = opt_op_new(s->ctx->main, type, IR_ROLE_LRSCHED, "/", NULL, NULL, NULL);
-    opt_ops_push(&s->ops, op);
-    return op;
-}
-
-/* math_op_patch's create_new_tmp_var: "tmp_N", only name and dtype set. */
-static const char *tmp_var(lr_build *s, int dtype)
-{
-    const char *name = opt_namer_gen(s->names, "tmp");
-    opt_var_1(s->b, name, dtype, false);
-    return name;
-}
-
-/* create_variable_for_type_inference: "TYPE_N.tmp_0", persistable=false. */
-static const char *layer_var(lr_build *s, const char *type, int dtype)
-{
-    const char *name = opt_namer_layer_tmp(s->names, type);
-    opt_var_1(s->b, name, dtype, true);
-    return name;
-}
-
-static ir_op *unary(lr_build *s, const char *type, const char *x, const char *out)
-{
-    ir_op *op = lr_op(s, type);
-    ir_op_set_input1(op, "X", x);
-    ir_op_set_output1(op, "Out", out);
-    return op;
-}
-
-static ir_op *binary(lr_build *s, const char *type, const char *x, const char *y, const char *out)
-{
-    ir_op *op = unary(s, type, x, out);
-    ir_op_set_input1(op, "Y", y);
-    return op;
-}
-
-/* _decay_step_counter: the int64 step counter (begin 0, so initialised to
- * -1 on the CPU), its prepended increment, and its float cast. */
-static const char *step_counter(lr_build *s, ir_op **increment)
-{
-    *increment = NULL;
-    if (!ir_block_find_var(s->b, ir_intern(COUNTER))) {
-        const int64_t one = 1;
-        opt_global_var(s->ctx, &s->inits, COUNTER, IR_INT64, &one, 1, -1.0, true, NULL);
-        ir_op *inc = opt_op_new(s->ctx->main, "increment", IR_ROLE_LRSCHED, "/", NULL, NULL, NULL);
-        ir_op_set_input1(inc, "X", COUNTER);
-        ir_op_set_output1(inc, "Out", COUNTER);
-        ir_op_set_float(inc, "step", 1.0f);
-        *increment = inc;
-    }
-    const char *step = layer_var(s, "cast", IR_FP32);
-    ir_op *cast = unary(s, "cast", COUNTER, step);
-    ir_op_set_int(cast, "in_dtype", IR_INT64);
-    ir_op_set_int(cast, "out_dtype", IR_FP32);
-    return step;
-}
-
-/* var * scalar and var / scalar lower to scale (math_op_patch). */
-static const char *scalar_scale(lr_build *s, const char *x, double scale)
-{
-    const char *out = tmp_var(s, IR_FP32);
-    ir_op *op = opt_scale_op(s->ctx->main, x, out, scale, IR_ROLE_LRSCHED, "/", NULL, NULL);
-    opt_ops_push(&s->ops, op);
-    return out;
-}
-
-static void build_exponential(lr_build *s, const lr_cfg *c, const char *step)
-{
-    const char *div = scalar_scale(s, step, 1.0 / c->decay_steps);
-    if (c->staircase) {
-        const char *fl = layer_var(s, "floor", IR_FP32);
-        unary(s, "floor", div, fl);
-        div = fl;
-    }
-    /* decay_rate ** div: a float on the left becomes a fill_constant. */
-    const char *rate = tmp_var(s, IR_FP32);
-    opt_ops_push(&s->ops, opt_fill_constant_op(s->ctx->main, rate, IR_FP32, c->decay_rate, false,
-                                               false, IR_ROLE_LRSCHED, "/", NULL, NULL));
-    const char *pw = tmp_var(s, IR_FP32);
-    ir_op_set_int(binary(s, "elementwise_pow", rate, div, pw), "axis", -1);
-    scalar_scale(s, pw, c->learning_rate);
-}
-
-static const char *layer_fill(lr_build *s, double value, bool force_cpu)
-{
-    const char *out = layer_var(s, "fill_constant", IR_FP32);
-    opt_ops_push(&s->ops, opt_fill_constant_op(s->ctx->main, out, IR_FP32, value, force_cpu, true,
-                                               IR_ROLE_LRSCHED, "/", NULL, NULL));
-    return out;
-}
-
-/* ConditionalBlock.complete: a sub-block assigning `value` to lr, and the
- * conditional_block op with its STEP_SCOPES var. */
-static void cond_assign(lr_build *s, const char *cond, const char *value, const char *lr)
-{
-    ir_program *p = s->ctx->main;
-    ir_block *sub = ir_program_add_block(p, 0);
-    ir_op *as = opt_op_new(p, "assign", IR_ROLE_LRSCHED, "/", NULL, NULL, NULL);
-    ir_op_set_input1(as, "X", value);
-    ir_op_set_output1(as, "Out", lr);
-    ir_block_splice(sub, 0, 0, &as, 1);
-    const char *scope = opt_namer_gen(s->names, "_generated_var");
-    ir_var *sv = ir_block_var(s->b, scope);
-    sv->type = IR_STEP_SCOPES;
-    sv->tensor_slot = IR_TD_NONE;
-    sv->has_persistable = false;
-    ir_op *op = lr_op(s, "conditional_block");
-    ir_op_set_input1(op, "Cond", cond);
-    ir_op_set_input1(op, "Input", value);
-    ir_op_set_output1(op, "Out", lr);
-    ir_op_set_output1(op, "Scope", scope);
-    ir_op_set_block(op, "sub_block", sub->idx);
-    ir_op_set_bool(op, "is_scalar_condition", true);
-    /* The proto default check_attrs adds (Paddle 1.8's ConditionalBlockOp). */
-    ir_op_set_strings(op, "skip_eager_deletion_vars", NULL, 0);
-}
-
-static void build_piecewise(lr_build *s, const lr_cfg *c, const char *step)
-{
-    const char *lr = ir_intern("learning_rate");
-    const int64_t one = 1;
-    opt_global_var(s->ctx, &s->inits, lr, IR_FP32, &one, 1, 0.0, false, NULL);
-    const char *pre_not = NULL;
-    for (size_t i = 0; i < c->n_boundaries; i++) {
-        const char *bound = layer_fill(s, c->boundaries[i], true);
-        const char *value = layer_fill(s, c->values[i], false);
-        const char *less = tmp_var(s, IR_BOOL);
-        ir_op *lt = binary(s, "less_than", step, bound, less);
-        ir_op_set_int(lt, "axis", -1);
-        /* check_attrs adds the proto default; 1.8's less_than passes none. */
-        ir_op_set_bool(lt, "force_cpu", false);
-        const char *cond = less;
-        const char *not_less = layer_var(s, "logical_not", IR_BOOL);
-        unary(s, "logical_not", less, not_less);
-        if (pre_not) {
-            const char *new_not = layer_var(s, "logical_and", IR_BOOL);
-            binary(s, "logical_and", pre_not, not_less, new_not);
-            cond = layer_var(s, "logical_and", IR_BOOL);
-            binary(s, "logical_and", pre_not, less, cond);
-            pre_not = new_not;
-        } else {
-            pre_not = not_less;
-        }
-        cond_assign(s, cond, value, lr);
-    }
-    const char *last = layer_fill(s, c->values[c->n_values - 1], false);
-    cond_assign(s, pre_not, last, lr);
+    lr_cfg c;
+    int rc = lr_cfg_parse(cmd, spec, warmup, optimizer, &c);
+    if (rc == PDT_OK)
+        lr_cfg_free(&c);
+    return rc;
 }
 
 /* Where the user's LR layers would sit: after the forward ops. */
@@ -289,43 +299,54 @@ static size_t forward_end(const ir_block *b)
     return b->n_ops;
 }
 
+/* The persistable vars a schedule creates under fixed names
+ * (create_global_var): Paddle would fail on a second one. */
+static int check_fixed_names(const pdt_ctx *ctx, const ir_block *b, const lr_cfg *c)
+{
+    const char *fixed[2] = {c->kind == LR_PIECEWISE ? "learning_rate" : NULL,
+                            c->warmup ? "learning_rate_warmup" : NULL};
+    const char *who[2] = {"piecewise decay", "--lr-warmup (linear_lr_warmup)"};
+    for (int i = 0; i < 2; i++)
+        if (fixed[i] && ir_block_find_var(b, ir_intern(fixed[i]))) {
+            pdt_error("%s: block 0 already has a var '%s', which %s creates", ctx->main_path,
+                      fixed[i], who[i]);
+            return PDT_EBADINPUT;
+        }
+    return PDT_OK;
+}
+
 int pass_lr_schedule(pdt_ctx *ctx)
 {
-    if (!ctx->optim.lr_schedule)
+    if (!ctx->optim.lr_schedule && !ctx->optim.lr_warmup)
         return PDT_OK;
     lr_cfg c;
-    int rc = parse_cfg(NULL, ctx->optim.lr_schedule, ctx->optim.optimizer, &c);
+    int rc = lr_cfg_parse(NULL, ctx->optim.lr_schedule, ctx->optim.lr_warmup,
+                          ctx->optim.optimizer, &c);
     if (rc != PDT_OK)
-        return opt_spec_reparsed(rc, "lr_schedule", "--lr-schedule");
+        return opt_spec_reparsed(rc, "lr_schedule",
+                                 ctx->optim.lr_schedule ? "--lr-schedule" : "--lr-warmup");
     ir_block *b = ir_program_block(ctx->main, 0);
     if (!b) {
         pdt_error("%s: program has no blocks", ctx->main_path);
         rc = PDT_EBADINPUT;
-    } else if (c.kind == LR_PIECEWISE && ir_block_find_var(b, ir_intern("learning_rate"))) {
-        pdt_error("%s: block 0 already has a var 'learning_rate', which piecewise decay creates",
-                  ctx->main_path);
-        rc = PDT_EBADINPUT;
     }
+    if (rc == PDT_OK)
+        rc = check_fixed_names(ctx, b, &c);
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "lr_schedule");
     if (rc != PDT_OK) {
-        cfg_free(&c);
+        lr_cfg_free(&c);
         return rc;
     }
-    lr_build s = {ctx, b, opt_namer_new(ctx->main, ctx->startup), {0}, {0}};
+    lr_build s = {.ctx = ctx, .b = b, .names = opt_namer_new(ctx->main, ctx->startup)};
     opt_inits_begin(&s.inits, ctx->startup);
-    ir_op *increment;
-    const char *step = step_counter(&s, &increment);
-    if (c.kind == LR_EXPONENTIAL)
-        build_exponential(&s, &c, step);
-    else
-        build_piecewise(&s, &c, step);
+    lr_build_all(&s, &c);
     opt_ops_splice(&s.ops, b, forward_end(b), false);
-    if (increment)
-        ir_block_splice(b, 0, 0, &increment, 1);
+    if (s.increment)
+        ir_block_splice(b, 0, 0, &s.increment, 1);
     opt_inits_flush(&s.inits);
     opt_ops_free(&s.ops);
     opt_namer_free(s.names);
-    cfg_free(&c);
+    lr_cfg_free(&c);
     return PDT_OK;
 }

@@ -129,7 +129,8 @@ static void param_devices(const ir_block *b, const pdt_ctx *ctx, pmap *dev)
  * the var a schedule wrote, else NULL (the caller creates learning_rate_N). */
 static int resolve_lr(const pdt_ctx *ctx, const ir_block *b, const char **lr)
 {
-    *lr = ctx->optim.lr_schedule ? opt_scheduled_lr(b) : NULL;
+    bool scheduled = ctx->optim.lr_schedule || ctx->optim.lr_warmup;
+    *lr = scheduled ? opt_scheduled_lr(b) : NULL;
     if (ctx->optim.learning_rate_var) {
         const ir_var *v = ir_block_find_var(b, ir_intern(ctx->optim.learning_rate_var));
         if (!v) {
@@ -141,9 +142,9 @@ static int resolve_lr(const pdt_ctx *ctx, const ir_block *b, const char **lr)
         }
         *lr = v->name;
     }
-    if (ctx->optim.lr_schedule && !*lr) {
-        pdt_error("%s: '--lr-schedule' is set but block 0 has no learning-rate schedule op",
-                  ctx->main_path);
+    if (scheduled && !*lr) {
+        pdt_error("%s: '%s' is set but block 0 has no learning-rate schedule op",
+                  ctx->main_path, ctx->optim.lr_schedule ? "--lr-schedule" : "--lr-warmup");
         return PDT_EBADINPUT;
     }
     return PDT_OK;

@@ -52,6 +52,9 @@ int opt_spec_finish(opt_spec *s);
 int opt_optimizer_check(const char *cmd, const char *spec, double *lr);
 /* Checks an --lr-schedule SPEC (lr_schedule.c). */
 int opt_lr_schedule_check(const char *cmd, const char *spec, const char *optimizer_spec);
+/* Checks --lr-schedule (SPEC, may be NULL) with --lr-warmup (WARMUP). */
+int opt_lr_warmup_check(const char *cmd, const char *spec, const char *warmup,
+                        const char *optimizer_spec);
 
 /* Validates every SPEC in ctx (optimizer, regularization, clip,
  * lr_schedule) without touching the programs: the CLI calls this first so

@@ -26,21 +26,24 @@ int opt_validate_specs(const char *cmd, const pdt_ctx *ctx)
     opt_clip_kind ck;
     if (ctx->optim.clip && (rc = opt_parse_clip(cmd, ctx->optim.clip, &ck, &max, &min)) != PDT_OK)
         return rc;
-    if (ctx->optim.learning_rate_var && ctx->optim.lr_schedule) {
-        pdt_usage_error(cmd, "--learning-rate-var and --lr-schedule contradict each other; "
-                             "give one learning rate");
+    if (ctx->optim.learning_rate_var && (ctx->optim.lr_schedule || ctx->optim.lr_warmup)) {
+        pdt_usage_error(cmd, "--learning-rate-var and %s contradict each other; "
+                             "give one learning rate",
+                        ctx->optim.lr_schedule ? "--lr-schedule" : "--lr-warmup");
         return PDT_EUSAGE;
     }
     if (ctx->optim.learning_rate_var && (!*ctx->optim.learning_rate_var || !ctx->optim.optimizer)) {
         pdt_usage_error(cmd, "option '--learning-rate-var' needs a var name and '--optimizer'");
         return PDT_EUSAGE;
     }
-    if (ctx->optim.lr_schedule) {
+    if (ctx->optim.lr_schedule || ctx->optim.lr_warmup) {
         if (!ctx->optim.optimizer) {
-            pdt_usage_error(cmd, "option '--lr-schedule' needs '--optimizer'");
+            pdt_usage_error(cmd, "option '%s' needs '--optimizer'",
+                            ctx->optim.lr_schedule ? "--lr-schedule" : "--lr-warmup");
             return PDT_EUSAGE;
         }
-        rc = opt_lr_schedule_check(cmd, ctx->optim.lr_schedule, ctx->optim.optimizer);
+        rc = opt_lr_warmup_check(cmd, ctx->optim.lr_schedule, ctx->optim.lr_warmup,
+                                 ctx->optim.optimizer);
     }
     return rc;
 }

@@ -44,9 +44,17 @@ static const pdt_option optimizer_options[] = {
      .help = "value:MAX[,min=MIN], norm:MAX or global_norm:MAX", .offset = FIELD(clip)},
     {.name = "lr-schedule", .type = PDT_OPT_STRING, .meta = "SPEC",
      .passes = "lr_schedule optimizer",
-     .help = "exponential:decay_steps=N,decay_rate=R[,staircase=true][,learning_rate=LR] or "
-             "piecewise:boundaries=B1,B2,...,values=V0,V1,...",
+     .help = "KIND:KEY=VALUE,..., fluid.layers' KIND_decay with its Python argument names: "
+             "exponential, natural_exp, inverse_time (decay_steps, decay_rate[, staircase]), "
+             "polynomial (decay_steps[, end_learning_rate, power, cycle]), piecewise "
+             "(boundaries=B1,...,values=V0,...), noam (d_model, warmup_steps), cosine "
+             "(step_each_epoch, epochs); learning_rate defaults to the optimizer's",
      .offset = FIELD(lr_schedule)},
+    {.name = "lr-warmup", .type = PDT_OPT_STRING, .meta = "SPEC",
+     .passes = "lr_schedule optimizer",
+     .help = "warmup_steps=N,start_lr=A,end_lr=B: fluid.layers.linear_lr_warmup around the "
+             "--lr-schedule or the optimizer's constant rate",
+     .offset = FIELD(lr_warmup)},
     {.name = "learning-rate-var", .type = PDT_OPT_STRING, .meta = "VAR", .passes = "optimizer",
      .help = "use block 0's VAR as the learning rate (a schedule built as forward ops) "
              "instead of creating learning_rate_0",

@@ -59,15 +59,17 @@ static int check_member(const char *cmd, const pdt_transpile_opts *o, const pdt_
     for (size_t i = 0; i < eps->n; i++)
         if (eps->items[i] == o->endpoint)
             return PDT_OK;
-    return USAGE("endpoint '%s' (%s) is not one of %s", o->endpoint, source, list_source);
+    return refuse(cmd, o->src.endpoint != NULL, source,
+                  g_strdup_printf("endpoint '%s' is not one of %s", o->endpoint, list_source));
 }
 
 /* The one wording of a trainer id beyond the trainers. */
 static int trainer_id_out_of_range(const char *cmd, const pdt_transpile_opts *o)
 {
-    return USAGE("%s: trainer id %d is out of range: %d trainers (%s) allow 0 to %d",
-                 SRC(o, trainer_id, "--trainer-id"), o->trainer_id, o->trainers,
-                 SRC(o, trainers, "--trainers"), o->trainers - 1);
+    return refuse(cmd, o->src.trainer_id || o->src.trainers, SRC(o, trainer_id, "--trainer-id"),
+                  g_strdup_printf("trainer id %d is out of range: %d trainers (%s) allow 0 to "
+                                  "%d", o->trainer_id, o->trainers,
+                                  SRC(o, trainers, "--trainers"), o->trainers - 1));
 }
 
 /* The seed asks the local CUDA runtime for the ranks per node when

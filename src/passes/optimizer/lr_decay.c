@@ -1,0 +1,427 @@
+/* lr_decay.c - the ops of Paddle 1.8's learning-rate schedulers
+ * (python/paddle/fluid/layers/learning_rate_scheduler.py), built in the
+ * order the Python builds them.  Every arithmetic on a Variable there goes
+ * through layers/math_op_patch.py (_elemwise_method_creator_):
+ *   var / c, var * c, c * var, var + c, c + var, c - var
+ *                  -> scale (output tmp_N)
+ *   var ** c, var < c, c ** var, c / var
+ *                  -> fill_constant (tmp_N, create_tensor: no layer slots,
+ *                     force_cpu false) then the op (output tmp_N+1); a
+ *                     reversed op (c ** var) puts the constant in X
+ *   var OP var     -> the op alone (tmp_N)
+ * Layers (cast, floor, exp, cos, ceil, fill_constant, elementwise_min,
+ * logical_not, logical_and) name their output TYPE_N.tmp_0 (LayerHelper).
+ * control_flow.Switch becomes logical ops and conditional_block ops whose
+ * new sub-blocks hold the case's ops.  Everything is under
+ * _lr_schedule_guard: op_role LRSched (16), name scope "/". */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ir/util.h"
+#include "lr_schedule.h"
+
+#define COUNTER "@LR_DECAY_COUNTER@"
+
+/* InferShape's ctx->ShareLoD("X", "Out"), which the compile-time
+ * InferShape of every op here but fill_constant and conditional_block
+ * calls (cast, scale, increment, assign, compare, logical, elementwise
+ * and activation ops): it writes Out's lod_level, X's (0 here), into the
+ * desc even where Python left it unset.  Out may live in a parent block
+ * (assign in a case writes the schedule's var). */
+static void share_lod(const ir_block *b, const char *x, const char *out)
+{
+    const ir_var *in = ir_block_find_var_recursive(b, ir_intern(x));
+    ir_var *v = ir_block_find_var_recursive(b, ir_intern(out));
+    if (!v || v->tensor_slot != IR_TD_LOD_TENSOR)
+        return;
+    v->has_lod_level = true;
+    v->lod_level = in ? in->lod_level : 0;
+}
+
+static ir_op *op_new(lr_build *s, const char *type)
+{
+    ir_op *op = opt_op_new(s->ctx->main, type, IR_ROLE_LRSCHED, "/", NULL, NULL, NULL);
+    opt_ops_push(s->out, op);
+    return op;
+}
+
+/* math_op_patch's create_new_tmp_var: "tmp_N" in the current block. */
+static const char *tmp_var(lr_build *s, int dtype)
+{
+    const char *name = opt_namer_gen(s->names, "tmp");
+    opt_var_1(s->cur, name, dtype, false);
+    return name;
+}
+
+/* create_variable_for_type_inference: "TYPE_N.tmp_0", persistable=false. */
+static const char *layer_var(lr_build *s, const char *type, int dtype)
+{
+    const char *name = opt_namer_layer_tmp(s->names, type);
+    opt_var_1(s->cur, name, dtype, true);
+    return name;
+}
+
+/* The attrs Operator.__init__'s check_attrs adds from the op protos, as
+ * Paddle 1.8.2's own programs hold them (PaddleOCR's det_db program in
+ * ../shared/testdata-real/train: exp and cos carry use_cudnn and
+ * use_mkldnn, math_op_patch's elementwise_div carries use_mkldnn and
+ * x_data_format / y_data_format, less_than carries force_cpu false). */
+static void elementwise_attrs(ir_op *op)
+{
+    ir_op_set_int(op, "axis", -1);
+    ir_op_set_bool(op, "use_mkldnn", false);
+    ir_op_set_string(op, "x_data_format", "");
+    ir_op_set_string(op, "y_data_format", "");
+}
+
+/* _scalar_elementwise_op_(x, scale, bias). */
+static const char *scale_op(lr_build *s, const char *x, double scale, double bias)
+{
+    const char *out = tmp_var(s, IR_FP32);
+    ir_op *op = opt_scale_op(s->ctx->main, x, out, scale, IR_ROLE_LRSCHED, "/", NULL, NULL);
+    ir_op_set_float(op, "bias", (float)bias);
+    opt_ops_push(s->out, op);
+    share_lod(s->cur, x, out);
+    return out;
+}
+
+/* create_scalar / create_tensor: the constant operand of a binary op. */
+static const char *const_var(lr_build *s, double value)
+{
+    const char *out = tmp_var(s, IR_FP32);
+    opt_ops_push(s->out, opt_fill_constant_op(s->ctx->main, out, IR_FP32, value, false, false,
+                                              IR_ROLE_LRSCHED, "/", NULL, NULL));
+    return out;
+}
+
+/* A math_op_patch binary op on two Variables: elementwise_* (float out)
+ * or a compare op (bool out, axis and the proto's force_cpu). */
+static const char *binary(lr_build *s, const char *type, const char *x, const char *y)
+{
+    bool compare = strncmp(type, "elementwise_", 12) != 0;
+    const char *out = tmp_var(s, compare ? IR_BOOL : IR_FP32);
+    ir_op *op = op_new(s, type);
+    ir_op_set_input1(op, "X", x);
+    ir_op_set_input1(op, "Y", y);
+    ir_op_set_output1(op, "Out", out);
+    if (compare) {
+        ir_op_set_int(op, "axis", -1);
+        ir_op_set_bool(op, "force_cpu", false);
+    } else {
+        elementwise_attrs(op);
+    }
+    share_lod(s->cur, x, out);
+    return out;
+}
+
+/* A layer with one input X: activations (floor, exp, cos, ceil: the
+ * proto's use_cudnn / use_mkldnn) and logical_not. */
+static const char *layer1(lr_build *s, const char *type, const char *x, int dtype)
+{
+    const char *out = layer_var(s, type, dtype);
+    ir_op *op = op_new(s, type);
+    ir_op_set_input1(op, "X", x);
+    ir_op_set_output1(op, "Out", out);
+    if (dtype == IR_FP32) {
+        ir_op_set_bool(op, "use_cudnn", false);
+        ir_op_set_bool(op, "use_mkldnn", false);
+    }
+    share_lod(s->cur, x, out);
+    return out;
+}
+
+/* logical_and and nn.elementwise_min: layers with X and Y. */
+static const char *layer2(lr_build *s, const char *type, const char *x, const char *y)
+{
+    bool logical = strcmp(type, "logical_and") == 0;
+    const char *out = layer_var(s, type, logical ? IR_BOOL : IR_FP32);
+    ir_op *op = op_new(s, type);
+    ir_op_set_input1(op, "X", x);
+    ir_op_set_input1(op, "Y", y);
+    ir_op_set_output1(op, "Out", out);
+    if (!logical)
+        elementwise_attrs(op);
+    share_lod(s->cur, x, out);
+    return out;
+}
+
+/* layers.fill_constant(shape=[1], dtype='float32', value). */
+static const char *layer_fill(lr_build *s, double value, bool force_cpu)
+{
+    const char *out = layer_var(s, "fill_constant", IR_FP32);
+    opt_ops_push(s->out, opt_fill_constant_op(s->ctx->main, out, IR_FP32, value, force_cpu, true,
+                                              IR_ROLE_LRSCHED, "/", NULL, NULL));
+    return out;
+}
+
+static void assign(lr_build *s, const char *x, const char *out)
+{
+    ir_op *op = op_new(s, "assign");
+    ir_op_set_input1(op, "X", x);
+    ir_op_set_output1(op, "Out", out);
+    share_lod(s->cur, x, out);
+}
+
+/* _decay_step_counter(begin): autoincreased_step_counter creates the
+ * int64 counter (startup value begin - 1, on the CPU) and prepends its
+ * increment only when the counter is new; every call casts it anew. */
+static const char *step_counter(lr_build *s, int begin)
+{
+    if (!ir_block_find_var(s->b, ir_intern(COUNTER))) {
+        const int64_t one = 1;
+        opt_global_var(s->ctx, &s->inits, COUNTER, IR_INT64, &one, 1, begin - 1.0, true, NULL);
+        ir_op *inc = opt_op_new(s->ctx->main, "increment", IR_ROLE_LRSCHED, "/", NULL, NULL, NULL);
+        ir_op_set_input1(inc, "X", COUNTER);
+        ir_op_set_output1(inc, "Out", COUNTER);
+        ir_op_set_float(inc, "step", 1.0f);
+        s->increment = inc;
+        share_lod(s->b, COUNTER, COUNTER);
+    }
+    const char *step = layer_var(s, "cast", IR_FP32);
+    ir_op *cast = op_new(s, "cast");
+    ir_op_set_input1(cast, "X", COUNTER);
+    ir_op_set_output1(cast, "Out", step);
+    ir_op_set_int(cast, "in_dtype", IR_INT64);
+    ir_op_set_int(cast, "out_dtype", IR_FP32);
+    share_lod(s->cur, COUNTER, step);
+    return step;
+}
+
+/* ---- control_flow.Switch ------------------------------------------------ */
+
+/* One case (or default) being built: its sub-block and the ops queued
+ * for it. */
+typedef struct {
+    ir_block *sub, *parent;
+    opt_ops *parent_out;
+    opt_ops ops;
+    const char *cond;
+} lr_case;
+
+/* Switch.case(cond) (pre_not NULL: the first case) or Switch.default()
+ * (cond NULL): the logical ops go to the parent, then the
+ * ConditionalBlockGuard opens a new sub-block. */
+static void case_open(lr_build *s, lr_case *k, const char **pre_not, const char *cond)
+{
+    if (!cond) {
+        k->cond = *pre_not;
+    } else if (!*pre_not) {
+        k->cond = cond;
+        *pre_not = layer1(s, "logical_not", cond, IR_BOOL);
+    } else {
+        const char *not_cond = layer1(s, "logical_not", cond, IR_BOOL);
+        const char *new_not = layer2(s, "logical_and", *pre_not, not_cond);
+        k->cond = layer2(s, "logical_and", *pre_not, cond);
+        *pre_not = new_not;
+    }
+    k->parent = s->cur;
+    k->parent_out = s->out;
+    k->sub = ir_program_add_block(s->ctx->main, (int32_t)s->cur->idx);
+    memset(&k->ops, 0, sizeof k->ops);
+    s->cur = k->sub;
+    s->out = &k->ops;
+}
+
+static bool listed(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (names[i] == name)
+            return true;
+    return false;
+}
+
+/* ConditionalBlock.complete: Input = the names the sub-block reads before
+ * writing them, Out = the names it writes that the parent holds, Scope =
+ * a new STEP_SCOPES var "_generated_var_N".  Python gathers both in sets;
+ * a case here reads and writes at most a few names, listed in the order
+ * the ops name them. */
+static void case_close(lr_build *s, lr_case *k)
+{
+    opt_ops_splice(&k->ops, k->sub, 0, false);
+    opt_ops_free(&k->ops);
+    s->cur = k->parent;
+    s->out = k->parent_out;
+    enum { CAP = 16 };
+    const char *written[CAP], *params[CAP], *outs[CAP];
+    size_t nw = 0, np = 0, no = 0;
+    for (size_t i = 0; i < k->sub->n_ops; i++) {
+        const ir_op *op = k->sub->ops[i];
+        for (size_t sl = 0; sl < op->n_inputs; sl++)
+            for (size_t a = 0; a < op->inputs[sl].n_args; a++) {
+                const char *n = op->inputs[sl].args[a];
+                if (!listed(written, nw, n) && !listed(params, np, n) && np < CAP)
+                    params[np++] = n;
+            }
+        for (size_t sl = 0; sl < op->n_outputs; sl++)
+            for (size_t a = 0; a < op->outputs[sl].n_args; a++) {
+                const char *n = op->outputs[sl].args[a];
+                if (listed(written, nw, n) || nw == CAP)
+                    continue;
+                written[nw++] = n;
+                if (ir_block_find_var_recursive(s->cur, n))
+                    outs[no++] = n;
+            }
+    }
+    const char *scope = opt_namer_gen(s->names, "_generated_var");
+    ir_var *sv = ir_block_var(s->cur, scope);
+    sv->type = IR_STEP_SCOPES;
+    sv->tensor_slot = IR_TD_NONE;
+    sv->has_persistable = false;
+    ir_op *op = op_new(s, "conditional_block");
+    ir_op_set_input1(op, "Cond", k->cond);
+    ir_op_set_input(op, "Input", params, np);
+    ir_op_set_output(op, "Out", outs, no);
+    ir_op_set_output1(op, "Scope", scope);
+    ir_op_set_block(op, "sub_block", k->sub->idx);
+    ir_op_set_bool(op, "is_scalar_condition", true);
+    /* The proto default check_attrs adds (ConditionalBlockOp). */
+    ir_op_set_strings(op, "skip_eager_deletion_vars", NULL, 0);
+}
+
+/* ---- the schedules ------------------------------------------------------ */
+
+/* global_step / decay_steps [, floor]: exponential, natural_exp and
+ * inverse_time share it. */
+static const char *div_res(lr_build *s, const char *step, const lr_cfg *c)
+{
+    const char *d = scale_op(s, step, 1.0 / c->decay_steps, 0.0);
+    return c->staircase ? layer1(s, "floor", d, IR_FP32) : d;
+}
+
+/* exponential_decay: learning_rate * (decay_rate ** div_res). */
+static const char *exponential(lr_build *s, const lr_cfg *c)
+{
+    const char *d = div_res(s, step_counter(s, 0), c);
+    const char *pw = binary(s, "elementwise_pow", const_var(s, c->decay_rate), d);
+    return scale_op(s, pw, c->learning_rate, 0.0);
+}
+
+/* natural_exp_decay: learning_rate * ops.exp(-1 * decay_rate * div_res). */
+static const char *natural_exp(lr_build *s, const lr_cfg *c)
+{
+    const char *d = div_res(s, step_counter(s, 0), c);
+    const char *e = layer1(s, "exp", scale_op(s, d, -1 * c->decay_rate, 0.0), IR_FP32);
+    return scale_op(s, e, c->learning_rate, 0.0);
+}
+
+/* inverse_time_decay: learning_rate / (1 + decay_rate * div_res). */
+static const char *inverse_time(lr_build *s, const lr_cfg *c)
+{
+    const char *d = div_res(s, step_counter(s, 0), c);
+    const char *den = scale_op(s, scale_op(s, d, c->decay_rate, 0.0), 1.0, 1.0);
+    return binary(s, "elementwise_div", const_var(s, c->learning_rate), den);
+}
+
+/* polynomial_decay: (learning_rate - end_learning_rate) *
+ * ((1 - global_step / decay_steps) ** power) + end_learning_rate, where
+ * with cycle decay_steps becomes decay_steps * ceil(global_step /
+ * decay_steps) (1 at step 0, through a Switch), and without it
+ * global_step becomes min(global_step, decay_steps). */
+static const char *polynomial(lr_build *s, const lr_cfg *c)
+{
+    const char *step = step_counter(s, 0), *q;
+    if (c->cycle) {
+        const char *div = layer1(s, "ceil", scale_op(s, step, 1.0 / c->decay_steps, 0.0),
+                                 IR_FP32);
+        const char *zero = layer_fill(s, 0.0, false), *one = layer_fill(s, 1.0, false);
+        const char *pre_not = NULL;
+        lr_case k;
+        case_open(s, &k, &pre_not, binary(s, "equal", step, zero));
+        assign(s, one, div);
+        case_close(s, &k);
+        q = binary(s, "elementwise_div", step, scale_op(s, div, c->decay_steps, 0.0));
+    } else {
+        const char *steps = layer_fill(s, c->decay_steps, false);
+        q = scale_op(s, layer2(s, "elementwise_min", step, steps), 1.0 / c->decay_steps, 0.0);
+    }
+    const char *base = scale_op(s, q, -1.0, 1.0);
+    const char *pw = binary(s, "elementwise_pow", base, const_var(s, c->power));
+    const char *m = scale_op(s, pw, c->learning_rate - c->end_learning_rate, 0.0);
+    return scale_op(s, m, 1.0, c->end_learning_rate);
+}
+
+/* piecewise_decay (1.8): per boundary a CPU fill_constant for the
+ * boundary and one for the value in block 0, then a case assigning the
+ * value to the persistable "learning_rate"; the default assigns the last
+ * value.  (2.x fills the value inside the case instead.) */
+static const char *piecewise(lr_build *s, const lr_cfg *c)
+{
+    const char *step = step_counter(s, 0);
+    const char *lr = ir_intern("learning_rate");
+    const int64_t one = 1;
+    opt_global_var(s->ctx, &s->inits, lr, IR_FP32, &one, 1, 0.0, false, NULL);
+    const char *pre_not = NULL;
+    lr_case k;
+    for (size_t i = 0; i < c->n_boundaries; i++) {
+        const char *bound = layer_fill(s, c->boundaries[i], true);
+        const char *value = layer_fill(s, c->values[i], false);
+        case_open(s, &k, &pre_not, binary(s, "less_than", step, bound));
+        assign(s, value, lr);
+        case_close(s, &k);
+    }
+    const char *last = layer_fill(s, c->values[c->n_values - 1], false);
+    case_open(s, &k, &pre_not, NULL);
+    assign(s, last, lr);
+    case_close(s, &k);
+    return lr;
+}
+
+/* noam_decay (counter from 1): learning_rate * d_model ** -0.5 *
+ * elementwise_min(global_step ** -0.5, warmup_steps ** -1.5 * global_step). */
+static const char *noam(lr_build *s, const lr_cfg *c)
+{
+    const char *step = step_counter(s, 1);
+    const char *a = binary(s, "elementwise_pow", step, const_var(s, -0.5));
+    const char *b = scale_op(s, step, pow(c->warmup_steps, -1.5), 0.0);
+    const char *m = layer2(s, "elementwise_min", a, b);
+    return scale_op(s, m, c->learning_rate * pow(c->d_model, -0.5), 0.0);
+}
+
+/* cosine_decay: learning_rate * 0.5 * (ops.cos(floor(global_step /
+ * step_each_epoch) * math.pi / epochs) + 1). */
+static const char *cosine(lr_build *s, const lr_cfg *c)
+{
+    const char *step = step_counter(s, 0);
+    const char *epoch = layer1(s, "floor", scale_op(s, step, 1.0 / c->step_each_epoch, 0.0),
+                               IR_FP32);
+    const char *arg = scale_op(s, scale_op(s, epoch, M_PI, 0.0), 1.0 / c->epochs, 0.0);
+    const char *cs = scale_op(s, layer1(s, "cos", arg, IR_FP32), 1.0, 1.0);
+    return scale_op(s, cs, c->learning_rate * 0.5, 0.0);
+}
+
+/* linear_lr_warmup (1.8): the persistable "learning_rate_warmup", then a
+ * Switch: while global_step < warmup_steps it is start_lr + (end_lr -
+ * start_lr) * (global_step / warmup_steps); by default the wrapped rate
+ * (a constant rate is a fill_constant inside the default block). */
+static const char *warmup(lr_build *s, const lr_cfg *c, const char *rate)
+{
+    const char *lr = ir_intern("learning_rate_warmup");
+    const int64_t one = 1;
+    opt_global_var(s->ctx, &s->inits, lr, IR_FP32, &one, 1, 0.0, false, NULL);
+    const char *step = step_counter(s, 0);
+    const char *pre_not = NULL;
+    lr_case k;
+    case_open(s, &k, &pre_not, binary(s, "less_than", step, const_var(s, c->wu_steps)));
+    const char *d = scale_op(s, step, 1.0 / c->wu_steps, 0.0);
+    const char *m = scale_op(s, d, c->wu_end - c->wu_start, 0.0);
+    assign(s, scale_op(s, m, 1.0, c->wu_start), lr);
+    case_close(s, &k);
+    case_open(s, &k, &pre_not, NULL);
+    assign(s, rate ? rate : layer_fill(s, c->wu_rate, false), lr);
+    case_close(s, &k);
+    return lr;
+}
+
+const char *lr_build_all(lr_build *s, const lr_cfg *c)
+{
+    static const char *(*const build[])(lr_build *, const lr_cfg *) = {
+        [LR_EXPONENTIAL] = exponential, [LR_NATURAL_EXP] = natural_exp,
+        [LR_INVERSE_TIME] = inverse_time, [LR_POLYNOMIAL] = polynomial,
+        [LR_PIECEWISE] = piecewise, [LR_NOAM] = noam, [LR_COSINE] = cosine,
+    };
+    s->cur = s->b;
+    s->out = &s->ops;
+    const char *lr = c->kind == LR_NONE ? NULL : build[c->kind](s, c);
+    return c->warmup ? warmup(s, c, lr) : lr;
+}

@@ -1,0 +1,62 @@
+/* lr_schedule.h - what lr_schedule.c (the SPECs and the pass) and
+ * lr_decay.c (the op sequences of Paddle 1.8's
+ * layers/learning_rate_scheduler.py) share.  Private to the optimizer
+ * family. */
+#ifndef PDT_LR_SCHEDULE_H
+#define PDT_LR_SCHEDULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "optimizer_util.h"
+
+/* fluid.layers.*_decay, by the name --lr-schedule takes. */
+typedef enum {
+    LR_NONE,            /* only --lr-warmup: warms up a constant rate */
+    LR_EXPONENTIAL,
+    LR_NATURAL_EXP,
+    LR_INVERSE_TIME,
+    LR_POLYNOMIAL,
+    LR_PIECEWISE,
+    LR_NOAM,
+    LR_COSINE,
+} lr_kind;
+
+/* One parsed --lr-schedule (and --lr-warmup); the fields are the Python
+ * arguments of the function, with Python's defaults. */
+typedef struct {
+    lr_kind kind;
+    double learning_rate, decay_steps, decay_rate, end_learning_rate, power;
+    double d_model, warmup_steps, step_each_epoch, epochs;
+    bool staircase, cycle;
+    double *boundaries, *values;
+    size_t n_boundaries, n_values;
+    /* linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr) */
+    bool warmup;
+    double wu_steps, wu_start, wu_end, wu_rate;
+} lr_cfg;
+
+/* Parses SPEC and WARMUP (either may be NULL, not both) against the
+ * optimizer's SPEC (its learning_rate is the default base rate). */
+int lr_cfg_parse(const char *cmd, const char *spec, const char *warmup, const char *optimizer,
+                 lr_cfg *c);
+void lr_cfg_free(lr_cfg *c);
+
+/* One schedule being built into block 0 of ctx->main. */
+typedef struct {
+    pdt_ctx *ctx;
+    ir_block *b;            /* block 0 */
+    ir_block *cur;          /* the block ops go to (block 0, or a case's sub-block) */
+    opt_ops *out;           /* ops queued for `cur` */
+    opt_namer *names;
+    opt_ops ops;            /* block 0's: go before the backward part */
+    opt_inits inits;
+    ir_op *increment;       /* the counter's increment, prepended to block 0 */
+    /* control_flow.Switch: the last "not any case so far" condition. */
+    const char *pre_not;
+} lr_build;
+
+/* Builds the schedule c describes; returns the learning-rate var. */
+const char *lr_build_all(lr_build *s, const lr_cfg *c);
+
+#endif
