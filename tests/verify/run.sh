@@ -31,7 +31,7 @@ job() {
             "$G/$c/in/forward.pbtxt" -o "$W/$name.ref" >/dev/null 2>&1 ||
             { fail "$name: minimize"; return 1; }
         M=$W/$name.ref/main.pb S=$W/$name.ref/startup.pb
-        set -- $(for a in "$@"; do case $a in --optimizer=*|--lr-schedule=*) ;; *) echo "$a" ;; esac; done)
+        set -- $(for a in "$@"; do case $a in --optimizer=*|--lr-schedule=*|--lr-warmup=*) ;; *) echo "$a" ;; esac; done)
     fi
     "$PDTRANS" transpile "$@" -s "$S" "$M" -o "$W/$name" >/dev/null 2>"$W/$name.err" ||
         { fail "$name: transpile: $(cat "$W/$name.err")"; return 1; }
@@ -92,6 +92,9 @@ job async1 transpile_async $P2 --trainers=1 --async
 job lr_decay transpile_lr_decay $P2 --trainers=2 --optimizer=sgd:learning_rate=1.0 $EXP
 job piecewise transpile_piecewise_decay $P2 --trainers=2 --optimizer=sgd \
     --lr-schedule=piecewise:boundaries=1,2,values=1.0,0.5,0.25
+job warmup transpile_lr_warmup $P2 --trainers=2 --optimizer=sgd \
+    --lr-schedule=piecewise:boundaries=10000,20000,values=1.0,0.5,1.0 \
+    --lr-warmup=warmup_steps=100,start_lr=0.1,end_lr=1.0
 TR2="--trainers=10.0.0.1:6170,10.0.0.2:6170"
 TR3="--trainers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170"
 TR4="--trainers=10.0.0.1:6170,10.0.0.1:6171,10.0.0.2:6170,10.0.0.2:6171"
@@ -104,7 +107,7 @@ job rings transpile_collective_rings --mode=collective --collective-mode=grad_al
     --endpoint=10.0.0.1:6170 --nccl-comm-num=2 --optimizer=sgd:learning_rate=0.1
 for j in basic adam momentum rmsprop l2_clip hash balanced three_uneven three_uneven_t0 \
          more_pservers no_slice large_block name_prefix update_vars trainers1 async async1 \
-         lr_decay piecewise nccl2 nccl2_hier collective rings; do
+         lr_decay piecewise warmup nccl2 nccl2_hier collective rings; do
     equal $j
 done
 
