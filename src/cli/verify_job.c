@@ -1,6 +1,7 @@
 /* verify_job.c - `pdtrans verify job DIR MAIN [STARTUP]`: the programs a
  * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
- * manifests' "files" lists, "mode", "distributed_mode" and flags.trainers
+ * manifests' "files" lists, "mode", "distributed_mode", flags.trainers and
+ * flags.collective_mode
  * are read: the rest of a manifest's form may change. */
 #include <dirent.h>
 #include <errno.h>
@@ -24,9 +25,10 @@ static void help(void)
            "listen_and_serv's blocks, split_byref and concat are modelled exactly,\n"
            "and sums, scales, slices and concats are normalised.  Sync jobs: after\n"
            "each step every parameter a trainer holds must be single-process\n"
-           "training's on the trainers' averaged gradient; async: each update\n"
-           "applies one trainer's gradient.  Prints one line per parameter; exit 1\n"
-           "on a difference.  A trainer DIR lacks runs trainer 0's programs.\n\n"
+           "training's on the trainers' averaged gradient (nccl2 and collective\n"
+           "grad_allreduce jobs too); async: each update applies one trainer's\n"
+           "gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
+           "trainer DIR lacks runs trainer 0's programs.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  -h, --help           show this help\n");
 }
@@ -37,6 +39,7 @@ typedef struct {
     size_t n_trainers;
     int dist_mode;
     const char *mode;
+    bool grad_allreduce;                /* flags.collective_mode */
     json_t *manifests;                  /* kept: their strings are used */
 } job_files;
 
@@ -104,6 +107,8 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
              : json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
     f->n_trainers = n > f->n_trainers ? n : f->n_trainers;
     f->mode = jstr(m, "mode") ? jstr(m, "mode") : f->mode;
+    const char *cm = jstr(json_object_get(m, "flags"), "collective_mode");
+    f->grad_allreduce = cm && !strcmp(cm, "grad_allreduce");
     f->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
     size_t i;
     json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, dir, e)) return false;
@@ -142,9 +147,12 @@ static bool read_dir(job_files *f, const char *dir)
 
 static int check_job(job_files *f, const char *dir)
 {
-    if (f->mode && strcmp(f->mode, "pserver")) {
-        pdt_error("%s: %s jobs are not modelled by verify job yet (pserver mode only)", dir,
-                  f->mode);
+    if (f->mode && strcmp(f->mode, "pserver") && strcmp(f->mode, "nccl2") &&
+        (strcmp(f->mode, "collective") || !f->grad_allreduce)) {
+        pdt_error("%s: %s jobs are not modelled by verify job yet (pserver, nccl2 and "
+                  "collective grad_allreduce only)", dir,
+                  f->grad_allreduce || strcmp(f->mode, "collective") ? f->mode
+                                                                     : "collective local_sgd");
         return PDT_EBADINPUT;
     }
     if (!f->trainers->len || !g_array_index(f->trainers, sym_role, 0).main) {
@@ -185,6 +193,8 @@ static int run(const char *dir, const char *main_path, const char *startup_path,
                          .n_trainers = f.trainers->len,
                          .pservers = (sym_role *)f.pservers->data,
                          .n_pservers = f.pservers->len, .dist_mode = f.dist_mode,
+                         .mode = !f.mode || !strcmp(f.mode, "pserver") ? SYM_PSERVER
+                               : !strcmp(f.mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
                          .steps = steps};
         char err[1200];
         long bad = sym_verify_job(&in, stdout, err, sizeof err);

@@ -153,6 +153,9 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
         "c_allreduce_prod", "c_broadcast", "allreduce", "broadcast", NULL};
     sym_job *j = c->job;
     const char *t = op->type;
+    int r = j->in->mode != SYM_PSERVER ? sym_coll_op(c, p, prog, block, i, op) : 0;
+    if (r)
+        return r;
     if (!strcmp(t, "send"))
         return do_send(j, p, prog, block, i, op);
     if (!strcmp(t, "recv"))
@@ -291,6 +294,8 @@ static bool run_optimize_blocks(sym_job *j, sym_proc *ps)
 
 bool sym_job_step(sym_job *j, int step, int only)
 {
+    if (j->in->mode != SYM_PSERVER)
+        return sym_coll_step(j, step);
     for (size_t t = 0; t < j->n_tr; t++) {
         j->tr[t].pc = 0;
         j->tr[t].feed_tag = ir_internf("t%zu.s%d", t, step);

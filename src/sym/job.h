@@ -29,6 +29,10 @@ bool sym_job_startups(sym_job *j);
 /* One step of the job; trainer t's whole step alone when `only` >= 0 (async). */
 bool sym_job_step(sym_job *j, int step, int only);
 
+/* collective.c: a step of an nccl2 or collective job, and its ops */
+bool sym_coll_step(sym_job *j, int step);
+int sym_coll_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op);
+
 /* ref.c */
 bool sym_ref_setup(sym_job *j);
 /* One reference step over the trainers in [t0, t1) (all in sync; one in async). */

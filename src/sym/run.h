@@ -23,6 +23,8 @@ struct sym_proc {
     pmap vals;                          /* interned name -> sym_term* */
     pmap sites;                         /* interned name -> const sym_site*, its last writer */
     size_t pc;                          /* next op of the main block 0 (trainers) */
+    bool synced;                        /* nccl2: this step's grads are averaged */
+    double loss_scale;                  /* collective: the loss grad's scale, kept aside */
 };
 
 /* Handles an op of a type the job models (send, recv, ...): returns 1 done,

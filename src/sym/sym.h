@@ -15,6 +15,8 @@ typedef struct {
     const char *endpoint;               /* pservers */
 } sym_role;
 
+enum { SYM_PSERVER = 0, SYM_NCCL2 = 1, SYM_COLLECTIVE = 2 };
+
 typedef struct {
     const char *main_label;
     ir_program *main, *startup;         /* the single-process program (startup may be NULL) */
@@ -23,6 +25,7 @@ typedef struct {
     sym_role *pservers;
     size_t n_pservers;
     int dist_mode;                      /* 0 sync, 1 half-async, 2 async */
+    int mode;                           /* SYM_PSERVER, SYM_NCCL2, SYM_COLLECTIVE */
     int steps;
 } sym_job_in;
 

@@ -3,7 +3,8 @@
 # outputs of the golden cases verify equal; each mutant (one bug injected
 # into a transpile's output by tests/verify/mutate.py) is reported with
 # exit 1 and the right program, block and op named; the real training
-# programs in ../shared verify (ResNet-50) or show the PaddleOCR models'
+# programs in ../shared verify (ResNet-50; the PaddleOCR models in nccl2 and
+# collective mode) or show the PaddleOCR models'
 # learning rate that no pserver op updates.
 # Usage: PDTRANS=./pdtrans sh tests/verify/run.sh
 set -u
@@ -30,7 +31,7 @@ job() {
             "$G/$c/in/forward.pbtxt" -o "$W/$name.ref" >/dev/null 2>&1 ||
             { fail "$name: minimize"; return 1; }
         M=$W/$name.ref/main.pb S=$W/$name.ref/startup.pb
-        set -- $(for a in "$@"; do case $a in --optimizer=*|--lr-schedule=*) ;; *) echo "$a" ;; esac; done)
+        set -- $(for a in "$@"; do case $a in --optimizer=*|--lr-schedule=*|--lr-warmup=*) ;; *) echo "$a" ;; esac; done)
     fi
     "$PDTRANS" transpile "$@" -s "$S" "$M" -o "$W/$name" >/dev/null 2>"$W/$name.err" ||
         { fail "$name: transpile: $(cat "$W/$name.err")"; return 1; }
@@ -40,14 +41,15 @@ job() {
 # equal NAME: every parameter equal, exit 0.
 equal() {
     n=$((n + 1))
-    set -- "$1" $(cat "$W/$1.inputs")
-    "$PDTRANS" verify job "$W/$1" "$2" "$3" >"$W/out" 2>"$W/err"
+    name=$1
+    set -- $(cat "$W/$1.inputs")
+    "$PDTRANS" verify job "$W/$name" "$@" >"$W/out" 2>"$W/err"
     st=$?
     if [ $st != 0 ] || grep -qv ': equal (2 steps)$' "$W/out" || [ ! -s "$W/out" ]; then
-        fail "$1: expected every parameter equal (status $st)"; grep -v ': equal' "$W/out" | head -3
+        fail "$name: expected every parameter equal (status $st)"; grep -v ': equal' "$W/out" | head -3
         cat "$W/err"
     else
-        echo "ok: $1 equal ($(wc -l <"$W/out") parameters)"
+        echo "ok: $name equal ($(wc -l <"$W/out") parameters)"
     fi
 }
 
@@ -90,9 +92,22 @@ job async1 transpile_async $P2 --trainers=1 --async
 job lr_decay transpile_lr_decay $P2 --trainers=2 --optimizer=sgd:learning_rate=1.0 $EXP
 job piecewise transpile_piecewise_decay $P2 --trainers=2 --optimizer=sgd \
     --lr-schedule=piecewise:boundaries=1,2,values=1.0,0.5,0.25
+job warmup transpile_lr_warmup $P2 --trainers=2 --optimizer=sgd \
+    --lr-schedule=piecewise:boundaries=10000,20000,values=1.0,0.5,1.0 \
+    --lr-warmup=warmup_steps=100,start_lr=0.1,end_lr=1.0
+TR2="--trainers=10.0.0.1:6170,10.0.0.2:6170"
+TR3="--trainers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170"
+TR4="--trainers=10.0.0.1:6170,10.0.0.1:6171,10.0.0.2:6170,10.0.0.2:6171"
+job nccl2 transpile_nccl2 --mode=nccl2 $TR2 --endpoint=10.0.0.1:6170
+job nccl2_hier transpile_nccl2_hierarchical --mode=nccl2 $TR4 --endpoint=10.0.0.1:6170 \
+    --nccl-comm-num=2 --hierarchical-allreduce --hierarchical-inter-nranks=2
+job collective transpile_collective --mode=collective --collective-mode=grad_allreduce $TR3 \
+    --endpoint=10.0.0.1:6170
+job rings transpile_collective_rings --mode=collective --collective-mode=grad_allreduce $TR4 \
+    --endpoint=10.0.0.1:6170 --nccl-comm-num=2 --optimizer=sgd:learning_rate=0.1
 for j in basic adam momentum rmsprop l2_clip hash balanced three_uneven three_uneven_t0 \
          more_pservers no_slice large_block name_prefix update_vars trainers1 async async1 \
-         lr_decay piecewise; do
+         lr_decay piecewise warmup nccl2 nccl2_hier collective rings; do
     equal $j
 done
 
@@ -121,6 +136,10 @@ mutant trainer_grad_dropped basic "fc_b: differs at step 1 on trainer 0: pserver
 mutant optimizer_attr adam "it is made by pserver_1.pb block 1 op 2 'adam'" pserver_1.pb set-attr 1 2 beta1 f 0.5
 mutant lr_counter_twice lr_decay "pserver_0.pb block 1 op 1 'increment' reads '@LR_DECAY_COUNTER@' (written by pserver_0.pb block 1 op 0 'increment')" pserver_0.pb dup-op 1 0
 mutant missing_sub_block piecewise "(written by pserver_0.pb block 1 op 6 'conditional_block')" pserver_0.pb set-attr 1 6 sub_block block_idx 99
+mutant allreduce_dropped collective "fc_w: differs at step 1 on trainer 0: trainer_0.pb block 0 op 17 'momentum' reads 'fc_w@GRAD' (written by trainer_0.pb block 0 op 13 'mul_grad')" \
+    trainer_0.pb drop-op 0 15
+mutant loss_scale_changed collective "fc_b: differs at step 1 on trainer 0: trainer_0.pb block 0 op 17 'momentum' reads 'fc_b@GRAD' (written by trainer_0.pb block 0 op 12 'c_allreduce_sum') = scale(sum(" \
+    trainer_0.pb set-attr 0 6 scale f 0.5
 # a pserver program of a job with another pserver count: the trainer of a
 # 3-pserver job with the pservers of a 2-pserver one
 job three_trainer transpile_basic $P3 --trainers=2 --role=trainer
@@ -158,13 +177,17 @@ usage 1 "$W: no manifest.json (or manifest.ROLE.json)" "$W" "$B/main.pbtxt"
 usage 1 "has no optimizer ops (op_role_var pairs): no parameter to compare" "$W/basic" \
     "$G/transpile_lr_decay/in/forward.pbtxt"
 job dc_asgd transpile_dc_asgd $P2 --trainers=1 --async --dc-asgd
+job local_sgd transpile_collective_local_sgd --mode=collective --collective-mode=local_sgd $TR3 \
+    --endpoint=10.0.0.1:6170
+usage 1 "collective local_sgd jobs are not modelled by verify job yet" "$W/local_sgd" \
+    "$G/transpile_collective_local_sgd/in/main.pbtxt" "$G/transpile_collective_local_sgd/in/startup.pbtxt"
 usage 1 "pserver_0.pb: DC-ASGD is not modelled by verify job yet" "$W/dc_asgd" \
     "$G/transpile_dc_asgd/in/main.pbtxt" "$G/transpile_dc_asgd/in/startup.pbtxt"
 job table transpile_dist_table $P2 --trainers=2
 usage 1 "'split_ids': not modelled by verify job yet" "$W/table" \
     "$G/transpile_dist_table/in/main.pbtxt" "$G/transpile_dist_table/in/startup.pbtxt"
 
-# Real programs (point 5, as far as modelled): sync, trainer 0.
+# Real programs (point 5, as far as modelled): sync trainer 0, nccl2, collective.
 R=$HERE/../../../shared/testdata-real/train
 if [ -d "$R" ]; then
     n=$((n + 1))
@@ -173,6 +196,26 @@ if [ -d "$R" ]; then
         "$R/${m}_train.pdmodel" -o "$W/$m" >/dev/null 2>&1 || fail "$m: transpile"
     echo "$R/${m}_train.pdmodel $R/${m}_startup.pdmodel" >"$W/$m.inputs"
     equal $m
+    # --role=all writes trainer_0 and trainer_1: both run their own programs
+    "$PDTRANS" transpile $P2 --trainers=2 -s "$R/${m}_startup.pdmodel" \
+        "$R/${m}_train.pdmodel" -o "$W/$m.all" >/dev/null 2>&1 || fail "$m: transpile"
+    [ -f "$W/$m.all/trainer_1.pb" ] || fail "$m: --role=all wrote no trainer_1.pb"
+    cp "$W/$m.inputs" "$W/$m.all.inputs"
+    equal $m.all
+    # nccl2 and collective: every op stays on the trainers, the PaddleOCR
+    # learning rate too, so every real program verifies equal
+    for m in fleetx_resnet50_momentum paddleocr_det_db_mv3_adam paddleocr_rec_crnn_lstm_adam; do
+        s= so=
+        [ -f "$R/${m}_startup.pdmodel" ] && s=$R/${m}_startup.pdmodel so=--startup=$s
+        for mode in nccl2 collective; do
+            cm=; [ $mode = collective ] && cm=--collective-mode=grad_allreduce
+            "$PDTRANS" transpile --mode=$mode $cm $TR2 --endpoint=10.0.0.1:6170 $so \
+                "$R/${m}_train.pdmodel" -o "$W/$m.$mode" >/dev/null 2>&1 ||
+                fail "$m $mode: transpile"
+            echo "$R/${m}_train.pdmodel $s" >"$W/$m.$mode.inputs"
+            equal $m.$mode
+        done
+    done
     for m in paddleocr_det_db_mv3_adam paddleocr_rec_crnn_lstm_adam; do
         n=$((n + 1))
         "$PDTRANS" transpile $P2 --trainers=2 --trainer-id=0 "$R/${m}_train.pdmodel" \
