@@ -383,6 +383,17 @@ ir_op *ir_op_clone(ir_program *p, const ir_op *src); /* detached, same dirtiness
  * from.  Every ir_op mutator calls it; a pass that writes an op's fields
  * directly must too. */
 void ir_op_mark_dirty(ir_op *op);
+/* Puts a dirty op's slots and attrs in name order, the order the writer
+ * would give them (OpDesc::Flush), and lets it be written as it now stands:
+ * the output does not change, and the writer has nothing left to sort.
+ * Does nothing to a clean op, or to one whose attrs are still encoded.
+ * For a pass done with an op it made (backward settles each grad op while
+ * it is in cache). */
+void ir_op_settle(ir_op *op);
+/* true when both ops are unchanged since they were read from binary files,
+ * as the same bytes: then they are equal in every field, and nothing needs
+ * decoding to tell (pdtrans diff). */
+bool ir_op_same_bytes(const ir_op *x, const ir_op *y);
 ir_op *ir_block_append_op(ir_block *b, const char *type);
 ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type); /* O(n) */
 void ir_block_remove_op(ir_block *b, size_t pos);                    /* O(n) */
@@ -425,16 +436,38 @@ bool ir_op_writes(const ir_op *op, const char *name);
 
 /* Attributes.  Setters replace an existing attr of that name in place
  * (keeping its position) or append one; they mark the op dirty.
- * op->attrs may be NULL until decoded (see attrs_pending): code that walks
- * the array takes it from ir_op_attrs. */
+ * An op read from a file may hold its attrs still encoded: never index
+ * op->attrs yourself.  Walk them with an ir_attr_iter, or take the array
+ * from ir_op_attrs (n_attrs entries), which decodes them first. */
 ir_attr *ir_op_attrs(const ir_op *op);
-/* false when the op surely has no BLOCK, BLOCKS, VAR or VARS attr, known
- * without decoding its attrs (an op whose attrs are still bytes): walks
- * looking for sub-blocks skip such ops. */
-static inline bool ir_op_may_name_blocks(const ir_op *op)
+
+/* A walk over an op's attrs, in their order:
+ *     ir_attr_iter it = ir_op_attr_iter(op);
+ *     for (const ir_attr *at; (at = ir_attr_next(&it));) ...
+ * ir_op_attr_iter yields every attr (decoding still-encoded ones first, as
+ * ir_op_attrs does); ir_op_block_attr_iter yields only the BLOCK and BLOCKS
+ * attrs, and decodes nothing (an op whose attrs are still encoded has none:
+ * the reader decodes such ops at once), so walks for sub-blocks over every
+ * op cost no decoding.  The op must not change during the walk. */
+typedef struct ir_attr_iter {
+    const ir_attr *attrs_;
+    uint32_t i_, n_;
+    bool blocks_only_;
+} ir_attr_iter;
+ir_attr_iter ir_op_attr_iter(const ir_op *op);
+ir_attr_iter ir_op_block_attr_iter(const ir_op *op);
+static inline const ir_attr *ir_attr_next(ir_attr_iter *it)
 {
-    return !op->attrs_pending;
+    while (it->i_ < it->n_) {
+        const ir_attr *at = &it->attrs_[it->i_++];
+        if (!it->blocks_only_ || at->type == IR_ATTR_BLOCK || at->type == IR_ATTR_BLOCKS)
+            return at;
+    }
+    return NULL;
 }
+/* The op's attr `name` when it is a BLOCK or BLOCKS attr, else NULL;
+ * decodes nothing (see ir_op_block_attr_iter). */
+const ir_attr *ir_op_block_attr(const ir_op *op, const char *name);
 ir_attr *ir_op_attr(const ir_op *op, const char *name);
 bool ir_op_has_attr(const ir_op *op, const char *name);
 void ir_op_remove_attr(ir_op *op, const char *name);

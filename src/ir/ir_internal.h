@@ -19,6 +19,13 @@ void *ir_grow32(ir_arena *a, void *arr, size_t elem, size_t n, uint32_t *cap,
  * input, and no pass makes that many slots, args or attrs). */
 uint32_t ir_count32(size_t n);
 ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
+/* false when the op surely has no BLOCK, BLOCKS, VAR or VARS attr, known
+ * without decoding its attrs (an op whose attrs are still bytes: the
+ * reader decodes those with such an attr at once). */
+static inline bool ir_op_may_name_blocks(const ir_op *op)
+{
+    return !op->attrs_pending;
+}
 /* The arena an op allocates from, attached or not (op.c). */
 ir_arena *ir_op_arena(const ir_op *op);
 /* An op with no arrays reserved: for the reader and whole-program copies,

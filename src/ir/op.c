@@ -54,6 +54,48 @@ void ir_op_mark_dirty(ir_op *op)
     op->wire = (ir_bytes){NULL, 0};
 }
 
+static void sort_slots(ir_slot *s, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        ir_slot t = s[i];
+        size_t k = i;
+        for (; k > 0 && strcmp(s[k - 1].name, t.name) > 0; k--)
+            s[k] = s[k - 1];
+        s[k] = t;
+    }
+}
+
+/* A dirty op holds its attrs decoded (ir_op_mark_dirty) and no bytes of its
+ * own: once sorted it counts as clean and is written as it now stands.  One
+ * whose attrs are still bytes (a borrower, an input op edited in place)
+ * stays dirty: the writer sorts it the same way.  (Moved here from the
+ * backward passes, which called an op clean themselves: issue 28.) */
+void ir_op_settle(ir_op *op)
+{
+    if (!op->dirty || op->attrs_pending)
+        return;
+    sort_slots(op->inputs, op->n_inputs);
+    sort_slots(op->outputs, op->n_outputs);
+    for (size_t a = 1; a < op->n_attrs; a++) {
+        if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
+            continue;
+        ir_attr t = op->attrs[a];
+        size_t k = a;
+        for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
+            op->attrs[k] = op->attrs[k - 1];
+        op->attrs[k] = t;
+    }
+    op->dirty = false;
+}
+
+/* A clean op's bytes are the whole op; a dirty one's are at most the
+ * source of its attrs. */
+bool ir_op_same_bytes(const ir_op *x, const ir_op *y)
+{
+    return !x->dirty && !y->dirty && x->wire.len && x->wire.len == y->wire.len &&
+           memcmp(x->wire.data, y->wire.data, x->wire.len) == 0;
+}
+
 /* Room for as many slots and attrs as ops of this type have had, so that
  * filling the op in never leaves a copy behind (op_shape.c). */
 ir_op *ir_op_new(ir_program *p, const char *type)

@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <sys/stat.h>
 
+#include "ir/ir_internal.h"
 #include "io/pbconv.h"
 #include "io/pdio.h"
 #include "unit.h"
