@@ -1,8 +1,34 @@
-/* attr_walk.c - walks over an op's attrs (ir_attr_iter, ir.h) that know
- * about attrs still encoded, so that no caller has to. */
+/* attr_walk.c - attrs still encoded: the program's decoder of them, and
+ * walks over an op's attrs (ir_attr_iter, ir.h) that know about them, so
+ * that no caller has to. */
 #include "ir.h"
 
+#include <stdlib.h>
+
 #include "ir_internal.h"
+
+/* The decoder of the op's encoded attrs: its program's, set by the
+ * reader that made it (the program it was made for, or failing that the
+ * one it sits in). */
+static const ir_attr_codec *codec(const ir_op *op)
+{
+    const ir_attr_codec *c = ir_enc(op)->program->attr_codec;
+    if (!c && op->block)
+        c = op->block->program->attr_codec;
+    if (!c)
+        abort();    /* attrs are left encoded only by a reader that sets it */
+    return c;
+}
+
+size_t ir_op_decode_kept(const ir_op *op, ir_arena *a, ir_attr *out, const char *only)
+{
+    return codec(op)->decode(op, a, out, only);
+}
+
+bool ir_op_probe_kept(const ir_op *op, const char *name)
+{
+    return codec(op)->probe(op, name);
+}
 
 ir_attr_iter ir_op_attr_iter(const ir_op *op)
 {

@@ -15,11 +15,10 @@
  *   written with slots and attrs sorted by name (Paddle's OpDesc::Flush);
  *   clean ops keep the order they were read in, so an untouched program
  *   round-trips byte for byte.  An op read from a binary file keeps the
- *   bytes it came from (`wire`) while it is clean, and is written back as
- *   those bytes: code that edits an op's fields directly, not through this
- *   API, must call ir_op_mark_dirty, or its edit is lost.  (A dirty op may
- *   still keep its attrs as bytes, see attrs_pending: walk op->attrs only
- *   through ir_op_attrs.)
+ *   bytes it came from while it is clean, and is written back as those
+ *   bytes: code that edits an op's fields directly, not through this API,
+ *   must call ir_op_mark_dirty, or its edit is lost.  (Any op may keep its
+ *   attrs encoded: walk them with an ir_attr_iter or through ir_op_attrs.)
  * - Vars read from a file keep their order; vars added later are written
  *   after them, sorted by name (Paddle's BlockDesc::Flush).
  * - The IR never holds protobuf-c structs.  Fields the IR does not model are
@@ -183,39 +182,24 @@ typedef struct ir_op_rare {
 typedef struct ir_block ir_block;
 typedef struct ir_program ir_program;
 
-/* An op in 104 bytes (checked in op.c). */
+/* An op's fields passes read and write.  Every op also carries its
+ * encoding state (dirty or not, attrs still encoded, the bytes it was read
+ * as), which only src/ir and src/io see (ir_codec.h): ops are made by
+ * ir_op_new and the reader, never by value.  80 bytes here, 112 with that
+ * state (checked in op.c). */
 typedef struct ir_op {
     const char *type;           /* interned */
     ir_slot *inputs;
     ir_slot *outputs;
+    /* May be NULL, or hold only part of them, while the op's attrs are
+     * still encoded (n_attrs counts them all): walk them with an
+     * ir_attr_iter or take them from ir_op_attrs, never from here. */
     ir_attr *attrs;
     uint32_t n_inputs, cap_inputs;
     uint32_t n_outputs, cap_outputs;
     uint32_t n_attrs, cap_attrs;
     bool has_is_target : 1, is_target : 1;
-    bool dirty : 1;             /* see contract above */
-    /* An op read from a file may keep its attrs as bytes (in `wire`) until
-     * something asks for them: then `attrs` is NULL while n_attrs counts
-     * them, and ir_op_attrs (or any ir_op_attr* call) decodes them.  Its
-     * op_role attr is decoded at once (`pending_role`, NULL if none), so
-     * ir_op_role does not decode the rest. */
-    bool attrs_pending : 1;
-    /* The kept attrs' names strictly increase (src/io), so that another op
-     * of the program may borrow them (ir_op_copy_attrs, attr.c). */
-    bool attrs_sorted : 1;
-    /* A dirty op whose attrs are still bytes, given an op_role since: the
-     * value is pending_role (shared, attr.c), not the bytes' op_role. */
-    bool role_set : 1;
-    /* A dirty op whose attrs are bytes borrowed from another op (`wire` is
-     * then only their source, never written as this op) holds the attrs set
-     * on it since in `attrs`: n_overlay of them, room for cap_attrs.  Reach
-     * the attrs through the API (ir_op_attr, ir_op_attrs), never directly. */
-    uint16_t n_overlay;
     ir_op_rare *rare;           /* NULL (most ops): read through ir_op_unknown */
-    /* The OpDesc's bytes as read (src/io), when they are exactly what the
-     * encoder writes for this op; dropped by ir_op_mark_dirty. */
-    ir_bytes wire;
-    const ir_attr *pending_role;
     ir_block *block;            /* owner; NULL while detached */
 } ir_op;
 
@@ -296,7 +280,9 @@ struct ir_program {
     size_t var_seq;
     struct ir_scope *scope;     /* name lookup index, private to scope.c */
     size_t n_new_op_attrs;      /* ir_program_set_new_op_attrs */
-    ir_attr *new_op_attrs;
+    ir_attr *new_op_attrs;    /* How the ops src/io read with their attrs still encoded decode them
+     * (set by the reader; NULL for a program no reader made).  ir_codec.h. */
+    const struct ir_attr_codec *attr_codec;
 };
 
 /* ---- program and blocks ----------------------------------------------- */
