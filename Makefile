@@ -105,6 +105,7 @@ check: deps
 	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@python3 tests/funclen.py
+	@sh tests/private_headers.sh
 	@PDTRANS=./$(BIN) COMPLETION_DIR=$(BUILD)/completion sh tests/completion.sh
 	@PDTRANS=./$(BIN) sh tests/options.sh
 	@sh tests/install.sh

@@ -164,7 +164,7 @@ static const char *opt_bool(bool has, bool v)
  * bytes are equal, whatever is ignored: no attr is decoded. */
 static void compare_op(pdiff_cmp *c, const ir_op *x, size_t ia, const ir_op *y, size_t ib)
 {
-    if (x->wire.len && bytes_equal(x->wire, y->wire))
+    if (ir_op_same_bytes(x, y))
         return;
     compare_slots(c, x, (long)ia, y, (long)ib, false);
     compare_slots(c, x, (long)ia, y, (long)ib, true);

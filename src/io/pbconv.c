@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir_internal.h"
 #include "../ir/util.h"
 
 /* ---- unknown fields <-> bytes ---------------------------------------- */

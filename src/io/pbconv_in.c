@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir_internal.h"
+#include "../ir/ir_codec.h"
 #include "../ir/util.h"
 
 /* ---- reading ---------------------------------------------------------- */
@@ -112,7 +112,7 @@ static ir_op *op_in(ir_program *p, const PbOp *s)
 {
     ir_arena *a = p->arena;
     ir_op *op = ir_op_new_bare(p, s->type);
-    op->dirty = false;
+    ir_enc(op)->dirty = false;
     slots_in(op, false, s->inputs, s->n_inputs);
     slots_in(op, true, s->outputs, s->n_outputs);
     op->n_attrs = op->cap_attrs = ir_count32(s->n_attrs);

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "pbconv.h"
-#include "../ir/ir_internal.h"
+#include "../ir/ir_codec.h"
 #include "../ir/util.h"
 
 #define MAX_FIELD 536870911u   /* 2^29 - 1, protobuf's largest field number */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir_internal.h"
+#include "../ir/ir_codec.h"
 #include "../ir/util.h"
 
 #define BIT(n) (1u << (n))
@@ -234,7 +234,7 @@ static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
                                    const char *only)
 {
     size_t n = op->n_attrs, k = 0, only_len = only ? strlen(only) : 0;
-    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
+    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
     pbd_field f, first;
     bool bad;
     while (k < n && pbd_next(&m, &f, &bad)) {
@@ -258,7 +258,7 @@ static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
 static bool probe_pending_attr(const ir_op *op, const char *name)
 {
     size_t n = strlen(name);
-    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
+    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
     pbd_field f, first;
     bool bad;
     while (pbd_next(&m, &f, &bad)) {
@@ -279,24 +279,27 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
                        size_t n_attrs)
 {
     pbd_op_peek peek;
-    if (!pbd_op_canonical(data, len, &peek))
+    if (len > UINT32_MAX || !pbd_op_canonical(data, len, &peek))
         return false;
     ir_arena *a = ir_op_arena(op);
-    op->wire.data = in_place ? data : ir_arena_dup(a, data, len);
-    op->wire.len = len;
+    ir_op_enc *e = ir_enc(op);
+    e->wire = in_place ? data : ir_arena_dup(a, data, len);
+    e->wire_len = (uint32_t)len;
     if (peek.names_blocks || !n_attrs)
         return false;
     if (peek.role.data) {
         ir_attr role = {0};
         if (!pbd_attr(a, &role, peek.role.data, peek.role.len, false))
             abort();    /* canonical: it decodes */
-        op->pending_role = ir_attr_shared(&role);
-        if (!op->pending_role)
-            op->pending_role = ir_arena_dup(a, &role, sizeof role);
+        e->pending_role = ir_attr_shared(&role);
+        if (!e->pending_role)
+            e->pending_role = ir_arena_dup(a, &role, sizeof role);
     }
-    op->attrs_pending = true;
-    op->attrs_sorted = peek.attrs_sorted;
-    ir_op_set_attrs_loader(decode_pending_attrs, probe_pending_attr);
+    e->attrs_pending = true;
+    e->attrs_sorted = peek.attrs_sorted;
+    /* the program's decoder of the attrs left as bytes (ir_codec.h) */
+    static const ir_attr_codec codec = {decode_pending_attrs, probe_pending_attr};
+    e->program->attr_codec = &codec;
     return true;
 }
 
@@ -311,7 +314,7 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
         return NULL;
     ir_arena *a = p->arena;
     ir_op *op = ir_op_new_bare(p, pbd_name(&type));
-    op->dirty = false;
+    ir_enc(op)->dirty = false;
     op->n_inputs = op->cap_inputs = count[1];
     op->inputs = count[1] ? ir_arena_alloc(a, count[1] * sizeof *op->inputs) : NULL;
     op->n_outputs = op->cap_outputs = count[2];

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/ir_internal.h"
+#include "../ir/ir_codec.h"
 #include "../ir/util.h"
 
 static int cmp_slot(const void *x, const void *y)
@@ -213,7 +213,7 @@ static void slots(enc *e, unsigned field, const ir_op *op, bool out)
 {
     const ir_slot *s = out ? op->outputs : op->inputs;
     size_t n = out ? op->n_outputs : op->n_inputs;
-    bool sort = op->dirty;
+    bool sort = ir_enc(op)->dirty;
     e->slot_op = op;
     e->slot_out = out;
     e->slot_base = s;
@@ -257,7 +257,7 @@ static void borrowed_attrs(enc *e, const ir_op *op)
     for (size_t i = 0; i < n_over; i++)
         by_name[i] = &over[i];
     qsort(by_name, n_over, sizeof *by_name, cmp_attr);
-    pbd_msg m = {op->wire.data, op->wire.data + op->wire.len};
+    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
     pbd_field f, name;
     bool bad;
     while (pbd_next(&m, &f, &bad)) {
@@ -269,8 +269,9 @@ static void borrowed_attrs(enc *e, const ir_op *op)
             attr_msg(e, by_name[next++]);
         if (overlay_has(over, n_over, &name))
             continue;
-        if (op->role_set && cmp_name_bytes(op->pending_role->name, &name) == 0)
-            attr_msg(e, op->pending_role);  /* set since: ir.h's role_set */
+        const ir_op_enc *oe = ir_enc(op);
+        if (oe->role_set && cmp_name_bytes(oe->pending_role->name, &name) == 0)
+            attr_msg(e, oe->pending_role);  /* set since: ir_codec.h's role_set */
         else
             field_bytes(e, 4, f.data, f.len);
     }
@@ -284,18 +285,19 @@ static void op_msg(enc *e, const ir_op *op)
 {
     /* A clean op read from a file: its bytes are what the rest of this
      * function would write (pbdec_canon.c checked them when read). */
-    if (!op->dirty && op->wire.data) {
-        field_bytes(e, 4, op->wire.data, op->wire.len);
+    const ir_op_enc *oe = ir_enc(op);
+    if (!oe->dirty && oe->wire) {
+        field_bytes(e, 4, oe->wire, oe->wire_len);
         return;
     }
     msg_begin(e, 4);
     slots(e, 1, op, false);
     slots(e, 2, op, true);
     field_str(e, 3, op->type);
-    const ir_attr *attrs = op->attrs_pending ? NULL : ir_op_attrs(op);
-    if (op->attrs_pending) {
+    const ir_attr *attrs = oe->attrs_pending ? NULL : ir_op_attrs(op);
+    if (oe->attrs_pending) {
         borrowed_attrs(e, op);  /* dirty and pending: a borrower */
-    } else if (op->dirty && op->n_attrs > 1) {
+    } else if (oe->dirty && op->n_attrs > 1) {
         size_t start = sorted(e, attrs, sizeof *attrs, op->n_attrs, cmp_attr);
         for (size_t i = 0; i < op->n_attrs; i++)
             attr_msg(e, sorted_item(e, start, attrs, sizeof *attrs, i));
@@ -458,7 +460,7 @@ static size_t count_recorded(const ir_program *p)
         for (size_t k = 0; k < b->n_vars; k++)
             n += !b->vars[k]->removed;
         for (size_t k = 0; k < b->n_ops; k++)
-            n += b->ops[k]->dirty || !b->ops[k]->wire.data;
+            n += ir_enc(b->ops[k])->dirty || !ir_enc(b->ops[k])->wire;
     }
     return n;
 }

@@ -10,18 +10,6 @@
 
 /* ---- the op attribute API ---- */
 
-static size_t (*attrs_decoder)(const ir_op *op, ir_arena *a, ir_attr *out,
-                               const char *only);
-static bool (*attrs_probe)(const ir_op *op, const char *name);
-
-void ir_op_set_attrs_loader(size_t (*decode)(const ir_op *op, ir_arena *a, ir_attr *out,
-                                             const char *only),
-                            bool (*probe)(const ir_op *op, const char *name))
-{
-    attrs_decoder = decode;
-    attrs_probe = probe;
-}
-
 /* ---- borrowed attrs ----
  * (An op read from a file whose attrs are sorted bytes is marked dirty the
  * same way: its own bytes are then the source, ir_op_mark_dirty.)
@@ -56,12 +44,12 @@ static ir_attr *find_attr(ir_attr *attrs, size_t n, const char *name)
 
 static ir_attr *overlay_find(const ir_op *op, const char *name)
 {
-    return op->attrs_pending ? find_attr(op->attrs, op->n_overlay, name) : NULL;
+    return ir_enc(op)->attrs_pending ? find_attr(op->attrs, ir_enc(op)->n_overlay, name) : NULL;
 }
 
 const ir_attr *ir_op_overlay(const ir_op *op, size_t *n)
 {
-    *n = op->attrs_pending ? op->n_overlay : 0;
+    *n = ir_enc(op)->attrs_pending ? ir_enc(op)->n_overlay : 0;
     return *n ? op->attrs : NULL;
 }
 
@@ -85,14 +73,14 @@ static void overlay_room(ir_op *op, size_t have, size_t need)
  * overlay's others. */
 static void decode_merged(const ir_op *op, ir_arena *a, ir_attr *out)
 {
-    size_t k = attrs_decoder(op, a, out, NULL);
-    if (op->role_set) {
+    size_t k = ir_op_decode_kept(op, a, out, NULL);
+    if (ir_enc(op)->role_set) {
         ir_attr *role = find_attr(out, k, IR_NAME("op_role"));
         if (!role)
             abort();    /* role_set is only taken where the bytes have one */
-        *role = *op->pending_role;
+        *role = *ir_enc(op)->pending_role;
     }
-    for (size_t i = 0; i < op->n_overlay; i++) {
+    for (size_t i = 0; i < ir_enc(op)->n_overlay; i++) {
         const ir_attr *o = &op->attrs[i];
         size_t j = 0;
         while (j < k && out[j].name != o->name)
@@ -108,7 +96,7 @@ static void decode_merged(const ir_op *op, ir_arena *a, ir_attr *out)
 /* Decoding pending attrs changes no value, so it is allowed on a const op. */
 static void load_attrs(const ir_op *op)
 {
-    if (!op->attrs_pending)
+    if (!ir_enc(op)->attrs_pending)
         return;
     ir_op *w = (ir_op *)(uintptr_t)op;
     ir_arena *a = ir_op_arena(w);
@@ -116,12 +104,15 @@ static void load_attrs(const ir_op *op)
     decode_merged(w, a, attrs);
     w->attrs = attrs;
     w->cap_attrs = w->n_attrs;
-    w->attrs_pending = false;
-    w->pending_role = NULL;
-    w->role_set = false;
-    w->n_overlay = 0;
-    if (w->dirty)
-        w->wire = (ir_bytes){NULL, 0};  /* a borrower's: only its attrs' source */
+    ir_op_enc *e = ir_enc(w);
+    e->attrs_pending = false;
+    e->pending_role = NULL;
+    e->role_set = false;
+    e->n_overlay = 0;
+    if (e->dirty) {
+        e->wire = NULL;         /* a borrower's: only its attrs' source */
+        e->wire_len = 0;
+    }
 }
 
 static bool names_block_or_var(ir_attr_type type)
@@ -134,45 +125,48 @@ static bool names_block_or_var(ir_attr_type type)
  * when the attrs must be decoded instead. */
 static ir_attr *overlay_slot(ir_op *op, const char *name, ir_attr_type type)
 {
-    if (!op->attrs_pending || !op->dirty || names_block_or_var(type))
+    if (!ir_enc(op)->attrs_pending || !ir_enc(op)->dirty || names_block_or_var(type))
         return NULL;
     ir_attr *at = overlay_find(op, name);
     if (at)
         return at;
-    if (op->n_overlay == UINT16_MAX || op->n_attrs == UINT32_MAX)
+    if (ir_enc(op)->n_overlay == UINT16_MAX || op->n_attrs == UINT32_MAX)
         return NULL;
-    if (!attrs_probe(op, name))
+    if (!ir_op_probe_kept(op, name))
         op->n_attrs++;
-    overlay_room(op, op->n_overlay, (size_t)op->n_overlay + 1);
-    return &op->attrs[op->n_overlay++];
+    overlay_room(op, ir_enc(op)->n_overlay, (size_t)ir_enc(op)->n_overlay + 1);
+    return &op->attrs[ir_enc(op)->n_overlay++];
 }
 
 /* op borrows src's attrs (see above) when it may; op's own attrs that src
  * lacks, and src's overlay, make op's overlay. */
 static bool borrow_attrs(ir_op *op, const ir_op *src)
 {
-    if (!src->attrs_pending || !src->attrs_sorted || !op->dirty || op->attrs_pending ||
-        ir_op_arena(op) != ir_op_arena(src) || (size_t)op->n_attrs + src->n_overlay + 2 >
+    ir_op_enc *e = ir_enc(op);
+    const ir_op_enc *se = ir_enc(src);
+    if (!se->attrs_pending || !se->attrs_sorted || !e->dirty || e->attrs_pending ||
+        ir_op_arena(op) != ir_op_arena(src) || (size_t)op->n_attrs + se->n_overlay + 2 >
         UINT16_MAX || (size_t)op->n_attrs + src->n_attrs > UINT32_MAX)
         return false;
     size_t own = 0;
     for (size_t i = 0; i < op->n_attrs; i++) {
         const char *name = op->attrs[i].name;
-        if (!overlay_find(src, name) && !attrs_probe(src, name))
+        if (!overlay_find(src, name) && !ir_op_probe_kept(src, name))
             op->attrs[own++] = op->attrs[i];
     }
     /* and room for op_role_var, which a grad op may get next (its op_role
      * goes to pending_role: ir_op_set_int) */
-    overlay_room(op, own, own + src->n_overlay + 1);
-    for (size_t i = 0; i < src->n_overlay; i++)
+    overlay_room(op, own, own + se->n_overlay + 1);
+    for (size_t i = 0; i < se->n_overlay; i++)
         ir_attr_copy(ir_op_arena(op), &op->attrs[own + i], &src->attrs[i]);
-    op->n_overlay = (uint16_t)(own + src->n_overlay);
+    e->n_overlay = (uint16_t)(own + se->n_overlay);
     op->n_attrs = ir_count32(own + src->n_attrs);
-    op->wire = src->wire;
-    op->attrs_pending = true;
-    op->attrs_sorted = true;
-    op->pending_role = src->pending_role;
-    op->role_set = src->role_set;
+    e->wire = se->wire;
+    e->wire_len = se->wire_len;
+    e->attrs_pending = true;
+    e->attrs_sorted = true;
+    e->pending_role = se->pending_role;
+    e->role_set = se->role_set;
     return true;
 }
 
@@ -193,10 +187,10 @@ static bool names_role(const char *name)
  * (passes ask every op for it).  The pointer is not into op->attrs. */
 static bool pending_role(const ir_op *op, const char *name, ir_attr **out)
 {
-    if (!op->attrs_pending || !names_role(name))
+    if (!ir_enc(op)->attrs_pending || !names_role(name))
         return false;
     ir_attr *o = overlay_find(op, IR_NAME("op_role"));
-    *out = o ? o : (ir_attr *)(uintptr_t)op->pending_role;
+    *out = o ? o : (ir_attr *)(uintptr_t)ir_enc(op)->pending_role;
     return true;
 }
 
@@ -206,9 +200,9 @@ ir_attr *ir_op_attr(const ir_op *op, const char *name)
     if (pending_role(op, name, &role))
         return role;
     /* Passes ask every op for attrs few have: no need to decode them all. */
-    if (op->attrs_pending) {
+    if (ir_enc(op)->attrs_pending) {
         ir_attr *o = overlay_find(op, name);
-        if (o || !attrs_probe(op, name))
+        if (o || !ir_op_probe_kept(op, name))
             return o;
     }
     load_attrs(op);
@@ -232,13 +226,13 @@ static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
     *scratch = NULL;
     if (pending_role(op, name, &role))
         return role;
-    if (!op->attrs_pending)
+    if (!ir_enc(op)->attrs_pending)
         return ir_op_attr(op, name);
     ir_attr *o = overlay_find(op, name);
-    if (o || !attrs_probe(op, name))
+    if (o || !ir_op_probe_kept(op, name))
         return o;
     *scratch = ir_arena_new();
-    return attrs_decoder(op, *scratch, out, name) == 1 ? out : NULL;
+    return ir_op_decode_kept(op, *scratch, out, name) == 1 ? out : NULL;
 }
 
 void ir_op_remove_attr(ir_op *op, const char *name)
@@ -290,15 +284,16 @@ static bool set_pending_role(ir_op *op, const char *name, int32_t v)
         return false;
     ir_op_mark_dirty(op);
     const char *role = IR_NAME("op_role");
-    if (!op->attrs_pending || !op->attrs_sorted || overlay_find(op, role) ||
-        !attrs_probe(op, role))
+    ir_op_enc *e = ir_enc(op);
+    if (!e->attrs_pending || !e->attrs_sorted || overlay_find(op, role) ||
+        !ir_op_probe_kept(op, role))
         return false;
     ir_attr at = {.name = role, .type = IR_ATTR_INT, .has_i = true, .i = v};
     const ir_attr *shared_role = ir_attr_shared(&at);
     if (!shared_role)
         return false;
-    op->pending_role = shared_role;
-    op->role_set = true;
+    e->pending_role = shared_role;
+    e->role_set = true;
     return true;
 }
 
@@ -436,7 +431,7 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
     load_attrs(op);
     if (borrow_attrs(op, src))
         return;
-    if (!src->attrs_pending) {
+    if (!ir_enc(src)->attrs_pending) {
         copy_all(op, src->attrs, src->n_attrs);
         return;
     }
@@ -461,10 +456,11 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
 bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name)
 {
     /* A borrower already holds what its source keeps as bytes. */
-    if (op->attrs_pending && src->attrs_pending && op->wire.data == src->wire.data &&
+    const ir_op_enc *e = ir_enc(op), *se = ir_enc(src);
+    if (e->attrs_pending && se->attrs_pending && e->wire == se->wire &&
         !overlay_find(op, name) && !overlay_find(src, name) &&
-        (op->pending_role == src->pending_role || !names_role(name)))
-        return attrs_probe(src, name);
+        (e->pending_role == se->pending_role || !names_role(name)))
+        return ir_op_probe_kept(src, name);
     ir_attr tmp;
     ir_arena *scratch;
     const ir_attr *at = read_one(src, name, &tmp, &scratch);

@@ -36,21 +36,15 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
 {
     ir_op *op = ir_op_new_bare(p, src->type);
     ir_arena *a = p->arena;
-    bool dirty = src->dirty;
     ir_op tmp = *src;
     tmp.block = NULL;
     *op = tmp;
-    op->dirty = dirty;
-    /* The bytes belong to the source's program, which may die first; a
-     * clean copy is encoded from its fields, to the same bytes. */
-    op->wire = (ir_bytes){NULL, 0};
-    /* The copy holds the attrs decoded; a source whose attrs are still
-     * bytes keeps them so (decoding them into it would hold both forms). */
-    op->attrs_pending = false;
-    op->attrs_sorted = false;
-    op->n_overlay = 0;
-    op->pending_role = NULL;
-    op->role_set = false;
+    /* Of the encoding state only dirtiness is copied.  The bytes belong to
+     * the source's program, which may die first; a clean copy is encoded
+     * from its fields, to the same bytes.  The copy holds the attrs
+     * decoded; a source whose attrs are still bytes keeps them so (decoding
+     * them into it would hold both forms). */
+    ir_enc(op)->dirty = ir_enc(src)->dirty;
     op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
     op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_inputs; i++)
@@ -61,7 +55,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
         slot_copy(a, &op->outputs[i], &src->outputs[i]);
     op->cap_attrs = at_least(op->n_attrs, room.n_attrs);
     op->attrs = op->cap_attrs ? ir_arena_alloc(a, op->cap_attrs * sizeof(ir_attr)) : NULL;
-    if (src->attrs_pending)
+    if (ir_enc(src)->attrs_pending)
         ir_op_decode_attrs_into(src, a, op->attrs);
     else
         for (size_t i = 0; i < src->n_attrs; i++)

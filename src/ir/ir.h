@@ -15,11 +15,10 @@
  *   written with slots and attrs sorted by name (Paddle's OpDesc::Flush);
  *   clean ops keep the order they were read in, so an untouched program
  *   round-trips byte for byte.  An op read from a binary file keeps the
- *   bytes it came from (`wire`) while it is clean, and is written back as
- *   those bytes: code that edits an op's fields directly, not through this
- *   API, must call ir_op_mark_dirty, or its edit is lost.  (A dirty op may
- *   still keep its attrs as bytes, see attrs_pending: walk op->attrs only
- *   through ir_op_attrs.)
+ *   bytes it came from while it is clean, and is written back as those
+ *   bytes: code that edits an op's fields directly, not through this API,
+ *   must call ir_op_mark_dirty, or its edit is lost.  (Any op may keep its
+ *   attrs encoded: walk them with an ir_attr_iter or through ir_op_attrs.)
  * - Vars read from a file keep their order; vars added later are written
  *   after them, sorted by name (Paddle's BlockDesc::Flush).
  * - The IR never holds protobuf-c structs.  Fields the IR does not model are
@@ -183,39 +182,24 @@ typedef struct ir_op_rare {
 typedef struct ir_block ir_block;
 typedef struct ir_program ir_program;
 
-/* An op in 104 bytes (checked in op.c). */
+/* An op's fields passes read and write.  Every op also carries its
+ * encoding state (dirty or not, attrs still encoded, the bytes it was read
+ * as), which only src/ir and src/io see (ir_codec.h): ops are made by
+ * ir_op_new and the reader, never by value.  80 bytes here, 112 with that
+ * state (checked in op.c). */
 typedef struct ir_op {
     const char *type;           /* interned */
     ir_slot *inputs;
     ir_slot *outputs;
+    /* May be NULL, or hold only part of them, while the op's attrs are
+     * still encoded (n_attrs counts them all): walk them with an
+     * ir_attr_iter or take them from ir_op_attrs, never from here. */
     ir_attr *attrs;
     uint32_t n_inputs, cap_inputs;
     uint32_t n_outputs, cap_outputs;
     uint32_t n_attrs, cap_attrs;
     bool has_is_target : 1, is_target : 1;
-    bool dirty : 1;             /* see contract above */
-    /* An op read from a file may keep its attrs as bytes (in `wire`) until
-     * something asks for them: then `attrs` is NULL while n_attrs counts
-     * them, and ir_op_attrs (or any ir_op_attr* call) decodes them.  Its
-     * op_role attr is decoded at once (`pending_role`, NULL if none), so
-     * ir_op_role does not decode the rest. */
-    bool attrs_pending : 1;
-    /* The kept attrs' names strictly increase (src/io), so that another op
-     * of the program may borrow them (ir_op_copy_attrs, attr.c). */
-    bool attrs_sorted : 1;
-    /* A dirty op whose attrs are still bytes, given an op_role since: the
-     * value is pending_role (shared, attr.c), not the bytes' op_role. */
-    bool role_set : 1;
-    /* A dirty op whose attrs are bytes borrowed from another op (`wire` is
-     * then only their source, never written as this op) holds the attrs set
-     * on it since in `attrs`: n_overlay of them, room for cap_attrs.  Reach
-     * the attrs through the API (ir_op_attr, ir_op_attrs), never directly. */
-    uint16_t n_overlay;
     ir_op_rare *rare;           /* NULL (most ops): read through ir_op_unknown */
-    /* The OpDesc's bytes as read (src/io), when they are exactly what the
-     * encoder writes for this op; dropped by ir_op_mark_dirty. */
-    ir_bytes wire;
-    const ir_attr *pending_role;
     ir_block *block;            /* owner; NULL while detached */
 } ir_op;
 
@@ -296,7 +280,9 @@ struct ir_program {
     size_t var_seq;
     struct ir_scope *scope;     /* name lookup index, private to scope.c */
     size_t n_new_op_attrs;      /* ir_program_set_new_op_attrs */
-    ir_attr *new_op_attrs;
+    ir_attr *new_op_attrs;    /* How the ops src/io read with their attrs still encoded decode them
+     * (set by the reader; NULL for a program no reader made).  ir_codec.h. */
+    const struct ir_attr_codec *attr_codec;
 };
 
 /* ---- program and blocks ----------------------------------------------- */
@@ -383,6 +369,17 @@ ir_op *ir_op_clone(ir_program *p, const ir_op *src); /* detached, same dirtiness
  * from.  Every ir_op mutator calls it; a pass that writes an op's fields
  * directly must too. */
 void ir_op_mark_dirty(ir_op *op);
+/* Puts a dirty op's slots and attrs in name order, the order the writer
+ * would give them (OpDesc::Flush), and lets it be written as it now stands:
+ * the output does not change, and the writer has nothing left to sort.
+ * Does nothing to a clean op, or to one whose attrs are still encoded.
+ * For a pass done with an op it made (backward settles each grad op while
+ * it is in cache). */
+void ir_op_settle(ir_op *op);
+/* true when both ops are unchanged since they were read from binary files,
+ * as the same bytes: then they are equal in every field, and nothing needs
+ * decoding to tell (pdtrans diff). */
+bool ir_op_same_bytes(const ir_op *x, const ir_op *y);
 ir_op *ir_block_append_op(ir_block *b, const char *type);
 ir_op *ir_block_insert_op(ir_block *b, size_t pos, const char *type); /* O(n) */
 void ir_block_remove_op(ir_block *b, size_t pos);                    /* O(n) */
@@ -425,16 +422,38 @@ bool ir_op_writes(const ir_op *op, const char *name);
 
 /* Attributes.  Setters replace an existing attr of that name in place
  * (keeping its position) or append one; they mark the op dirty.
- * op->attrs may be NULL until decoded (see attrs_pending): code that walks
- * the array takes it from ir_op_attrs. */
+ * An op read from a file may hold its attrs still encoded: never index
+ * op->attrs yourself.  Walk them with an ir_attr_iter, or take the array
+ * from ir_op_attrs (n_attrs entries), which decodes them first. */
 ir_attr *ir_op_attrs(const ir_op *op);
-/* false when the op surely has no BLOCK, BLOCKS, VAR or VARS attr, known
- * without decoding its attrs (an op whose attrs are still bytes): walks
- * looking for sub-blocks skip such ops. */
-static inline bool ir_op_may_name_blocks(const ir_op *op)
+
+/* A walk over an op's attrs, in their order:
+ *     ir_attr_iter it = ir_op_attr_iter(op);
+ *     for (const ir_attr *at; (at = ir_attr_next(&it));) ...
+ * ir_op_attr_iter yields every attr (decoding still-encoded ones first, as
+ * ir_op_attrs does); ir_op_block_attr_iter yields only the BLOCK and BLOCKS
+ * attrs, and decodes nothing (an op whose attrs are still encoded has none:
+ * the reader decodes such ops at once), so walks for sub-blocks over every
+ * op cost no decoding.  The op must not change during the walk. */
+typedef struct ir_attr_iter {
+    const ir_attr *attrs_;
+    uint32_t i_, n_;
+    bool blocks_only_;
+} ir_attr_iter;
+ir_attr_iter ir_op_attr_iter(const ir_op *op);
+ir_attr_iter ir_op_block_attr_iter(const ir_op *op);
+static inline const ir_attr *ir_attr_next(ir_attr_iter *it)
 {
-    return !op->attrs_pending;
+    while (it->i_ < it->n_) {
+        const ir_attr *at = &it->attrs_[it->i_++];
+        if (!it->blocks_only_ || at->type == IR_ATTR_BLOCK || at->type == IR_ATTR_BLOCKS)
+            return at;
+    }
+    return NULL;
 }
+/* The op's attr `name` when it is a BLOCK or BLOCKS attr, else NULL;
+ * decodes nothing (see ir_op_block_attr_iter). */
+const ir_attr *ir_op_block_attr(const ir_op *op, const char *name);
 ir_attr *ir_op_attr(const ir_op *op, const char *name);
 bool ir_op_has_attr(const ir_op *op, const char *name);
 void ir_op_remove_attr(ir_op *op, const char *name);

@@ -9,31 +9,22 @@
 #include "util.h"
 
 _Static_assert(sizeof(ir_slot) <= 24, "a slot fits in 24 bytes");
-_Static_assert(sizeof(ir_op) <= 104, "an op fits in 104 bytes");
+_Static_assert(sizeof(ir_op) <= 80, "an op's public fields fit in 80 bytes");
+_Static_assert(sizeof(ir_op_box) <= 112, "an op with its encoding state fits in 112 bytes");
 
-static ir_arena *op_arena(const ir_op *op, ir_program *fallback)
-{
-    return op->block ? op->block->program->arena : fallback->arena;
-}
-
-/* Detached ops remember their program through this side pointer so that
+/* Detached ops find their program through their encoding state, so that
  * setters can allocate before the op is attached. */
-typedef struct {
-    ir_op op;
-    ir_program *program;
-} op_box;
-
 ir_arena *ir_op_arena(const ir_op *op)
 {
-    return op_arena(op, ((const op_box *)(const void *)op)->program);
+    return op->block ? op->block->program->arena : ir_enc(op)->program->arena;
 }
 
 ir_op *ir_op_new_bare(ir_program *p, const char *type)
 {
-    op_box *box = ir_arena_alloc(p->arena, sizeof *box);
-    box->program = p;
+    ir_op_box *box = ir_arena_alloc(p->arena, sizeof *box);
+    box->enc.program = p;
     box->op.type = ir_intern(type);
-    box->op.dirty = true;   /* new: written sorted, as Paddle flushes it */
+    box->enc.dirty = true;  /* new: written sorted, as Paddle flushes it */
     return &box->op;
 }
 
@@ -41,17 +32,63 @@ void ir_op_mark_dirty(ir_op *op)
 {
     /* A dirty op's bytes, if any, are only the source of its attrs (attr.c's
      * overlay), which stay. */
-    if (op->dirty)
+    ir_op_enc *e = ir_enc(op);
+    if (e->dirty)
         return;
-    op->dirty = true;
+    e->dirty = true;
     /* Attrs still bytes with sorted names stay so: the op's own bytes become
      * their source, as a borrower's are (attr.c), and the rest of the op is
      * written from its fields.  Decoded, they were 5% of transpile's peak:
      * the passes rename op_role_var and slots of thousands of input ops. */
-    if (op->attrs_pending && op->attrs_sorted)
+    if (e->attrs_pending && e->attrs_sorted)
         return;
     ir_op_attrs(op);        /* decoded from the bytes about to be dropped */
-    op->wire = (ir_bytes){NULL, 0};
+    e->wire = NULL;
+    e->wire_len = 0;
+}
+
+static void sort_slots(ir_slot *s, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        ir_slot t = s[i];
+        size_t k = i;
+        for (; k > 0 && strcmp(s[k - 1].name, t.name) > 0; k--)
+            s[k] = s[k - 1];
+        s[k] = t;
+    }
+}
+
+/* A dirty op holds its attrs decoded (ir_op_mark_dirty) and no bytes of its
+ * own: once sorted it counts as clean and is written as it now stands.  One
+ * whose attrs are still bytes (a borrower, an input op edited in place)
+ * stays dirty: the writer sorts it the same way.  (Moved here from the
+ * backward passes, which called an op clean themselves: issue 28.) */
+void ir_op_settle(ir_op *op)
+{
+    ir_op_enc *e = ir_enc(op);
+    if (!e->dirty || e->attrs_pending)
+        return;
+    sort_slots(op->inputs, op->n_inputs);
+    sort_slots(op->outputs, op->n_outputs);
+    for (size_t a = 1; a < op->n_attrs; a++) {
+        if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
+            continue;
+        ir_attr t = op->attrs[a];
+        size_t k = a;
+        for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
+            op->attrs[k] = op->attrs[k - 1];
+        op->attrs[k] = t;
+    }
+    e->dirty = false;
+}
+
+/* A clean op's bytes are the whole op; a dirty one's are at most the
+ * source of its attrs. */
+bool ir_op_same_bytes(const ir_op *x, const ir_op *y)
+{
+    const ir_op_enc *ex = ir_enc(x), *ey = ir_enc(y);
+    return !ex->dirty && !ey->dirty && ex->wire_len && ex->wire_len == ey->wire_len &&
+           memcmp(ex->wire, ey->wire, ex->wire_len) == 0;
 }
 
 /* Room for as many slots and attrs as ops of this type have had, so that

@@ -26,8 +26,8 @@ bool *ir_program_reachable_blocks(const ir_program *p)
         for (size_t k = 0; k < b->n_ops && n_seen < p->n_blocks; k++) {
             ir_block_prefetch_op(b, k);
             const ir_op *op = b->ops[k];
-            for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++) {
-                const ir_attr *at = &op->attrs[a];
+            ir_attr_iter it = ir_op_block_attr_iter(op);
+            for (const ir_attr *at; (at = ir_attr_next(&it));) {
                 const int32_t *ix = NULL;
                 size_t n = 0;
                 if (at->type == IR_ATTR_BLOCK) {

@@ -154,8 +154,8 @@ static void check_block_attrs(const ir_program *p, const ir_tree *t, vrep *r)
         for (size_t k = 0; k < b->n_ops && !enough(r); k++) {
             ir_block_prefetch_op(b, k);
             const ir_op *op = b->ops[k];
-            for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++) {
-                const ir_attr *at = &op->attrs[a];
+            ir_attr_iter it = ir_op_block_attr_iter(op);
+            for (const ir_attr *at; (at = ir_attr_next(&it));) {
                 if (at->type == IR_ATTR_BLOCK)
                     check_target(t, named, i, k, op, at->name, at->block_idx, r);
                 else if (at->type == IR_ATTR_BLOCKS)

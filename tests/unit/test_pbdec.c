@@ -12,6 +12,7 @@
 #include <glib.h>
 #include <sys/stat.h>
 
+#include "ir/ir_codec.h"
 #include "io/pbconv.h"
 #include "io/pdio.h"
 #include "unit.h"
@@ -56,10 +57,10 @@ static int compare_bytes(const uint8_t *data, size_t len, const char *what)
         return 0;
     for (size_t b = 0; b < fast->n_blocks; b++)
         for (size_t i = 0; i < fast->blocks[b]->n_ops; i++) {
-            bool kept = fast->blocks[b]->ops[i]->wire.data != NULL;
+            bool kept = ir_enc(fast->blocks[b]->ops[i])->wire != NULL;
             ops_kept += kept;
             ops_not_kept += !kept;
-            ops_pending += fast->blocks[b]->ops[i]->attrs_pending;
+            ops_pending += ir_enc(fast->blocks[b]->ops[i])->attrs_pending;
         }
     ir_program *ref = reference_decode(data, len);
     ck_assert_msg(ref != NULL, "%s: pbconv_decode accepts what protobuf-c refuses", what);

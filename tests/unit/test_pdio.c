@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ir/ir_codec.h"
 #include "io/pdio.h"
 #include "unit.h"
 
@@ -90,7 +91,7 @@ START_TEST(dirty_op_is_flushed_sorted)
 {
     ir_program *p = parse_text(SMALL);
     ir_op *op = p->blocks[0]->ops[0];
-    ck_assert(!op->dirty);
+    ck_assert(!ir_enc(op)->dirty);
     ir_op_set_int(op, "m", 3);
     char *out = serialize_text(p);
     /* Paddle's OpDesc::Flush sorts attrs by name: a, m, z. */

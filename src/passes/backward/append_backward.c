@@ -142,7 +142,7 @@ static void tag_role_var(const pmap *last_writer, pdt_list *params, pdt_list *gr
             f->val[f->have++] =
                 ir_intern_n((const char *)old->strings[k].data, old->strings[k].len);
         ir_op_set_strings(op, IR_NAME("op_role_var"), f->val, f->have);
-        bw_settle_op(op);
+        ir_op_settle(op);
         free(f->val);
         f->val = NULL;
     }

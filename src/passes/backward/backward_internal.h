@@ -109,11 +109,6 @@ void bw_rename_grad(bw_run *r, ir_block *b, size_t start, pmap *target_grad_map,
                     pmap *skip);
 /* _append_backward_vars_.  False after an error naming a grad no op makes. */
 bool bw_append_backward_vars(bw_run *r, ir_block *b, size_t start);
-/* Puts an op's slots and attrs in name order and marks it clean.  A dirty
- * op is written in exactly that order (OpDesc::Flush), so the output does
- * not change; the writer then has nothing to sort.  _append_backward_vars_
- * settles each op it keeps. */
-void bw_settle_op(ir_op *op);
 
 /* _create_op_desc_ conveniences: a detached op with op_role = Backward and
  * op_device = "" unless the caller sets them. */

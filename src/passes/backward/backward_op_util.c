@@ -1,6 +1,6 @@
 /* backward_op_util.c - small questions and edits on single ops that every
  * step of the backward passes shares (Paddle's slot order, attr lookup by
- * interned name, the seed's write test, the canonical order of a kept op).
+ * interned name, the seed's write test).
  * It calls nothing else of the backward folder. */
 #include <string.h>
 
@@ -14,11 +14,8 @@ const ir_attr *bw_attr(const ir_op *op, const char *interned)
 
 int32_t bw_sub_block_id(const ir_op *op)
 {
-    /* An op whose attrs are still bytes has no BLOCK attr (the reader
-     * decodes those at once): no need to probe its bytes. */
-    if (!ir_op_may_name_blocks(op))
-        return -1;
-    const ir_attr *a = bw_attr(op, IR_NAME("sub_block"));
+    /* decodes nothing: an op whose attrs are still bytes has no BLOCK attr */
+    const ir_attr *a = ir_op_block_attr(op, IR_NAME("sub_block"));
     return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
 }
 
@@ -26,10 +23,8 @@ const ir_attr *bw_plain_block_attr(const ir_op *op)
 {
     if (op->type == IR_NAME("conditional_block") || op->type == IR_NAME("while"))
         return NULL;
-    for (size_t i = 0; ir_op_may_name_blocks(op) && i < op->n_attrs; i++)
-        if (op->attrs[i].type == IR_ATTR_BLOCK || op->attrs[i].type == IR_ATTR_BLOCKS)
-            return &op->attrs[i];
-    return NULL;
+    ir_attr_iter it = ir_op_block_attr_iter(op);
+    return ir_attr_next(&it);
 }
 
 bool bw_reads(const ir_op *op, const char *name)
@@ -117,35 +112,3 @@ pmap *bw_input_set(const ir_op *op)
     return set;
 }
 
-static void sort_slots(ir_slot *s, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        ir_slot t = s[i];
-        size_t k = i;
-        for (; k > 0 && strcmp(s[k - 1].name, t.name) > 0; k--)
-            s[k] = s[k - 1];
-        s[k] = t;
-    }
-}
-
-void bw_settle_op(ir_op *op)
-{
-    /* A dirty op holds its attrs decoded (ir_op_mark_dirty) and no bytes:
-     * once sorted it counts as clean and is written as it now stands.  One
-     * that borrows another op's attrs as bytes (ir_op_copy_attrs) stays
-     * dirty: the writer sorts it the same way. */
-    if (!op->dirty || op->attrs_pending)
-        return;
-    sort_slots(op->inputs, op->n_inputs);
-    sort_slots(op->outputs, op->n_outputs);
-    for (size_t a = 1; a < op->n_attrs; a++) {
-        if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
-            continue;
-        ir_attr t = op->attrs[a];
-        size_t k = a;
-        for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
-            op->attrs[k] = op->attrs[k - 1];
-        op->attrs[k] = t;
-    }
-    op->dirty = false;
-}

@@ -289,8 +289,8 @@ static ir_block *frame_walk(bw_run *r, frame *f, scratch *sc)
             return NULL;
         }
         make_vars(r, f, op, sc);
-        /* Done with this op while it is in cache (see bw_settle_op). */
-        bw_settle_op(op);
+        /* Done with this op while it is in cache (see ir_op_settle). */
+        ir_op_settle(op);
     }
     return NULL;
 }

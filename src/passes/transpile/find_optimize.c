@@ -21,13 +21,14 @@ static bool is_clip_op(const ir_op *op)
  * sub-blocks are copied (__clone_lr_op_sub_block__), so refuse the rest. */
 static int refuse_block_attrs(tp_plan *st, const ir_op *op, size_t pos)
 {
-    for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs; a++)
-        if (op->attrs[a].type == IR_ATTR_BLOCK || op->attrs[a].type == IR_ATTR_BLOCKS) {
-            pdt_error("%s: block 0, op %zu '%s': attr '%s' names a sub-block, but optimize ops "
-                      "move to the pservers without their sub-blocks",
-                      st->ctx->main_path, pos, op->type, op->attrs[a].name);
-            return PDT_EBADINPUT;
-        }
+    ir_attr_iter it = ir_op_block_attr_iter(op);
+    const ir_attr *at = ir_attr_next(&it);
+    if (at) {
+        pdt_error("%s: block 0, op %zu '%s': attr '%s' names a sub-block, but optimize ops "
+                  "move to the pservers without their sub-blocks",
+                  st->ctx->main_path, pos, op->type, at->name);
+        return PDT_EBADINPUT;
+    }
     return PDT_OK;
 }
 
@@ -43,9 +44,8 @@ static int refuse_lr_block_attrs(tp_plan *st, const ir_op *lr_op, size_t pos)
     int rc = PDT_OK;
     while (todo->len && rc == PDT_OK) {
         const ir_op *op = g_ptr_array_remove_index(todo, todo->len - 1);
-        /* an op whose attrs are still bytes names no block (ir.h) */
-        for (size_t a = 0; ir_op_may_name_blocks(op) && a < op->n_attrs && rc == PDT_OK; a++) {
-            const ir_attr *at = &op->attrs[a];
+        ir_attr_iter it = ir_op_block_attr_iter(op);
+        for (const ir_attr *at; rc == PDT_OK && (at = ir_attr_next(&it));) {
             if (at->type == IR_ATTR_BLOCK && at->name == IR_NAME("sub_block")) {
                 const ir_block *sb = ir_program_block(st->main, at->block_idx);
                 for (size_t k = 0; sb && k < sb->n_ops; k++)

@@ -1,0 +1,26 @@
+#!/bin/sh
+# The IR keeps its secrets (issue 28 point 3).  ir_internal.h is src/ir's
+# own; ir_codec.h (an op's encoding state, the decoder of attrs still
+# encoded) is src/ir's and src/io's; and code outside them walks attrs
+# through ir_attr_iter or ir_op_attrs, never op->attrs.  Fails naming
+# every file that breaks one of these.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+fail=0
+for f in $(grep -rlE '#include *"[^"]*ir_internal\.h"' src | grep -v '^src/ir/'); do
+    echo "private_headers: $f includes ir_internal.h (only src/ir may; src/io takes ir_codec.h)"
+    fail=1
+done
+for f in $(grep -rlE '#include *"[^"]*ir_codec\.h"' src | grep -vE '^src/(ir|io)/'); do
+    echo "private_headers: $f includes ir_codec.h (only src/ir and src/io may)"
+    fail=1
+done
+grep -rnE --include='*.c' --include='*.h' -e '->attrs\b' src | grep -vE '^src/(ir|io)/' |
+    while IFS= read -r line; do
+        echo "private_headers: $line: reads op->attrs (walk them with ir_attr_iter or ir_op_attrs)"
+        exit 1
+    done || fail=1
+if [ "$fail" = 0 ]; then
+    echo "private_headers: ir_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them"
+fi
+exit "$fail"
