@@ -84,11 +84,86 @@ void pdt_error(const char *fmt, ...)
     va_end(ap);
 }
 
+/* Repeated warnings (issue 33 point 5): a warning is of the kind of its
+ * format string, and a run that warns once per pserver or per op (10000
+ * pservers, 9998 of them without a slice) must not print one line each.
+ * The first of a kind is printed as it comes; the rest are counted, and
+ * at exit one line says how many were not shown and gives the last of
+ * them.  -v prints every one.  Kinds past the table's room are printed as
+ * they come. */
+enum { KINDS_MAX = 64 };
+static struct {
+    const char *fmt;
+    unsigned long hidden;
+    char *last;             /* the last one not shown, malloc'd */
+} kinds[KINDS_MAX];
+static size_t n_kinds;
+
+static void hidden_summary(void)
+{
+    for (size_t i = 0; i < n_kinds; i++) {
+        if (kinds[i].hidden && !pdt_quiet)
+            pdt_warning_raw("%lu more warnings of this kind were not shown (-v shows each); "
+                            "the last: %s", kinds[i].hidden, kinds[i].last);
+        free(kinds[i].last);
+        kinds[i].last = NULL;
+        kinds[i].hidden = 0;
+    }
+}
+
+/* True when this warning of kind FMT is to be counted, not printed. */
+static bool hide(const char *fmt, va_list ap)
+{
+    if (pdt_verbosity > 0)
+        return false;
+    size_t i = 0;
+    while (i < n_kinds && kinds[i].fmt != fmt)
+        i++;
+    if (i == n_kinds) {
+        if (n_kinds < KINDS_MAX)
+            kinds[n_kinds++].fmt = fmt;
+        return false;
+    }
+    char *msg = NULL;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    if (n >= 0 && (msg = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(msg, (size_t)n + 1, fmt, again);
+    va_end(again);
+    if (!msg)
+        return false;           /* no memory: printed as it comes */
+    static bool registered;
+    if (!registered)
+        registered = atexit(hidden_summary) == 0;
+    if (!registered) {
+        free(msg);
+        return false;
+    }
+    free(kinds[i].last);
+    kinds[i].last = msg;
+    kinds[i].hidden++;
+    return true;
+}
+
+void pdt_warning_raw(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("warning: ", fmt, ap);
+    va_end(ap);
+}
+
 void pdt_warning(const char *fmt, ...)
 {
-    if (pdt_quiet_warnings)
+    if (pdt_quiet_warnings || pdt_quiet)
         return;
     va_list ap;
+    va_start(ap, fmt);
+    bool hidden = hide(fmt, ap);
+    va_end(ap);
+    if (hidden)
+        return;
     va_start(ap, fmt);
     emit("warning: ", fmt, ap);
     va_end(ap);

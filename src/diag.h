@@ -14,7 +14,11 @@
 enum { PDT_OK = 0, PDT_EBADINPUT = 1, PDT_EUSAGE = 2, PDT_EINTERNAL = 3 };
 
 void pdt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The first warning of a kind (its format string) is printed; later ones
+ * are counted and summed up in one line at exit, unless -v (diag.c). */
 void pdt_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning printed as it comes, whatever came before. */
+void pdt_warning_raw(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only when pdt_verbosity > 0 (-v). */
 void pdt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "pdtrans: error: MSG" and "try 'pdtrans CMD --help'" hint; the

@@ -15,6 +15,7 @@
 
 #include "../diag.h"
 #include "../io/pdio.h"
+#include "../io/pdio_job.h"
 #include "../ir/util.h"
 #include "diff_internal.h"
 
@@ -61,6 +62,15 @@ static json_t *load(const char *path)
     json_t *j = json_load_file(path, 0, &err);
     if (!j)
         pdt_error("%s: line %d: not a manifest: %s", path, err.line, err.text);
+    /* The params table compared as objects: paths name params and slices
+     * ("params[fc_w].slices[fc_w.block1].pserver"), whichever form each
+     * side was written in. */
+    else if (!pdio_manifest_expand(j)) {
+        pdt_error("%s: not a manifest: a row of \"params\" is not [name, dtype, shape, grad, ...]",
+                  path);
+        json_decref(j);
+        j = NULL;
+    }
     return j;
 }
 

@@ -205,3 +205,109 @@ long pdio_job_check(const char *dir, FILE *out)
     g_ptr_array_unref(names);
     return problems;
 }
+
+/* ---- the params table (manifest_version 2) read back as objects ---- */
+
+static json_t *shape_with_rows(const json_t *shape, json_int_t rows, bool whole)
+{
+    if (whole)
+        return json_deep_copy(shape);
+    json_t *s = json_array();
+    json_array_append_new(s, json_integer(rows));
+    for (size_t d = 1; d < json_array_size(shape); d++)
+        json_array_append_new(s, json_deep_copy(json_array_get(shape, d)));
+    return s;
+}
+
+static json_int_t width_of(const json_t *shape)
+{
+    json_int_t w = 1;
+    for (size_t d = 1; d < json_array_size(shape); d++)
+        w *= json_integer_value(json_array_get(shape, d));
+    return w;
+}
+
+/* The slices of var NAME (shape SHAPE) cut as the param's slices ROWS are:
+ * a var in one slice keeps its name and shape; in N > 1, slice k is
+ * NAME.block<k>, dim 0 cut.  A grad's slices hold the elements of its
+ * param's (same offsets), so their rows are counted in elements. */
+static json_t *expand_slices(const char *name, const json_t *shape, const json_t *slices,
+                             json_int_t pwidth, const json_t *pservers)
+{
+    json_t *out = json_array();
+    size_t n = json_array_size(slices);
+    json_int_t width = width_of(shape), offset = 0;
+    for (size_t k = 0; k < n; k++) {
+        const json_t *s = json_array_get(slices, k);
+        json_int_t prow = json_integer_value(json_array_get(s, 0));
+        json_int_t ps = json_integer_value(json_array_get(s, 1));
+        json_int_t numel = prow * pwidth;
+        json_int_t rows = json_array_size(shape) > 1 && width ? numel / width : numel;
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(n == 1 ? name
+                                                   : ir_internf("%s.block%zu", name, k)));
+        json_object_set_new(o, "shape", shape_with_rows(shape, rows, n == 1));
+        json_object_set_new(o, "offset", json_integer(n == 1 ? 0 : offset));
+        json_object_set_new(o, "pserver", json_integer(ps));
+        json_t *ep = NULL;
+        for (size_t e = 0; e < json_array_size(pservers); e++)
+            if (json_integer_value(json_object_get(json_array_get(pservers, e), "pserver")) == ps)
+                ep = json_object_get(json_array_get(pservers, e), "endpoint");
+        json_object_set_new(o, "endpoint", ep ? json_incref(ep) : json_null());
+        json_array_append_new(out, o);
+        offset += numel;
+    }
+    return out;
+}
+
+static json_t *expand_row(const json_t *row, const json_t *pservers)
+{
+    const char *name = json_string_value(json_array_get(row, 0));
+    const char *grad = json_string_value(json_array_get(row, 3));
+    const json_t *shape = json_array_get(row, 2), *gshape = json_array_get(row, 4);
+    const json_t *slices = json_array_get(row, 6), *flags = json_array_get(row, 8);
+    if (!name || !grad || !json_is_array(shape) || !json_is_array(slices))
+        return NULL;
+    if (!json_is_array(gshape))
+        gshape = shape;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "dtype", json_deep_copy(json_array_get(row, 1)));
+    json_object_set_new(o, "shape", json_deep_copy(shape));
+    json_int_t pwidth = width_of(shape);
+    if (json_array_size(shape) < 2)
+        pwidth = 1;
+    json_object_set_new(o, "slices", expand_slices(name, shape, slices, pwidth, pservers));
+    json_object_set_new(o, "grad", json_string(grad));
+    json_object_set_new(o, "grad_trainer_suffix", json_deep_copy(json_array_get(row, 5)));
+    json_object_set_new(o, "grad_slices",
+                        json_is_true(json_array_get(row, 7))
+                            ? expand_slices(grad, gshape, slices, pwidth, pservers)
+                            : json_array());
+    for (size_t f = 0; f < json_array_size(flags); f++) {
+        const char *flag = json_string_value(json_array_get(flags, f));
+        if (flag)
+            json_object_set_new(o, flag, json_true());
+    }
+    return o;
+}
+
+bool pdio_manifest_expand(json_t *m)
+{
+    json_t *params = json_object_get(m, "params");
+    if (!json_object_get(m, "params_columns") || !json_is_array(params))
+        return true;
+    const json_t *pservers = json_object_get(m, "pservers");
+    json_t *objects = json_array();
+    for (size_t i = 0; i < json_array_size(params); i++) {
+        json_t *o = expand_row(json_array_get(params, i), pservers);
+        if (!o) {
+            json_decref(objects);
+            return false;
+        }
+        json_array_append_new(objects, o);
+    }
+    json_object_set_new(m, "params", objects);
+    json_object_del(m, "params_columns");
+    return true;
+}

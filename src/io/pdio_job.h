@@ -26,4 +26,13 @@ GPtrArray *pdio_job_stale(const char *dir, const char *job);
  * printed) when DIR cannot be read. */
 long pdio_job_check(const char *dir, FILE *out);
 
+/* A manifest's "params" table (manifest_version 2: one row per param,
+ * README.md "The manifest") rewritten in place as the objects of version
+ * 1, one per param with an object per slice, and "params_columns"
+ * dropped; a manifest without the table is left as it is.  What pdtrans
+ * diff compares, so that its paths name params and slices.  False when a
+ * row is not of the documented form.  M is a jansson json_t *. */
+typedef struct json_t json_t;
+bool pdio_manifest_expand(json_t *m);
+
 #endif

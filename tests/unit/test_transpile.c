@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "io/pdio.h"
+#include "io/pdio_job.h"
 #include "passes/pass.h"
 #include "passes/transpile/transpile.h"
 #include "unit.h"
@@ -497,11 +498,29 @@ START_TEST(manifest_is_valid_json_with_odd_names)
     json_error_t err;
     json_t *m = json_loads(ctx.manifest_json, 0, &err);
     ck_assert_ptr_nonnull(m);
+    /* params: one row per param (manifest_version 2), name first */
     json_t *p0 = json_array_get(json_object_get(m, "params"), 0);
-    ck_assert_str_eq(json_string_value(json_object_get(p0, "name")), "b\"q\\s\x01");
+    ck_assert_str_eq(json_string_value(json_array_get(p0, 0)), "b\"q\\s\x01");
     ck_assert_int_eq(json_integer_value(json_object_get(
                          json_array_get(json_object_get(m, "pservers"), 0), "param_bytes")),
                      2004000);
+    /* read back as an object per slice: names, shapes, offsets, endpoints */
+    ck_assert(pdio_manifest_expand(m));
+    ck_assert_ptr_null(json_object_get(m, "params_columns"));
+    json_t *w = json_array_get(json_object_get(m, "params"), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(w, "name")), "fc_w");
+    json_t *s1 = json_array_get(json_object_get(w, "slices"), 1);
+    json_t *g0 = json_array_get(json_object_get(w, "grad_slices"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(s1, "name")), "fc_w.block1");
+    ck_assert_str_eq(json_string_value(json_object_get(g0, "name")), "fc_w@GRAD.block0");
+    ck_assert_int_eq(json_integer_value(json_object_get(s1, "offset")), 500000);
+    ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(s1, "shape"), 0)), 500);
+    ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(s1, "shape"), 1)), 1000);
+    json_int_t ps = json_integer_value(json_object_get(s1, "pserver"));
+    ck_assert_str_eq(json_string_value(json_object_get(s1, "endpoint")),
+                     json_string_value(json_object_get(
+                         json_array_get(json_object_get(m, "pservers"), (size_t)ps), "endpoint")));
+    ck_assert(json_is_true(json_object_get(w, "grad_trainer_suffix")));
     json_decref(m);
     pdt_ctx_free(&ctx);
 }

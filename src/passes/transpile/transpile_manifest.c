@@ -173,22 +173,46 @@ static void shape_text(GString *g, const int64_t *dims, size_t n)
     g_string_append_c(g, ']');
 }
 
-static void slices_text(GString *g, const tp_plan *st, const tp_pair *p, bool grad)
+/* A param's row of the "params" table (README.md, "The manifest"):
+ * [name, dtype, shape, grad, grad_shape, grad_trainer_suffix, slices,
+ * grad_sliced, flags].  A slice is [rows, pserver]; its name, shape,
+ * offset and endpoint follow from the row (split_vars.c's make_slices
+ * names and cuts them so), which keeps 10000 params to about 1 MB where
+ * an object per slice took 4. */
+static void param_row(GString *g, const tp_plan *st, const tp_pair *p)
 {
-    const tp_dvar *d = grad ? &p->grad : &p->param;
+    const ir_var *pv = p->param.var, *gv = p->grad.var;
     g_string_append_c(g, '[');
-    for (size_t k = 0; k < d->n_slices; k++) {
-        const tp_slice *s = &d->slices[k];
-        g_string_append(g, k ? ", {\"name\": " : "{\"name\": ");
-        tp_json_string(g, grad ? s->merged : s->name);
-        g_string_append(g, ", \"shape\": ");
-        shape_text(g, s->dims, s->n_dims);
-        g_string_append_printf(g, ", \"offset\": %lld, \"pserver\": %d, \"endpoint\": ",
-                               (long long)s->offset, p->ep[k]);
-        tp_json_string(g, st->eps[p->ep[k]]);
-        g_string_append_c(g, '}');
+    tp_json_string(g, p->param.name);
+    g_string_append_printf(g, ", \"%s\", ", dtype_name(pv->dtype));
+    shape_text(g, pv->dims, pv->n_dims);
+    g_string_append(g, ", ");
+    tp_json_string(g, p->grad.name);
+    g_string_append(g, ", ");
+    /* grad_shape: null when it is the param's (always, in real programs) */
+    if (gv && (gv->n_dims != pv->n_dims ||
+               (pv->n_dims && memcmp(gv->dims, pv->dims, pv->n_dims * sizeof *pv->dims))))
+        shape_text(g, gv->dims, gv->n_dims);
+    else
+        g_string_append(g, "null");
+    /* A trainer sends grad slice NAME as NAME.trainer_<id> when true. */
+    g_string_append(g, st->trainer_suffix && !p->update_var ? ", true, [" : ", false, [");
+    for (size_t k = 0; k < p->param.n_slices; k++) {
+        const tp_slice *s = &p->param.slices[k];
+        g_string_append_printf(g, "%s[%lld, %d]", k ? ", " : "",
+                               (long long)(s->n_dims ? s->dims[0] : s->numel), p->ep[k]);
     }
-    g_string_append_c(g, ']');
+    /* grad_sliced: GEO's grads stay on the trainer, uncut */
+    g_string_append(g, p->grad.n_slices ? "], true, [" : "], false, [");
+    /* flags: distribute_update_var, a param updated by backward ops (its
+     * own grad); remote_prefetch, the seed's vars_overview vtype
+     * "RemotePrefetch" (the trainer sends the grad, never receives the
+     * param) */
+    if (p->update_var)
+        g_string_append(g, "\"distribute_update_var\"");
+    if (p->remote)
+        g_string_append(g, p->update_var ? ", \"remote_prefetch\"" : "\"remote_prefetch\"");
+    g_string_append(g, "]]");
 }
 
 /* A small fixed-layout writer: top-level keys one per line, each list item
@@ -271,8 +295,9 @@ static void mf_begin(mf *m, const pdt_ctx *ctx, const char *mode, const char *ro
 {
     m->out = g_string_new("{");
     m->first_key = true;
+    /* 2: params as a table, one row per param (1: an object per slice) */
     mf_key(m, "manifest_version");
-    mf_value(m, json_integer(1));
+    mf_value(m, json_integer(2));
     if (ctx->run) {
         mf_key(m, "pdtrans_version");
         mf_value(m, json_string(ctx->run->version));
@@ -346,30 +371,14 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
     }
     mf_list(&m, "pservers", eps);
 
+    mf_key(&m, "params_columns");
+    g_string_append(m.out, "[\"name\", \"dtype\", \"shape\", \"grad\", \"grad_shape\", "
+                    "\"grad_trainer_suffix\", \"slices\", \"grad_sliced\", \"flags\"]");
     mf_key(&m, "params");
     g_string_append(m.out, st->n_pairs ? "[" : "[]");
     for (size_t i = 0; i < st->n_pairs; i++) {
-        const tp_pair *p = &st->pairs[i];
-        GString *g = m.out;
-        g_string_append(g, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        tp_json_string(g, p->param.name);
-        g_string_append_printf(g, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(p->param.var->dtype));
-        shape_text(g, p->param.var->dims, p->param.var->n_dims);
-        g_string_append(g, ", \"slices\": ");
-        slices_text(g, st, p, false);
-        g_string_append(g, ", \"grad\": ");
-        tp_json_string(g, p->grad.name);
-        /* A trainer sends grad slice NAME as NAME.trainer_<id> when true. */
-        g_string_append_printf(g, ", \"grad_trainer_suffix\": %s, \"grad_slices\": ",
-                               st->trainer_suffix && !p->update_var ? "true" : "false");
-        slices_text(g, st, p, true);
-        if (p->update_var)
-            g_string_append(g, ", \"distribute_update_var\": true");
-        /* The seed's vars_overview vtype "RemotePrefetch": the trainer sends
-         * the grad but never receives the param. */
-        if (p->remote)
-            g_string_append(g, ", \"remote_prefetch\": true");
-        g_string_append_c(g, '}');
+        g_string_append(m.out, i ? ",\n    " : "\n    ");
+        param_row(m.out, st, &st->pairs[i]);
     }
     if (st->n_pairs)
         g_string_append(m.out, "\n  ]");
