@@ -138,6 +138,9 @@ void ex_scope_put(ex_scope *s, const char *name, ex_tensor *t);
 void ex_scope_fuse(ex_scope *s, const char *fused, const char *const *members,
                    const size_t *offsets, size_t n);
 void ex_scope_remove(ex_scope *s, const char *name);
+/* Removes `name` from s and gives its tensor to the caller; NULL (and s
+ * unchanged) when absent or part of a coalesce_tensor fusion. */
+ex_tensor *ex_scope_take(ex_scope *s, const char *name);
 /* Names holding a tensor, in insertion order; returns the count.  The
  * array is the caller's (free() it). */
 size_t ex_scope_names(const ex_scope *s, const char ***out);

@@ -422,6 +422,16 @@ void ex_scope_remove(ex_scope *s, const char *name)
     pmap_put(&s->map, name, NULL);  /* keeps its place in `names` */
 }
 
+ex_tensor *ex_scope_take(ex_scope *s, const char *name)
+{
+    name = ir_intern(name);
+    ex_tensor *t = pmap_get(&s->map, name);
+    if (!t || pmap_get(&s->fusions, name) || pmap_get(&s->views, name))
+        return NULL;
+    pmap_put(&s->map, name, NULL);  /* keeps its place in `names` */
+    return t;
+}
+
 size_t ex_scope_names(const ex_scope *s, const char ***out)
 {
     const char **v = xmalloc_n(s->n + 1, sizeof(const char *));

@@ -261,12 +261,31 @@ static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster
                 ok = false;
                 break;
             }
-            per[g * n_tr + t] = ex_tensor_copy(v);
+            /* A dense grad of trainer 0 makes scaled_sum add densified
+             * grads in trainer order: add each as it comes (the same sums,
+             * bit for bit) instead of holding one per trainer, which with
+             * the cluster alive cost a grad per trainer. */
+            ex_tensor **acc = &per[g * n_tr];
+            if (t > 0 && *acc && (*acc)->kind == EX_DENSE) {
+                ex_tensor *d = ex_densify(v);
+                for (size_t i = 0; i < (*acc)->numel && i < d->numel; i++)
+                    (*acc)->data[i] += d->data[i];
+                ex_tensor_free(d);
+            } else
+                acc[t] = t == 0 && v->kind == EX_DENSE ? ex_densify(v) : ex_tensor_copy(v);
         }
     }
     for (size_t g = 0; ok && g < n_grads; g++) {
         bool sum = by_id_table(c, params[g]) || pmap_has(&rp->summed, grads[g]);
-        ex_scope_put(R, grads[g], scaled_sum(per + g * n_tr, n_tr, sum ? 1.0 : ex_mean_factor(n_tr)));
+        double factor = sum ? 1.0 : ex_mean_factor(n_tr);
+        ex_tensor **list = per + g * n_tr;
+        if (list[0]->kind == EX_DENSE) {
+            for (size_t i = 0; i < list[0]->numel; i++)
+                list[0]->data[i] *= factor;
+            ex_scope_put(R, grads[g], list[0]);
+            list[0] = NULL;
+        } else
+            ex_scope_put(R, grads[g], scaled_sum(list, n_tr, factor));
     }
     ok = ok && run_updates(R, main, c, err, errlen);
     for (size_t i = 0; i < n_grads * n_tr; i++)
