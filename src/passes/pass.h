@@ -1,8 +1,7 @@
 /* pass.h - the pass interface and the shared pipeline context.
  *
  * A pass edits ctx->main / ctx->startup in memory, or takes them over
- * (the transpile passes insert_send_recv, nccl2 and collective leave empty
- * programs there), and stages the programs it builds for output
+ * (leaving empty programs there), and stages the programs it builds for output
  * (pdt_ctx_stage_output).  It never reads or writes files and never sees
  * protobuf-c structs.  It returns PDT_OK, or PDT_EBADINPUT after printing
  * one error naming the block, op or var at fault.  The pipeline runs the
@@ -15,56 +14,13 @@
 #include <stdio.h>
 
 #include "../ir/ir.h"
+#include "list.h"
 #include "options.h"
 
-/* A comma-separated flag value, split and interned. */
-typedef struct {
-    size_t n;
-    const char **items;
-} pdt_list;
 
-typedef enum { PDT_SYNC = 0, PDT_ASYNC, PDT_HALF_ASYNC } pdt_sync_mode;
-typedef enum { PDT_MODE_PSERVER = 0, PDT_MODE_NCCL2, PDT_MODE_COLLECTIVE } pdt_dist_mode;
-typedef enum { PDT_SPLIT_ROUND_ROBIN = 0, PDT_SPLIT_HASH, PDT_SPLIT_BALANCED } pdt_split_method;
-typedef enum { PDT_ROLE_ALL = 0, PDT_ROLE_TRAINER, PDT_ROLE_PSERVER } pdt_role;
-/* DistributeTranspilerConfig.collective_mode (--mode=collective). */
-typedef enum {
-    PDT_COLL_NONE = 0, PDT_COLL_GRAD_ALLREDUCE, PDT_COLL_LOCAL_SGD, PDT_COLL_SPMT
-} pdt_collective_mode;
 
-/* memory_optimize / release_memory options (src/passes/memory/). */
-typedef struct {
-    pdt_list skip;              /* --skip: skip_opt_set */
-    int level;                  /* memory_optimize: 0 exact shape, 1 best fit */
-    bool skip_grads;            /* memory_optimize: skip_grads=True */
-    bool print_log;             /* memory_optimize: collect print_log's lines in `log` */
-    char *log;                  /* malloc'd, NUL-terminated; NULL when empty */
-    size_t log_len;
-} pdt_memory_opts;
 
-/* The backward family's options (backward/options.c): append_backward
- * and calc_gradient. */
-typedef struct {
-    const char *loss;
-    pdt_list params, no_grad, checkpoints;
-    pdt_list targets, inputs, target_grads;
-} pdt_backward_opts;
 
-/* The optimizer family's options (optimizer/options.c): what
- * Optimizer.minimize takes. */
-typedef struct {
-    const char *optimizer;      /* SPEC, e.g. "sgd:learning_rate=0.1" */
-    const char *regularization; /* "l2:COEFF" */
-    /* Per-parameter regularizers, "KIND:COEFF@P1,P2,..." each (fluid's
-     * ParamAttr(regularizer=...)); they win over `regularization`. */
-    pdt_list param_regularizations;
-    const char *clip;           /* "global_norm:MAX" */
-    const char *lr_schedule;
-    /* --learning-rate-var: an existing block-0 var used as the learning
-     * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
-     * user built as forward ops. */
-    const char *learning_rate_var;
-} pdt_optim_opts;
 
 /* One program a pass wants written.  `stem` is the file name without
  * extension ("trainer_0", "pserver_1.startup"). */
@@ -79,68 +35,7 @@ typedef struct {
  * frees it.  Returns PDT_OK, or an error after printing its message. */
 typedef int (*pdt_output_sink)(void *arg, const char *stem, const ir_program *p);
 
-/* Settings Paddle takes from the environment (ServerRuntimeConfig and
- * SingleProcessMultiThread).  The passes read them only from here; the
- * command fills them from options, or from the environment under
- * --from-env, so that a stray variable never changes an output. */
-typedef struct {
-    int rpc_send_threads;       /* FLAGS_rpc_send_thread_num */
-    int rpc_get_threads;        /* FLAGS_rpc_get_thread_num */
-    int rpc_prefetch_threads;   /* FLAGS_rpc_prefetch_thread_num */
-    int selected_gpus;          /* items of FLAGS_selected_gpus */
-    int fuse_allreduce;         /* PADDLE_FUSE_ALLREDUCE */
-    int loss_scale;             /* PADDLE_LOSS_SCALE */
-} pdt_runtime;
 
-/* The transpile family's options (transpile/options.c): what
- * DistributeTranspiler.transpile and DistributeTranspilerConfig take, and
- * the settings Paddle reads from the environment.  The family's validate()
- * (transpile/validate.c) checks them before any file is read and resolves
- * `trainers` and `trainer_endpoints` from --trainers; the passes rely on
- * both. */
-typedef struct {
-    pdt_list pservers;          /* endpoints, in --pservers order */
-    const char *pservers_arg;   /* --pservers as given (validate() checks its grammar) */
-    const char *trainers_arg;   /* --trainers as given: a count or endpoints, per mode */
-    int trainers;               /* count; resolved from trainers_arg (default 1) */
-    pdt_list trainer_endpoints; /* nccl2, collective: --trainers as an endpoint list */
-    int trainer_id;
-    pdt_role role;
-    const char *endpoint;       /* --endpoint */
-    pdt_dist_mode mode;
-    pdt_collective_mode collective_mode;    /* --collective-mode */
-    int nccl_comm_num;          /* DistributeTranspilerConfig.nccl_comm_num */
-    bool hierarchical_allreduce;
-    int hierarchical_inter_nranks;
-    pdt_sync_mode sync_mode;
-    bool dc_asgd;               /* --dc-asgd: enable_dc_asgd (not sync) */
-    bool slice_var_up;          /* false with --no-slice */
-    long min_block_size;
-    pdt_split_method split_method;
-    unsigned long random_seed;
-    /* --geo[=N] or --a-sync-k-steps=N: GEO-SGD (GeoSgdTranspiler), the
-     * trainers pushing their params' deltas every N steps; 0: not GEO. */
-    int geo_push_nums;
-    pdt_runtime runtime;
-    /* Set by the command: --role=all writes trainer_0 .. trainer_{trainers-1}
-     * (the manifest lists them all); false: trainer_id's alone. */
-    bool every_trainer;
-    /* Set by the command for validate(): how its messages name a setting
-     * (the flag, or under --from-env the variable(s) it came from; NULL:
-     * the flag), and which options the user gave (flags win over the
-     * environment; some options are refused in modes that ignore them). */
-    struct {
-        const char *role, *pservers, *trainers, *trainer_id, *endpoint;
-    } src;
-    struct {
-        bool role, pservers, trainers, trainer_id, endpoint;
-        bool rpc_send, rpc_get, rpc_prefetch, gpus, fuse, loss_scale;
-        bool hierarchical;      /* --hierarchical-*: nccl2 only */
-        bool nccl_flags;        /* any nccl2-only option */
-        const char *sync_flag;  /* the --sync, --async or --half-async given */
-        const char *geo_flag;   /* "--geo" or "--a-sync-k-steps" when given */
-    } given;
-} pdt_transpile_opts;
 
 /* What manifest.json says about the run; filled and owned by the command.
  * Lists are parallel: input_roles[i] ("main", "startup") was read from
@@ -182,27 +77,26 @@ typedef enum {
 } pdt_analysis_id;
 #define PDT_AN_BIT(name) (1u << PDT_AN_##name)
 
+struct pdt_ctx;
+/* Each family's header: its options and results types, and its init and
+ * release of them (families.def lists them). */
+#include "families.h"
+
 typedef struct pdt_ctx {
     ir_program *main;
     ir_program *startup;    /* never NULL inside a pipeline (may be empty) */
     const char *main_path;  /* for messages */
     const char *startup_path;
 
-    pdt_backward_opts backward;
-    /* Filled by append_backward: parameter i has gradient grads[i]. */
-    pdt_list bw_params, bw_grads;
-
-    pdt_optim_opts optim;
-
-    pdt_transpile_opts transpile;
+    /* Each pass family's options (pdt_ctx.FIELD) and results, declared in
+     * its own header (families.def). */
+#define FAMILY(field, type, results, init, release) type field; results
+#define FAMILY_RESULTS(name, results, release) results
+#include "families.def"
+#undef FAMILY_RESULTS
+#undef FAMILY
     bool no_verify_each;
     const pdt_run_info *run;    /* NULL: the manifest describes no run */
-
-    /* inference: parameter values (src/ir/tensors.h) the fold reads and
-     * extends; owned by the context. */
-    struct ir_tensors *param_values;
-
-    pdt_memory_opts memory;
 
     pdt_run_settings settings;
     /* The analysis cache (pdt_analysis_get): analyses[id] while valid;
@@ -217,8 +111,6 @@ typedef struct pdt_ctx {
 
     size_t n_outputs, cap_outputs;
     pdt_output *outputs;
-    /* JSON text of manifest.json (g_malloc'd: free with g_free), set by the transpile pass. */
-    char *manifest_json;
 } pdt_ctx;
 
 typedef struct {
@@ -250,7 +142,7 @@ typedef struct pdt_analysis {
     void (*free)(void *a);
     /* Before the manager drops it after a successful pass, at the end of a
      * successful run, or before a fresh one replaces it: whatever it owes
-     * the context (the transpile plan: the manifest). */
+     * the context (a report it makes, say). */
     void (*finish)(void *a);
     /* Before any pass runs: PDT_OK, or PDT_EUSAGE after naming a pass of
      * PASSES (groups replaced by their members) that runs out of order. */

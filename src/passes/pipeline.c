@@ -11,7 +11,6 @@
 #include "../progress.h"
 #include "../suggest.h"
 #include "../ir/alloc.h"
-#include "../ir/tensors.h"
 #include "../ir/pmap.h"
 #include "../ir/print_ops.h"
 #include "../ir/util.h"
@@ -449,7 +448,11 @@ void pdt_ctx_init(pdt_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
     pdt_options_set_defaults(ctx);
-    ctx->transpile.trainers = 1;      /* what --trainers resolves to when not given */
+#define FAMILY(field, type, results, init, release) init(ctx);
+#define FAMILY_RESULTS(name, results, release)
+#include "families.def"
+#undef FAMILY_RESULTS
+#undef FAMILY
     ctx->main_path = "main program";
     ctx->startup_path = "startup program";
 }
@@ -464,24 +467,11 @@ void pdt_ctx_free(pdt_ctx *ctx)
     hand_over(ctx, false);
     free(ctx->staged);
     invalidate(ctx, 0, false);
-    g_free(ctx->manifest_json);
-    ir_tensors_free(ctx->param_values);
-    free(ctx->memory.log);
-    pdt_list_free(&ctx->memory.skip);
-    pdt_backward_opts *bw = &ctx->backward;
-    pdt_list *lists[] = {&bw->params,
-                         &bw->no_grad,
-                         &bw->checkpoints,
-                         &bw->targets,
-                         &bw->inputs,
-                         &bw->target_grads,
-                         &ctx->bw_params,
-                         &ctx->bw_grads,
-                         &ctx->transpile.pservers,
-                         &ctx->transpile.trainer_endpoints,
-                         &ctx->optim.param_regularizations};
-    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
-        pdt_list_free(lists[i]);
+#define FAMILY(field, type, results, init, release) release(ctx);
+#define FAMILY_RESULTS(name, results, release) release(ctx);
+#include "families.def"
+#undef FAMILY_RESULTS
+#undef FAMILY
     memset(ctx, 0, sizeof *ctx);
 }
 
