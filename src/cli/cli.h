@@ -26,8 +26,13 @@ int cli_run_memory_pass(int argc, char **argv, const char *cmd, const char *usag
 struct json_t;
 struct ex_cluster;
 bool cli_verify_geo_info(struct json_t *m, struct ex_cluster *c);
-/* `verify rewrite` (verify_rewrite.c), dispatched by cmd_verify. */
+/* `verify rewrite` (verify_rewrite.c) and `verify transpile`
+ * (verify_transpile.c), dispatched by cmd_verify. */
 int cmd_verify_rewrite(int argc, char **argv);
+int cli_verify_transpile(int argc, char **argv);
+/* verify's numbers (verify.c): S as a double of at least MIN into *OUT,
+ * or a usage error naming FLAG. */
+bool cli_verify_parse_double(const char *flag, const char *s, double min, double *out);
 /* `verify job` (verify_job.c, src/sym), dispatched by cmd_verify. */
 int cmd_verify_job(int argc, char **argv);
 

@@ -10,6 +10,7 @@
 #include "../exec/exec.h"
 #include "../progress.h"
 #include "../io/pdio.h"
+#include "../job/job.h"
 #include "../ir/print_ops.h"
 #include "../passes/pass.h"
 #include "optparse.h"
@@ -90,33 +91,15 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     return PDT_EUSAGE;
 }
 
-static const char NO_PARAMS[] = "%s: no var of block 0 is marked as a parameter "
-                                "(is_parameter), as in a saved inference model; name the "
-                                "vars to train with --params=P,...";
-
-static bool has_params(const pdt_ctx *ctx)
-{
-    const ir_block *b = ir_program_block(ctx->main, 0);
-    if (ctx->backward.params.n || !b)
-        return true;
-    for (size_t i = 0; i < b->n_vars; i++)
-        if (!b->vars[i]->removed && b->vars[i]->is_parameter)
-            return true;
-    return false;
-}
-
+/* The job API's check (src/job/job.c), for the commands that train. */
 int cli_check_has_params(const char *cmd, const pdt_ctx *ctx)
 {
-    if (has_params(ctx))
-        return PDT_OK;
-    pdt_usage_error(cmd, NO_PARAMS, ctx->main_path);
-    return PDT_EUSAGE;
+    return pdt_job_check_params(cmd, ctx);
 }
 
 void cli_warn_no_params(const pdt_ctx *ctx)
 {
-    if (!has_params(ctx))
-        pdt_warning(NO_PARAMS, ctx->main_path);
+    pdt_job_warn_no_params(ctx);
 }
 
 bool cli_load_main(pdt_ctx *ctx, const char *path)

@@ -1,5 +1,5 @@
 /* transpile_cli.h - the transpile command's own options, shared by its
- * files: transpile.c (parsing, pipeline, output) and transpile_env.c
+ * files: transpile.c (parsing, output) and transpile_env.c
  * (--from-env).  The family's options are in ctx->transpile. */
 #ifndef PDT_TRANSPILE_CLI_H
 #define PDT_TRANSPILE_CLI_H
@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "../io/pdio.h"
+#include "../job/job.h"
 #include "../passes/pass.h"
 #include "cli.h"
 #include "optparse.h"
@@ -16,15 +17,13 @@
 #define TCLI_CMD "transpile"
 
 typedef struct {
-    pdt_ctx *ctx;
+    pdt_job *job;           /* the job this command adapts (src/job/job.h) */
+    pdt_ctx *ctx;           /* the job's context */
     cli_run run;
     cli_common common;      /* -s, -o, --text as parsed */
     const char *startup_path, *out_dir, *passes;
     bool text, from_env;
     bool clean, print_files;    /* --clean, --print-files (transpile_job.c) */
-    /* --role=all's other trainers: copies of an input that cannot be read
-     * again (standard input, a pipe), taken before the first run. */
-    ir_program *kept_main, *kept_startup;
 } tcli_opts;
 
 /* transpile_env.c: fills what flags left unset from the variables Paddle's
@@ -50,12 +49,6 @@ void tcli_remove_stale(const tcli_opts *o, pdio_batch *b, GPtrArray *stale);
 char *tcli_manifest_final(const char *manifest, const char *job, const pdio_batch *b);
 /* --print-files: every path written, one per line. */
 int tcli_print_files(const pdio_batch *b);
-/* --role=all: trainers 1 .. N-1 (ctx->transpile.every_trainer), each
- * from fresh inputs; their outputs added through the pipeline's sink. */
-/* Keeps copies of the inputs that cannot be read again, for
- * tcli_other_trainers (nothing unless --role=all writes every trainer). */
-void tcli_keep_inputs(tcli_opts *o);
-int tcli_other_trainers(tcli_opts *o, const char *const *passes, size_t n_passes);
 
 /* transpile_size.c: --max-output-size; refuses (PDT_EBADINPUT, naming
  * --trainers) a job whose output's lower bound passes the cap, after MAIN

@@ -1,11 +1,11 @@
 /* transpile_job.c - what the transpile command does about its output
  * folder: one job per folder (the stale-file check and --clean), the
- * per-role manifest with its job id and file hashes, --print-files, and
- * every trainer of --role=all.  README.md, "Output folders". */
+ * per-role manifest with its job id and file hashes, and --print-files
+ * (--role=all's every trainer is the job's: src/job/job.c).  README.md,
+ * "Output folders". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../diag.h"
 #include "../io/pdio_job.h"
@@ -120,86 +120,4 @@ int tcli_print_files(const pdio_batch *b)
         return PDT_EBADINPUT;
     }
     return PDT_OK;
-}
-
-/* A path that gives the same bytes when read again: a regular file. */
-static bool rereadable(const char *path)
-{
-    struct stat st;
-    return path && strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-void tcli_keep_inputs(tcli_opts *o)
-{
-    pdt_ctx *ctx = o->ctx;
-    if (!ctx->transpile.every_trainer)
-        return;
-    if (!rereadable(ctx->main_path))
-        o->kept_main = ir_program_clone(ctx->main);
-    if (o->startup_path && !rereadable(o->startup_path))
-        o->kept_startup = ir_program_clone(ctx->startup);
-}
-
-/* Fresh inputs for another trainer's run: the pipeline took the last
- * ones over.  An input read from standard input or a pipe is copied from
- * what tcli_keep_inputs kept. */
-static int reread_inputs(tcli_opts *o)
-{
-    pdt_ctx *ctx = o->ctx;
-    ctx->main = o->kept_main ? ir_program_clone(o->kept_main) : pdio_read(ctx->main_path);
-    if (!ctx->main)
-        return PDT_EBADINPUT;
-    if (o->kept_startup)
-        ctx->startup = ir_program_clone(o->kept_startup);
-    else if (o->startup_path)
-        ctx->startup = pdio_read(o->startup_path);
-    else {
-        ctx->startup = ir_program_new();
-        ir_program_add_block(ctx->startup, -1);
-    }
-    return ctx->startup ? PDT_OK : PDT_EBADINPUT;
-}
-
-int tcli_other_trainers(tcli_opts *o, const char *const *passes, size_t n_passes)
-{
-    pdt_ctx *ctx = o->ctx;
-    pdt_transpile_opts *t = &ctx->transpile;
-    if (!t->every_trainer)
-        return PDT_OK;
-    /* The manifest is --role=all's, made by the first run; each later run
-     * is a --role=trainer run, printing nothing --print-after asked for
-     * again. */
-    char *manifest = ctx->manifest_json;
-    ctx->manifest_json = NULL;
-    ctx->settings.print_after = NULL;
-    ctx->settings.print_after_all = false;
-    t->role = PDT_ROLE_TRAINER;
-    int rc = PDT_OK;
-    for (int id = 1; id < t->trainers && rc == PDT_OK; id++) {
-        t->trainer_id = id;
-        ir_program_free(ctx->main);
-        ir_program_free(ctx->startup);
-        ctx->main = ctx->startup = NULL;
-        pdt_list_free(&ctx->bw_params);
-        pdt_list_free(&ctx->bw_grads);
-        rc = reread_inputs(o);
-        if (rc == PDT_OK)
-            rc = pdt_run_pipeline(ctx, passes, n_passes);
-        for (size_t i = 0; i < ctx->n_outputs && rc == PDT_OK; i++) {
-            rc = ctx->settings.write_output(ctx->settings.write_output_arg,
-                                            ctx->outputs[i].stem, ctx->outputs[i].program);
-            ir_program_free(ctx->outputs[i].program);
-            ctx->outputs[i].program = NULL;
-        }
-        ctx->n_outputs = 0;
-        g_free(ctx->manifest_json);
-        ctx->manifest_json = NULL;
-    }
-    t->role = PDT_ROLE_ALL;
-    t->trainer_id = 0;
-    ctx->manifest_json = manifest;
-    ir_program_free(o->kept_main);
-    ir_program_free(o->kept_startup);
-    o->kept_main = o->kept_startup = NULL;
-    return rc;
 }

@@ -82,6 +82,34 @@ typedef struct {
     bool pserver_sum;
 } ex_param_result;
 
+/* One program a transpile produced, by its output stem ("trainer_0",
+ * "pserver_1.startup"): what pdt_job hands over, or what verify read. */
+typedef struct {
+    const char *stem;               /* interned */
+    ir_program *program;            /* borrowed */
+} ex_output;
+
+/* What the cluster of a transpile job looks like (the job's options). */
+typedef struct {
+    ex_cluster_mode mode;
+    int dist_mode;                  /* as ex_cluster.dist_mode */
+    size_t n_trainers;              /* trainer_0 .. trainer_{n-1} */
+    size_t devices;                 /* simulated devices per trainer (0 or 1: one) */
+    size_t n_pservers;
+    const char *const *endpoints;   /* pserver_K listens at endpoints[K] */
+} ex_cluster_shape;
+
+/* Sets c's mode, trainers and pservers (arrays allocated here; free them
+ * with ex_cluster_release) from OUTS, the outputs of one or more transpile
+ * runs: trainer t runs trainer_<t> and trainer_<t>.startup on each of its
+ * devices, pserver K (when built) pserver_<K> and pserver_<K>.startup.
+ * The programs stay the caller's.  False with c->err set when a trainer's
+ * or a built pserver's programs are missing. */
+bool ex_cluster_from_outputs(ex_cluster *c, const ex_cluster_shape *s, const ex_output *outs,
+                             size_t n);
+/* ex_cluster_free, and the trainer and pserver arrays too. */
+void ex_cluster_release(ex_cluster *c);
+
 /* Runs `steps` steps of the cluster (programs already set in c->trainers /
  * c->pservers) and of single-process training of `main`/`startup`, and
  * compares each parameter of main's optimizer ops held by trainer 0.  The

@@ -1,8 +1,7 @@
 /* pass.h - the pass interface and the shared pipeline context.
  *
  * A pass edits ctx->main / ctx->startup in memory, or takes them over
- * (the transpile passes insert_send_recv, nccl2 and collective leave empty
- * programs there), and stages the programs it builds for output
+ * (leaving empty programs there), and stages the programs it builds for output
  * (pdt_ctx_stage_output).  It never reads or writes files and never sees
  * protobuf-c structs.  It returns PDT_OK, or PDT_EBADINPUT after printing
  * one error naming the block, op or var at fault.  The pipeline runs the
@@ -15,57 +14,13 @@
 #include <stdio.h>
 
 #include "../ir/ir.h"
+#include "list.h"
 #include "options.h"
 
-/* A comma-separated flag value, split and interned. */
-typedef struct {
-    size_t n;
-    const char **items;
-} pdt_list;
 
-typedef enum { PDT_SYNC = 0, PDT_ASYNC, PDT_HALF_ASYNC } pdt_sync_mode;
-typedef enum { PDT_MODE_PSERVER = 0, PDT_MODE_NCCL2, PDT_MODE_COLLECTIVE } pdt_dist_mode;
-typedef enum { PDT_SPLIT_ROUND_ROBIN = 0, PDT_SPLIT_HASH, PDT_SPLIT_BALANCED } pdt_split_method;
-typedef enum { PDT_ROLE_ALL = 0, PDT_ROLE_TRAINER, PDT_ROLE_PSERVER } pdt_role;
-/* DistributeTranspilerConfig.collective_mode (--mode=collective). */
-typedef enum {
-    PDT_COLL_NONE = 0, PDT_COLL_GRAD_ALLREDUCE, PDT_COLL_LOCAL_SGD, PDT_COLL_SPMT
-} pdt_collective_mode;
 
-/* memory_optimize / release_memory options (src/passes/memory/). */
-typedef struct {
-    pdt_list skip;              /* --skip: skip_opt_set */
-    int level;                  /* memory_optimize: 0 exact shape, 1 best fit */
-    bool skip_grads;            /* memory_optimize: skip_grads=True */
-    bool print_log;             /* memory_optimize: collect print_log's lines in `log` */
-    char *log;                  /* malloc'd, NUL-terminated; NULL when empty */
-    size_t log_len;
-} pdt_memory_opts;
 
-/* The backward family's options (backward/options.c): append_backward
- * and calc_gradient. */
-typedef struct {
-    const char *loss;
-    pdt_list params, no_grad, checkpoints;
-    pdt_list targets, inputs, target_grads;
-} pdt_backward_opts;
 
-/* The optimizer family's options (optimizer/options.c): what
- * Optimizer.minimize takes. */
-typedef struct {
-    const char *optimizer;      /* SPEC, e.g. "sgd:learning_rate=0.1" */
-    const char *regularization; /* "l2:COEFF" */
-    /* Per-parameter regularizers, "KIND:COEFF@P1,P2,..." each (fluid's
-     * ParamAttr(regularizer=...)); they win over `regularization`. */
-    pdt_list param_regularizations;
-    const char *clip;           /* "global_norm:MAX" */
-    const char *lr_schedule;
-    const char *lr_warmup;      /* --lr-warmup: linear_lr_warmup's keys */
-    /* --learning-rate-var: an existing block-0 var used as the learning
-     * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
-     * user built as forward ops. */
-    const char *learning_rate_var;
-} pdt_optim_opts;
 
 /* One program a pass wants written.  `stem` is the file name without
  * extension ("trainer_0", "pserver_1.startup"). */
@@ -80,68 +35,7 @@ typedef struct {
  * frees it.  Returns PDT_OK, or an error after printing its message. */
 typedef int (*pdt_output_sink)(void *arg, const char *stem, const ir_program *p);
 
-/* Settings Paddle takes from the environment (ServerRuntimeConfig and
- * SingleProcessMultiThread).  The passes read them only from here; the
- * command fills them from options, or from the environment under
- * --from-env, so that a stray variable never changes an output. */
-typedef struct {
-    int rpc_send_threads;       /* FLAGS_rpc_send_thread_num */
-    int rpc_get_threads;        /* FLAGS_rpc_get_thread_num */
-    int rpc_prefetch_threads;   /* FLAGS_rpc_prefetch_thread_num */
-    int selected_gpus;          /* items of FLAGS_selected_gpus */
-    int fuse_allreduce;         /* PADDLE_FUSE_ALLREDUCE */
-    int loss_scale;             /* PADDLE_LOSS_SCALE */
-} pdt_runtime;
 
-/* The transpile family's options (transpile/options.c): what
- * DistributeTranspiler.transpile and DistributeTranspilerConfig take, and
- * the settings Paddle reads from the environment.  The family's validate()
- * (transpile/validate.c) checks them before any file is read and resolves
- * `trainers` and `trainer_endpoints` from --trainers; the passes rely on
- * both. */
-typedef struct {
-    pdt_list pservers;          /* endpoints, in --pservers order */
-    const char *pservers_arg;   /* --pservers as given (validate() checks its grammar) */
-    const char *trainers_arg;   /* --trainers as given: a count or endpoints, per mode */
-    int trainers;               /* count; resolved from trainers_arg (default 1) */
-    pdt_list trainer_endpoints; /* nccl2, collective: --trainers as an endpoint list */
-    int trainer_id;
-    pdt_role role;
-    const char *endpoint;       /* --endpoint */
-    pdt_dist_mode mode;
-    pdt_collective_mode collective_mode;    /* --collective-mode */
-    int nccl_comm_num;          /* DistributeTranspilerConfig.nccl_comm_num */
-    bool hierarchical_allreduce;
-    int hierarchical_inter_nranks;
-    pdt_sync_mode sync_mode;
-    bool dc_asgd;               /* --dc-asgd: enable_dc_asgd (not sync) */
-    bool slice_var_up;          /* false with --no-slice */
-    long min_block_size;
-    pdt_split_method split_method;
-    unsigned long random_seed;
-    /* --geo[=N] or --a-sync-k-steps=N: GEO-SGD (GeoSgdTranspiler), the
-     * trainers pushing their params' deltas every N steps; 0: not GEO. */
-    int geo_push_nums;
-    pdt_runtime runtime;
-    /* Set by the command: --role=all writes trainer_0 .. trainer_{trainers-1}
-     * (the manifest lists them all); false: trainer_id's alone. */
-    bool every_trainer;
-    /* Set by the command for validate(): how its messages name a setting
-     * (the flag, or under --from-env the variable(s) it came from; NULL:
-     * the flag), and which options the user gave (flags win over the
-     * environment; some options are refused in modes that ignore them). */
-    struct {
-        const char *role, *pservers, *trainers, *trainer_id, *endpoint;
-    } src;
-    struct {
-        bool role, pservers, trainers, trainer_id, endpoint;
-        bool rpc_send, rpc_get, rpc_prefetch, gpus, fuse, loss_scale;
-        bool hierarchical;      /* --hierarchical-*: nccl2 only */
-        bool nccl_flags;        /* any nccl2-only option */
-        const char *sync_flag;  /* the --sync, --async or --half-async given */
-        const char *geo_flag;   /* "--geo" or "--a-sync-k-steps" when given */
-    } given;
-} pdt_transpile_opts;
 
 /* What manifest.json says about the run; filled and owned by the command.
  * Lists are parallel: input_roles[i] ("main", "startup") was read from
@@ -172,7 +66,21 @@ typedef struct {
     void *write_output_arg;
 } pdt_run_settings;
 
-struct tp_plan;     /* the transpile plan: src/passes/transpile/transpile.h */
+/* The analyses (passes.def ANALYSIS): results that passes compute once and
+ * later passes read, cached in the context by the pass manager (pipeline.c)
+ * and dropped after any pass that does not preserve them. */
+typedef enum {
+#define ANALYSIS(name, ops) PDT_AN_##name,
+#include "passes.def"
+#undef ANALYSIS
+    PDT_N_ANALYSES
+} pdt_analysis_id;
+#define PDT_AN_BIT(name) (1u << PDT_AN_##name)
+
+struct pdt_ctx;
+/* Each family's header: its options and results types, and its init and
+ * release of them (families.def lists them). */
+#include "families.h"
 
 typedef struct pdt_ctx {
     ir_program *main;
@@ -180,27 +88,20 @@ typedef struct pdt_ctx {
     const char *main_path;  /* for messages */
     const char *startup_path;
 
-    pdt_backward_opts backward;
-    /* Filled by append_backward: parameter i has gradient grads[i]. */
-    pdt_list bw_params, bw_grads;
-
-    pdt_optim_opts optim;
-
-    pdt_transpile_opts transpile;
+    /* Each pass family's options (pdt_ctx.FIELD) and results, declared in
+     * its own header (families.def). */
+#define FAMILY(field, type, results, init, release) type field; results
+#define FAMILY_RESULTS(name, results, release) results
+#include "families.def"
+#undef FAMILY_RESULTS
+#undef FAMILY
     bool no_verify_each;
     const pdt_run_info *run;    /* NULL: the manifest describes no run */
 
-    /* inference: parameter values (src/ir/tensors.h) the fold reads and
-     * extends; owned by the context. */
-    struct ir_tensors *param_values;
-
-    pdt_memory_opts memory;
-
     pdt_run_settings settings;
-    /* Analysis cache: the transpile plan (params_grads, slices, endpoints),
-     * made by 'find_optimize' and 'split_vars' and read by the passes after
-     * them; the pipeline drops it after any pass outside that family. */
-    struct tp_plan *transpile_plan;
+    /* The analysis cache (pdt_analysis_get): analyses[id] while valid;
+     * the manager drops it after any pass that does not preserve it. */
+    void *analyses[PDT_N_ANALYSES];
     /* Programs passes built for output, not yet handed over: the pipeline
      * hands them to `outputs` only when every pass succeeded, and frees
      * them otherwise (a failing run hands over nothing). */
@@ -210,8 +111,6 @@ typedef struct pdt_ctx {
 
     size_t n_outputs, cap_outputs;
     pdt_output *outputs;
-    /* JSON text of manifest.json (g_malloc'd: free with g_free), set by the transpile pass. */
-    char *manifest_json;
 } pdt_ctx;
 
 typedef struct {
@@ -222,30 +121,74 @@ typedef struct {
      * returns, which the pipeline runs one by one; with ctx NULL, every
      * pass it may stand for (whose options it takes).  NULL for a pass. */
     const char *const *(*members)(const pdt_ctx *ctx, size_t *n);
-    /* It reads or extends ctx->transpile_plan, so the plan stays valid. */
-    bool keeps_plan;
-    /* It builds pservers' outputs only (PSERVER_PASS): it changes neither
-     * ctx->main nor ctx->startup, and with the plan narrowed to one pserver
-     * it builds that pserver's part alone (see the pipeline's
-     * run_per_pserver). */
-    bool per_pserver;
+    /* The analyses it reads or extends (PDT_AN_BIT of each), which stay
+     * valid after it; the manager drops every other one after it runs. */
+    unsigned preserves;
+    /* A sharded pass (SHARDED_PASS) builds outputs only: it changes
+     * neither ctx->main nor ctx->startup, and with the analysis `shard_on`
+     * narrowed to one shard it builds that shard's part alone (see the
+     * pipeline's run_sharded). */
+    bool sharded;
+    pdt_analysis_id shard_on;
 } pdt_pass;
+
+/* How the manager handles one analysis (passes.def: ANALYSIS(name, ops)).
+ * Every hook but `free` may be NULL. */
+typedef struct pdt_analysis {
+    const char *name;
+    /* A fresh, empty analysis for the pass that makes it
+     * (pdt_analysis_fresh); the pass fills it. */
+    void *(*create)(pdt_ctx *ctx);
+    void (*free)(void *a);
+    /* Before the manager drops it after a successful pass, at the end of a
+     * successful run, or before a fresh one replaces it: whatever it owes
+     * the context (a report it makes, say). */
+    void (*finish)(void *a);
+    /* Before any pass runs: PDT_OK, or PDT_EUSAGE after naming a pass of
+     * PASSES (groups replaced by their members) that runs out of order. */
+    int (*check_order)(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
+    /* Sharding of the passes sharded on it: the number of shards, and the
+     * narrowing to shard e (false: not wanted), (size_t)-1 widening it
+     * again. */
+    size_t (*n_shards)(const void *a);
+    bool (*narrow)(void *a, size_t e);
+    /* The pipeline is about to free output p (written).  An analysis with
+     * this hook tracks outputs: the pipeline writes the remaining ones
+     * before it finishes the analysis at the end of the run. */
+    void (*output_freed)(void *a, const ir_program *p);
+    /* --print-after: its state after pass PASS. */
+    void (*print)(const void *a, FILE *out, const char *pass);
+    /* What a shard is, for -vv's note ("pserver"). */
+    const char *shard_name;
+} pdt_analysis;
 
 /* Each registered pass (passes.def) is `int pass_NAME(pdt_ctx *)`; a group
  * has `members_NAME` too. */
 #define PASS(name, summary) int pass_##name(pdt_ctx *ctx);
-#define PLAN_PASS(name, summary) int pass_##name(pdt_ctx *ctx);
+#define PRESERVING_PASS(name, summary, analysis) int pass_##name(pdt_ctx *ctx);
 #define PASS_GROUP(name, summary) int pass_##name(pdt_ctx *ctx); \
     const char *const *members_##name(const pdt_ctx *ctx, size_t *n);
+#define ANALYSIS(name, ops) extern const pdt_analysis ops;
 #include "passes.def"
+#undef ANALYSIS
 #undef PASS_GROUP
-#undef PLAN_PASS
+#undef PRESERVING_PASS
 #undef PASS
 
 /* Registry (passes.c): the one list of passes, in pipeline order. */
 extern const pdt_pass pdt_passes[];
 extern const size_t pdt_n_passes;
 const pdt_pass *pdt_pass_find(const char *name);
+/* The analyses, indexed by pdt_analysis_id (analyses.c). */
+extern const pdt_analysis *const pdt_analyses[];
+extern const size_t pdt_n_analyses;
+/* The cached analysis ID of ctx, or NULL when none is valid. */
+void *pdt_analysis_get(const pdt_ctx *ctx, pdt_analysis_id id);
+/* Drops the cached analysis ID (finished first when FINISH). */
+void pdt_analysis_drop(pdt_ctx *ctx, pdt_analysis_id id, bool finish);
+/* Replaces analysis ID with a fresh one from its create hook (the old one
+ * finished and dropped) and returns it: for the pass that makes it. */
+void *pdt_analysis_fresh(pdt_ctx *ctx, pdt_analysis_id id);
 /* "; did you mean 'P'?" naming the passes nearest to NAME, or "" (g_free it). */
 char *pdt_pass_hint(const char *name);
 /* hints.c: "; did you mean 'V'?" naming the vars of B nearest to NAME (or
@@ -262,7 +205,8 @@ char *pdt_loss_hint(const ir_block *b, const char *name);
  * ctx->stopped set).  On success the staged outputs are handed over; on
  * failure they are freed.  Returns the first non-zero status; PDT_EUSAGE
  * for an unknown pass, a --print-after or --stop-after pass this pipeline
- * does not run, or a pass run before the one whose analysis it needs. */
+ * does not run, or a pass run before the one whose analysis it needs (each
+ * analysis's check_order). */
 int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n);
 /* Runs a group's members in order without the gate, verification or
  * printing (for a direct call of pass_NAME of a group), then hands over
@@ -277,38 +221,10 @@ void pdt_ctx_add_output(pdt_ctx *ctx, const char *stem, ir_program *p);
 /* A program for output, built by a pass: owned by the context from now on,
  * handed over with pdt_ctx_add_output when the pipeline succeeds. */
 void pdt_ctx_stage_output(pdt_ctx *ctx, const char *stem, ir_program *p);
-/* Before any pass of a pipeline runs (PASSES, the groups replaced by their
- * members): PDT_OK, or PDT_EUSAGE after naming a transpile pass that would
- * run in the wrong --mode, before the pass whose plan or programs it needs,
- * after 'insert_send_recv' rewrote the inputs it reads, or twice on one
- * plan (transpile/transpile.c). */
-int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
 /* Marks the staged outputs holding progs[0..n) (NULLs skipped) final: no
  * later pass changes or reads them, so that the pipeline may write and
  * free them after the current pass (see pdt_run_settings.write_output). */
 void pdt_ctx_outputs_final(pdt_ctx *ctx, ir_program *const *progs, size_t n);
-/* manifest.json made again from the plan if a pass changed the outputs
- * since it was last made (transpile/transpile.c; NULL is fine): the
- * pipeline calls it once, before it frees the plan (after writing the
- * outputs it writes itself: the plan keeps copies of what the manifest
- * reads of the trainer, tp_plan_output_freed), rather than every such
- * pass making it (7% of a transpile). */
-void tp_plan_make_manifest(struct tp_plan *plan);
-/* The number of pservers of the plan (0 for NULL), and its narrowing to
- * one of them for the PSERVER_PASS passes: tp_plan_narrow returns false
- * when that pserver is not wanted (--role, --endpoint); e (size_t)-1
- * widens it to all again. */
-size_t tp_plan_n_pservers(const struct tp_plan *plan);
-bool tp_plan_narrow(struct tp_plan *plan, size_t e);
-/* Frees the transpile plan (transpile/transpile.c); NULL is fine. */
-void tp_plan_free(struct tp_plan *plan);
-/* The pipeline is about to free output p (written): the plan forgets it,
- * and keeps copies of the trainer's param descs the manifest reads. */
-void tp_plan_output_freed(struct tp_plan *plan, const ir_program *p);
-/* --print-after: the plan's slices and endpoints, once 'split_vars' made
- * them (nothing before). */
-void tp_plan_print(const struct tp_plan *plan, FILE *out, const char *pass);
-
 /* Splits "a,b,c" into an interned list (empty items dropped). */
 pdt_list pdt_list_split(const char *csv);
 void pdt_list_free(pdt_list *l);

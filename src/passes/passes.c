@@ -1,17 +1,19 @@
 /* passes.c - the one list of registered passes, in pipeline order.
  * Adding a pass: write src/passes/NAME.c exporting `int pass_NAME(pdt_ctx *)`
- * and add one line here. */
+ * and add one line to passes.def. */
 #include "pass.h"
 
 const pdt_pass pdt_passes[] = {
-#define PASS(name, summary) {#name, summary, pass_##name, NULL, false, false},
-#define PLAN_PASS(name, summary) {#name, summary, pass_##name, NULL, true, false},
-#define PSERVER_PASS(name, summary) {#name, summary, pass_##name, NULL, true, true},
-#define PASS_GROUP(name, summary) {#name, summary, pass_##name, members_##name, false, false},
+#define PASS(name, summary) {#name, summary, pass_##name, NULL, 0, false, 0},
+#define PRESERVING_PASS(name, summary, analysis) \
+    {#name, summary, pass_##name, NULL, PDT_AN_BIT(analysis), false, 0},
+#define SHARDED_PASS(name, summary, analysis) \
+    {#name, summary, pass_##name, NULL, PDT_AN_BIT(analysis), true, PDT_AN_##analysis},
+#define PASS_GROUP(name, summary) {#name, summary, pass_##name, members_##name, 0, false, 0},
 #include "passes.def"
 #undef PASS_GROUP
-#undef PSERVER_PASS
-#undef PLAN_PASS
+#undef SHARDED_PASS
+#undef PRESERVING_PASS
 #undef PASS
 };
 

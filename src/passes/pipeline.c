@@ -1,4 +1,9 @@
-/* pipeline.c - running passes in order, with verification after each. */
+/* pipeline.c - the pass manager: runs passes in order, verifying after
+ * each, and keeps the analyses of passes.def: cached in the context, made
+ * by the pass that needs them first (pdt_analysis_fresh), finished and
+ * dropped after a pass that does not preserve them; sharded passes run
+ * shard by shard.  It names no pass family: what an analysis is comes from
+ * its pdt_analysis hooks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,7 +11,6 @@
 #include "../progress.h"
 #include "../suggest.h"
 #include "../ir/alloc.h"
-#include "../ir/tensors.h"
 #include "../ir/pmap.h"
 #include "../ir/print_ops.h"
 #include "../ir/util.h"
@@ -29,6 +33,46 @@ char *pdt_pass_hint(const char *name)
     for (size_t i = 0; i < pdt_n_passes; i++)
         pdt_near_offer(&near, pdt_passes[i].name);
     return pdt_near_hint(&near, "");
+}
+
+void *pdt_analysis_get(const pdt_ctx *ctx, pdt_analysis_id id)
+{
+    return ctx->analyses[id];
+}
+
+void pdt_analysis_drop(pdt_ctx *ctx, pdt_analysis_id id, bool finish)
+{
+    void *a = ctx->analyses[id];
+    if (!a)
+        return;
+    if (finish && pdt_analyses[id]->finish)
+        pdt_analyses[id]->finish(a);
+    pdt_analyses[id]->free(a);
+    ctx->analyses[id] = NULL;
+}
+
+void *pdt_analysis_fresh(pdt_ctx *ctx, pdt_analysis_id id)
+{
+    pdt_analysis_drop(ctx, id, true);
+    return ctx->analyses[id] = pdt_analyses[id]->create(ctx);
+}
+
+/* After a pass: every analysis it does not preserve is dropped, finished
+ * first when the pass succeeded. */
+static void invalidate(pdt_ctx *ctx, unsigned preserves, bool ok)
+{
+    for (size_t id = 0; id < pdt_n_analyses; id++)
+        if (!(preserves & (1u << id)))
+            pdt_analysis_drop(ctx, (pdt_analysis_id)id, ok);
+}
+
+/* Whether a valid analysis tracks the outputs (an output_freed hook). */
+static bool outputs_tracked(const pdt_ctx *ctx)
+{
+    for (size_t id = 0; id < pdt_n_analyses; id++)
+        if (ctx->analyses[id] && pdt_analyses[id]->output_freed)
+            return true;
+    return false;
 }
 
 /* The gate: the structure every pass relies on (block idx, parent links,
@@ -54,9 +98,9 @@ static int gate(const pdt_ctx *ctx)
 static int verify_after(const pdt_ctx *ctx, const pdt_pass *pass)
 {
     size_t errs = 0;
-    /* A pserver pass changes neither input (PSERVER_PASS): they stand as
+    /* A sharded pass changes neither input (SHARDED_PASS): they stand as
      * the last pass left them, verified then. */
-    if (!pass->per_pserver) {
+    if (!pass->sharded) {
         errs += pdt_verify(ctx->main, ctx->main_path, stderr);
         if (ctx->startup)
             errs += pdt_verify(ctx->startup, ctx->startup_path, stderr);
@@ -178,7 +222,7 @@ static void print_one(const pdt_ctx *ctx, const char *pass, const char *what,
 }
 
 /* --print-after: the programs as they are now (main, startup, the outputs
- * built so far) and, once 'split_vars' made it, the transpile plan. */
+ * built so far) and the valid analyses that print themselves. */
 static void print_after(const pdt_ctx *ctx, const pdt_pass *pass)
 {
     pdt_progress_clear_line();
@@ -187,8 +231,9 @@ static void print_after(const pdt_ctx *ctx, const pdt_pass *pass)
         print_one(ctx, pass->name, "startup program", ctx->startup_path, ctx->startup);
     for (size_t k = 0; k < ctx->n_staged; k++)
         print_one(ctx, pass->name, "output", ctx->staged[k].stem, ctx->staged[k].program);
-    if (ctx->transpile_plan)
-        tp_plan_print(ctx->transpile_plan, stderr, pass->name);
+    for (size_t id = 0; id < pdt_n_analyses; id++)
+        if (ctx->analyses[id] && pdt_analyses[id]->print)
+            pdt_analyses[id]->print(ctx->analyses[id], stderr, pass->name);
 }
 
 /* Streaming: the final outputs go to the sink and are freed, unless a
@@ -210,26 +255,38 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
         pdt_phase left = pdt_progress_enter(PDT_PHASE_WRITE, NULL);
         rc = sink(ctx->settings.write_output_arg, o.stem, o.program);
         pdt_progress_enter(left.kind, left.name);
-        tp_plan_output_freed(ctx->transpile_plan, o.program);
+        for (size_t id = 0; id < pdt_n_analyses; id++)
+            if (ctx->analyses[id] && pdt_analyses[id]->output_freed)
+                pdt_analyses[id]->output_freed(ctx->analyses[id], o.program);
         ir_program_free(o.program);
     }
     ctx->n_staged = kept;
     return rc;
 }
 
-/* At the end of a run with a transpile plan, the outputs not yet written
- * (the trainer's, built last) are written and freed before manifest.json
- * is made: its text (47 MB at 1M ops) and the trainer are then never
- * alive together (issue 14).  The plan keeps what the manifest reads of
- * the trainer (tp_plan_output_freed).  The files land in the same order as
+/* At the end of a run with an analysis that tracks outputs (the transpile
+ * plan), the outputs not yet written (the trainer's, built last) are
+ * written and freed before the analysis is finished (manifest.json is
+ * made): its text (47 MB at 1M ops) and the trainer are then never alive
+ * together (issue 14).  The plan keeps what the manifest reads of the
+ * trainer (its output_freed hook).  The files land in the same order as
  * when the command wrote them after the run. */
 static int write_rest(pdt_ctx *ctx)
 {
-    if (!ctx->transpile_plan || !ctx->settings.write_output)
+    if (!outputs_tracked(ctx) || !ctx->settings.write_output)
         return PDT_OK;
     for (size_t k = 0; k < ctx->n_staged; k++)
         ctx->staged[k].final = true;
     return write_final(ctx, false);
+}
+
+/* The end of a successful run: each valid analysis gives the context what
+ * it owes it (the transpile plan: the manifest); they stay valid. */
+static void finish_all(pdt_ctx *ctx)
+{
+    for (size_t id = 0; id < pdt_n_analyses; id++)
+        if (ctx->analyses[id] && pdt_analyses[id]->finish)
+            pdt_analyses[id]->finish(ctx->analyses[id]);
 }
 
 static void hand_over(pdt_ctx *ctx, bool keep)
@@ -255,50 +312,57 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
     pdt_alloc_doing("running pass '%s'", pass->name);
     pdt_progress_enter(PDT_PHASE_PASS, pass->name);
     int rc = pass->run(ctx);
-    if (!pass->keeps_plan) {
-        if (rc == PDT_OK)
-            tp_plan_make_manifest(ctx->transpile_plan);
-        tp_plan_free(ctx->transpile_plan);
-        ctx->transpile_plan = NULL;
-    }
+    invalidate(ctx, pass->preserves, rc == PDT_OK);
     pdt_progress_enter(PDT_PHASE_VERIFY, NULL);
     if (rc == PDT_OK && !ctx->no_verify_each)
         rc = verify_after(ctx, pass);
     return rc;
 }
 
-/* End of the run of PSERVER_PASS passes starting at i that may be run
- * pserver by pserver: i itself when there is none of two or more, or when
- * something must see all pservers' outputs at once (--print-after of one
- * of them or of a later pass; --stop-after inside the run). */
-static size_t per_pserver_end(const pdt_ctx *ctx, const flat_list *f, const bool *print,
-                              const bool *printed_later, size_t stop, size_t i)
+/* The number of shards of analysis ID (0 when it is not valid). */
+static size_t n_shards(const pdt_ctx *ctx, pdt_analysis_id id)
+{
+    const pdt_analysis *an = pdt_analyses[id];
+    return ctx->analyses[id] && an->n_shards ? an->n_shards(ctx->analyses[id]) : 0;
+}
+
+/* End of the run of sharded passes starting at i, all on one analysis,
+ * that may be run shard by shard: i itself when there is none of two or
+ * more, or when something must see all shards' outputs at once
+ * (--print-after of one of them or of a later pass; --stop-after inside
+ * the run). */
+static size_t sharded_end(const pdt_ctx *ctx, const flat_list *f, const bool *print,
+                          const bool *printed_later, size_t stop, size_t i)
 {
     size_t j = i;
-    while (j < f->n && f->pass[j]->per_pserver && !print[j] && (j == i || j - 1 != stop))
+    while (j < f->n && f->pass[j]->sharded && f->pass[j]->shard_on == f->pass[i]->shard_on &&
+           !print[j] && (j == i || j - 1 != stop))
         j++;
     if (j - i < 2 || printed_later[j - 1] || !ctx->settings.write_output ||
-        tp_plan_n_pservers(ctx->transpile_plan) < 2)
+        n_shards(ctx, f->pass[i]->shard_on) < 2)
         return i;
     return j;
 }
 
-/* Runs passes [i, j) once per pserver, writing and freeing each pserver's
- * outputs before the next is built: with four pservers, --role=all then
- * holds one pserver's programs at a time instead of all of them (issue
- * 14).  The outputs, messages and files are those of running each pass
- * once over all pservers. */
-static int run_per_pserver(pdt_ctx *ctx, const flat_list *f, size_t i, size_t j)
+/* Runs passes [i, j) once per shard, writing and freeing each shard's
+ * outputs before the next is built: with four pservers (the transpile
+ * plan's shards), --role=all then holds one pserver's programs at a time
+ * instead of all of them (issue 14).  The outputs, messages and files are
+ * those of running each pass once over all shards. */
+static int run_sharded(pdt_ctx *ctx, const flat_list *f, size_t i, size_t j)
 {
     int rc = PDT_OK;
-    size_t n = tp_plan_n_pservers(ctx->transpile_plan);
+    pdt_analysis_id id = f->pass[i]->shard_on;
+    const pdt_analysis *an = pdt_analyses[id];
+    size_t n = n_shards(ctx, id);
     bool noted = false;
     for (size_t e = 0; e < n && rc == PDT_OK; e++) {
-        if (!tp_plan_narrow(ctx->transpile_plan, e))
+        /* a pass may have dropped it (a failure stops the loop first) */
+        if (!ctx->analyses[id] || !an->narrow(ctx->analyses[id], e))
             continue;
         if (pdt_verbosity > 1)
-            pdt_note("passes '%s' to '%s' for pserver %zu alone", f->pass[i]->name,
-                     f->pass[j - 1]->name, e);
+            pdt_note("passes '%s' to '%s' for %s %zu alone", f->pass[i]->name,
+                     f->pass[j - 1]->name, an->shard_name ? an->shard_name : "shard", e);
         for (size_t k = i; k < j && rc == PDT_OK; k++)
             rc = run_one(ctx, f->pass[k], f->group[k], k == 0 || f->group[k - 1] != f->group[k],
                          noted);
@@ -306,8 +370,8 @@ static int run_per_pserver(pdt_ctx *ctx, const flat_list *f, size_t i, size_t j)
         if (rc == PDT_OK)
             rc = write_final(ctx, false);
     }
-    if (ctx->transpile_plan)
-        tp_plan_narrow(ctx->transpile_plan, (size_t)-1);
+    if (ctx->analyses[id])
+        an->narrow(ctx->analyses[id], (size_t)-1);
     return rc;
 }
 
@@ -320,8 +384,9 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
     size_t stop = f.n;
     if (rc == PDT_OK)
         rc = mark_settings(&ctx->settings, &f, print, &stop);
-    if (rc == PDT_OK)
-        rc = tp_check_order(ctx, f.pass, f.n);
+    for (size_t id = 0; id < pdt_n_analyses && rc == PDT_OK; id++)
+        if (pdt_analyses[id]->check_order)
+            rc = pdt_analyses[id]->check_order(ctx, f.pass, f.n);
     for (size_t i = f.n; i-- > 0;)
         printed_later[i] = print[i + 1] || printed_later[i + 1];
     if (rc == PDT_OK) {
@@ -330,9 +395,9 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
         rc = gate(ctx);
     }
     for (size_t i = 0; i < f.n && rc == PDT_OK; i++) {
-        size_t j = per_pserver_end(ctx, &f, print, printed_later, stop, i);
+        size_t j = sharded_end(ctx, &f, print, printed_later, stop, i);
         if (j > i) {
-            rc = run_per_pserver(ctx, &f, i, j);
+            rc = run_sharded(ctx, &f, i, j);
             i = j - 1;
         } else {
             rc = run_one(ctx, f.pass[i], f.group[i], i == 0 || f.group[i - 1] != f.group[i],
@@ -350,14 +415,13 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
     if (rc == PDT_OK && !ctx->stopped)
         rc = write_rest(ctx);
     if (rc == PDT_OK)
-        tp_plan_make_manifest(ctx->transpile_plan);
+        finish_all(ctx);
     hand_over(ctx, rc == PDT_OK);
     /* What the command does next is encoding and writing the outputs. */
     pdt_progress_enter(PDT_PHASE_WRITE, NULL);
-    /* An analysis cache: nothing reads it once the passes are done, and
-     * the outputs written next need the memory. */
-    tp_plan_free(ctx->transpile_plan);
-    ctx->transpile_plan = NULL;
+    /* The analysis cache: nothing reads it once the passes are done (they
+     * were finished above), and the outputs written next need the memory. */
+    invalidate(ctx, 0, false);
     /* Likewise the intern table (the names stay): 40 MiB at backward's
      * 1M ops, when its output is written. */
     ir_intern_drop_table();
@@ -375,7 +439,7 @@ int pdt_run_members(pdt_ctx *ctx, const char *const *names, size_t n)
         rc = pass ? pass->run(ctx) : PDT_EUSAGE;
     }
     if (rc == PDT_OK)
-        tp_plan_make_manifest(ctx->transpile_plan);
+        finish_all(ctx);
     hand_over(ctx, rc == PDT_OK);
     return rc;
 }
@@ -384,7 +448,11 @@ void pdt_ctx_init(pdt_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
     pdt_options_set_defaults(ctx);
-    ctx->transpile.trainers = 1;      /* what --trainers resolves to when not given */
+#define FAMILY(field, type, results, init, release) init(ctx);
+#define FAMILY_RESULTS(name, results, release)
+#include "families.def"
+#undef FAMILY_RESULTS
+#undef FAMILY
     ctx->main_path = "main program";
     ctx->startup_path = "startup program";
 }
@@ -398,25 +466,12 @@ void pdt_ctx_free(pdt_ctx *ctx)
     free(ctx->outputs);
     hand_over(ctx, false);
     free(ctx->staged);
-    tp_plan_free(ctx->transpile_plan);
-    g_free(ctx->manifest_json);
-    ir_tensors_free(ctx->param_values);
-    free(ctx->memory.log);
-    pdt_list_free(&ctx->memory.skip);
-    pdt_backward_opts *bw = &ctx->backward;
-    pdt_list *lists[] = {&bw->params,
-                         &bw->no_grad,
-                         &bw->checkpoints,
-                         &bw->targets,
-                         &bw->inputs,
-                         &bw->target_grads,
-                         &ctx->bw_params,
-                         &ctx->bw_grads,
-                         &ctx->transpile.pservers,
-                         &ctx->transpile.trainer_endpoints,
-                         &ctx->optim.param_regularizations};
-    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
-        pdt_list_free(lists[i]);
+    invalidate(ctx, 0, false);
+#define FAMILY(field, type, results, init, release) release(ctx);
+#define FAMILY_RESULTS(name, results, release) release(ctx);
+#include "families.def"
+#undef FAMILY_RESULTS
+#undef FAMILY
     memset(ctx, 0, sizeof *ctx);
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # make check-static: the static pdtrans (make static) runs in an empty root,
-# a folder holding only the binary, its inputs and an empty /tmp (verify
-# transpile's scratch folder goes there), entered with chroot, and
+# a folder holding only the binary, its inputs and an empty /tmp (which
+# must stay empty: verify transpile runs in memory), entered with chroot, and
 # writes the very bytes the dynamic pdtrans writes: the same commands
 # (minimize, transpile --role=all, check, dump, convert --text, verify
 # transpile, and three refused inputs) give byte-identical files, standard

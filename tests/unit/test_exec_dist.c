@@ -36,28 +36,7 @@ static void job_init_case(job *j, const char *dir, pdt_sync_mode mode)
     }
     j->main = pdio_read(j->main_path);
     j->startup = pdio_read(j->startup_path);
-    j->c.dist_mode = mode == PDT_SYNC ? 0 : mode == PDT_ASYNC ? 1 : 2;
-    j->c.n_trainers = 2;
-    j->c.trainers = g_new0(ex_proc, 2);
-    j->c.n_pservers = 2;
-    j->c.pservers = g_new0(ex_proc, 2);
-    for (int t = 0; t < 2; t++) {
-        char *m = g_strdup_printf("trainer_%d", t), *s = g_strdup_printf("trainer_%d.startup", t);
-        j->c.trainers[t].main = tpf_output(&j->ctx[t], m);
-        j->c.trainers[t].startup = tpf_output(&j->ctx[t], s);
-        ck_assert_ptr_nonnull(j->c.trainers[t].main);
-        g_free(m);
-        g_free(s);
-    }
-    for (int k = 0; k < 2; k++) {
-        char *m = g_strdup_printf("pserver_%d", k), *s = g_strdup_printf("pserver_%d.startup", k);
-        j->c.pservers[k].main = tpf_output(&j->ctx[0], m);
-        j->c.pservers[k].startup = tpf_output(&j->ctx[0], s);
-        j->c.pservers[k].endpoint = j->ctx[0].transpile.pservers.items[k];
-        ck_assert_ptr_nonnull(j->c.pservers[k].main);
-        g_free(m);
-        g_free(s);
-    }
+    tpf_cluster(&j->c, j->ctx, 2, EX_CL_PSERVER, mode == PDT_SYNC ? 0 : mode == PDT_ASYNC ? 1 : 2);
 }
 
 static void job_init(job *j)
@@ -86,9 +65,7 @@ static double job_run(job *j)
 
 static void job_free(job *j)
 {
-    ex_cluster_free(&j->c);
-    g_free(j->c.trainers);
-    g_free(j->c.pservers);
+    ex_cluster_release(&j->c);
     ir_program_free(j->main);
     ir_program_free(j->startup);
     pdt_ctx_free(&j->ctx[0]);
@@ -182,9 +159,6 @@ static ir_program *without_optimizer(const char *path)
 static void grads_job_init_mode(job *j, bool nccl2, bool optimizer)
 {
     memset(j, 0, sizeof *j);
-    j->c.n_trainers = 2;
-    j->c.trainers = g_new0(ex_proc, 2);
-    j->c.mode = nccl2 ? EX_CL_NCCL2 : EX_CL_COLLECTIVE;
     for (int t = 0; t < 2; t++) {
         pdt_ctx *ctx = &j->ctx[t];
         pdt_ctx_init(ctx);
@@ -198,14 +172,8 @@ static void grads_job_init_mode(job *j, bool nccl2, bool optimizer)
         ctx->transpile.trainer_id = t;
         int rc = pdt_family_transpile.validate(ctx, "t");
         ck_assert_int_eq(rc == PDT_OK ? pass_transpile(ctx) : rc, PDT_OK);
-        char *m = g_strdup_printf("trainer_%d", t), *s = g_strdup_printf("trainer_%d.startup", t);
-        j->c.trainers[t].main = tpf_output(ctx, m);
-        j->c.trainers[t].startup = tpf_output(ctx, s);
-        ck_assert_ptr_nonnull(j->c.trainers[t].main);
-        ck_assert_ptr_nonnull(j->c.trainers[t].startup);
-        g_free(m);
-        g_free(s);
     }
+    tpf_cluster(&j->c, j->ctx, 2, nccl2 ? EX_CL_NCCL2 : EX_CL_COLLECTIVE, 0);
     j->main = optimizer ? pdio_read(COLL "main.pbtxt") : without_optimizer(COLL "main.pbtxt");
     j->startup = pdio_read(COLL "startup.pbtxt");
 }

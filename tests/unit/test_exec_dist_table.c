@@ -86,27 +86,7 @@ static void job_init(job *j, const char *dir)
     j->startup = pdio_read(sp);
     g_free(mp);
     g_free(sp);
-    j->c.n_trainers = 2;
-    j->c.trainers = g_new0(ex_proc, 2);
-    j->c.n_pservers = 2;
-    j->c.pservers = g_new0(ex_proc, 2);
-    for (int t = 0; t < 2; t++) {
-        char *m = g_strdup_printf("trainer_%d", t), *s = g_strdup_printf("trainer_%d.startup", t);
-        j->c.trainers[t].main = tpf_output(&j->ctx[t], m);
-        j->c.trainers[t].startup = tpf_output(&j->ctx[t], s);
-        ck_assert_ptr_nonnull(j->c.trainers[t].main);
-        g_free(m);
-        g_free(s);
-    }
-    for (int k = 0; k < 2; k++) {
-        char *m = g_strdup_printf("pserver_%d", k), *s = g_strdup_printf("pserver_%d.startup", k);
-        j->c.pservers[k].main = tpf_output(&j->ctx[0], m);
-        j->c.pservers[k].startup = tpf_output(&j->ctx[0], s);
-        j->c.pservers[k].endpoint = j->ctx[0].transpile.pservers.items[k];
-        ck_assert_ptr_nonnull(j->c.pservers[k].main);
-        g_free(m);
-        g_free(s);
-    }
+    tpf_cluster(&j->c, j->ctx, 2, EX_CL_PSERVER, 0);
 }
 
 /* Worst relative difference over the parameters; -1 when the run failed. */
@@ -130,9 +110,7 @@ static double job_run(job *j, size_t n_params)
 
 static void job_free(job *j)
 {
-    ex_cluster_free(&j->c);
-    g_free(j->c.trainers);
-    g_free(j->c.pservers);
+    ex_cluster_release(&j->c);
     ir_program_free(j->main);
     ir_program_free(j->startup);
     pdt_ctx_free(&j->ctx[0]);

@@ -25,8 +25,8 @@ static int pass_break(pdt_ctx *ctx)
 }
 
 const pdt_pass pdt_passes[] = {
-    {"count", "counts its runs", pass_count, NULL, false, false},
-    {"break", "breaks the program", pass_break, NULL, false, false},
+    {.name = "count", .summary = "counts its runs", .run = pass_count},
+    {.name = "break", .summary = "breaks the program", .run = pass_break},
 };
 const size_t pdt_n_passes = 2;
 

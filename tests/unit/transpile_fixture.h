@@ -45,4 +45,26 @@ static inline size_t tpf_count_ops(const ir_block *b, const char *type)
     return n;
 }
 
+#ifdef PDT_EXEC_DIST_H
+/* The cluster of N transpile runs (trainer t's in ctx[t], the pservers'
+ * in ctx[0]) as verify sets it up: ex_cluster_from_outputs. */
+static inline void tpf_cluster(ex_cluster *c, const pdt_ctx *ctx, size_t n, ex_cluster_mode mode,
+                               int dist_mode)
+{
+    size_t total = 0;
+    for (size_t t = 0; t < n; t++)
+        total += ctx[t].n_outputs;
+    ex_output *outs = g_new0(ex_output, total + 1);
+    total = 0;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < ctx[t].n_outputs; i++)
+            outs[total++] = (ex_output){ctx[t].outputs[i].stem, ctx[t].outputs[i].program};
+    const pdt_list *eps = &ctx[0].transpile.pservers;
+    ex_cluster_shape shape = {.mode = mode, .dist_mode = dist_mode, .n_trainers = n,
+                              .devices = 1, .n_pservers = eps->n, .endpoints = eps->items};
+    ck_assert_msg(ex_cluster_from_outputs(c, &shape, outs, total), "%s", c->err);
+    g_free(outs);
+}
+#endif
+
 #endif

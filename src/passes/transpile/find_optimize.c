@@ -302,8 +302,9 @@ int tp_find_optimize(tp_plan *st)
     return tp_find_remote_prefetch(st);
 }
 
-/* The plan's settings, resolved from ctx once. */
-static tp_plan *plan_new(pdt_ctx *ctx)
+/* The plan's settings, resolved from ctx once: the analysis's create hook
+ * (tp_plan_ops), for pdt_analysis_fresh. */
+void *tp_plan_create(pdt_ctx *ctx)
 {
     tp_plan *st = xcalloc(1, sizeof *st);
     st->ctx = ctx;
@@ -347,10 +348,8 @@ int pass_find_optimize(pdt_ctx *ctx)
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;
     }
-    tp_plan_make_manifest(ctx->transpile_plan);
-    tp_plan_free(ctx->transpile_plan);
-    ctx->transpile_plan = NULL;
-    tp_plan *st = plan_new(ctx);
+    /* A plan made before is finished (its manifest made) and replaced. */
+    tp_plan *st = pdt_analysis_fresh(ctx, PDT_AN_transpile_plan);
     if (ctx->transpile.sync_mode != PDT_SYNC && !st->geo)
         rc = tp_async_lr_counters(ctx, st->lr_counter_list);
     st->lr_counters = (const char *const *)st->lr_counter_list->pdata;
@@ -361,7 +360,7 @@ int pass_find_optimize(pdt_ctx *ctx)
     if (!rc)
         rc = tp_find_optimize(st);
     if (rc) {
-        tp_plan_free(st);
+        pdt_analysis_drop(ctx, PDT_AN_transpile_plan, false);
         return rc;
     }
     st->ops0 = ir_arena_alloc(st->arena, (st->b0->n_ops + 1) * sizeof *st->ops0);
@@ -369,6 +368,5 @@ int pass_find_optimize(pdt_ctx *ctx)
         memcpy(st->ops0, st->b0->ops, st->b0->n_ops * sizeof *st->ops0);
     st->n_ops0 = st->b0->n_ops;
     st->stage = TP_PLAN_FOUND;
-    ctx->transpile_plan = st;
     return PDT_OK;
 }

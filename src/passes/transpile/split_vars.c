@@ -213,8 +213,9 @@ static void print_plan(const tp_plan *st, FILE *out, const char *prefix)
                 (long long)st->epl[e].bytes);
 }
 
-void tp_plan_print(const tp_plan *st, FILE *out, const char *pass)
+void tp_plan_print(const void *a, FILE *out, const char *pass)
 {
+    const tp_plan *st = a;
     if (st->stage < TP_PLAN_SPLIT)
         return;
     fprintf(out, "*** after pass '%s': plan ***\n", pass);

@@ -53,8 +53,9 @@ int pass_transpile(pdt_ctx *ctx)
     return pdt_run_members(ctx, names, n);
 }
 
-void tp_plan_free(tp_plan *st)
+void tp_plan_free(void *a)
 {
+    tp_plan *st = a;
     if (!st)
         return;
     PMAP_FOR(&st->opt_by_param, s)
@@ -77,13 +78,15 @@ bool tp_pserver_wanted(const tp_plan *st, size_t e)
            (st->narrow == (size_t)-1 || st->narrow == e);
 }
 
-size_t tp_plan_n_pservers(const tp_plan *st)
+size_t tp_plan_n_pservers(const void *a)
 {
+    const tp_plan *st = a;
     return st ? st->n_eps : 0;
 }
 
-bool tp_plan_narrow(tp_plan *st, size_t e)
+bool tp_plan_narrow(void *a, size_t e)
 {
+    tp_plan *st = a;
     st->narrow = (size_t)-1;
     if (e == (size_t)-1)
         return true;
@@ -93,8 +96,9 @@ bool tp_plan_narrow(tp_plan *st, size_t e)
     return true;
 }
 
-void tp_plan_make_manifest(tp_plan *st)
+void tp_plan_make_manifest(void *a)
 {
+    tp_plan *st = a;
     if (!st || !st->manifest_stale)
         return;
     g_free(st->ctx->manifest_json);
@@ -144,8 +148,9 @@ static void keep_param_descs(tp_plan *st)
     tp_table_keep_descs(st);
 }
 
-void tp_plan_output_freed(tp_plan *st, const ir_program *p)
+void tp_plan_output_freed(void *a, const ir_program *p)
 {
+    tp_plan *st = a;
     if (!st)
         return;
     if (p && st->trainer_main == p)
@@ -161,6 +166,22 @@ void tp_plan_output_freed(tp_plan *st, const ir_program *p)
     if (st->trainer_startup == p)
         st->trainer_startup = NULL;
 }
+
+/* The plan as the pass manager sees it (passes.def: ANALYSIS): made by
+ * 'find_optimize', extended by 'split_vars', read by the passes after
+ * them; finishing it makes manifest.json; its shards are the pservers. */
+const pdt_analysis tp_plan_ops = {
+    .name = "transpile_plan",
+    .create = tp_plan_create,
+    .free = tp_plan_free,
+    .finish = tp_plan_make_manifest,
+    .check_order = tp_check_order,
+    .n_shards = tp_plan_n_pservers,
+    .narrow = tp_plan_narrow,
+    .output_freed = tp_plan_output_freed,
+    .print = tp_plan_print,
+    .shard_name = "pserver",
+};
 
 /* What each transpile pass needs of the passes before it, which the
  * pipeline checks before any pass runs (tp_check_order). */
@@ -199,7 +220,7 @@ static const char *const mode_names[] = {"pserver", "nccl2", "collective"};
  * to the last pass that drops the plan or the find_optimize that made it. */
 static bool ran_on_plan(const pdt_pass *const *passes, size_t at, const char *name)
 {
-    for (size_t j = at; j-- > 0 && passes[j]->keeps_plan;) {
+    for (size_t j = at; j-- > 0 && (passes[j]->preserves & PDT_AN_BIT(transpile_plan));) {
         if (!strcmp(passes[j]->name, name))
             return true;
         if (!strcmp(passes[j]->name, "find_optimize"))
@@ -261,7 +282,7 @@ int tp_order_bug(const char *pass)
 
 tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage)
 {
-    tp_plan *st = ctx->transpile_plan;
+    tp_plan *st = pdt_analysis_get(ctx, PDT_AN_transpile_plan);
     if (!st || st->stage < stage) {
         tp_order_bug(pass);
         return NULL;

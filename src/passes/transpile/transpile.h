@@ -2,8 +2,8 @@
  *
  * They follow DistributeTranspiler (seeds/distribute_transpiler.py.txt).
  * 'find_optimize' and 'split_vars' read ctx->main and ctx->startup and
- * record every decision (optimize ops, slices, endpoints) in the plan,
- * ctx->transpile_plan; the pservers' programs are then built from scratch
+ * record every decision (optimize ops, slices, endpoints) in the plan, the
+ * analysis transpile_plan (passes.def); the pservers' programs are then built from scratch
  * out of the plan and the untouched inputs, and last 'insert_send_recv'
  * takes ctx->main and ctx->startup over (ctx->main is left an empty
  * program) and rewrites them into the trainer's.  So one role's output
@@ -144,7 +144,7 @@ typedef struct tp_plan {
     ir_program *trainer_main, *trainer_startup;   /* 'insert_send_recv' */
     bool trainer_written;
     bool manifest_stale;    /* outputs changed since ctx->manifest_json was made */
-    size_t narrow;          /* the one pserver the PSERVER_PASS passes build, or -1: all */
+    size_t narrow;          /* the one pserver the SHARDED_PASS passes build, or -1: all */
 } tp_plan;
 
 /* ---- endpoints.c ---- */
@@ -167,8 +167,37 @@ char *tp_quote(const char *s, size_t len);
 int tp_validate(pdt_ctx *ctx, const char *cmd);
 
 /* ---- transpile.c: the plan ---- */
+/* The plan is the analysis transpile_plan of passes.def; its hooks
+ * (tp_plan_ops, transpile.c) are these.  Each takes a tp_plan. */
+/* find_optimize.c: a new plan with the settings resolved from ctx. */
+void *tp_plan_create(pdt_ctx *ctx);
+void tp_plan_free(void *plan);
+/* manifest.json made again from the plan if a pass changed the outputs
+ * since it was last made (NULL is fine): the pass manager calls it when
+ * it drops the plan or ends the run (after writing the outputs it writes
+ * itself: the plan keeps copies of what the manifest reads of the
+ * trainer, tp_plan_output_freed), rather than every such pass making it
+ * (7% of a transpile). */
+void tp_plan_make_manifest(void *plan);
+/* Before any pass runs (PASSES, the groups replaced by their members):
+ * PDT_OK, or PDT_EUSAGE after naming a transpile pass that would run in
+ * the wrong --mode, before the pass whose plan or programs it needs, after
+ * 'insert_send_recv' rewrote the inputs it reads, or twice on one plan. */
+int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
+/* The number of pservers of the plan (0 for NULL), and its narrowing to
+ * one of them for the SHARDED_PASS passes: tp_plan_narrow returns false
+ * when that pserver is not wanted (--role, --endpoint); e (size_t)-1
+ * widens it to all again. */
+size_t tp_plan_n_pservers(const void *plan);
+bool tp_plan_narrow(void *plan, size_t e);
+/* The pipeline is about to free output p (written): the plan forgets it,
+ * and keeps copies of the trainer's param descs the manifest reads. */
+void tp_plan_output_freed(void *plan, const ir_program *p);
+/* split_vars.c, --print-after: the plan's slices and endpoints, once
+ * 'split_vars' made them (nothing before). */
+void tp_plan_print(const void *plan, FILE *out, const char *pass);
 /* The order of the passes is the pipeline's to check, before any pass
- * runs (tp_check_order, pass.h): a --passes list in the wrong order is a
+ * runs (tp_check_order, the plan's check_order hook): a --passes list in the wrong order is a
  * usage error of the command, naming the pass to run first.  A pass that
  * still finds what it needs missing was called around the pipeline: a bug,
  * which these report (BUG message, PDT_EINTERNAL). */

@@ -1,0 +1,30 @@
+/* family.h - the optimizer family's options in pdt_ctx (families.def). */
+#ifndef PDT_OPTIMIZER_FAMILY_H
+#define PDT_OPTIMIZER_FAMILY_H
+
+#include <stdbool.h>
+#include "../list.h"
+
+/* The optimizer family's options (optimizer/options.c): what
+ * Optimizer.minimize takes. */
+typedef struct {
+    const char *optimizer;      /* SPEC, e.g. "sgd:learning_rate=0.1" */
+    const char *regularization; /* "l2:COEFF" */
+    /* Per-parameter regularizers, "KIND:COEFF@P1,P2,..." each (fluid's
+     * ParamAttr(regularizer=...)); they win over `regularization`. */
+    pdt_list param_regularizations;
+    const char *clip;           /* "global_norm:MAX" */
+    const char *lr_schedule;
+    const char *lr_warmup;      /* --lr-warmup: linear_lr_warmup's keys */
+    /* --learning-rate-var: an existing block-0 var used as the learning
+     * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
+     * user built as forward ops. */
+    const char *learning_rate_var;
+} pdt_optim_opts;
+
+/* No results of its own: the passes rewrite ctx->bw_grads. */
+#define PDT_OPTIMIZER_RESULTS
+#define pdt_optim_init(ctx) ((void)(ctx))
+#define pdt_optim_release(ctx) pdt_list_free(&(ctx)->optim.param_regularizations)
+
+#endif
