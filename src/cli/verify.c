@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../diag.h"
+#include "../suggest.h"
 #include "../exec/gradcheck.h"
 #include "../io/pdio.h"
 #include "../ir/util.h"
@@ -182,23 +183,31 @@ static int verify_grad(int argc, char **argv)
 
 int cmd_verify(int argc, char **argv)
 {
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } subs[] = {{"grad", verify_grad},
+                {"transpile", cli_verify_transpile},
+                {"rewrite", cmd_verify_rewrite},
+                {"job", cmd_verify_job}};
+    static const char expected[] = "expected 'grad', 'transpile', 'rewrite' or 'job'";
     if (argc < 2) {
-        pdt_usage_error("verify", "expected 'grad', 'transpile' or 'rewrite'");
+        pdt_usage_error("verify", "%s", expected);
         return PDT_EUSAGE;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         help();
         return PDT_OK;
     }
-    if (!strcmp(argv[1], "grad"))
-        return verify_grad(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "transpile"))
-        return cli_verify_transpile(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "rewrite"))
-        return cmd_verify_rewrite(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "job"))
-        return cmd_verify_job(argc - 1, argv + 1);
-    pdt_usage_error("verify", "unknown subcommand '%s' (expected 'grad', 'transpile' or 'rewrite')",
-                    argv[1]);
+    pdt_near near;
+    pdt_near_init(&near, argv[1]);
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+        if (!strcmp(argv[1], subs[i].name))
+            return subs[i].run(argc - 1, argv + 1);
+        pdt_near_offer(&near, subs[i].name);
+    }
+    char *hint = pdt_near_hint(&near, "");
+    pdt_usage_error("verify", "unknown subcommand '%.200s' (%s)%s", argv[1], expected, hint);
+    g_free(hint);
     return PDT_EUSAGE;
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "../diag.h"
+#include "../suggest.h"
 #include "../io/pdio.h"
 #include "../ir/util.h"
 
@@ -130,6 +131,38 @@ static const pdt_option *find_option(const char *family, const char *name,
     return *n_prefixed == 1 ? prefixed : NULL;
 }
 
+/* NAME names no option the job takes: the candidates it is a prefix of,
+ * or the nearest name, as cli_parse says it for the command's own flags. */
+static void refuse_option(const pdt_job *job, const char *family, const char *name)
+{
+    GString *may = g_string_new("");
+    size_t len = strlen(name), n = 0;
+    pdt_near near;
+    pdt_near_init(&near, name);
+    for (size_t i = 0; i < pdt_n_option_families; i++) {
+        const pdt_option_family *f = pdt_option_families[i];
+        if (family && strcmp(f->name, family))
+            continue;
+        for (size_t k = 0; k < f->n_opts; k++) {
+            const pdt_option *o = &f->opts[k];
+            if (!job_takes(f, o))
+                continue;
+            pdt_near_offer(&near, o->name);
+            if (!strncmp(o->name, name, len))
+                g_string_append_printf(may, "%s--%s", n++ ? ", " : "", o->name);
+        }
+    }
+    if (n) {
+        pdt_usage_error(job->cmd, "option '--%s' is ambiguous: it may be %s; give more of the "
+                        "name", name, may->str);
+    } else {
+        char *hint = pdt_near_hint(&near, "--");
+        pdt_usage_error(job->cmd, "unknown option '--%s'%s", name, hint);
+        g_free(hint);
+    }
+    g_string_free(may, TRUE);
+}
+
 /* Options that store into one field (--sync, --async, --half-async)
  * choose one value: two different flags contradict each other (as
  * cli_parse says). */
@@ -155,8 +188,7 @@ int pdt_job_set(pdt_job *job, const char *family, const char *name, const char *
     size_t n_prefixed = 0;
     const pdt_option *o = find_option(family, name, &f, &n_prefixed);
     if (!o) {
-        pdt_usage_error(job->cmd, n_prefixed ? "option '--%s' is ambiguous; give more of the name"
-                                             : "unknown option '--%s'", name);
+        refuse_option(job, family, name);
         return PDT_EUSAGE;
     }
     bool takes = pdt_option_takes_value(o);

@@ -109,7 +109,7 @@ START_TEST(paddle2_pserver_from_pod_ip_and_port)
 END_TEST
 
 /* The same setting under both generations: equal values are one setting,
- * different ones a usage error. */
+ * different ones bad input (exit 1: the launcher's environment is input). */
 START_TEST(generations_must_agree)
 {
     clear_env();
@@ -128,11 +128,11 @@ START_TEST(generations_must_agree)
     ck_assert_int_eq(ctx.transpile.trainers, 2);
     release(&ctx, &o);
     setenv("PADDLE_PSERVERS_IP_PORT_LIST", "10.0.0.1:6174", 1);
-    ck_assert_int_eq(resolve(&ctx, &o), PDT_EUSAGE);
+    ck_assert_int_eq(resolve(&ctx, &o), PDT_EBADINPUT);
     release(&ctx, &o);
     setenv("PADDLE_PSERVERS_IP_PORT_LIST", "10.0.0.1:6174,10.0.0.2:6174", 1);
     setenv("TRAINING_ROLE", "PSERVER", 1);
-    ck_assert_int_eq(resolve(&ctx, &o), PDT_EUSAGE);
+    ck_assert_int_eq(resolve(&ctx, &o), PDT_EBADINPUT);
     release(&ctx, &o);
     clear_env();
 }
