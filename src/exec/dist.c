@@ -580,26 +580,3 @@ bool ex_cluster_step(ex_cluster *c)
 {
     return run_trainers(c, false);
 }
-
-void ex_cluster_free(ex_cluster *c)
-{
-    for (size_t t = 0; t < c->n_trainers; t++)
-        ex_scope_free(c->trainers[t].scope);
-    for (size_t k = 0; k < c->n_pservers; k++) {
-        ex_scope_free(c->pservers[k].scope);
-        pmap_free(&c->pservers[k].accepts);
-    }
-    for (size_t i = 0; i < c->n_tables; i++) {
-        free(c->tables[i].slices);
-        free(c->tables[i].eps);
-    }
-    free(c->tables);
-    free(c->grads);
-    ex_geo_free(c);
-    for (size_t v = 0; v < c->n_geo_vars; v++) {
-        free(c->geo_vars[v].slices);
-        free(c->geo_vars[v].eps);
-        free(c->geo_vars[v].sections);
-    }
-    free(c->geo_vars);
-}

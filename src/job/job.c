@@ -102,33 +102,53 @@ static bool job_takes(const pdt_option_family *f, const pdt_option *o)
     return f == &pdt_family_transpile || f == &pdt_family_optimizer || f == &pdt_family_run;
 }
 
+/* The options the job takes, in family order: the next after (*i, *k),
+ * or NULL at the end; *fam gets its family.  FAMILY (or NULL) limits them
+ * to one family. */
+static const pdt_option *next_option(const char *family, size_t *i, size_t *k,
+                                     const pdt_option_family **fam)
+{
+    for (; *i < pdt_n_option_families; ++*i, *k = 0) {
+        const pdt_option_family *f = pdt_option_families[*i];
+        if (family && strcmp(f->name, family))
+            continue;
+        while (*k < f->n_opts) {
+            const pdt_option *o = &f->opts[(*k)++];
+            if (job_takes(f, o)) {
+                *fam = f;
+                return o;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* NAME's option: named in full, or by a prefix of one option alone (as
  * getopt_long takes them); *fam gets its family. */
 static const pdt_option *find_option(const char *family, const char *name,
                                      const pdt_option_family **fam, size_t *n_prefixed)
 {
-    const pdt_option *prefixed = NULL;
-    size_t len = strlen(name);
+    const pdt_option *o, *prefixed = NULL;
+    const pdt_option_family *f, *prefixed_fam = NULL;
+    size_t len = strlen(name), i = 0, k = 0;
     *n_prefixed = 0;
-    for (size_t i = 0; i < pdt_n_option_families; i++) {
-        const pdt_option_family *f = pdt_option_families[i];
-        if (family && strcmp(f->name, family))
+    while ((o = next_option(family, &i, &k, &f))) {
+        if (strncmp(o->name, name, len))
             continue;
-        for (size_t k = 0; k < f->n_opts; k++) {
-            const pdt_option *o = &f->opts[k];
-            if (!job_takes(f, o) || strncmp(o->name, name, len))
-                continue;
-            if (!o->name[len]) {
-                *fam = f;
-                return o;
-            }
-            if (!prefixed)
-                *fam = f;
-            prefixed = o;
-            ++*n_prefixed;
+        if (!o->name[len]) {
+            *fam = f;
+            return o;
         }
+        if (!prefixed) {
+            prefixed = o;
+            prefixed_fam = f;
+        }
+        ++*n_prefixed;
     }
-    return *n_prefixed == 1 ? prefixed : NULL;
+    if (*n_prefixed != 1)
+        return NULL;
+    *fam = prefixed_fam;
+    return prefixed;
 }
 
 /* NAME names no option the job takes: the candidates it is a prefix of,
@@ -136,21 +156,15 @@ static const pdt_option *find_option(const char *family, const char *name,
 static void refuse_option(const pdt_job *job, const char *family, const char *name)
 {
     GString *may = g_string_new("");
-    size_t len = strlen(name), n = 0;
+    size_t len = strlen(name), n = 0, i = 0, k = 0;
+    const pdt_option *o;
+    const pdt_option_family *f;
     pdt_near near;
     pdt_near_init(&near, name);
-    for (size_t i = 0; i < pdt_n_option_families; i++) {
-        const pdt_option_family *f = pdt_option_families[i];
-        if (family && strcmp(f->name, family))
-            continue;
-        for (size_t k = 0; k < f->n_opts; k++) {
-            const pdt_option *o = &f->opts[k];
-            if (!job_takes(f, o))
-                continue;
-            pdt_near_offer(&near, o->name);
-            if (!strncmp(o->name, name, len))
-                g_string_append_printf(may, "%s--%s", n++ ? ", " : "", o->name);
-        }
+    while ((o = next_option(family, &i, &k, &f))) {
+        pdt_near_offer(&near, o->name);
+        if (!strncmp(o->name, name, len))
+            g_string_append_printf(may, "%s--%s", n++ ? ", " : "", o->name);
     }
     if (n) {
         pdt_usage_error(job->cmd, "option '--%s' is ambiguous: it may be %s; give more of the "

@@ -138,21 +138,7 @@ static char fz_params[128];
 
 static void rm_params(void)
 {
-    DIR *d = opendir(fz_params);
-    if (!d) {
-        unlink(fz_params);
-        return;
-    }
-    struct dirent *e;
-    char path[512];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", fz_params, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(fz_params);
+    fz_rm_flat(fz_params);
 }
 
 static bool write_file(const char *path, const uint8_t *p, size_t n, const char *mode)

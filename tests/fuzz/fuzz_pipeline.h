@@ -152,11 +152,13 @@ __attribute__((unused)) static const char *fz_loss_arg(const uint8_t *data, size
     return buf;
 }
 
-static void fz_rm_out(void)
+/* Removes PATH: a file, or a folder and the files in it (never deeper:
+ * the outputs and parameter folders the targets write are flat). */
+static void fz_rm_flat(const char *dir)
 {
-    DIR *d = opendir(fz_out);
+    DIR *d = opendir(dir);
     if (!d) {
-        unlink(fz_out);
+        unlink(dir);
         return;
     }
     struct dirent *e;
@@ -164,11 +166,16 @@ static void fz_rm_out(void)
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        snprintf(path, sizeof path, "%s/%s", fz_out, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         unlink(path);
     }
     closedir(d);
-    rmdir(fz_out);
+    rmdir(dir);
+}
+
+static void fz_rm_out(void)
+{
+    fz_rm_flat(fz_out);
 }
 
 static bool fz_write_input(const uint8_t *data, size_t size)
