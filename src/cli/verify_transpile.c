@@ -26,7 +26,8 @@ typedef struct {
 
 static void help_transpile(void)
 {
-    printf("usage: pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n\n"
+    printf("usage: pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n"
+           "       pdtrans verify transpile --symbolic [OPTIONS] MAIN [STARTUP] [TRANSPILE FLAGS]\n\n"
            "Transpiles MAIN (with STARTUP) once per trainer with the given transpile\n"
            "flags (each as one flag=value word; verify itself chooses the output\n"
            "folder, roles, trainer ids and endpoints), then runs every trainer and\n"
@@ -41,7 +42,8 @@ static void help_transpile(void)
            "its start plus the deltas pushed.  Prints one line per parameter (and\n"
            "per GEO pserver slice); exit 1 on a mismatch.\n\n"
            "  --symbolic           check without kernels, as `verify job` does: every op\n"
-           "                       an uninterpreted function of its inputs (any program)\n"
+           "                       an uninterpreted function of its inputs (any program);\n"
+           "                       same report and exit codes as verify job\n"
            "  --steps=K            training steps (default 2)\n"
            "  --tolerance=T        largest relative difference (default 1e-9)\n"
            "  --batch=N            rows (or sequences) per trainer's batch (default 4)\n"
@@ -232,9 +234,11 @@ static int reference_programs(const vt_args *a, ir_program **main, ir_program **
     for (size_t i = 0; i < a->nf; i++)
         needed |= minimize_flag(a->flags[i]);
     if (!needed) {
+        /* no STARTUP (--symbolic only): the reference starts from the
+         * persistable vars' initial values, as verify job's does */
         *main = pdio_read(a->main_path);
-        *startup = *main ? pdio_read(a->startup_path) : NULL;
-        return *startup ? PDT_OK : PDT_EBADINPUT;
+        *startup = *main && a->startup_path ? pdio_read(a->startup_path) : NULL;
+        return *main && (*startup || !a->startup_path) ? PDT_OK : PDT_EBADINPUT;
     }
     int rc = PDT_OK;
     pdt_job *job = run_job(a, 0, "optimizer", &rc);
@@ -472,8 +476,9 @@ int cli_verify_transpile(int argc, char **argv)
             flags[nf++] = argv[i];
         }
     }
-    if (rc == PDT_OK && npos != 2) {
-        pdt_usage_error("verify", "transpile: expected MAIN and STARTUP");
+    if (rc == PDT_OK && npos != 2 && !(symbolic && npos == 1)) {
+        pdt_usage_error("verify", "transpile: expected MAIN and STARTUP%s",
+                        symbolic ? " (or MAIN alone)" : "");
         rc = PDT_EUSAGE;
     }
     if (rc == PDT_OK && symbolic && numeric_only) {
