@@ -35,6 +35,22 @@ int cli_verify_transpile(int argc, char **argv);
 bool cli_verify_parse_double(const char *flag, const char *s, double min, double *out);
 /* `verify job` (verify_job.c, src/sym), dispatched by cmd_verify. */
 int cmd_verify_job(int argc, char **argv);
+/* The symbolic check of a transpile's outputs, shared by `verify job` and
+ * `verify transpile --symbolic` (verify_job.c): manifests are added one by
+ * one (M, a json_t *, is taken), each with the loader of the files it
+ * names (LOADER(CTX, FILE), a new program or NULL after an error message);
+ * cli_sym_check runs src/sym's check against MAIN and prints its report.
+ * WHERE names the job in messages.  Both return false / PDT_EBADINPUT
+ * after an error message. */
+struct ir_program;
+typedef struct cli_sym_job cli_sym_job;
+typedef struct ir_program *(*cli_sym_loader)(void *ctx, const char *file);
+cli_sym_job *cli_sym_job_new(void);
+bool cli_sym_add_manifest(cli_sym_job *f, struct json_t *m, const char *where,
+                          cli_sym_loader loader, void *ctx);
+int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label,
+                  struct ir_program *main, struct ir_program *startup, int steps);
+void cli_sym_job_free(cli_sym_job *f);
 
 typedef struct {
     const char *name;

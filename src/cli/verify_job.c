@@ -2,7 +2,9 @@
  * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
  * manifests' "files" lists, "mode", "distributed_mode", flags.trainers and
  * flags.collective_mode
- * are read: the rest of a manifest's form may change. */
+ * are read: the rest of a manifest's form may change.  The manifests and
+ * the check (cli_sym_*) serve `verify transpile --symbolic` too, which
+ * loads the programs from its in-process transpiles instead of DIR. */
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -33,7 +35,7 @@ static void help(void)
            "  -h, --help           show this help\n");
 }
 
-typedef struct {
+struct cli_sym_job {
     GPtrArray *progs;                   /* to free */
     GArray *trainers, *pservers;        /* sym_role */
     size_t n_trainers;
@@ -41,17 +43,28 @@ typedef struct {
     const char *mode;
     bool grad_allreduce;                /* flags.collective_mode */
     json_t *manifests;                  /* kept: their strings are used */
-} job_files;
+    cli_sym_loader loader;              /* of the manifest being read */
+    void *loader_ctx;
+};
+typedef cli_sym_job job_files;
 
 static ir_program *load(job_files *f, const char *dir, const char *name)
 {
+    (void)dir;
     if (!name)
         return NULL;
-    char *p = g_build_filename(dir, name, NULL);
-    ir_program *prog = pdio_read(p);
-    g_free(p);
+    ir_program *prog = f->loader(f->loader_ctx, name);
     if (prog)
         g_ptr_array_add(f->progs, prog);
+    return prog;
+}
+
+/* verify job's loader: NAME in the folder CTX. */
+static ir_program *load_file(void *ctx, const char *name)
+{
+    char *p = g_build_filename((const char *)ctx, name, NULL);
+    ir_program *prog = pdio_read(p);
+    g_free(p);
     return prog;
 }
 
@@ -90,18 +103,12 @@ static bool add_file(job_files *f, const char *dir, json_t *e)
     return true;
 }
 
-static bool read_manifest(job_files *f, const char *dir, const char *name)
+bool cli_sym_add_manifest(cli_sym_job *f, json_t *m, const char *where,
+                          cli_sym_loader loader, void *ctx)
 {
-    char *path = g_build_filename(dir, name, NULL);
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    bool ok = m != NULL;
-    if (!m)
-        pdt_error("%s: line %d: not a manifest: %s", path, je.line, je.text);
-    g_free(path);
-    if (!ok)
-        return false;
     json_array_append_new(f->manifests, m);
+    f->loader = loader;
+    f->loader_ctx = ctx;
     json_t *t = json_object_get(json_object_get(m, "flags"), "trainers"), *e;
     size_t n = json_is_array(t) ? json_array_size(t)
              : json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
@@ -111,8 +118,19 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
     f->grad_allreduce = cm && !strcmp(cm, "grad_allreduce");
     f->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
     size_t i;
-    json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, dir, e)) return false;
+    json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, where, e)) return false;
     return true;
+}
+
+static bool read_manifest(job_files *f, const char *dir, const char *name)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    if (!m)
+        pdt_error("%s: line %d: not a manifest: %s", path, je.line, je.text);
+    g_free(path);
+    return m && cli_sym_add_manifest(f, m, dir, load_file, (void *)dir);
 }
 
 static gint cmp_str(gconstpointer x, gconstpointer y)
@@ -175,40 +193,62 @@ static int check_job(job_files *f, const char *dir)
     return PDT_OK;
 }
 
+cli_sym_job *cli_sym_job_new(void)
+{
+    cli_sym_job *f = xcalloc(1, sizeof *f);
+    f->progs = g_ptr_array_new_with_free_func((GDestroyNotify)ir_program_free);
+    f->trainers = g_array_new(FALSE, TRUE, sizeof(sym_role));
+    f->pservers = g_array_new(FALSE, TRUE, sizeof(sym_role));
+    f->manifests = json_array();
+    return f;
+}
+
+void cli_sym_job_free(cli_sym_job *f)
+{
+    if (!f)
+        return;
+    g_ptr_array_free(f->progs, TRUE);
+    g_array_free(f->trainers, TRUE);
+    g_array_free(f->pservers, TRUE);
+    json_decref(f->manifests);
+    free(f);
+}
+
+int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_program *main,
+                  ir_program *startup, int steps)
+{
+    int rc = check_job(f, where);
+    if (rc != PDT_OK)
+        return rc;
+    sym_job_in in = {.main_label = main_label, .main = main, .startup = startup,
+                     .trainers = (sym_role *)f->trainers->data,
+                     .n_trainers = f->trainers->len,
+                     .pservers = (sym_role *)f->pservers->data,
+                     .n_pservers = f->pservers->len, .dist_mode = f->dist_mode,
+                     .mode = !f->mode || !strcmp(f->mode, "pserver") ? SYM_PSERVER
+                           : !strcmp(f->mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
+                     .steps = steps};
+    char err[1200];
+    long bad = sym_verify_job(&in, stdout, err, sizeof err);
+    if (bad < 0)
+        pdt_error("%s: %s", where, err);
+    else if (bad)
+        pdt_error("%s: %ld parameters differ from single-process training of %s", where, bad,
+                  main_label);
+    return bad ? PDT_EBADINPUT : PDT_OK;
+}
+
 static int run(const char *dir, const char *main_path, const char *startup_path, int steps)
 {
-    job_files f = {.progs = g_ptr_array_new_with_free_func((GDestroyNotify)ir_program_free),
-                   .trainers = g_array_new(FALSE, TRUE, sizeof(sym_role)),
-                   .pservers = g_array_new(FALSE, TRUE, sizeof(sym_role)),
-                   .manifests = json_array()};
+    job_files *f = cli_sym_job_new();
     ir_program *main = pdio_read(main_path), *startup = NULL;
     int rc = main ? PDT_OK : PDT_EBADINPUT;
     if (rc == PDT_OK && startup_path && !(startup = pdio_read(startup_path)))
         rc = PDT_EBADINPUT;
     if (rc == PDT_OK)
-        rc = read_dir(&f, dir) ? check_job(&f, dir) : PDT_EBADINPUT;
-    if (rc == PDT_OK) {
-        sym_job_in in = {.main_label = main_path, .main = main, .startup = startup,
-                         .trainers = (sym_role *)f.trainers->data,
-                         .n_trainers = f.trainers->len,
-                         .pservers = (sym_role *)f.pservers->data,
-                         .n_pservers = f.pservers->len, .dist_mode = f.dist_mode,
-                         .mode = !f.mode || !strcmp(f.mode, "pserver") ? SYM_PSERVER
-                               : !strcmp(f.mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
-                         .steps = steps};
-        char err[1200];
-        long bad = sym_verify_job(&in, stdout, err, sizeof err);
-        if (bad < 0)
-            pdt_error("%s: %s", dir, err);
-        else if (bad)
-            pdt_error("%s: %ld parameters differ from single-process training of %s", dir, bad,
-                      main_path);
-        rc = bad ? PDT_EBADINPUT : PDT_OK;
-    }
-    g_ptr_array_free(f.progs, TRUE);
-    g_array_free(f.trainers, TRUE);
-    g_array_free(f.pservers, TRUE);
-    json_decref(f.manifests);
+        rc = read_dir(f, dir) ? cli_sym_check(f, dir, main_path, main, startup, steps)
+                              : PDT_EBADINPUT;
+    cli_sym_job_free(f);
     ir_program_free(main);
     ir_program_free(startup);
     return rc;

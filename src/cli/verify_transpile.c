@@ -26,7 +26,8 @@ typedef struct {
 
 static void help_transpile(void)
 {
-    printf("usage: pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n\n"
+    printf("usage: pdtrans verify transpile [OPTIONS] MAIN STARTUP [TRANSPILE FLAGS]\n"
+           "       pdtrans verify transpile --symbolic [OPTIONS] MAIN [STARTUP] [TRANSPILE FLAGS]\n\n"
            "Transpiles MAIN (with STARTUP) once per trainer with the given transpile\n"
            "flags (each as one flag=value word; verify itself chooses the output\n"
            "folder, roles, trainer ids and endpoints), then runs every trainer and\n"
@@ -40,6 +41,9 @@ static void help_transpile(void)
            "with one trainer and no sparse table, and leave each pserver slice at\n"
            "its start plus the deltas pushed.  Prints one line per parameter (and\n"
            "per GEO pserver slice); exit 1 on a mismatch.\n\n"
+           "  --symbolic           check without kernels, as `verify job` does: every op\n"
+           "                       an uninterpreted function of its inputs (any program);\n"
+           "                       same report and exit codes as verify job\n"
            "  --steps=K            training steps (default 2)\n"
            "  --tolerance=T        largest relative difference (default 1e-9)\n"
            "  --batch=N            rows (or sequences) per trainer's batch (default 4)\n"
@@ -230,9 +234,11 @@ static int reference_programs(const vt_args *a, ir_program **main, ir_program **
     for (size_t i = 0; i < a->nf; i++)
         needed |= minimize_flag(a->flags[i]);
     if (!needed) {
+        /* no STARTUP (--symbolic only): the reference starts from the
+         * persistable vars' initial values, as verify job's does */
         *main = pdio_read(a->main_path);
-        *startup = *main ? pdio_read(a->startup_path) : NULL;
-        return *startup ? PDT_OK : PDT_EBADINPUT;
+        *startup = *main && a->startup_path ? pdio_read(a->startup_path) : NULL;
+        return *main && (*startup || !a->startup_path) ? PDT_OK : PDT_EBADINPUT;
     }
     int rc = PDT_OK;
     pdt_job *job = run_job(a, 0, "optimizer", &rc);
@@ -371,6 +377,53 @@ static int transpile_job(const vt_args *a, const ex_transpile_opts *o)
     return rc;
 }
 
+/* --symbolic's loader: FILE (STEM.pb, as the manifest names it) of the
+ * job CTX, as written and read back. */
+static ir_program *load_output(void *ctx, const char *file)
+{
+    size_t n = strlen(file);
+    if (n < 4 || strcmp(file + n - 3, ".pb")) {
+        pdt_error("verify: the transpile's manifest names '%s', not a .pb file", file);
+        return NULL;
+    }
+    char *stem = g_strndup(file, n - 3);
+    ir_program *p = output_as_written((pdt_job *)ctx, stem);
+    g_free(stem);
+    return p;
+}
+
+/* --symbolic: every trainer's transpile in process, as build_cluster
+ * runs them, and their outputs checked against the reference by src/sym
+ * (cli_sym_check, as `verify job` does on a folder): no kernels. */
+static int symbolic_job(const vt_args *a, int steps)
+{
+    ir_program *main = NULL, *startup = NULL;
+    int rc = reference_programs(a, &main, &startup);
+    cli_sym_job *f = cli_sym_job_new();
+    size_t n_trainers = 1;
+    for (size_t t = 0; rc == PDT_OK && t < n_trainers; t++) {
+        pdt_job *job = run_job(a, t, NULL, &rc);
+        const char *text = job ? pdt_job_manifest(job) : NULL;
+        json_t *m = text ? json_loads(text, 0, NULL) : NULL;
+        if (job && !m) {
+            pdt_error("verify: the transpile made no manifest");
+            rc = PDT_EBADINPUT;
+        }
+        if (m && t == 0)
+            n_trainers = trainer_count(m);
+        /* the trainer's files only: the pservers come from run 0 */
+        if (m && !cli_sym_add_manifest(f, m, a->main_path, load_output, job))
+            rc = PDT_EBADINPUT;
+        pdt_job_free(job);
+    }
+    if (rc == PDT_OK)
+        rc = cli_sym_check(f, a->main_path, a->main_path, main, startup, steps);
+    cli_sym_job_free(f);
+    ir_program_free(main);
+    ir_program_free(startup);
+    return rc;
+}
+
 static bool own_flag(const char *a, const char *name, const char **val)
 {
     size_t n = strlen(name);
@@ -386,7 +439,8 @@ int cli_verify_transpile(int argc, char **argv)
     const char *pos[2] = {NULL, NULL}, *v;
     size_t npos = 0, nf = 0;
     char **flags = xcalloc((size_t)argc + 1, sizeof(char *));
-    bool collective = false;
+    bool collective = false, symbolic = false;
+    const char *numeric_only = NULL;    /* a flag --symbolic has no use for */
     long n;
     int rc = PDT_OK;
     for (int i = 1; rc == PDT_OK && i < argc; i++) {
@@ -398,13 +452,18 @@ int cli_verify_transpile(int argc, char **argv)
         } else if (own_flag(a, "--steps", &v)) {
             rc = pdt_parse_long("verify", "--steps", v, 1, 1000, &n) ? PDT_OK : PDT_EUSAGE;
             o.steps = (int)n;
+        } else if (!strcmp(a, "--symbolic")) {
+            symbolic = true;
         } else if (own_flag(a, "--batch", &v)) {
+            numeric_only = "--batch";
             rc = pdt_parse_long("verify", "--batch", v, 1, 1L << 16, &n) ? PDT_OK : PDT_EUSAGE;
             o.batch = n;
         } else if (own_flag(a, "--seed", &v)) {
+            numeric_only = "--seed";
             rc = pdt_parse_long("verify", "--seed", v, 0, 1L << 62, &n) ? PDT_OK : PDT_EUSAGE;
             o.seed = (uint64_t)n;
         } else if (own_flag(a, "--tolerance", &v)) {
+            numeric_only = "--tolerance";
             rc = cli_verify_parse_double("--tolerance", v, 0, &o.tolerance) ? PDT_OK : PDT_EUSAGE;
         } else if (a[0] != '-' && npos < 2) {
             pos[npos++] = a;
@@ -417,12 +476,24 @@ int cli_verify_transpile(int argc, char **argv)
             flags[nf++] = argv[i];
         }
     }
-    if (rc == PDT_OK && npos != 2) {
-        pdt_usage_error("verify", "transpile: expected MAIN and STARTUP");
+    if (rc == PDT_OK && npos != 2 && !(symbolic && npos == 1)) {
+        pdt_usage_error("verify", "transpile: expected MAIN and STARTUP%s",
+                        symbolic ? " (or MAIN alone)" : "");
         rc = PDT_EUSAGE;
     }
+    if (rc == PDT_OK && symbolic && numeric_only) {
+        pdt_usage_error("verify", "transpile: %s is for the numeric check; --symbolic runs no "
+                        "batches", numeric_only);
+        rc = PDT_EUSAGE;
+    }
+    if (rc == PDT_OK && symbolic && o.steps > 100) {
+        pdt_usage_error("verify", "transpile: --steps=%d: --symbolic runs at most 100 steps",
+                        o.steps);
+        rc = PDT_EUSAGE;
+    }
+    vt_args args = {flags, nf, pos[0], pos[1], collective};
     if (rc == PDT_OK)
-        rc = transpile_job(&(vt_args){flags, nf, pos[0], pos[1], collective}, &o);
+        rc = symbolic ? symbolic_job(&args, o.steps) : transpile_job(&args, &o);
     free(flags);
     return rc;
 }

@@ -5,7 +5,8 @@
 # exit 1 and the right program, block and op named; the real training
 # programs in ../shared verify (ResNet-50; the PaddleOCR models in nccl2 and
 # collective mode) or show the PaddleOCR models'
-# learning rate that no pserver op updates.
+# learning rate that no pserver op updates; `verify transpile --symbolic`
+# (the same check on in-process transpiles) on ResNet-50 and PaddleOCR.
 # Usage: PDTRANS=./pdtrans sh tests/verify/run.sh
 set -u
 PDTRANS=${PDTRANS:-./pdtrans}
@@ -216,6 +217,21 @@ if [ -d "$R" ]; then
             equal $m.$mode
         done
     done
+    # verify transpile --symbolic: the same job transpiled in process (both
+    # trainers) and checked as verify job checks a folder; the numeric
+    # verify refuses this program (no conv2d kernel)
+    n=$((n + 1))
+    m=fleetx_resnet50_momentum
+    "$PDTRANS" verify transpile --symbolic $P2 --trainers=2 "$R/${m}_train.pdmodel" \
+        "$R/${m}_startup.pdmodel" >"$W/out" 2>"$W/err"
+    st=$?
+    if [ $st = 0 ] && [ "$(grep -c ': equal (2 steps)$' "$W/out")" = 161 ] &&
+        [ "$(wc -l <"$W/out")" = 161 ]; then
+        echo "ok: $m: verify transpile --symbolic: 161 parameters equal"
+    else
+        fail "$m: verify transpile --symbolic: expected 161 parameters equal (status $st)"
+        grep -v ': equal' "$W/out" | head -3; cat "$W/err"
+    fi
     for m in paddleocr_det_db_mv3_adam paddleocr_rec_crnn_lstm_adam; do
         n=$((n + 1))
         "$PDTRANS" transpile $P2 --trainers=2 --trainer-id=0 "$R/${m}_train.pdmodel" \
@@ -227,6 +243,18 @@ if [ -d "$R" ]; then
             echo "ok: $m: every parameter's update reads the learning rate no pserver op computes"
         else
             fail "$m: expected status 1 and '$want' for every parameter (status $st)"
+            head -3 "$W/out"
+        fi
+        # verify transpile --symbolic (no STARTUP: these models have none)
+        # reports the same difference
+        n=$((n + 1))
+        "$PDTRANS" verify transpile --symbolic $P2 --trainers=2 "$R/${m}_train.pdmodel" \
+            >"$W/out" 2>&1
+        st=$?
+        if [ $st = 1 ] && grep -qF "$want" "$W/out" && ! grep -q ': equal' "$W/out"; then
+            echo "ok: $m: verify transpile --symbolic reports the learning rate too"
+        else
+            fail "$m: verify transpile --symbolic: expected status 1 and '$want' (status $st)"
             head -3 "$W/out"
         fi
     done
