@@ -27,6 +27,7 @@ for args in "diff $d/a.pbtxt $d/insert.pbtxt" "diff --json --callstack $d/a.pbtx
 done
 # transpile in each mode, on golden inputs (outputs go to a scratch folder).
 g=tests/golden
+n=0
 PS="--pservers=127.0.0.1:6174,127.0.0.1:6175 --trainers=2"
 TR="--trainers=127.0.0.1:6170,127.0.0.1:6171 --endpoint=127.0.0.1:6170"
 for args in "$PS -s $g/transpile_basic/in/startup.pbtxt $g/transpile_basic/in/main.pbtxt" \
@@ -36,7 +37,9 @@ for args in "$PS -s $g/transpile_basic/in/startup.pbtxt $g/transpile_basic/in/ma
             "--mode=nccl2 $TR -s $g/transpile_nccl2/in/startup.pbtxt $g/transpile_nccl2/in/main.pbtxt" \
             "--mode=collective --collective-mode=grad_allreduce $TR -s $g/transpile_collective/in/startup.pbtxt $g/transpile_collective/in/main.pbtxt"; do
     # shellcheck disable=SC2086
-    $VG "$PDTRANS" $args -o "$tmp/tp" >/dev/null 2>"$tmp/err"
+    # one folder per job: a folder holds one job's outputs (issue 26)
+    n=$((n + 1))
+    $VG "$PDTRANS" $args -o "$tmp/tp$n" >/dev/null 2>"$tmp/err"
     rc=$?
     [ $rc = 0 ] || { echo "valgrind: FAIL (exit $rc) pdtrans $args"; cat "$tmp/err"; fail=1; }
 done
@@ -78,8 +81,9 @@ $VG "$PDTRANS" memory-optimize $g/memory_errors/in/no_sub_block.pbtxt -o "$tmp/m
 [ $? = 1 ] || { echo "valgrind: FAIL memory-optimize on a while without sub_block"; cat "$tmp/err"; fail=1; }
 # The undo path of a set that fails part-way (the third rename).
 PDTRANS_FAIL_AT=rename:3 $VG "$PDTRANS" $PS -s $g/transpile_basic/in/startup.pbtxt $g/transpile_basic/in/main.pbtxt \
-    -o "$tmp/tp" >/dev/null 2>"$tmp/err"
-[ $? = 1 ] || { echo "valgrind: FAIL injected rename failure"; cat "$tmp/err"; fail=1; }
+    -o "$tmp/tp1" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] && grep -q 'cannot rename into place' "$tmp/err" ||
+    { echo "valgrind: FAIL injected rename failure"; cat "$tmp/err"; fail=1; }
 for f in ../shared/testdata-real/fit_a_line.pdmodel ../shared/testdata-real/fl_server_main_subblocks.pdmodel; do
     [ -f "$f" ] || continue
     $VG "$PDTRANS" convert "$f" "$tmp/y.pb" 2>"$tmp/err" || { echo "valgrind: FAIL convert $f"; cat "$tmp/err"; fail=1; }
