@@ -37,14 +37,18 @@ static struct {
 static const char *kind_label(pdt_phase_kind k)
 {
     static const char *const labels[] = {"", "reading the inputs", "checking the input",
-                                         "running pass", "checking after", "writing the outputs"};
+                                         "running pass", "checking after", "writing the outputs",
+                                         "verifying:"};
     return labels[k];
 }
 
 static void draw(gint64 now)
 {
     double s = (double)(now - P.start) / G_USEC_PER_SEC;
-    if (P.current.name)
+    if (P.current.name && P.current.kind == PDT_PHASE_RUN)
+        fprintf(stderr, "\rpdtrans: %.1f s: %s %s\033[K", s, kind_label(P.current.kind),
+                P.current.name);
+    else if (P.current.name)
         fprintf(stderr, "\rpdtrans: %.1f s: %s '%s'\033[K", s, kind_label(P.current.kind),
                 P.current.name);
     else
@@ -138,6 +142,7 @@ static void print_times(gint64 now)
             snprintf(label, sizeof label, "%s", t->phase.kind == PDT_PHASE_READ ? "read"
                                               : t->phase.kind == PDT_PHASE_CHECK ? "check"
                                               : t->phase.kind == PDT_PHASE_VERIFY ? "verify"
+                                              : t->phase.kind == PDT_PHASE_RUN ? "run"
                                                                                    : "write");
         fprintf(stderr, "pdtrans: time: %-34s %9.3f s\n", label,
                 (double)t->us / G_USEC_PER_SEC);

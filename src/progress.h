@@ -17,6 +17,7 @@ typedef enum {
     PDT_PHASE_PASS,         /* one pass (name) */
     PDT_PHASE_VERIFY,       /* the structural check after a pass */
     PDT_PHASE_WRITE,        /* encoding and writing the outputs */
+    PDT_PHASE_RUN,          /* a verify run (name: what it runs, printed as is) */
 } pdt_phase_kind;
 
 typedef struct {
