@@ -102,6 +102,7 @@ check: deps
 	@$(MAKE) --no-print-directory unit golden
 	@PDTRANS=./$(BIN) BUILD=$(BUILD) sh tests/real.sh
 	@PDTRANS=./$(BIN) sh tests/verify/run.sh
+	@PDTRANS=./$(BIN) sh tests/verify/rewrite.sh
 	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@python3 tests/funclen.py

@@ -148,7 +148,7 @@ static int parse_args(int argc, char **argv, rw_options *o)
         case 't': if (!parse_tolerance(optarg, &o->tolerance)) return PDT_EUSAGE; break;
         case 'Y': o->symbolic = true; break;
         case 'n':
-            if (!pdt_parse_long("verify", "--steps", optarg, 1, 100, &v))
+            if (!pdt_parse_long("verify", "--steps", optarg, 1, 1000, &v))
                 return PDT_EUSAGE;
             o->steps = (int)v;
             break;

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../sym/rewrite.h"
 #include "feed.h"
 #include "rewrite_check.h"
 
@@ -135,8 +136,10 @@ static GArray *unread_targets(const ir_block *b)
     }
     for (size_t i = 0; i < b->n_vars; i++) {
         const ir_var *v = b->vars[i];
+        /* Scope, reader, feed and fetch list vars hold no tensor to compare
+         * (a conditional_block's Scope output is written and never read) */
         if (v->removed || pmap_has(&read, v->name) || !pmap_has(&written, v->name) ||
-            v->type == IR_FEED_MINIBATCH || v->type == IR_FETCH_LIST)
+            !sym_is_tensor_type(v->type))
             continue;
         rw_target r = {.name = v->name, .col = -1, .writer = -1};
         g_array_append_val(t, r);
