@@ -17,6 +17,7 @@
 #include "../io/pdio.h"
 #include "../ir/util.h"
 #include "../passes/verify.h"
+#include "../progress.h"
 #include "cli.h"
 
 static void help(void)
@@ -168,6 +169,7 @@ static int verify_grad(int argc, char **argv)
         pdt_error("%s: %s", path, err);
         rc = PDT_EBADINPUT;
     }
+    pdt_progress_stop_line();
     size_t bad = print_grad_results(res, n, a.tol);
     if (rc == PDT_OK && bad) {
         pdt_error("%s: %zu of %zu parameter gradients differ from finite differences by more "
@@ -202,8 +204,13 @@ int cmd_verify(int argc, char **argv)
     pdt_near near;
     pdt_near_init(&near, argv[1]);
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
-        if (!strcmp(argv[1], subs[i].name))
+        if (!strcmp(argv[1], subs[i].name)) {
+            /* a run over two seconds shows a progress line on a terminal's stderr
+             * (progress.h); each subcommand ends it before its report */
+            pdt_progress_begin();
+            pdt_progress_enter(PDT_PHASE_RUN, subs[i].name);
             return subs[i].run(argc - 1, argv + 1);
+        }
         pdt_near_offer(&near, subs[i].name);
     }
     char *hint = pdt_near_hint(&near, "");

@@ -15,6 +15,7 @@
 #include "../diag.h"
 #include "../io/pdio.h"
 #include "../ir/util.h"
+#include "../progress.h"
 #include "../sym/sym.h"
 #include "cli.h"
 
@@ -229,7 +230,18 @@ int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_
                            : !strcmp(f->mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
                      .steps = steps};
     char err[1200];
-    long bad = sym_verify_job(&in, stdout, err, sizeof err);
+    /* the report is held until the run ends, so that the progress line
+     * (a terminal's stderr, progress.h) ends before it */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    long bad = sym_verify_job(&in, mem ? mem : stdout, err, sizeof err);
+    if (mem)
+        fclose(mem);
+    pdt_progress_stop_line();
+    if (buf)
+        fwrite(buf, 1, len, stdout);
+    free(buf);
     if (bad < 0)
         pdt_error("%s: %s", where, err);
     else if (bad)

@@ -229,13 +229,11 @@ static int symbolic(const rw_options *o, ir_program *before, ir_program *after)
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
-    int r = mem ? sym_verify_rewrite(&in, mem, err, sizeof err) : -1;
-    if (!mem)
-        snprintf(err, sizeof err, "out of memory");
+    int r = sym_verify_rewrite(&in, mem ? mem : stdout, err, sizeof err);
     if (mem)
         fclose(mem);
     pdt_progress_stop_line();
-    if (r == 0)
+    if (r == 0 && buf)
         fwrite(buf, 1, len, stdout);
     else
         pdt_error("%s", err);

@@ -14,6 +14,7 @@
 #include "../io/pdio.h"
 #include "../ir/util.h"
 #include "../job/job.h"
+#include "../progress.h"
 #include "cli.h"
 
 /* Its own flags' words and the transpile flags, as given. */
@@ -102,6 +103,7 @@ static size_t devices_per_trainer(json_t *m)
 static int report_transpile(const char *path, ex_param_result *r, size_t n, bool exact, double tol)
 {
     size_t bad = 0, n_sums = 0, bad_sums = 0;
+    pdt_progress_stop_line();   /* the report starts on a line of its own */
     for (size_t i = 0; i < n; i++) {
         bool fail = !r[i].finite || ((exact || r[i].pserver_sum) && !(r[i].worst_rel <= tol));
         bad += fail && !r[i].pserver_sum;
