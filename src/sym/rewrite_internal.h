@@ -18,6 +18,7 @@ typedef struct {
     int step;
     size_t paired;          /* op pairs run */
     int rc;                 /* 0, 1 a difference, -1 cannot pair or run */
+    int depth, loops;       /* sub-blocks and while bodies being run */
 } rw;
 
 /* One pair of ops: BEFORE's [0] and AFTER's [1]. */

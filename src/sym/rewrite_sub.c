@@ -17,7 +17,10 @@
 #include "../ir/util.h"
 #include "rewrite_internal.h"
 
-enum { MAX_DEPTH = 16 };
+/* Sub-blocks nest at most MAX_DEPTH deep (a deeper or cyclic nesting is
+ * refused); while bodies inside MAX_LOOPS others run once, so nested
+ * loops cost at most 2^MAX_LOOPS runs of the innermost body. */
+enum { MAX_DEPTH = 16, MAX_LOOPS = 3 };
 
 static int sub_block_of(const ir_op *op)
 {
@@ -201,16 +204,27 @@ bool rw_run_sub(rw *r, const rw_pos *at)
             r->rc = -1;
             return false;
         }
+    if (r->depth >= MAX_DEPTH) {
+        sym_fail(&r->c, r->in->labels[1], at->block[1], at->idx[1], at->op[1],
+                 "sub-blocks nest more than %d deep (or in a cycle)", MAX_DEPTH);
+        r->rc = -1;
+        return false;
+    }
     bool loop = !strcmp(at->op[0]->type, "while");
+    int runs = loop && r->loops < MAX_LOOPS ? 2 : 1;
+    r->depth++;
+    r->loops += loop;
     side s[2];
     for (int k = 0; k < 2; k++)
         enter(r, k, at, &s[k]);
     bool ok = true;
-    for (int it = 0; ok && it < (loop ? 2 : 1); it++) {
+    for (int it = 0; ok && it < runs; it++) {
         ok = rw_run_blocks(r, sb[0], sb[1]);
         for (int k = 0; ok && loop && it == 0 && k < 2; k++)
             snapshot(r, k, &s[k]);
     }
+    r->depth--;
+    r->loops -= loop;
     for (int k = 0; k < 2; k++) {
         if (ok)
             leave(r, k, at, &s[k], loop);

@@ -139,6 +139,32 @@ START_TEST(sub_block_own_vars_may_be_renamed)
 }
 END_TEST
 
+/* Blocks 1 and 2 run each other: refused, not a stack overflow. */
+static ir_program *cyclic(void)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_block *b1 = ir_program_add_block(p, 0);
+    ir_block *b2 = ir_program_add_block(p, 1);
+    tensor(b, "c");
+    ir_block *from[] = {b, b1, b2};
+    int to[] = {1, 2, 1};
+    for (int i = 0; i < 3; i++) {
+        ir_op *cb = ir_block_append_op(from[i], "conditional_block");
+        ir_op_set_input1(cb, "Cond", "c");
+        ir_op_set_block(cb, "sub_block", to[i]);
+    }
+    return p;
+}
+
+START_TEST(cyclic_sub_blocks_are_refused)
+{
+    char err[1024] = "";
+    ck_assert_int_eq(check(cyclic(), cyclic(), err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "sub-blocks nest more than 16 deep"), "%s", err);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("sym_rewrite");
@@ -149,6 +175,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, early_delete_is_named);
     tcase_add_test(tc, other_ops_cannot_pair);
     tcase_add_test(tc, sub_block_own_vars_may_be_renamed);
+    tcase_add_test(tc, cyclic_sub_blocks_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }
