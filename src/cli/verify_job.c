@@ -30,7 +30,7 @@ static void help(void)
            "training's on the trainers' averaged gradient (nccl2 and collective\n"
            "grad_allreduce jobs too); async: each update applies one trainer's\n"
            "gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
-           "trainer DIR lacks runs trainer 0's programs.\n\n"
+           "trainer DIR lacks runs the programs of the first trainer it holds.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  -h, --help           show this help\n");
 }
@@ -173,8 +173,11 @@ static int check_job(job_files *f, const char *dir)
                                                                      : "collective local_sgd");
         return PDT_EBADINPUT;
     }
-    if (!f->trainers->len || !g_array_index(f->trainers, sym_role, 0).main) {
-        pdt_error("%s: the manifests list no trainer_0 (verify job needs trainer 0's programs)",
+    guint have = 0;
+    while (have < f->trainers->len && !g_array_index(f->trainers, sym_role, have).main)
+        have++;
+    if (have == f->trainers->len) {
+        pdt_error("%s: the manifests list no trainer (verify job needs one trainer's programs)",
                   dir);
         return PDT_EBADINPUT;
     }

@@ -2,9 +2,9 @@
  * the barriers move terms between them by endpoint and var name; a
  * pserver runs its listen_and_serv's optimize blocks at the send barrier
  * (sync), or a grad's block from grad_to_block_id when it arrives
- * (async).  A trainer the folder lacks runs trainer 0's programs with
- * its `.trainer_0` names as `.trainer_<id>` (what transpile writes for
- * it). */
+ * (async).  A trainer the folder lacks runs the first present trainer's
+ * programs with its `.trainer_<k>` names as `.trainer_<id>` (what
+ * transpile writes for it). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,13 +19,18 @@ static sym_proc *pserver_at(sym_job *j, const char *ep)
     return NULL;
 }
 
-/* The name trainer p gives var `v` on the wire. */
+/* The name trainer p gives var `v` on the wire: an emulated trainer's
+ * `.trainer_<from>` names end in its own id. */
 static const char *wire_name(sym_proc *p, const char *v)
 {
-    size_t n = strlen(v);
-    if (p->emulate_from < 0 || n < 10 || strcmp(v + n - 10, ".trainer_0"))
+    if (p->emulate_from < 0)
         return v;
-    return ir_internf("%.*s.trainer_%d", (int)(n - 10), v, p->trainer);
+    char suf[32];
+    int k = snprintf(suf, sizeof suf, ".trainer_%d", p->emulate_from);
+    size_t n = strlen(v);
+    if (n < (size_t)k || strcmp(v + n - (size_t)k, suf))
+        return v;
+    return ir_internf("%.*s.trainer_%d", (int)(n - (size_t)k), v, p->trainer);
 }
 
 static ir_op *listen_op(sym_proc *ps)
@@ -174,7 +179,8 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
     return 0;
 }
 
-static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_role *r0)
+/* r0 (trainer `from`) stands in for a trainer r the folder lacks. */
+static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_role *r0, int from)
 {
     memset(p, 0, sizeof *p);
     const sym_role *use = r && r->main ? r : r0;
@@ -184,8 +190,8 @@ static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_rol
     p->startup = use->startup;
     p->endpoint = r ? r->endpoint : NULL;
     p->trainer = trainer;
-    p->emulate_from = use == r ? -1 : 0;
-    if (p->emulate_from == 0)
+    p->emulate_from = use == r ? -1 : from;
+    if (p->emulate_from >= 0)
         p->label = ir_internf("%s (as trainer %d)", use->label, trainer);
 }
 
@@ -201,10 +207,13 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
     j->n_ps = in->n_pservers;
     j->tr = xcalloc(j->n_tr + 1, sizeof *j->tr);
     j->ps = xcalloc(j->n_ps + 1, sizeof *j->ps);
+    size_t from = 0;    /* the first trainer DIR holds (checked by the caller) */
+    while (from + 1 < j->n_tr && !in->trainers[from].main)
+        from++;
     for (size_t t = 0; t < j->n_tr; t++)
-        init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[0]);
+        init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[from], (int)from);
     for (size_t k = 0; k < j->n_ps; k++)
-        init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k]);
+        init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k], -1);
     if (in->dist_mode == 1) {
         snprintf(j->c.err, sizeof j->c.err, "half-async jobs are not modelled by verify job yet");
         return false;
