@@ -177,13 +177,18 @@ static int check_job(job_files *f, const char *dir)
     while (have < f->trainers->len && !g_array_index(f->trainers, sym_role, have).main)
         have++;
     if (have == f->trainers->len) {
-        pdt_error("%s: the manifests list no trainer (verify job needs one trainer's programs)",
-                  dir);
+        pdt_error("%s: the manifests list no trainer (a folder of one role: verify job needs "
+                  "the whole job)", dir);
         return PDT_EBADINPUT;
     }
     if (f->trainers->len > f->n_trainers) {
         pdt_error("%s: the manifests list trainer %u of a job of %zu trainers", dir,
                   f->trainers->len - 1, f->n_trainers);
+        return PDT_EBADINPUT;
+    }
+    if ((!f->mode || !strcmp(f->mode, "pserver")) && !f->pservers->len) {
+        pdt_error("%s: the manifests list no pserver (a folder of one role: verify job needs "
+                  "the whole job)", dir);
         return PDT_EBADINPUT;
     }
     g_array_set_size(f->trainers, (guint)f->n_trainers);

@@ -206,7 +206,7 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
 {
     static const char *const unmodelled[] = {
         "prefetch", "split_ids", "merge_ids", "lookup_sparse_table", "distributed_lookup_table",
-        "checkpoint_notify", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
+        "checkpoint_notify", "fake_init", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
         "c_allreduce_prod", "c_broadcast", "allreduce", "broadcast", NULL};
     sym_job *j = c->job;
     const char *t = op->type;
@@ -223,7 +223,7 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
         !strcmp(t, "c_gen_nccl_id") || !strncmp(t, "c_comm_init", 11))
         return 1;
     for (size_t k = 0; unmodelled[k]; k++)
-        if (!strcmp(t, unmodelled[k])) {
+        if (!strcmp(t, unmodelled[k]) || (!k && ir_op_get_bool(op, "remote_prefetch", false))) {
             sym_fail(c, prog == p->main ? p->label : p->startup_label, block, i, op,
                      "not modelled by verify job yet");
             return -1;
@@ -267,6 +267,10 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
         init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[from], (int)from);
     for (size_t k = 0; k < j->n_ps; k++)
         init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k], -1);
+    if (in->dist_mode == 3) {
+        snprintf(j->c.err, sizeof j->c.err, "GEO jobs are not modelled by verify job yet");
+        return false;
+    }
     for (size_t k = 0; k < j->n_ps; k++) {
         ir_op *l = listen_op(&j->ps[k]);
         if (l && ir_op_get_bool(l, "dc_asgd", false)) {

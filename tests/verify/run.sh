@@ -185,7 +185,7 @@ usage 1 "collective local_sgd jobs are not modelled by verify job yet" "$W/local
 usage 1 "pserver_0.pb: DC-ASGD is not modelled by verify job yet" "$W/dc_asgd" \
     "$G/transpile_dc_asgd/in/main.pbtxt" "$G/transpile_dc_asgd/in/startup.pbtxt"
 job table transpile_dist_table $P2 --trainers=2
-usage 1 "'split_ids': not modelled by verify job yet" "$W/table" \
+usage 1 "op 5 'fake_init': not modelled by verify job yet" "$W/table" \
     "$G/transpile_dist_table/in/main.pbtxt" "$G/transpile_dist_table/in/startup.pbtxt"
 
 # Real programs in every mode (point 5): real.sh.
@@ -236,6 +236,11 @@ if [ -d "$R" ]; then
 else
     skip "tests/verify real programs" "no ../shared/testdata-real"
 fi
+
+# Every golden transpile case (golden.sh): equal, or refused by name.
+n=$((n + 1))
+PDTRANS=$PDTRANS sh "$HERE/golden.sh" >"$W/golden.out" 2>&1 || { fail "golden cases"; cat "$W/golden.out"; }
+tail -1 "$W/golden.out"
 
 echo "verify job: $n checks, $fails failed"
 [ $fails = 0 ]
