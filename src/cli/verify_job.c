@@ -42,6 +42,7 @@ struct cli_sym_job {
     int dist_mode;
     const char *mode;
     bool grad_allreduce;                /* flags.collective_mode */
+    const char *collective_mode;        /* ... as written, for refusals */
     json_t *manifests;                  /* kept: their strings are used */
     cli_sym_loader loader;              /* of the manifest being read */
     void *loader_ctx;
@@ -116,6 +117,7 @@ bool cli_sym_add_manifest(cli_sym_job *f, json_t *m, const char *where,
     f->mode = jstr(m, "mode") ? jstr(m, "mode") : f->mode;
     const char *cm = jstr(json_object_get(m, "flags"), "collective_mode");
     f->grad_allreduce = cm && !strcmp(cm, "grad_allreduce");
+    f->collective_mode = cm;
     f->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
     size_t i;
     json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, where, e)) return false;
@@ -167,10 +169,10 @@ static int check_job(job_files *f, const char *dir)
 {
     if (f->mode && strcmp(f->mode, "pserver") && strcmp(f->mode, "nccl2") &&
         (strcmp(f->mode, "collective") || !f->grad_allreduce)) {
-        pdt_error("%s: %s jobs are not modelled by verify job yet (pserver, nccl2 and "
-                  "collective grad_allreduce only)", dir,
-                  f->grad_allreduce || strcmp(f->mode, "collective") ? f->mode
-                                                                     : "collective local_sgd");
+        bool coll = !strcmp(f->mode, "collective");
+        pdt_error("%s: %s%s%s jobs are not modelled by verify job yet (pserver, nccl2 and "
+                  "collective grad_allreduce only)", dir, f->mode, coll ? " " : "",
+                  coll ? (f->collective_mode ? f->collective_mode : "local_sgd") : "");
         return PDT_EBADINPUT;
     }
     guint have = 0;

@@ -50,4 +50,25 @@ else
 fi
 echo "$VERIFY_CASE|$vs|$out|$line" >>"$VERIFY_LOG"
 rm -f "$out.vj"
+# The numeric verify transpile and --symbolic on the same flags (verify
+# picks the roles, trainer ids and outputs itself: those flags go); once
+# per case and flags: "CASE|NUMERIC STATUS|SYMBOLIC STATUS|FLAGS|messages".
+vt=
+for a in $args; do
+    case $a in
+    --text|--binary|-f|--force|--role=*|--trainer-id=*|--endpoint=*|--current-endpoint=*) ;;
+    *) vt="$vt $a" ;;
+    esac
+done
+key="$VERIFY_CASE|$vt|$main|$startup"
+grep -qxF -- "$key" "$VERIFY_LOG.keys" 2>/dev/null && exit 0
+echo "$key" >>"$VERIFY_LOG.keys"
+# shellcheck disable=SC2086
+"$REAL_PDTRANS" verify transpile $vt "$main" ${startup:+"$startup"} >"$out.num" 2>&1
+ns=$?
+# shellcheck disable=SC2086
+"$REAL_PDTRANS" verify transpile --symbolic $vt "$main" ${startup:+"$startup"} >"$out.sym" 2>&1
+ss=$?
+echo "$VERIFY_CASE|$ns|$ss|$vt|$(grep -i 'error\|differ\|not modelled' "$out.num" | head -1 | cut -c1-200) ## $(grep -i 'error\|differ\|not modelled' "$out.sym" | head -1 | cut -c1-200)" >>"$VERIFY_LOG.num"
+rm -f "$out.num" "$out.sym"
 exit 0
