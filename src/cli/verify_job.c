@@ -28,8 +28,8 @@ static void help(void)
            "and sums, scales, slices and concats are normalised.  Sync jobs: after\n"
            "each step every parameter a trainer holds must be single-process\n"
            "training's on the trainers' averaged gradient (nccl2 and collective\n"
-           "grad_allreduce jobs too); async: each update applies one trainer's\n"
-           "gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
+           "grad_allreduce jobs too); async and half-async: each update applies one\n"
+           "trainer's gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
            "trainer DIR lacks runs the programs of the first trainer it holds.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  -h, --help           show this help\n");
