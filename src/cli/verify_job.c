@@ -29,9 +29,9 @@ static void help(void)
            "and sums, scales, slices and concats are normalised.  Sync jobs: after\n"
            "each step every parameter a trainer holds must be single-process\n"
            "training's on the trainers' averaged gradient (nccl2 and collective\n"
-           "grad_allreduce jobs too); async: each update applies one trainer's\n"
-           "gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
-           "trainer DIR lacks runs trainer 0's programs.\n\n"
+           "grad_allreduce jobs too); async and half-async: each update applies one\n"
+           "trainer's gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
+           "trainer DIR lacks runs the programs of the first trainer it holds.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  -h, --help           show this help\n");
 }
@@ -43,6 +43,7 @@ struct cli_sym_job {
     int dist_mode;
     const char *mode;
     bool grad_allreduce;                /* flags.collective_mode */
+    const char *collective_mode;        /* ... as written, for refusals */
     json_t *manifests;                  /* kept: their strings are used */
     cli_sym_loader loader;              /* of the manifest being read */
     void *loader_ctx;
@@ -117,6 +118,7 @@ bool cli_sym_add_manifest(cli_sym_job *f, json_t *m, const char *where,
     f->mode = jstr(m, "mode") ? jstr(m, "mode") : f->mode;
     const char *cm = jstr(json_object_get(m, "flags"), "collective_mode");
     f->grad_allreduce = cm && !strcmp(cm, "grad_allreduce");
+    f->collective_mode = cm;
     f->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
     size_t i;
     json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, where, e)) return false;
@@ -168,20 +170,28 @@ static int check_job(job_files *f, const char *dir)
 {
     if (f->mode && strcmp(f->mode, "pserver") && strcmp(f->mode, "nccl2") &&
         (strcmp(f->mode, "collective") || !f->grad_allreduce)) {
-        pdt_error("%s: %s jobs are not modelled by verify job yet (pserver, nccl2 and "
-                  "collective grad_allreduce only)", dir,
-                  f->grad_allreduce || strcmp(f->mode, "collective") ? f->mode
-                                                                     : "collective local_sgd");
+        bool coll = !strcmp(f->mode, "collective");
+        pdt_error("%s: %s%s%s jobs are not modelled by verify job yet (pserver, nccl2 and "
+                  "collective grad_allreduce only)", dir, f->mode, coll ? " " : "",
+                  coll ? (f->collective_mode ? f->collective_mode : "local_sgd") : "");
         return PDT_EBADINPUT;
     }
-    if (!f->trainers->len || !g_array_index(f->trainers, sym_role, 0).main) {
-        pdt_error("%s: the manifests list no trainer_0 (verify job needs trainer 0's programs)",
-                  dir);
+    guint have = 0;
+    while (have < f->trainers->len && !g_array_index(f->trainers, sym_role, have).main)
+        have++;
+    if (have == f->trainers->len) {
+        pdt_error("%s: the manifests list no trainer (a folder of one role: verify job needs "
+                  "the whole job)", dir);
         return PDT_EBADINPUT;
     }
     if (f->trainers->len > f->n_trainers) {
         pdt_error("%s: the manifests list trainer %u of a job of %zu trainers", dir,
                   f->trainers->len - 1, f->n_trainers);
+        return PDT_EBADINPUT;
+    }
+    if ((!f->mode || !strcmp(f->mode, "pserver")) && !f->pservers->len) {
+        pdt_error("%s: the manifests list no pserver (a folder of one role: verify job needs "
+                  "the whole job)", dir);
         return PDT_EBADINPUT;
     }
     g_array_set_size(f->trainers, (guint)f->n_trainers);

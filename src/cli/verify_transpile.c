@@ -319,6 +319,20 @@ static bool read_shape(json_t *m, ex_cluster *c, ex_cluster_shape *shape)
     return shape->dist_mode != 3 || cli_verify_geo_info(m, c);
 }
 
+/* Trainer t's transpile in process and its manifest, parsed (*m, NULL
+ * on failure, with *rc set). */
+static pdt_job *run_manifest(const vt_args *a, size_t t, json_t **m, int *rc)
+{
+    pdt_job *job = run_job(a, t, NULL, rc);
+    const char *text = job ? pdt_job_manifest(job) : NULL;
+    *m = text ? json_loads(text, 0, NULL) : NULL;
+    if (job && !*m) {
+        pdt_error("verify: the transpile made no manifest");
+        *rc = PDT_EBADINPUT;
+    }
+    return job;
+}
+
 /* Every trainer's transpile, in process; the cluster set up from their
  * outputs. */
 static int build_cluster(const vt_args *a, ex_cluster *c, vt_outputs *v)
@@ -326,13 +340,8 @@ static int build_cluster(const vt_args *a, ex_cluster *c, vt_outputs *v)
     ex_cluster_shape shape = {.n_trainers = 1, .devices = 1};
     int rc = PDT_OK;
     for (size_t t = 0; rc == PDT_OK && t < shape.n_trainers; t++) {
-        pdt_job *job = run_job(a, t, NULL, &rc);
-        const char *text = job ? pdt_job_manifest(job) : NULL;
-        json_t *m = text ? json_loads(text, 0, NULL) : NULL;
-        if (job && !m) {
-            pdt_error("verify: the transpile made no manifest");
-            rc = PDT_EBADINPUT;
-        }
+        json_t *m = NULL;
+        pdt_job *job = run_manifest(a, t, &m, &rc);
         if (rc == PDT_OK && t == 0 && !read_shape(m, c, &shape))
             rc = PDT_EBADINPUT;
         if (rc == PDT_OK && !take_run(v, job, t, m))
@@ -404,13 +413,8 @@ static int symbolic_job(const vt_args *a, int steps)
     cli_sym_job *f = cli_sym_job_new();
     size_t n_trainers = 1;
     for (size_t t = 0; rc == PDT_OK && t < n_trainers; t++) {
-        pdt_job *job = run_job(a, t, NULL, &rc);
-        const char *text = job ? pdt_job_manifest(job) : NULL;
-        json_t *m = text ? json_loads(text, 0, NULL) : NULL;
-        if (job && !m) {
-            pdt_error("verify: the transpile made no manifest");
-            rc = PDT_EBADINPUT;
-        }
+        json_t *m = NULL;
+        pdt_job *job = run_manifest(a, t, &m, &rc);
         if (m && t == 0)
             n_trainers = trainer_count(m);
         /* the trainer's files only: the pservers come from run 0 */

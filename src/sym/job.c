@@ -2,9 +2,9 @@
  * the barriers move terms between them by endpoint and var name; a
  * pserver runs its listen_and_serv's optimize blocks at the send barrier
  * (sync), or a grad's block from grad_to_block_id when it arrives
- * (async).  A trainer the folder lacks runs trainer 0's programs with
- * its `.trainer_0` names as `.trainer_<id>` (what transpile writes for
- * it). */
+ * (async).  A trainer the folder lacks runs the first present trainer's
+ * programs with its `.trainer_<k>` names as `.trainer_<id>` (what
+ * transpile writes for it). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,13 +19,18 @@ static sym_proc *pserver_at(sym_job *j, const char *ep)
     return NULL;
 }
 
-/* The name trainer p gives var `v` on the wire. */
+/* The name trainer p gives var `v` on the wire: an emulated trainer's
+ * `.trainer_<from>` names end in its own id. */
 static const char *wire_name(sym_proc *p, const char *v)
 {
-    size_t n = strlen(v);
-    if (p->emulate_from < 0 || n < 10 || strcmp(v + n - 10, ".trainer_0"))
+    if (p->emulate_from < 0)
         return v;
-    return ir_internf("%.*s.trainer_%d", (int)(n - 10), v, p->trainer);
+    char suf[32];
+    int k = snprintf(suf, sizeof suf, ".trainer_%d", p->emulate_from);
+    size_t n = strlen(v);
+    if (n < (size_t)k || strcmp(v + n - (size_t)k, suf))
+        return v;
+    return ir_internf("%.*s.trainer_%d", (int)(n - (size_t)k), v, p->trainer);
 }
 
 static ir_op *listen_op(sym_proc *ps)
@@ -74,59 +79,107 @@ static const char *nth_ep(ir_op *op, size_t k, ir_arena *a, size_t *n)
     return k < *n ? eps[k] : NULL;
 }
 
+/* Delivers term t, written by `site` as trainer p's var `v`, to the
+ * pserver at `ep` as `w`; async and half-async run its grad block. */
+static int deliver(sym_job *j, sym_proc *p, const char *label, int block, size_t i, ir_op *op,
+                   const char *ep, const char *v, const char *w, sym_term *t,
+                   const sym_site *site)
+{
+    sym_proc *ps = ep ? pserver_at(j, ep) : NULL;
+    if (!ps) {
+        sym_fail(&j->c, label, block, i, op, "sends '%s' to %s%s%s, which no pserver of the job serves",
+                 v, ep ? "'" : "no endpoint (epmap has ", ep ? ep : "too few", ep ? "'" : ")");
+        return -1;
+    }
+    if (!accepts(ps, w)) {
+        sym_fail(&j->c, label, block, i, op, "sends '%s' to %s, whose listen_and_serv does not receive it (%s)",
+                 w, ep, ps->label);
+        return -1;
+    }
+    (void)p;
+    sym_write(ps, w, t, site);
+    int gb = j->async || j->half ? grad_block(ps, w) : -2;
+    int rc = 1;
+    if (gb == -1) {
+        sym_fail(&j->c, label, block, i, op, "sends '%s' to %s (%s), whose grad_to_block_id has no block for it",
+                 w, ep, ps->label);
+        rc = -1;
+    } else if (gb >= 0 && !run_ps_block(j, ps, gb)) {
+        rc = -1;
+    }
+    sym_store_set_site(j->c.st, NULL);
+    return rc;
+}
+
+static int64_t nth_long(ir_op *op, const char *name, size_t k)
+{
+    ir_attr *a = ir_op_attr(op, name);
+    if (a && a->type == IR_ATTR_LONGS && k < a->n_longs)
+        return a->longs[k];
+    if (a && a->type == IR_ATTR_INTS && k < a->n_ints)
+        return a->ints[k];
+    return -1;
+}
+
+/* A send: each X arg to its epmap entry; with `send_varnames` (half-async,
+ * the communicator's send) X's rows split by `sections`, part k sent as
+ * send_varnames[k] to epmap[k]. */
 static int do_send(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
 {
     const char *label = prog == p->main ? p->label : p->startup_label;
     const ir_slot *x = ir_op_input(op, "X");
     ir_arena *a = ir_arena_new();
     bool notify = !ir_op_get_bool(op, "use_send_handler", true);
+    size_t nv = 0, n;
+    const char **vn = ir_op_get_names(op, "send_varnames", &nv, a);
+    ir_block *b = ir_program_block(prog, block);
     int rc = 1;
-    for (uint32_t k = 0; x && k < x->n_args && rc > 0 && !notify; k++) {
-        size_t n;
-        const char *ep = nth_ep(op, k, a, &n), *w = wire_name(p, x->args[k]);
-        sym_proc *ps = ep ? pserver_at(j, ep) : NULL;
-        if (!ps) {
-            sym_fail(&j->c, label, block, i, op, "sends '%s' to %s%s%s, which no pserver of the job serves",
-                     x->args[k], ep ? "'" : "no endpoint (epmap has ", ep ? ep : "too few", ep ? "'" : ")");
+    int64_t off = 0;
+    if (nv && (!x || x->n_args != 1)) {
+        sym_fail(&j->c, label, block, i, op, "has send_varnames but %u X args (one expected)",
+                 x ? x->n_args : 0);
+        rc = -1;
+    }
+    for (size_t k = 0; x && k < (nv ? nv : x->n_args) && rc > 0 && !notify; k++) {
+        const char *v = x->args[nv ? 0 : k], *ep = nth_ep(op, k, a, &n);
+        sym_term *t = sym_read(&j->c, p, b, v);
+        int64_t rows = nv ? nth_long(op, "sections", k) : -1;
+        if (nv && rows < 0 && nv > 1) {
+            sym_fail(&j->c, label, block, i, op, "has no sections entry for '%s'", vn[k]);
             rc = -1;
-        } else if (!accepts(ps, w)) {
-            sym_fail(&j->c, label, block, i, op, "sends '%s' to %s, whose listen_and_serv does not receive it (%s)",
-                     w, ep, ps->label);
-            rc = -1;
-        } else {
-            ir_block *b = ir_program_block(prog, block);
-            sym_write(ps, w, sym_read(&j->c, p, b, x->args[k]), pmap_get(&p->sites, x->args[k]));
-            int gb = j->async ? grad_block(ps, w) : -2;
-            if (gb == -1) {
-                sym_fail(&j->c, label, block, i, op, "sends '%s' to %s (%s), whose grad_to_block_id has no block for it",
-                         w, ep, ps->label);
-                rc = -1;
-            } else if (gb >= 0 && !run_ps_block(j, ps, gb)) {
-                rc = -1;
-            }
-            sym_store_set_site(j->c.st, NULL);
+            break;
         }
+        if (nv && nv > 1)
+            t = sym_slice(j->c.st, t, off, rows);
+        off += rows;
+        rc = deliver(j, p, label, block, i, op, ep, nv ? vn[k] : v, wire_name(p, nv ? vn[k] : v),
+                     t, pmap_get(&p->sites, v));
     }
     ir_arena_free(a);
     return rc;
 }
 
+/* A recv: each Out arg from its epmap entry; with `recv_varnames`
+ * (half-async) Out is the row concat of recv_varnames[k] from epmap[k]. */
 static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
 {
     const char *label = prog == p->main ? p->label : p->startup_label;
     const ir_slot *o = ir_op_output(op, "Out");
     size_t nv = 0;
     ir_arena *a = ir_arena_new();
-    ir_op_get_names(op, "recv_varnames", &nv, a);
+    const char **vn = ir_op_get_names(op, "recv_varnames", &nv, a);
     int rc = 1;
-    if (nv) {
-        sym_fail(&j->c, label, block, i, op, "recv_varnames (half-async) is not modelled by verify job yet");
+    if (nv && (!o || o->n_args != 1)) {
+        sym_fail(&j->c, label, block, i, op, "has recv_varnames but %u Out args (one expected)",
+                 o ? o->n_args : 0);
         rc = -1;
     }
     const sym_site *site = sym_site_make(j->c.st, label, block, (int)i, op);
-    for (uint32_t k = 0; o && k < o->n_args && rc > 0; k++) {
+    size_t cnt = nv ? nv : o ? o->n_args : 0;
+    sym_term **parts = xcalloc(cnt + 1, sizeof *parts);
+    for (size_t k = 0; k < cnt && rc > 0; k++) {
         size_t n;
-        const char *ep = nth_ep(op, k, a, &n), *w = wire_name(p, o->args[k]);
+        const char *ep = nth_ep(op, k, a, &n), *w = wire_name(p, nv ? vn[k] : o->args[k]);
         sym_proc *ps = ep ? pserver_at(j, ep) : NULL;
         sym_term *t = ps ? pmap_get(&ps->vals, w) : NULL;
         ir_var *pv = ps && !t ? ir_block_find_var(ir_program_block(ps->main, 0), w) : NULL;
@@ -137,10 +190,14 @@ static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t 
                      ep ? "'" : "", ep ? ep : "no endpoint", ep ? "'" : "",
                      ps ? "which never holds it" : "which no pserver of the job serves");
             rc = -1;
-        } else {
+        } else if (!nv) {
             sym_write(p, o->args[k], t, site);
         }
+        parts[k] = t;
     }
+    if (rc > 0 && nv)
+        sym_write(p, o->args[0], nv == 1 ? parts[0] : sym_concat(j->c.st, parts, (uint32_t)nv), site);
+    free(parts);
     ir_arena_free(a);
     return rc;
 }
@@ -149,7 +206,7 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
 {
     static const char *const unmodelled[] = {
         "prefetch", "split_ids", "merge_ids", "lookup_sparse_table", "distributed_lookup_table",
-        "checkpoint_notify", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
+        "checkpoint_notify", "fake_init", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
         "c_allreduce_prod", "c_broadcast", "allreduce", "broadcast", NULL};
     sym_job *j = c->job;
     const char *t = op->type;
@@ -165,6 +222,11 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
         !strcmp(t, "listen_and_serv") || !strcmp(t, "gen_nccl_id") ||
         !strcmp(t, "c_gen_nccl_id") || !strncmp(t, "c_comm_init", 11))
         return 1;
+    if (ir_op_get_bool(op, "remote_prefetch", false)) {   /* its table lives on the pservers */
+        sym_fail(c, prog == p->main ? p->label : p->startup_label, block, i, op,
+                 "remote_prefetch (a table on the pservers) is not modelled by verify job yet");
+        return -1;
+    }
     for (size_t k = 0; unmodelled[k]; k++)
         if (!strcmp(t, unmodelled[k])) {
             sym_fail(c, prog == p->main ? p->label : p->startup_label, block, i, op,
@@ -174,7 +236,8 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
     return 0;
 }
 
-static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_role *r0)
+/* r0 (trainer `from`) stands in for a trainer r the folder lacks. */
+static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_role *r0, int from)
 {
     memset(p, 0, sizeof *p);
     const sym_role *use = r && r->main ? r : r0;
@@ -184,8 +247,8 @@ static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_rol
     p->startup = use->startup;
     p->endpoint = r ? r->endpoint : NULL;
     p->trainer = trainer;
-    p->emulate_from = use == r ? -1 : 0;
-    if (p->emulate_from == 0)
+    p->emulate_from = use == r ? -1 : from;
+    if (p->emulate_from >= 0)
         p->label = ir_internf("%s (as trainer %d)", use->label, trainer);
 }
 
@@ -197,16 +260,20 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
     j->c.dist = dist_op;
     j->c.job = j;
     j->async = in->dist_mode == 2;
+    j->half = in->dist_mode == 1;
     j->n_tr = in->n_trainers;
     j->n_ps = in->n_pservers;
     j->tr = xcalloc(j->n_tr + 1, sizeof *j->tr);
     j->ps = xcalloc(j->n_ps + 1, sizeof *j->ps);
+    size_t from = 0;    /* the first trainer DIR holds (checked by the caller) */
+    while (from + 1 < j->n_tr && !in->trainers[from].main)
+        from++;
     for (size_t t = 0; t < j->n_tr; t++)
-        init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[0]);
+        init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[from], (int)from);
     for (size_t k = 0; k < j->n_ps; k++)
-        init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k]);
-    if (in->dist_mode == 1) {
-        snprintf(j->c.err, sizeof j->c.err, "half-async jobs are not modelled by verify job yet");
+        init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k], -1);
+    if (in->dist_mode == 3) {
+        snprintf(j->c.err, sizeof j->c.err, "GEO jobs are not modelled by verify job yet");
         return false;
     }
     for (size_t k = 0; k < j->n_ps; k++) {
@@ -217,7 +284,7 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
             return false;
         }
         /* Paddle's notify handler and the LR block's run after the startup */
-        if (l && j->async && ir_op_get_int(l, "lr_decay_block_id", -1) >= 0) {
+        if (l && (j->async || j->half) && ir_op_get_int(l, "lr_decay_block_id", -1) >= 0) {
             snprintf(j->c.err, sizeof j->c.err,
                      "%s: an async job's LR-decay block is not modelled by verify job yet",
                      j->ps[k].label);
@@ -305,7 +372,7 @@ bool sym_job_step(sym_job *j, int step, int only)
     for (size_t t = 0; t < j->n_tr; t++)
         if (!run_trainer(j, &j->tr[t], true))
             return false;
-    for (size_t k = 0; k < j->n_ps; k++)
+    for (size_t k = 0; k < j->n_ps && !j->half; k++)   /* half-async: ran at each send */
         if (!run_optimize_blocks(j, &j->ps[k]))
             return false;
     for (size_t t = 0; t < j->n_tr; t++)

@@ -14,6 +14,7 @@ typedef struct {
     sym_proc *tr, *ps;
     size_t n_tr, n_ps;
     bool async;
+    bool half;                          /* half-async: grad blocks at each send, recv after all */
     /* the reference: R holds the shared state (params, optimizer state),
      * view[t] what trainer t computes its forward and backward on */
     sym_proc ref, *view;
@@ -37,6 +38,8 @@ int sym_coll_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, 
 bool sym_ref_setup(sym_job *j);
 /* One reference step over the trainers in [t0, t1) (all in sync; one in async). */
 bool sym_ref_step(sym_job *j, int step, size_t t0, size_t t1);
+/* Every view takes the reference's shared state (half-async: after all updates). */
+void sym_ref_sync_views(sym_job *j);
 
 /* report.c: explains why job's `name` (a param) differs from the reference. */
 void sym_explain(sym_job *j, GString *g, sym_proc *p, const char *name, sym_term *want);

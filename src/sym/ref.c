@@ -160,3 +160,9 @@ bool sym_ref_step(sym_job *j, int step, size_t t0, size_t t1)
         copy_vals(&j->view[t], &j->ref, j->shared, NULL);
     return true;
 }
+
+void sym_ref_sync_views(sym_job *j)
+{
+    for (size_t t = 0; t < j->n_tr; t++)
+        copy_vals(&j->view[t], &j->ref, j->shared, NULL);
+}

@@ -243,6 +243,14 @@ static bool run_steps(sym_job *j, int step, GString **diff)
         for (size_t t = 0; t < j->n_tr; t++)
             if (!sym_job_step(j, step, (int)t) || !sym_ref_step(j, step, t, t + 1))
                 return false;
+    } else if (j->half) {
+        /* every trainer's update in turn on the shared state, then all recv */
+        if (!sym_job_step(j, step, -1))
+            return false;
+        for (size_t t = 0; t < j->n_tr; t++)
+            if (!sym_ref_step(j, step, t, t + 1))
+                return false;
+        sym_ref_sync_views(j);
     } else if (!sym_job_step(j, step, -1) || !sym_ref_step(j, step, 0, j->n_tr)) {
         return false;
     }

@@ -18,7 +18,7 @@ struct sym_proc {
     ir_program *main, *startup;
     const char *endpoint;               /* pservers */
     int trainer;                        /* trainer id, -1 for others */
-    int emulate_from;                   /* >= 0: trainer 0's programs run as this trainer */
+    int emulate_from;                   /* >= 0: that trainer's programs run as this one */
     const char *feed_tag;               /* "t0.s1": a var read unset is a feed; NULL: "unset:" */
     pmap vals;                          /* interned name -> sym_term* */
     pmap sites;                         /* interned name -> const sym_site*, its last writer */

@@ -20,7 +20,7 @@ enum { SYM_PSERVER = 0, SYM_NCCL2 = 1, SYM_COLLECTIVE = 2 };
 typedef struct {
     const char *main_label;
     ir_program *main, *startup;         /* the single-process program (startup may be NULL) */
-    sym_role *trainers;                 /* by trainer id; [0] must be present */
+    sym_role *trainers;                 /* by trainer id; one must be present */
     size_t n_trainers;
     sym_role *pservers;
     size_t n_pservers;

@@ -3,9 +3,9 @@
 # outputs of the golden cases verify equal; each mutant (one bug injected
 # into a transpile's output by tests/verify/mutate.py) is reported with
 # exit 1 and the right program, block and op named; the real training
-# programs in ../shared verify (ResNet-50; the PaddleOCR models in nccl2 and
-# collective mode) or show the PaddleOCR models'
-# learning rate that no pserver op updates; `verify transpile --symbolic`
+# programs in ../shared in every mode (real.sh) verify or show by name what
+# differs (the PaddleOCR models' learning rate that no pserver op updates);
+# `verify transpile --symbolic`
 # (the same check on in-process transpiles) on ResNet-50 and PaddleOCR.
 # Usage: PDTRANS=./pdtrans sh tests/verify/run.sh
 set -u
@@ -14,7 +14,7 @@ case $PDTRANS in /*) ;; *) PDTRANS=$(pwd)/$PDTRANS ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 G=$HERE/../golden
 . "$HERE/../skip.sh"
-W=$(mktemp -d /tmp/pdtrans-verify-job-XXXXXX)
+W=$(mktemp -d "${TMPDIR:-/tmp}/pdtrans-verify-job-XXXXXX")
 trap 'rm -rf "$W"' EXIT
 P2="--pservers=127.0.0.1:6174,127.0.0.1:6175"
 P3="--pservers=127.0.0.1:6174,127.0.0.1:6175,127.0.0.1:6176"
@@ -185,38 +185,13 @@ usage 1 "collective local_sgd jobs are not modelled by verify job yet" "$W/local
 usage 1 "pserver_0.pb: DC-ASGD is not modelled by verify job yet" "$W/dc_asgd" \
     "$G/transpile_dc_asgd/in/main.pbtxt" "$G/transpile_dc_asgd/in/startup.pbtxt"
 job table transpile_dist_table $P2 --trainers=2
-usage 1 "'split_ids': not modelled by verify job yet" "$W/table" \
+usage 1 "op 5 'fake_init': not modelled by verify job yet" "$W/table" \
     "$G/transpile_dist_table/in/main.pbtxt" "$G/transpile_dist_table/in/startup.pbtxt"
 
-# Real programs (point 5, as far as modelled): sync trainer 0, nccl2, collective.
+# Real programs in every mode (point 5): real.sh.
+. "$HERE/real.sh"
 R=$HERE/../../../shared/testdata-real/train
 if [ -d "$R" ]; then
-    n=$((n + 1))
-    m=fleetx_resnet50_momentum
-    "$PDTRANS" transpile $P2 --trainers=2 --trainer-id=0 -s "$R/${m}_startup.pdmodel" \
-        "$R/${m}_train.pdmodel" -o "$W/$m" >/dev/null 2>&1 || fail "$m: transpile"
-    echo "$R/${m}_train.pdmodel $R/${m}_startup.pdmodel" >"$W/$m.inputs"
-    equal $m
-    # --role=all writes trainer_0 and trainer_1: both run their own programs
-    "$PDTRANS" transpile $P2 --trainers=2 -s "$R/${m}_startup.pdmodel" \
-        "$R/${m}_train.pdmodel" -o "$W/$m.all" >/dev/null 2>&1 || fail "$m: transpile"
-    [ -f "$W/$m.all/trainer_1.pb" ] || fail "$m: --role=all wrote no trainer_1.pb"
-    cp "$W/$m.inputs" "$W/$m.all.inputs"
-    equal $m.all
-    # nccl2 and collective: every op stays on the trainers, the PaddleOCR
-    # learning rate too, so every real program verifies equal
-    for m in fleetx_resnet50_momentum paddleocr_det_db_mv3_adam paddleocr_rec_crnn_lstm_adam; do
-        s= so=
-        [ -f "$R/${m}_startup.pdmodel" ] && s=$R/${m}_startup.pdmodel so=--startup=$s
-        for mode in nccl2 collective; do
-            cm=; [ $mode = collective ] && cm=--collective-mode=grad_allreduce
-            "$PDTRANS" transpile --mode=$mode $cm $TR2 --endpoint=10.0.0.1:6170 $so \
-                "$R/${m}_train.pdmodel" -o "$W/$m.$mode" >/dev/null 2>&1 ||
-                fail "$m $mode: transpile"
-            echo "$R/${m}_train.pdmodel $s" >"$W/$m.$mode.inputs"
-            equal $m.$mode
-        done
-    done
     # verify transpile --symbolic: the same job transpiled in process (both
     # trainers) and checked as verify job checks a folder; the numeric
     # verify refuses this program (no conv2d kernel)
@@ -261,6 +236,11 @@ if [ -d "$R" ]; then
 else
     skip "tests/verify real programs" "no ../shared/testdata-real"
 fi
+
+# Every golden transpile case (golden.sh): equal, or refused by name.
+n=$((n + 1))
+PDTRANS=$PDTRANS sh "$HERE/golden.sh" >"$W/golden.out" 2>&1 || { fail "golden cases"; cat "$W/golden.out"; }
+tail -1 "$W/golden.out"
 
 echo "verify job: $n checks, $fails failed"
 [ $fails = 0 ]
