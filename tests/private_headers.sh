@@ -15,12 +15,18 @@ for f in $(grep -rlE '#include *"[^"]*ir_codec\.h"' src | grep -vE '^src/(ir|io)
     echo "private_headers: $f includes ir_codec.h (only src/ir and src/io may)"
     fail=1
 done
+# The transpile family's builders.h is its passes' own (issue 28 point 5):
+# other code uses placement.h.
+for f in $(grep -rlE '#include *"[^"]*transpile/builders\.h"' src | grep -v '^src/passes/transpile/'); do
+    echo "private_headers: $f includes transpile/builders.h (only src/passes/transpile may; use placement.h)"
+    fail=1
+done
 grep -rnE --include='*.c' --include='*.h' -e '->attrs\b' src | grep -vE '^src/(ir|io)/' |
     while IFS= read -r line; do
         echo "private_headers: $line: reads op->attrs (walk them with ir_attr_iter or ir_op_attrs)"
         exit 1
     done || fail=1
 if [ "$fail" = 0 ]; then
-    echo "private_headers: ir_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them"
+    echo "private_headers: ir_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them, transpile/builders.h in src/passes/transpile only"
 fi
 exit "$fail"

@@ -12,7 +12,7 @@
 #include "../ir/util.h"
 #include "../io/pdio.h"
 #include "../passes/pass.h"
-#include "../passes/transpile/transpile.h"
+#include "../passes/transpile/placement.h"
 #include "../job/job.h"
 #include "cli.h"
 #include "optparse.h"

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "../diag.h"
-#include "../passes/transpile/transpile.h"
+#include "../passes/transpile/placement.h"
 #include "transpile_cli.h"
 
 /* One way the environment can give a setting: a value and the variable

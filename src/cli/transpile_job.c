@@ -10,7 +10,7 @@
 #include "../diag.h"
 #include "../io/pdio_job.h"
 #include "../ir/util.h"
-#include "../passes/transpile/transpile.h"
+#include "../passes/transpile/placement.h"
 #include "transpile_cli.h"
 
 const pdt_option tcli_job_options[] = {

@@ -2,7 +2,7 @@
  * and the nearest-name search behind "did you mean" (src/suggest.c). */
 #include <glib.h>
 
-#include "passes/transpile/transpile.h"
+#include "passes/transpile/placement.h"
 #include "suggest.h"
 #include "unit.h"
 

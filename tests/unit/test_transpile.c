@@ -7,7 +7,7 @@
 #include "io/pdio.h"
 #include "io/pdio_job.h"
 #include "passes/pass.h"
-#include "passes/transpile/transpile.h"
+#include "passes/transpile/placement.h"
 #include "unit.h"
 #include "transpile_fixture.h"
 

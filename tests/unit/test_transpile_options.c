@@ -11,7 +11,7 @@
 
 #include "io/pdio.h"
 #include "passes/pass.h"
-#include "passes/transpile/transpile.h"
+#include "passes/transpile/builders.h"
 #include "unit.h"
 
 typedef struct {

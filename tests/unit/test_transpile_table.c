@@ -7,7 +7,7 @@
 
 #include "io/pdio.h"
 #include "passes/pass.h"
-#include "passes/transpile/transpile.h"
+#include "passes/transpile/builders.h"
 #include "unit.h"
 #include "transpile_fixture.h"
 

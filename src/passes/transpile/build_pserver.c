@@ -12,7 +12,7 @@
 
 #include "../../diag.h"
 #include "../optimizer/optimizer_table.h"
-#include "transpile.h"
+#include "builders.h"
 
 typedef struct {
     tp_plan *st;
@@ -30,7 +30,7 @@ typedef struct {
 /* The slice of pair pi on this endpoint, preferring the current block's. */
 static const tp_slice *slice_here(pserver *ps, size_t pi, bool grad, size_t *k_out)
 {
-    const tp_pair *p = &ps->st->pairs[pi];
+    const tp_pair *p = &ps->st->pl->pairs[pi];
     const tp_dvar *d = grad ? &p->grad : &p->param;
     if (pi == ps->cur_pair && p->ep[ps->cur_slice] == (int)ps->ep) {
         if (k_out)
@@ -50,12 +50,12 @@ static const tp_slice *slice_here(pserver *ps, size_t pi, bool grad, size_t *k_o
  * slice held here, or NULL. */
 static const char *dist_name(pserver *ps, const char *name)
 {
-    void *k = pmap_get(&ps->st->pair_of_param, name);
+    void *k = pmap_get(&ps->st->pl->pair_of_param, name);
     if (k) {
         const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, false, NULL);
         return s ? s->name : NULL;
     }
-    k = pmap_get(&ps->st->pair_of_grad, name);
+    k = pmap_get(&ps->st->pl->pair_of_grad, name);
     if (k) {
         const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL);
         return s ? s->merged : NULL;
@@ -127,7 +127,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                       const char *merged)
 {
     tp_plan *st = ps->st;
-    void *pk = pmap_get(&st->pair_of_param, ir_op_input1(src, "Param"));
+    void *pk = pmap_get(&st->pl->pair_of_param, ir_op_input1(src, "Param"));
     const tp_slice *ps_slice = pk ? slice_here(ps, GPOINTER_TO_SIZE(pk) - 1, false, NULL) : NULL;
     if (!ps_slice)
         return PDT_OK;  /* the seed returns when the param is not here */
@@ -138,7 +138,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
         return PDT_EBADINPUT;
     }
     if (st->ctx->transpile.dc_asgd)
-        merged = tp_dc_append(st, blk, &st->pairs[GPOINTER_TO_SIZE(pk) - 1], ps_slice, merged,
+        merged = tp_dc_append(st, blk, &st->pl->pairs[GPOINTER_TO_SIZE(pk) - 1], ps_slice, merged,
                               &ps->dc_tmp);
     /* The seed builds the op from new_inputs, which holds Param, Grad,
      * LearningRate and the accumulators; Beta1Tensor/Beta2Tensor (and, in
@@ -209,7 +209,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
 static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
 {
     tp_plan *st = ps->st;
-    void *k = pmap_get(&st->pair_of_grad, grad);
+    void *k = pmap_get(&st->pl->pair_of_grad, grad);
     const tp_slice *s = k ? slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL) : NULL;
     if (!s)
         return NULL;
@@ -218,7 +218,7 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
         /* Seed defect 4: list(set(...)) order; pdtrans keeps first occurrence. */
         g_ptr_array_add(ps->grad_to_block, (void *)entry);
     }
-    if (st->sync && st->ctx->transpile.trainers > 1) {
+    if (st->pl->sync && st->ctx->transpile.trainers > 1) {
         int n = st->ctx->transpile.trainers;
         const char **xs = ir_arena_alloc(st->arena, (size_t)n * sizeof *xs);
         for (int i = 0; i < n; i++)
@@ -242,17 +242,17 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
 static GPtrArray *declare_held(pserver *ps)
 {
     tp_plan *st = ps->st;
-    const tp_endpoint *e = &st->epl[ps->ep];
+    const tp_endpoint *e = &st->pl->epl[ps->ep];
     GPtrArray *recv_inputs = g_ptr_array_new();
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pairs[e->refs[i].pair];
+        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->param.slices[e->refs[i].slice];
         const ir_var *pv = p->param.var;
         int lod = p->param.n_slices > 1 ? 0 : (pv->has_lod_level ? pv->lod_level : 0);
         tp_create_var(ps->g, s->name, pv->type, pv->dtype, s->dims, s->n_dims, lod, 1);
     }
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pairs[e->refs[i].pair];
+        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->grad.slices[e->refs[i].slice];
         const ir_var *gv = p->grad.var;
         if (p->update_var) {
@@ -264,7 +264,7 @@ static GPtrArray *declare_held(pserver *ps)
         /* The seed tests `sync_mode or completely_not_async and trainers > 1`,
          * so one sync trainer would get .trainer_0 vars its trainer never
          * sends (it names them without suffix); pdtrans requires trainers > 1. */
-        if (st->sync && st->ctx->transpile.trainers > 1) {
+        if (st->pl->sync && st->ctx->transpile.trainers > 1) {
             for (int t = 0; t < st->ctx->transpile.trainers; t++) {
                 const char *n = ir_internf("%s.trainer_%d", s->merged, t);
                 tp_create_var(ps->g, n, gv->type, gv->dtype, s->dims, s->n_dims, -1, 0);
@@ -361,10 +361,10 @@ static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_bloc
     ir_op_set_input(op, "X", (const char *const *)recv_inputs->pdata, recv_inputs->len);
     ir_op_set_blocks(op, "optimize_blocks", (const int32_t *)(void *)opt_blocks->data,
                      opt_blocks->len);
-    ir_op_set_string(op, "endpoint", st->eps[ps->ep]);
+    ir_op_set_string(op, "endpoint", st->pl->eps[ps->ep]);
     ir_op_set_int(op, "pserver_id", (int32_t)ps->ep);
     ir_op_set_int(op, "Fanin", st->ctx->transpile.trainers);
-    ir_op_set_int(op, "distributed_mode", st->dist_mode);
+    ir_op_set_int(op, "distributed_mode", st->pl->dist_mode);
     ir_op_set_strings(op, "grad_to_block_id", (const char *const *)ps->grad_to_block->pdata,
                       ps->grad_to_block->len);
     ir_op_set_strings(op, "sparse_grad_to_param", (const char *const *)ps->sparse_g2p->pdata,
@@ -396,16 +396,16 @@ static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
 {
     tp_plan *st = ps->st;
     int32_t pre = (int32_t)ps->p->n_blocks - 1;
-    for (size_t i = 0; i < st->n_opt; i++) {
-        size_t pos = st->opt_pos[i];
+    for (size_t i = 0; i < st->pl->n_opt; i++) {
+        size_t pos = st->pl->opt_pos[i];
         const ir_op *op = st->b0->ops[pos];
         if (!tp_is_optimizer_op(op))
             continue;
-        void *pk = pmap_get(&st->pair_of_param, ir_op_input1(op, "Param"));
+        void *pk = pmap_get(&st->pl->pair_of_param, ir_op_input1(op, "Param"));
         if (!pk)
             continue;
         size_t pi = GPOINTER_TO_SIZE(pk) - 1;
-        const tp_pair *pair = &st->pairs[pi];
+        const tp_pair *pair = &st->pl->pairs[pi];
         size_t n_rv = 0;
         const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, scratch);
         for (size_t k = 0; k < pair->param.n_slices; k++) {
@@ -420,7 +420,7 @@ static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
             ps->cur_slice = k;
             ir_block *blk = ir_program_add_block(ps->p, pre);
             g_array_append_val(blocks, blk->idx);
-            GArray *same = pmap_get(&st->opt_by_param, rv[0]);
+            GArray *same = pmap_get(&st->pl->opt_by_param, rv[0]);
             const char *merged = NULL;
             for (guint j = 0; same && j < same->len && !merged; j++) {
                 size_t n2 = 0;
@@ -463,7 +463,7 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
 
     int32_t lr_block = -1;
     for (size_t i = 0; i < st->b0->n_ops; i++) {
-        if (st->op_kind[i] != TP_OP_LR)
+        if (st->pl->op_kind[i] != TP_OP_LR)
             continue;
         if (lr_block < 0) {
             ir_block *b = ir_program_add_block(ps.p, (int32_t)ps.p->n_blocks - 1);
@@ -481,7 +481,7 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
         rc = tp_table_pserver(st, ep, ps.p, pre, blocks, ps.grad_to_block, &tps);
     if (!rc && blocks->len == 0) {
         pdt_warning("pserver '%s' has no optimize block (more pservers than param slices?); "
-                    "it gets an empty one", st->eps[ep]);
+                    "it gets an empty one", st->pl->eps[ep]);
         ir_block *b = ir_program_add_block(ps.p, (int32_t)ps.p->n_blocks - 1);
         g_array_append_val(blocks, b->idx);
     }
@@ -510,11 +510,11 @@ int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build)
     if (!st)
         return PDT_EINTERNAL;
     int rc = tp_plan_need_inputs(st, pass);
-    ir_program **built = xcalloc(st->n_eps + 1, sizeof(ir_program *));
-    for (size_t e = 0; e < st->n_eps && !rc; e++)
+    ir_program **built = xcalloc(st->pl->n_eps + 1, sizeof(ir_program *));
+    for (size_t e = 0; e < st->pl->n_eps && !rc; e++)
         if (tp_pserver_wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
             rc = build(st, e, &built[e]);
-    for (size_t e = 0; e < st->n_eps; e++) {
+    for (size_t e = 0; e < st->pl->n_eps; e++) {
         if (rc || !built[e]) {
             ir_program_free(built[e]);
             continue;
@@ -523,7 +523,7 @@ int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build)
         pdt_ctx_stage_output(ctx, ir_internf("pserver_%zu", e), built[e]);
     }
     if (!rc)
-        tp_plan_outputs_changed(st, built, st->n_eps);
+        tp_plan_outputs_changed(st, built, st->pl->n_eps);
     free(built);
     return rc;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 static bool is_init_op(const char *type)
 {
@@ -19,10 +19,10 @@ static bool is_init_op(const char *type)
 /* _get_splited_name_and_shape: the slice of a split param held here. */
 static const tp_slice *split_slice_here(tp_plan *st, size_t ep, const char *name)
 {
-    void *k = pmap_get(&st->pair_of_param, name);
+    void *k = pmap_get(&st->pl->pair_of_param, name);
     if (!k)
         return NULL;
-    const tp_pair *p = &st->pairs[GPOINTER_TO_SIZE(k) - 1];
+    const tp_pair *p = &st->pl->pairs[GPOINTER_TO_SIZE(k) - 1];
     if (p->param.n_slices < 2)
         return NULL;
     for (size_t i = 0; i < p->param.n_slices; i++)
@@ -120,17 +120,17 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
         return PDT_EINTERNAL;
     int rc = tp_plan_need_inputs(st, "build_pserver_startup");
     bool any = false;
-    for (size_t e = 0; e < st->n_eps; e++)
+    for (size_t e = 0; e < st->pl->n_eps; e++)
         any |= st->pserver_main[e] != NULL || st->pserver_written[e];
     if (!rc && !any && ctx->transpile.role != PDT_ROLE_TRAINER)
         rc = tp_order_bug("build_pserver_startup");
-    ir_program **built = xcalloc(st->n_eps + 1, sizeof(ir_program *));
+    ir_program **built = xcalloc(st->pl->n_eps + 1, sizeof(ir_program *));
     /* Each pserver's main and startup, complete: nothing later reads them. */
-    ir_program **done = xcalloc(2 * st->n_eps + 1, sizeof(ir_program *));
-    for (size_t e = 0; e < st->n_eps && !rc; e++)
+    ir_program **done = xcalloc(2 * st->pl->n_eps + 1, sizeof(ir_program *));
+    for (size_t e = 0; e < st->pl->n_eps && !rc; e++)
         if (tp_pserver_wanted(st, e) && st->pserver_main[e] && !st->pserver_written[e])
             rc = tp_build_pserver_startup(st, e, st->pserver_main[e], &built[e]);
-    for (size_t e = 0; e < st->n_eps; e++) {
+    for (size_t e = 0; e < st->pl->n_eps; e++) {
         if (rc || !built[e]) {
             ir_program_free(built[e]);
             continue;
@@ -142,8 +142,8 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
         done[2 * e + 1] = built[e];
     }
     if (!rc) {
-        tp_plan_outputs_changed(st, built, st->n_eps);
-        pdt_ctx_outputs_final(ctx, done, 2 * st->n_eps);
+        tp_plan_outputs_changed(st, built, st->pl->n_eps);
+        pdt_ctx_outputs_final(ctx, done, 2 * st->pl->n_eps);
     }
     free(done);
     free(built);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 typedef struct {
     tp_plan *st;
@@ -20,7 +20,7 @@ static void delete_optimize_ops(trainer *t)
     tp_plan *st = t->st;
     pmap drop = PMAP_INIT;
     for (size_t i = 0; i < st->n_ops0; i++)
-        if (st->op_kind[i] == TP_OP_OPTIMIZE || st->op_kind[i] == TP_OP_LR)
+        if (st->pl->op_kind[i] == TP_OP_OPTIMIZE || st->pl->op_kind[i] == TP_OP_LR)
             pmap_add(&drop, st->ops0[i]);
     ir_op **keep = xmalloc_n(t->b->n_ops + 1, sizeof *keep);
     size_t n = 0;
@@ -45,7 +45,7 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
     tp_plan *st = t->st;
     pmap role_vars = PMAP_INIT;
     ir_arena *scratch = ir_arena_new();     /* the lists are read once */
-    for (size_t i = 0; i < st->n_opt; i++) {
+    for (size_t i = 0; i < st->pl->n_opt; i++) {
         size_t n = 0;
         const char **rv = ir_op_get_names(opt_ops[i], "op_role_var", &n, scratch);
         for (size_t k = 0; k < n; k++)
@@ -55,7 +55,7 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
     /* Candidates: what optimize ops read, minus op_role_var, in order. */
     pmap cand = PMAP_INIT;
     GPtrArray *order = g_ptr_array_new();
-    for (size_t i = 0; i < st->n_opt; i++) {
+    for (size_t i = 0; i < st->pl->n_opt; i++) {
         const ir_op *op = opt_ops[i];
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
@@ -195,9 +195,9 @@ int tp_delete_optimizer(tp_plan *st, ir_program *main, ir_program *startup)
 {
     trainer t = {.st = st, .p = main, .s = startup, .b = main->blocks[0],
                  .sb = startup->blocks[0]};
-    ir_op **opt_ops = xmalloc_n(st->n_opt + 1, sizeof *opt_ops);
-    for (size_t i = 0; i < st->n_opt; i++)
-        opt_ops[i] = st->ops0[st->opt_pos[i]];
+    ir_op **opt_ops = xmalloc_n(st->pl->n_opt + 1, sizeof *opt_ops);
+    for (size_t i = 0; i < st->pl->n_opt; i++)
+        opt_ops[i] = st->ops0[st->pl->opt_pos[i]];
     delete_optimize_ops(&t);
     GPtrArray *dead = optimizer_only_vars(&t, opt_ops);
     free(opt_ops);

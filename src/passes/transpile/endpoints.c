@@ -18,7 +18,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "transpile.h"
+#include "builders.h"
 
 enum { QUOTE_MAX = 200 };
 

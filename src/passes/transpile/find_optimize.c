@@ -5,7 +5,7 @@
 
 #include "../../diag.h"
 #include "../../ir/util.h"
-#include "transpile.h"
+#include "builders.h"
 
 /* Paddle 1.x marks clip ops with "@CLIP" in op_namescope; 2.x and later put
  * them under the name scope "gradient_clip" (seed defect 7). */
@@ -87,6 +87,7 @@ static int check_declared(tp_plan *st, const ir_op *op, size_t pos)
 static int add_pair(tp_plan *st, GArray *pairs, const char *param,
                     const char *grad, const ir_op *op, size_t pos)
 {
+    tp_placement *pl = st->draft;
     const ir_var *pv = ir_block_find_var(st->b0, param);
     const ir_var *gv = ir_block_find_var(st->b0, grad);
     if (!pv || !gv) {
@@ -97,21 +98,22 @@ static int add_pair(tp_plan *st, GArray *pairs, const char *param,
     tp_pair p;
     memset(&p, 0, sizeof p);
     p.param.name = pv->name;
-    p.param.var = pv;
+    p.param.var = tp_desc_copy(pl->arena, pv);
     p.grad.name = gv->name;
-    p.grad.var = gv;
+    p.grad.var = tp_desc_copy(pl->arena, gv);
     g_array_append_val(pairs, p);
     return PDT_OK;
 }
 
 static void mark_sparse_tables(tp_plan *st)
 {
+    tp_placement *pl = st->draft;
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         ir_block_prefetch_op(st->b0, i);
         const char *w = tp_sparse_table_of(st->b0->ops[i]);
-        void *k = w ? pmap_get(&st->pair_of_param, w) : NULL;
+        void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
         if (k)
-            st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+            pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
 }
 
@@ -120,14 +122,15 @@ static void mark_sparse_tables(tp_plan *st)
  * trainer's startup does not receive it. */
 static void mark_geo_distributed_tables(tp_plan *st)
 {
+    tp_placement *pl = st->draft;
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const ir_op *op = st->b0->ops[i];
         if (op->type != IR_NAME("lookup_table") || !ir_op_get_bool(op, "is_distributed", false))
             continue;
         const char *w = ir_op_input1(op, "W");
-        void *k = w ? pmap_get(&st->pair_of_param, w) : NULL;
+        void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
         if (k)
-            st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+            pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
 }
 
@@ -173,8 +176,9 @@ static int add_update_vars(tp_plan *st, GArray *pairs, pmap *seen)
  * BLOCK attrs (pserver mode), a LearningRate input that names a var. */
 static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
 {
+    tp_placement *pl = st->draft;
     int rc = check_declared(st, op, i);
-    if (!rc && st->ctx->transpile.mode == PDT_MODE_PSERVER && !st->geo)
+    if (!rc && st->ctx->transpile.mode == PDT_MODE_PSERVER && !pl->geo)
         rc = refuse_block_attrs(st, op, i);
     if (rc)
         return rc;
@@ -191,6 +195,7 @@ static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
  * positions and op_by_param lists, and params_grads in op order. */
 static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
 {
+    tp_placement *pl = st->draft;
     const ir_block *b = st->b0;
     int rc = PDT_OK;
     bool pserver = st->ctx->transpile.mode == PDT_MODE_PSERVER;
@@ -200,20 +205,20 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         const ir_op *op = b->ops[i];
         int role = ir_op_role(op);
         if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
-            st->op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
+            pl->op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
             rc = check_declared(st, op, i);
-            if (!rc && pserver && !st->geo)     /* GEO-SGD moves no op */
+            if (!rc && pserver && !pl->geo)     /* GEO-SGD moves no op */
                 rc = refuse_lr_block_attrs(st, op, i);
             continue;
         }
         if (role != IR_ROLE_OPTIMIZE)
             continue;
         if (pserver && is_clip_op(op)) {
-            st->op_kind[i] = TP_OP_CLIP;
+            pl->op_kind[i] = TP_OP_CLIP;
             continue;
         }
-        st->op_kind[i] = TP_OP_OPTIMIZE;
-        st->opt_pos[st->n_opt++] = i;
+        pl->op_kind[i] = TP_OP_OPTIMIZE;
+        pl->opt_pos[pl->n_opt++] = i;
         rc = check_optimize_op(st, op, i);
         if (rc)
             break;
@@ -221,10 +226,10 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, scratch);
         if (n_rv == 0)
             continue;
-        GArray *list = pmap_get(&st->opt_by_param, rv[0]);
+        GArray *list = pmap_get(&pl->opt_by_param, rv[0]);
         if (!list) {
             list = g_array_new(FALSE, FALSE, sizeof(size_t));
-            pmap_put(&st->opt_by_param, rv[0], list);
+            pmap_put(&pl->opt_by_param, rv[0], list);
         }
         g_array_append_val(list, i);
         if (n_rv < 2 || !pmap_add(seen, rv[0]))
@@ -240,11 +245,12 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
  * so refuse it with a clear message instead.  Fills pair_of_param/grad. */
 static int index_pairs(tp_plan *st)
 {
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        tp_pair *p = &st->pairs[i];
-        if (pmap_has(&st->pair_of_grad, p->grad.name) ||
-            pmap_has(&st->pair_of_grad, p->param.name) ||
-            pmap_has(&st->pair_of_param, p->grad.name) ||
+    tp_placement *pl = st->draft;
+    for (size_t i = 0; i < pl->n_pairs; i++) {
+        tp_pair *p = &pl->pairs[i];
+        if (pmap_has(&pl->pair_of_grad, p->grad.name) ||
+            pmap_has(&pl->pair_of_grad, p->param.name) ||
+            pmap_has(&pl->pair_of_param, p->grad.name) ||
             (p->grad.name == p->param.name && !p->update_var)) {
             if (p->update_var) {
                 pdt_error("%s: var '%s' in attr 'distribute_update_vars' is also the grad of "
@@ -255,24 +261,25 @@ static int index_pairs(tp_plan *st)
                       st->ctx->main_path, p->param.name, p->grad.name);
             return PDT_EBADINPUT;
         }
-        pmap_put(&st->pair_of_param, p->param.name, GSIZE_TO_POINTER(i + 1));
-        pmap_put(&st->pair_of_grad, p->grad.name, GSIZE_TO_POINTER(i + 1));
+        pmap_put(&pl->pair_of_param, p->param.name, GSIZE_TO_POINTER(i + 1));
+        pmap_put(&pl->pair_of_grad, p->grad.name, GSIZE_TO_POINTER(i + 1));
     }
     return PDT_OK;
 }
 
 int tp_find_optimize(tp_plan *st)
 {
+    tp_placement *pl = st->draft;
     const ir_block *b = st->b0;
-    st->op_kind = ir_arena_alloc(st->arena, b->n_ops + 1);
-    st->opt_pos = ir_arena_alloc(st->arena, (b->n_ops + 1) * sizeof *st->opt_pos);
+    pl->op_kind = ir_arena_alloc(pl->arena, b->n_ops + 1);
+    pl->opt_pos = ir_arena_alloc(pl->arena, (b->n_ops + 1) * sizeof *pl->opt_pos);
     GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
     pmap seen = PMAP_INIT;
     int rc = classify_ops(st, pairs, &seen);
-    if (rc == PDT_OK && st->n_opt > 0)
+    if (rc == PDT_OK && pl->n_opt > 0)
         rc = add_update_vars(st, pairs, &seen);
     pmap_free(&seen);
-    if (rc == PDT_OK && st->n_opt == 0) {
+    if (rc == PDT_OK && pl->n_opt == 0) {
         pdt_error("%s: no optimize ops (op_role 2) in block 0: nothing to distribute "
                   "(run the optimizer first, or give --loss and --optimizer)",
                   st->ctx->main_path);
@@ -282,60 +289,99 @@ int tp_find_optimize(tp_plan *st)
                   st->ctx->main_path);
         rc = PDT_EBADINPUT;
     }
-    st->n_pairs = pairs->len;
-    st->pairs = ir_arena_alloc(st->arena, (pairs->len + 1) * sizeof(tp_pair));
+    pl->n_pairs = pairs->len;
+    pl->pairs = ir_arena_alloc(pl->arena, (pairs->len + 1) * sizeof(tp_pair));
     if (pairs->len)
-        memcpy(st->pairs, pairs->data, pairs->len * sizeof(tp_pair));
+        memcpy(pl->pairs, pairs->data, pairs->len * sizeof(tp_pair));
     g_array_free(pairs, TRUE);
-    if (rc || (rc = st->geo ? PDT_OK : tp_table_find(st)) || (rc = index_pairs(st)))
+    if (rc || (rc = pl->geo ? PDT_OK : tp_table_find(st)) || (rc = index_pairs(st)))
         return rc;
     mark_sparse_tables(st);
-    if (st->geo) {
+    if (pl->geo) {
         /* GeoSgdTranspiler keeps a distributed table among the params (its
          * find_distributed_lookup_table only names it) and prefetches
          * nothing: lookup_table ops get remote_prefetch False. */
-        for (size_t i = 0; i < st->n_pairs; i++)
-            st->pairs[i].sparse_grad = st->pairs[i].grad.var->type == IR_SELECTED_ROWS;
+        for (size_t i = 0; i < pl->n_pairs; i++)
+            pl->pairs[i].sparse_grad = pl->pairs[i].grad.var->type == IR_SELECTED_ROWS;
         mark_geo_distributed_tables(st);
         return PDT_OK;
     }
     return tp_find_remote_prefetch(st);
 }
 
-/* The plan's settings, resolved from ctx once: the analysis's create hook
- * (tp_plan_ops), for pdt_analysis_fresh. */
+/* The placement's copy of v: see builders.h. */
+const ir_var *tp_desc_copy(ir_arena *a, const ir_var *v)
+{
+    ir_var *copy = ir_arena_alloc(a, sizeof *copy);
+    *copy = *v;
+    copy->rare = NULL;
+    copy->dims = v->n_dims ? ir_arena_memdup(a, v->dims, v->n_dims * sizeof *v->dims) : NULL;
+    return copy;
+}
+
+/* The placement's settings, resolved from ctx once (its own copy of the
+ * endpoint list). */
+static tp_placement *new_placement(const pdt_ctx *ctx)
+{
+    tp_placement *pl = xcalloc(1, sizeof *pl);
+    pl->arena = ir_arena_new();
+    pl->n_eps = ctx->transpile.pservers.n;
+    pl->eps = ir_arena_alloc(pl->arena, (pl->n_eps + 1) * sizeof *pl->eps);
+    for (size_t e = 0; e < pl->n_eps; e++)
+        pl->eps[e] = ctx->transpile.pservers.items[e];
+    pl->geo = ctx->transpile.geo_push_nums > 0;
+    pl->sync = ctx->transpile.sync_mode == PDT_SYNC && !pl->geo;
+    pl->runtime_split = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
+    pl->half_async = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
+    pl->trainer_suffix = pl->sync && ctx->transpile.trainers > 1;
+    /* The seed's mapping from its config, not the flag's name: sync 0;
+     * runtime_split_send_recv (pdtrans --half-async) ASYNC 1; any other
+     * async HALF_ASYNC 2.  The pserver runtime treats 1 and 2 alike. */
+    pl->dist_mode = ctx->transpile.sync_mode == PDT_SYNC         ? TP_DM_SYNC
+                    : ctx->transpile.sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
+                                                                 : TP_DM_HALF_ASYNC;
+    if (pl->geo)    /* GeoSgdTranspiler forces sync_mode False; DistributedMode.GEO */
+        pl->dist_mode = TP_DM_GEO;
+    return pl;
+}
+
+/* A new plan: the analysis's create hook (tp_plan_ops), for
+ * pdt_analysis_fresh. */
 void *tp_plan_create(pdt_ctx *ctx)
 {
     tp_plan *st = xcalloc(1, sizeof *st);
     st->ctx = ctx;
     st->arena = ir_arena_new();
-    st->eps = ctx->transpile.pservers.items;
-    st->n_eps = ctx->transpile.pservers.n;
+    st->draft = new_placement(ctx);
+    st->pl = st->draft;
     st->narrow = (size_t)-1;
-    st->geo = ctx->transpile.geo_push_nums > 0;
-    st->sync = ctx->transpile.sync_mode == PDT_SYNC && !st->geo;
-    st->runtime_split = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
-    st->half_async = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
-    st->trainer_suffix = st->sync && ctx->transpile.trainers > 1;
-    /* The seed's mapping from its config, not the flag's name: sync 0;
-     * runtime_split_send_recv (pdtrans --half-async) ASYNC 1; any other
-     * async HALF_ASYNC 2.  The pserver runtime treats 1 and 2 alike. */
-    st->dist_mode = ctx->transpile.sync_mode == PDT_SYNC         ? TP_DM_SYNC
-                    : ctx->transpile.sync_mode == PDT_HALF_ASYNC ? TP_DM_ASYNC
-                                                       : TP_DM_HALF_ASYNC;
-    if (st->geo)    /* GeoSgdTranspiler forces sync_mode False; DistributedMode.GEO */
-        st->dist_mode = TP_DM_GEO;
-    st->pserver_main = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_main);
-    st->pserver_startup = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_startup);
-    memset(st->pserver_startup, 0, (st->n_eps + 1) * sizeof *st->pserver_startup);
-    st->pserver_written = ir_arena_alloc(st->arena, (st->n_eps + 1) * sizeof *st->pserver_written);
-    memset(st->pserver_main, 0, (st->n_eps + 1) * sizeof *st->pserver_main);
-    memset(st->pserver_written, 0, (st->n_eps + 1) * sizeof *st->pserver_written);
+    size_t n = st->pl->n_eps + 1;
+    st->pserver_main = ir_arena_alloc(st->arena, n * sizeof *st->pserver_main);
+    st->pserver_startup = ir_arena_alloc(st->arena, n * sizeof *st->pserver_startup);
+    st->pserver_written = ir_arena_alloc(st->arena, n * sizeof *st->pserver_written);
+    memset(st->pserver_main, 0, n * sizeof *st->pserver_main);
+    memset(st->pserver_startup, 0, n * sizeof *st->pserver_startup);
+    memset(st->pserver_written, 0, n * sizeof *st->pserver_written);
     /* The ops of the inputs, before the async LR rewrite adds its own:
      * every other op of an output gets the framework attrs. */
     st->input_ops = tp_input_ops(ctx);
-    st->lr_counter_list = g_ptr_array_new();
     return st;
+}
+
+/* The async LR counter rewrite; the placement keeps a copy of the list. */
+static int lr_counters(pdt_ctx *ctx, tp_placement *pl)
+{
+    GPtrArray *mine = g_ptr_array_new();
+    int rc = ctx->transpile.sync_mode != PDT_SYNC && !pl->geo
+                 ? tp_async_lr_counters(ctx, mine)
+                 : PDT_OK;
+    pl->n_lr_counters = mine->len;
+    const char **copy = ir_arena_alloc(pl->arena, (mine->len + 1) * sizeof *copy);
+    for (guint i = 0; i < mine->len; i++)
+        copy[i] = g_ptr_array_index(mine, i);
+    pl->lr_counters = copy;
+    g_ptr_array_free(mine, TRUE);
+    return rc;
 }
 
 /* Pass 'find_optimize': the async LR counter rewrite (_get_lr_ops with
@@ -343,17 +389,14 @@ void *tp_plan_create(pdt_ctx *ctx)
  * clip and LR ops, the distributed lookup table, remote prefetch. */
 int pass_find_optimize(pdt_ctx *ctx)
 {
-    int rc = PDT_OK;
     if (!ctx->main || ctx->main->n_blocks == 0) {
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;
     }
     /* A plan made before is finished (its manifest made) and replaced. */
     tp_plan *st = pdt_analysis_fresh(ctx, PDT_AN_transpile_plan);
-    if (ctx->transpile.sync_mode != PDT_SYNC && !st->geo)
-        rc = tp_async_lr_counters(ctx, st->lr_counter_list);
-    st->lr_counters = (const char *const *)st->lr_counter_list->pdata;
-    st->n_lr_counters = st->lr_counter_list->len;
+    tp_placement *pl = st->draft;
+    int rc = lr_counters(ctx, pl);
     st->main = ctx->main;
     st->startup = ctx->startup;
     st->b0 = ctx->main->blocks[0];
@@ -367,6 +410,6 @@ int pass_find_optimize(pdt_ctx *ctx)
     if (st->b0->n_ops)
         memcpy(st->ops0, st->b0->ops, st->b0->n_ops * sizeof *st->ops0);
     st->n_ops0 = st->b0->n_ops;
-    st->stage = TP_PLAN_FOUND;
+    pl->stage = TP_PLAN_FOUND;
     return PDT_OK;
 }

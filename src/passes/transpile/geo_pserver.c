@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 const char *tp_geo_delta_name(const char *var)
 {
@@ -29,9 +29,9 @@ void tp_geo_declare_delta(ir_block *b, const tp_pair *p, const char *name,
 /* The slices placed on ep, as _clone_var declares them (persistable). */
 static void declare_slices(tp_plan *st, size_t ep, ir_block *g)
 {
-    const tp_endpoint *e = &st->epl[ep];
+    const tp_endpoint *e = &st->pl->epl[ep];
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pairs[e->refs[i].pair];
+        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->param.slices[e->refs[i].slice];
         const ir_var *pv = p->param.var;
         /* a split slice is a new var (lod_level 0); a whole param keeps its own */
@@ -47,7 +47,7 @@ static void serv_op(tp_plan *st, size_t ep, ir_block *g, GArray *blocks, GPtrArr
     ir_op *op = ir_block_append_op(g, "listen_and_serv");
     ir_op_set_input(op, "X", NULL, 0);
     ir_op_set_blocks(op, "optimize_blocks", (const int32_t *)(void *)blocks->data, blocks->len);
-    ir_op_set_string(op, "endpoint", st->eps[ep]);
+    ir_op_set_string(op, "endpoint", st->pl->eps[ep]);
     ir_op_set_int(op, "Fanin", st->ctx->transpile.trainers);
     ir_op_set_int(op, "distributed_mode", TP_DM_GEO);
     ir_op_set_strings(op, "grad_to_block_id", (const char *const *)g2b->pdata, g2b->len);
@@ -64,11 +64,11 @@ int tp_build_geo_pserver(tp_plan *st, size_t ep, ir_program **out)
     ir_program *p = tp_new_program(st->main);
     ir_block *g = p->blocks[0];
     declare_slices(st, ep, g);
-    const tp_endpoint *e = &st->epl[ep];
+    const tp_endpoint *e = &st->pl->epl[ep];
     GArray *blocks = g_array_new(FALSE, FALSE, sizeof(int32_t));
     GPtrArray *g2b = g_ptr_array_new(), *sparse = g_ptr_array_new();
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *pr = &st->pairs[e->refs[i].pair];
+        const tp_pair *pr = &st->pl->pairs[e->refs[i].pair];
         const tp_slice *s = &pr->param.slices[e->refs[i].slice];
         /* every block's parent is block 0 (pre_block_idx before the loop) */
         ir_block *blk = ir_program_add_block(p, 0);
@@ -86,7 +86,7 @@ int tp_build_geo_pserver(tp_plan *st, size_t ep, ir_program **out)
     }
     if (e->n == 0)
         pdt_warning("pserver '%s' holds no param slice (more pservers than slices?); its "
-                    "listen_and_serv has no optimize block", st->eps[ep]);
+                    "listen_and_serv has no optimize block", st->pl->eps[ep]);
     serv_op(st, ep, g, blocks, g2b, sparse);
     g_array_free(blocks, TRUE);
     g_ptr_array_free(g2b, TRUE);

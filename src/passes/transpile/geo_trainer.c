@@ -8,20 +8,20 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 /* _init_splited_vars on the trainer: _create_vars_from_blocklist's slice
  * vars, then per param P.delta and, when P is split, P.block<i>.delta. */
 static void declare_vars(tp_plan *st, ir_block *b)
 {
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        const tp_dvar *d = &st->pairs[i].param;
+    for (size_t i = 0; i < st->pl->n_pairs; i++) {
+        const tp_dvar *d = &st->pl->pairs[i].param;
         for (size_t k = 0; d->n_slices > 1 && k < d->n_slices; k++)
             tp_create_var(b, d->slices[k].name, d->var->type, d->var->dtype,
                           d->slices[k].dims, d->slices[k].n_dims, -1, 0);
     }
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        const tp_pair *p = &st->pairs[i];
+    for (size_t i = 0; i < st->pl->n_pairs; i++) {
+        const tp_pair *p = &st->pl->pairs[i];
         const tp_dvar *d = &p->param;
         tp_geo_declare_delta(b, p, tp_geo_delta_name(d->name), d->var->dims, d->var->n_dims);
         for (size_t k = 0; d->n_slices > 1 && k < d->n_slices; k++)
@@ -32,8 +32,8 @@ static void declare_vars(tp_plan *st, ir_block *b)
 
 static bool is_sparse_param(const tp_plan *st, const char *name)
 {
-    void *k = pmap_get(&st->pair_of_param, name);
-    return k && st->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_grad;
+    void *k = pmap_get(&st->pl->pair_of_param, name);
+    return k && st->pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_grad;
 }
 
 /* The ids the communicator is sent: over every op with an is_sparse attr
@@ -92,8 +92,8 @@ static ir_op *append_send(ir_block *b, const char *const *xs, size_t n, const ch
 static void build_startup(tp_plan *st, ir_block *sb, unsigned *ctl)
 {
     tp_trainer_startup_recvs(st, sb, ctl);
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        const tp_pair *p = &st->pairs[i];
+    for (size_t i = 0; i < st->pl->n_pairs; i++) {
+        const tp_pair *p = &st->pl->pairs[i];
         const ir_var *pv = p->param.var;
         tp_create_var(sb, tp_geo_delta_name(p->param.name),
                       p->sparse_grad ? IR_SELECTED_ROWS : pv->type, pv->dtype, pv->dims,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 typedef struct {
     tp_plan *st;
@@ -22,7 +22,7 @@ static const char **ep_names(tp_plan *st, const tp_pair *p)
 {
     const char **eps = ir_arena_alloc(st->arena, p->param.n_slices * sizeof *eps);
     for (size_t k = 0; k < p->param.n_slices; k++)
-        eps[k] = st->eps[p->ep[k]];
+        eps[k] = st->pl->eps[p->ep[k]];
     return eps;
 }
 
@@ -134,14 +134,14 @@ static void add_group(trainer *t, long anchor, ir_op *a, ir_op *b)
  * instead of a search per grad. */
 static long *last_writers(tp_plan *st)
 {
-    long *at = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *at);
-    for (size_t i = 0; i < st->n_pairs; i++)
+    long *at = ir_arena_alloc(st->arena, (st->pl->n_pairs + 1) * sizeof *at);
+    for (size_t i = 0; i < st->pl->n_pairs; i++)
         at[i] = -1;
     for (size_t k = 0; k < st->b0->n_ops; k++) {
         const ir_op *op = st->b0->ops[k];
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                void *pk = pmap_get(&st->pair_of_grad, op->outputs[s].args[a]);
+                void *pk = pmap_get(&st->pl->pair_of_grad, op->outputs[s].args[a]);
                 if (pk)
                     at[GPOINTER_TO_SIZE(pk) - 1] = (long)k;
             }
@@ -154,15 +154,15 @@ static long *last_writers(tp_plan *st)
 static const char **insert_sends(trainer *t, const long *anchors)
 {
     tp_plan *st = t->st;
-    const char **dummy = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof *dummy);
-    for (size_t q = 0; q < st->n_pairs; q++) {
-        size_t pi = st->send_order[q];
-        tp_pair *p = &st->pairs[pi];
+    const char **dummy = ir_arena_alloc(st->arena, (st->pl->n_pairs + 1) * sizeof *dummy);
+    for (size_t q = 0; q < st->pl->n_pairs; q++) {
+        size_t pi = st->pl->send_order[q];
+        const tp_pair *p = &st->pl->pairs[pi];
         const tp_dvar *g = &p->grad;
         const char *sent = g->n_slices == 1 ? g->slices[0].name : g->name;
         long anchor = anchors[pi];
         ir_op *split = NULL;
-        if (g->n_slices > 1 && !st->runtime_split) {
+        if (g->n_slices > 1 && !st->pl->runtime_split) {
             bool rows = g->var->type == IR_SELECTED_ROWS;
             split = new_op(t, rows ? "split_selected_rows" : "split_byref", IR_ROLE_DIST);
             ir_op_set_input1(split, "X", g->name);
@@ -183,7 +183,7 @@ static const char **insert_sends(trainer *t, const long *anchors)
         ir_op *send = new_op(t, "send", IR_ROLE_RPC);
         ir_op_set_output1(send, "Out", dummy[pi]);
         ir_op_set_strings(send, "epmap", ep_names(st, p), g->n_slices);
-        if (st->runtime_split) {
+        if (st->pl->runtime_split) {
             int64_t *h = ir_arena_alloc(st->arena, g->n_slices * sizeof *h);
             for (size_t k = 0; k < g->n_slices; k++)
                 h[k] = g->slices[k].dims[0];
@@ -208,16 +208,17 @@ static const char **insert_sends(trainer *t, const long *anchors)
 static const char **send_lr_counters(trainer *t)
 {
     tp_plan *st = t->st;
-    const char **decay_out = ir_arena_alloc(st->arena, (st->n_lr_counters + 1) * sizeof *decay_out);
-    for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++) {
-        const char *c = st->lr_counters[i];
+    const char **decay_out =
+        ir_arena_alloc(st->arena, (st->pl->n_lr_counters + 1) * sizeof *decay_out);
+    for (size_t i = 0; !st->pl->sync && i < st->pl->n_lr_counters; i++) {
+        const char *c = st->pl->lr_counters[i];
         decay_out[i] = tp_control_var(st, t->b, &t->ctl);
         ir_op *op = new_op(t, "send", IR_ROLE_RPC);
         ir_op_set_input1(op, "X", c);
         ir_op_set_output1(op, "Out", decay_out[i]);
-        ir_op_set_strings(op, "epmap", st->eps, st->n_eps);
+        ir_op_set_strings(op, "epmap", st->pl->eps, st->pl->n_eps);
         ir_op_set_longs(op, "sections", NULL, 0);
-        ir_op_set_strings(op, "send_varnames", &c, st->runtime_split ? 1 : 0);
+        ir_op_set_strings(op, "send_varnames", &c, st->pl->runtime_split ? 1 : 0);
         ir_op_set_bool(op, "merge_add", true);
         ir_op_set_bool(op, "use_send_handler", false);
         const char *rv[2] = {c, c};
@@ -233,14 +234,14 @@ static void recv_params(trainer *t, const char *barrier_out, const char **dummy)
     tp_plan *st = t->st;
     int tid = st->ctx->transpile.trainer_id;
     GPtrArray *recv_outs = g_ptr_array_new();
-    for (size_t pi = 0; pi < st->n_pairs; pi++) {
-        tp_pair *p = &st->pairs[pi];
+    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
+        const tp_pair *p = &st->pl->pairs[pi];
         if (p->remote)
             continue;   /* the pservers keep it (transpile_prefetch.c) */
         ir_op *op = new_op(t, "recv", IR_ROLE_RPC);
-        ir_op_set_input1(op, "X", st->sync ? barrier_out : dummy[pi]);
+        ir_op_set_input1(op, "X", st->pl->sync ? barrier_out : dummy[pi]);
         const char *rv_grad = p->grad.n_slices == 1 ? p->grad.slices[0].name : p->grad.name;
-        if (st->runtime_split) {
+        if (st->pl->runtime_split) {
             ir_op_set_output1(op, "Out", p->param.name);
             ir_op_set_strings(op, "recv_varnames", slice_names(st, &p->param),
                               p->param.n_slices);
@@ -257,11 +258,11 @@ static void recv_params(trainer *t, const char *barrier_out, const char **dummy)
         ir_op_set_strings(op, "op_role_var", rv, 2);
         g_ptr_array_add(t->tail, op);
     }
-    if (st->sync) {
+    if (st->pl->sync) {
         ir_op *op = new_op(t, "fetch_barrier", IR_ROLE_RPC);
         ir_op_set_input1(op, "X", barrier_out);
         ir_op_set_output(op, "Out", (const char *const *)recv_outs->pdata, recv_outs->len);
-        ir_op_set_strings(op, "endpoints", st->eps, st->n_eps);
+        ir_op_set_strings(op, "endpoints", st->pl->eps, st->pl->n_eps);
         ir_op_set_int(op, "trainer_id", tid);
         g_ptr_array_add(t->tail, op);
     }
@@ -276,27 +277,27 @@ static void append_recvs(trainer *t, const char **dummy)
     const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
     const char *table_dummy = tp_table_send_dummy(st, t->b, &t->ctl);
     const char **decay_out = send_lr_counters(t);
-    if (st->sync || (st->runtime_split && st->half_async)) {
+    if (st->pl->sync || (st->pl->runtime_split && st->pl->half_async)) {
         ir_op *op = new_op(t, "send_barrier", IR_ROLE_RPC);
         const char **deps = ir_arena_alloc(
-            st->arena, (st->n_pairs + st->n_lr_counters + 2) * sizeof *deps);
+            st->arena, (st->pl->n_pairs + st->pl->n_lr_counters + 2) * sizeof *deps);
         size_t nd = 0;
-        for (size_t q = 0; q < st->n_pairs; q++)
-            deps[nd++] = dummy[st->send_order[q]];
+        for (size_t q = 0; q < st->pl->n_pairs; q++)
+            deps[nd++] = dummy[st->pl->send_order[q]];
         if (table_dummy)
             deps[nd++] = table_dummy;
-        for (size_t i = 0; !st->sync && i < st->n_lr_counters; i++)
+        for (size_t i = 0; !st->pl->sync && i < st->pl->n_lr_counters; i++)
             deps[nd++] = decay_out[i];
         ir_op_set_input(op, "X", deps, nd);
         ir_op_set_output1(op, "Out", barrier_out);
-        ir_op_set_strings(op, "endpoints", st->eps, st->n_eps);
+        ir_op_set_strings(op, "endpoints", st->pl->eps, st->pl->n_eps);
         ir_op_set_int(op, "trainer_id", tid);
-        ir_op_set_bool(op, "half_async", !st->sync);
+        ir_op_set_bool(op, "half_async", !st->pl->sync);
         g_ptr_array_add(t->tail, op);
     }
     recv_params(t, barrier_out, dummy);
-    for (size_t pi = 0; pi < st->n_pairs && !st->runtime_split; pi++) {
-        tp_pair *p = &st->pairs[pi];
+    for (size_t pi = 0; pi < st->pl->n_pairs && !st->pl->runtime_split; pi++) {
+        const tp_pair *p = &st->pl->pairs[pi];
         if (p->param.n_slices <= 1 || p->remote)
             continue;
         ir_op *op = new_op(t, "concat", IR_ROLE_DIST);
@@ -313,8 +314,8 @@ static void append_recvs(trainer *t, const char **dummy)
 /* _get_trainer_startup_program: fetch every param from the pservers. */
 void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl)
 {
-    for (size_t pi = 0; pi < st->n_pairs; pi++) {
-        tp_pair *p = &st->pairs[pi];
+    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
+        const tp_pair *p = &st->pl->pairs[pi];
         if (p->sparse_table)
             continue;
         for (size_t k = 0; k < p->param.n_slices; k++) {
@@ -333,11 +334,11 @@ void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl)
     ir_op *fb = ir_block_append_op(sb, "fetch_barrier");
     ir_op_set_input(fb, "X", NULL, 0);     /* inputs={}: the dispensable X, empty */
     ir_op_set_output1(fb, "Out", tp_control_var(st, sb, ctl));
-    ir_op_set_strings(fb, "endpoints", st->eps, st->n_eps);
+    ir_op_set_strings(fb, "endpoints", st->pl->eps, st->pl->n_eps);
     ir_op_set_int(fb, "trainer_id", st->ctx->transpile.trainer_id);
     ir_op_set_role(fb, IR_ROLE_RPC);
-    for (size_t pi = 0; pi < st->n_pairs; pi++) {
-        tp_pair *p = &st->pairs[pi];
+    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
+        const tp_pair *p = &st->pl->pairs[pi];
         if (p->sparse_table || p->param.n_slices <= 1)
             continue;
         if (!ir_block_find_var(sb, p->param.name)) {
@@ -366,8 +367,8 @@ static const long *init_split_vars(trainer *t)
     tp_plan *st = t->st;
     pmap renames = PMAP_INIT;   /* name -> NAME.trainer_<id> */
     GPtrArray *renamed = g_ptr_array_new();     /* its keys in pair order */
-    for (size_t pi = 0; pi < st->n_pairs; pi++) {
-        tp_pair *p = &st->pairs[pi];
+    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
+        const tp_pair *p = &st->pl->pairs[pi];
         const tp_dvar *ds[2] = {&p->param, &p->grad};
         for (int w = 0; w < 2; w++) {
             const tp_dvar *d = ds[w];
@@ -399,10 +400,10 @@ static void assemble(trainer *t)
 {
     tp_plan *st = t->st;
     size_t n0 = st->b0->n_ops;
-    GPtrArray *ops = g_ptr_array_sized_new((guint)(n0 + t->tail->len + 2 * st->n_pairs + 1));
+    GPtrArray *ops = g_ptr_array_sized_new((guint)(n0 + t->tail->len + 2 * st->pl->n_pairs + 1));
     for (long i = -1; i < (long)n0; i++) {
         if (i >= 0) {
-            uint8_t k = st->op_kind[i];
+            uint8_t k = st->pl->op_kind[i];
             if (k != TP_OP_PREFETCHED)
                 g_ptr_array_add(ops, t->b->ops[i]);
         }
@@ -445,7 +446,7 @@ int tp_insert_send_recv(tp_plan *st, ir_program **main_out, ir_program **startup
     t.tail = g_ptr_array_new();
 
     for (size_t i = 0; i < n0; i++)
-        if (st->op_kind[i] == TP_OP_CLIP)
+        if (st->pl->op_kind[i] == TP_OP_CLIP)
             ir_op_set_role(t.b->ops[i], IR_ROLE_BACKWARD);
     const long *anchors = init_split_vars(&t);
     const char **dummy = insert_sends(&t, anchors);

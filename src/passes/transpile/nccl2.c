@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 static void raw_var(ir_block *b, const char *name)
 {

@@ -7,7 +7,7 @@
 #include "../../diag.h"
 #include "../options.h"
 #include "../pass.h"
-#include "transpile.h"
+#include "builders.h"
 
 #define FIELD(f) offsetof(pdt_transpile_opts, f)
 /* The passes that read each option: those whose programs (or plan) depend

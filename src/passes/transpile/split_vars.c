@@ -7,7 +7,7 @@
 
 #include "../../ckd.h"
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 /* a / b rounded up, without the a + b - 1 that overflows near INT64_MAX. */
 static int64_t ceil_div(int64_t a, int64_t b)
@@ -79,7 +79,8 @@ static int check_shape(tp_plan *st, const ir_var *v, bool is_grad)
  * std::vector<int>): a slice of more rows cannot be described. */
 static int check_sections(tp_plan *st, const tp_dvar *d)
 {
-    if (d->n_slices < 2 || d->var->type == IR_SELECTED_ROWS || st->runtime_split)
+    tp_placement *pl = st->draft;
+    if (d->n_slices < 2 || d->var->type == IR_SELECTED_ROWS || pl->runtime_split)
         return PDT_OK;
     for (size_t k = 0; k < d->n_slices; k++)
         if (d->slices[k].dims[0] > INT32_MAX) {
@@ -95,13 +96,14 @@ static int check_sections(tp_plan *st, const tp_dvar *d)
 static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
                         bool is_grad)
 {
+    tp_placement *pl = st->draft;
     const ir_var *v = d->var;
     int64_t width = 1;
     for (size_t i = 1; i < v->n_dims; i++)
         width *= v->dims[i];
     d->n_slices = n;
-    d->slices = ir_arena_alloc(st->arena, n * sizeof *d->slices);
-    bool suffix = is_grad && st->trainer_suffix;
+    d->slices = ir_arena_alloc(pl->arena, n * sizeof *d->slices);
+    bool suffix = is_grad && pl->trainer_suffix;
     int64_t offset = 0;
     for (size_t i = 0; i < n; i++) {
         tp_slice *s = &d->slices[i];
@@ -109,7 +111,7 @@ static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
         s->numel = sizes[i];
         offset += sizes[i];
         s->n_dims = v->n_dims ? v->n_dims : 1;
-        s->dims = ir_arena_alloc(st->arena, s->n_dims * sizeof *s->dims);
+        s->dims = ir_arena_alloc(pl->arena, s->n_dims * sizeof *s->dims);
         if (v->n_dims)
             memcpy(s->dims, v->dims, v->n_dims * sizeof *s->dims);
         s->dims[0] = v->n_dims >= 2 ? sizes[i] / width : sizes[i];
@@ -134,29 +136,31 @@ static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
  * stay on the trainer, uncut (no grad slices). */
 static int split_geo(tp_plan *st)
 {
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        tp_pair *p = &st->pairs[i];
+    tp_placement *pl = st->draft;
+    for (size_t i = 0; i < pl->n_pairs; i++) {
+        tp_pair *p = &pl->pairs[i];
         int rc = check_shape(st, p->param.var, false);
         if (rc)
             return rc;
         int64_t *ps = NULL;
-        size_t np = tp_slice_sizes(p->param.var->dims, p->param.var->n_dims, st->n_eps,
+        size_t np = tp_slice_sizes(p->param.var->dims, p->param.var->n_dims, pl->n_eps,
                                    st->ctx->transpile.min_block_size, &ps);
         make_slices(st, &p->param, ps, np, false);
         free(ps);
         p->grad.n_slices = 0;
-        p->ep = ir_arena_alloc(st->arena, np * sizeof *p->ep);
+        p->ep = ir_arena_alloc(pl->arena, np * sizeof *p->ep);
     }
     return PDT_OK;
 }
 
 int tp_split_vars(tp_plan *st)
 {
-    if (st->geo)
+    tp_placement *pl = st->draft;
+    if (pl->geo)
         return split_geo(st);
-    size_t count = st->ctx->transpile.slice_var_up ? st->n_eps : 1;
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        tp_pair *p = &st->pairs[i];
+    size_t count = st->ctx->transpile.slice_var_up ? pl->n_eps : 1;
+    for (size_t i = 0; i < pl->n_pairs; i++) {
+        tp_pair *p = &pl->pairs[i];
         int rc = check_shape(st, p->param.var, false);
         if (!rc)
             rc = check_shape(st, p->grad.var, true);
@@ -183,7 +187,7 @@ int tp_split_vars(tp_plan *st)
                       st->ctx->main_path, p->grad.name, p->param.name);
             return PDT_EBADINPUT;
         }
-        p->ep = ir_arena_alloc(st->arena, np * sizeof *p->ep);
+        p->ep = ir_arena_alloc(pl->arena, np * sizeof *p->ep);
     }
     return PDT_OK;
 }
@@ -192,31 +196,31 @@ int tp_split_vars(tp_plan *st)
  * notes and --print-after show it. */
 static void print_plan(const tp_plan *st, FILE *out, const char *prefix)
 {
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        const tp_pair *p = &st->pairs[i];
+    for (size_t i = 0; i < st->pl->n_pairs; i++) {
+        const tp_pair *p = &st->pl->pairs[i];
         for (size_t k = 0; k < p->param.n_slices; k++) {
             const tp_slice *s = &p->param.slices[k];
             fprintf(out, "%s%s [", prefix, s->name);
             for (size_t d = 0; d < s->n_dims; d++)
                 fprintf(out, "%s%lld", d ? ", " : "", (long long)s->dims[d]);
-            if (st->geo)
+            if (st->pl->geo)
                 fprintf(out, "] offset %lld, delta %s.delta -> pserver_%d %s\n",
-                        (long long)s->offset, s->name, p->ep[k], st->eps[p->ep[k]]);
+                        (long long)s->offset, s->name, p->ep[k], st->pl->eps[p->ep[k]]);
             else
                 fprintf(out, "] offset %lld, grad %s -> pserver_%d %s\n", (long long)s->offset,
-                        p->grad.slices[k].name, p->ep[k], st->eps[p->ep[k]]);
+                        p->grad.slices[k].name, p->ep[k], st->pl->eps[p->ep[k]]);
         }
     }
-    for (size_t e = 0; e < st->n_eps; e++)
+    for (size_t e = 0; e < st->pl->n_eps; e++)
         fprintf(out, "%spserver_%zu %s holds %zu slice%s, %lld param bytes\n", prefix, e,
-                st->eps[e], st->epl[e].n, st->epl[e].n == 1 ? "" : "s",
-                (long long)st->epl[e].bytes);
+                st->pl->eps[e], st->pl->epl[e].n, st->pl->epl[e].n == 1 ? "" : "s",
+                (long long)st->pl->epl[e].bytes);
 }
 
 void tp_plan_print(const void *a, FILE *out, const char *pass)
 {
     const tp_plan *st = a;
-    if (st->stage < TP_PLAN_SPLIT)
+    if (st->pl->stage < TP_PLAN_SPLIT)
         return;
     fprintf(out, "*** after pass '%s': plan ***\n", pass);
     print_plan(st, out, "");
@@ -227,14 +231,16 @@ int pass_split_vars(pdt_ctx *ctx)
     tp_plan *st = tp_plan_need(ctx, "split_vars", TP_PLAN_FOUND);
     if (!st)
         return PDT_EINTERNAL;
-    if (st->stage >= TP_PLAN_SPLIT)
+    tp_placement *pl = st->draft;
+    if (st->pl->stage >= TP_PLAN_SPLIT)
         return tp_order_bug("split_vars");
     int rc = tp_split_vars(st);
     if (!rc)
         rc = tp_dispatch(st);
     if (rc)
         return rc;
-    st->stage = TP_PLAN_SPLIT;
+    pl->stage = TP_PLAN_SPLIT;
+    st->draft = NULL;       /* complete: from now on only read (st->pl) */
     if (pdt_verbosity > 0 && !pdt_quiet_warnings && !pdt_quiet)
         print_plan(st, stderr, "pdtrans: block map: ");
     tp_plan_outputs_changed(st, NULL, 0);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 /* Every pass the group may stand for: pserver mode's six, then the one of
  * nccl2 and the one of collective, then GEO's own two. */
@@ -53,19 +53,29 @@ int pass_transpile(pdt_ctx *ctx)
     return pdt_run_members(ctx, names, n);
 }
 
+/* The plan owns the placement it made (tp_plan_create); its readers see
+ * it const, hence the cast in tp_plan_free. */
+static void placement_free(tp_placement *pl)
+{
+    if (!pl)
+        return;
+    PMAP_FOR(&pl->opt_by_param, s)
+        g_array_free(s->val, TRUE);
+    pmap_free(&pl->opt_by_param);
+    pmap_free(&pl->pair_of_param);
+    pmap_free(&pl->pair_of_grad);
+    ir_arena_free(pl->arena);
+    free(pl);
+}
+
 void tp_plan_free(void *a)
 {
     tp_plan *st = a;
     if (!st)
         return;
-    PMAP_FOR(&st->opt_by_param, s)
-        g_array_free(s->val, TRUE);
-    pmap_free(&st->opt_by_param);
-    pmap_free(&st->pair_of_param);
-    pmap_free(&st->pair_of_grad);
+    /* the plan made the placement (tp_plan_create) and owns it */
+    placement_free((tp_placement *)st->pl);
     tp_op_set_free(st->input_ops);
-    if (st->lr_counter_list)
-        g_ptr_array_free(st->lr_counter_list, TRUE);
     ir_arena_free(st->arena);
     free(st);
 }
@@ -74,14 +84,14 @@ bool tp_pserver_wanted(const tp_plan *st, size_t e)
 {
     const pdt_ctx *ctx = st->ctx;
     return ctx->transpile.role != PDT_ROLE_TRAINER &&
-           (!ctx->transpile.endpoint || ir_intern(ctx->transpile.endpoint) == st->eps[e]) &&
+           (!ctx->transpile.endpoint || ir_intern(ctx->transpile.endpoint) == st->pl->eps[e]) &&
            (st->narrow == (size_t)-1 || st->narrow == e);
 }
 
 size_t tp_plan_n_pservers(const void *a)
 {
     const tp_plan *st = a;
-    return st ? st->n_eps : 0;
+    return st ? st->pl->n_eps : 0;
 }
 
 bool tp_plan_narrow(void *a, size_t e)
@@ -90,7 +100,7 @@ bool tp_plan_narrow(void *a, size_t e)
     st->narrow = (size_t)-1;
     if (e == (size_t)-1)
         return true;
-    if (e >= st->n_eps || !tp_pserver_wanted(st, e))
+    if (e >= st->pl->n_eps || !tp_pserver_wanted(st, e))
         return false;
     st->narrow = e;
     return true;
@@ -106,56 +116,12 @@ void tp_plan_make_manifest(void *a)
     st->manifest_stale = false;
 }
 
-/* The params' var descs, and the dims of slices that are whole vars, live
- * in the trainer's main program (it took the input over): manifest.json,
- * made after the trainer is written and freed (pipeline.c), reads copies
- * of them in the plan. */
-ir_var *tp_desc_copy(tp_plan *st, const ir_var *v)
-{
-    ir_var *copy = ir_arena_alloc(st->arena, sizeof *copy);
-    copy->name = v->name;
-    copy->type = v->type;
-    copy->dtype = v->dtype;
-    copy->n_dims = v->n_dims;
-    copy->dims = copy->n_dims ? ir_arena_memdup(st->arena, v->dims,
-                                                copy->n_dims * sizeof *copy->dims)
-                              : NULL;
-    return copy;
-}
-
-static void keep_slice_dims(tp_plan *st, tp_dvar *d)
-{
-    for (size_t k = 0; k < d->n_slices; k++) {
-        tp_slice *s = &d->slices[k];
-        /* an unsplit slice may share its var's dims */
-        if (s->n_dims)
-            s->dims = ir_arena_memdup(st->arena, s->dims, s->n_dims * sizeof *s->dims);
-    }
-}
-
-static void keep_param_descs(tp_plan *st)
-{
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        keep_slice_dims(st, &st->pairs[i].param);
-        keep_slice_dims(st, &st->pairs[i].grad);
-        tp_dvar *d = &st->pairs[i].param;
-        if (!d->var)
-            continue;
-        ir_var *copy = tp_desc_copy(st, d->var);
-        d->var = copy;
-        st->pairs[i].grad.var = NULL;   /* nothing reads it any more */
-    }
-    tp_table_keep_descs(st);
-}
-
 void tp_plan_output_freed(void *a, const ir_program *p)
 {
     tp_plan *st = a;
     if (!st)
         return;
-    if (p && st->trainer_main == p)
-        keep_param_descs(st);
-    for (size_t e = 0; e < st->n_eps; e++) {
+    for (size_t e = 0; e < st->pl->n_eps; e++) {
         if (st->pserver_main[e] == p)
             st->pserver_main[e] = NULL;
         if (st->pserver_startup[e] == p)
@@ -283,7 +249,7 @@ int tp_order_bug(const char *pass)
 tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage)
 {
     tp_plan *st = pdt_analysis_get(ctx, PDT_AN_transpile_plan);
-    if (!st || st->stage < stage) {
+    if (!st || st->pl->stage < stage) {
         tp_order_bug(pass);
         return NULL;
     }
@@ -295,11 +261,11 @@ tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage)
 static void order_staged(tp_plan *st)
 {
     pdt_ctx *ctx = st->ctx;
-    size_t n_known = 2 + 2 * st->n_eps;
+    size_t n_known = 2 + 2 * st->pl->n_eps;
     ir_program **order = xcalloc(n_known, sizeof *order);
     order[0] = st->trainer_main;
     order[1] = st->trainer_startup;
-    for (size_t e = 0; e < st->n_eps; e++) {
+    for (size_t e = 0; e < st->pl->n_eps; e++) {
         order[2 + 2 * e] = st->pserver_main[e];
         order[3 + 2 * e] = st->pserver_startup[e];
     }

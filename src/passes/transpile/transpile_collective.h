@@ -1,9 +1,9 @@
 /* transpile_collective.h - collective_ops.c, the helpers collective.c and
- * transpile_collective_spmt.c share (their entry points are in transpile.h). */
+ * transpile_collective_spmt.c share (their entry points are in builders.h). */
 #ifndef PDT_TRANSPILE_COLLECTIVE_H
 #define PDT_TRANSPILE_COLLECTIVE_H
 
-#include "transpile.h"
+#include "builders.h"
 
 /* One trainer's place among the endpoints. */
 typedef struct {

@@ -4,7 +4,7 @@
  * (get_pserver_program step 3.3, _append_dc_asgd_ops, get_startup_program).
  * The trainer programs do not change. */
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 static const char *bak_name(const char *param_slice, int trainer)
 {
@@ -13,9 +13,9 @@ static const char *bak_name(const char *param_slice, int trainer)
 
 void tp_dc_declare_baks(tp_plan *st, ir_block *g, size_t ep)
 {
-    const tp_endpoint *e = &st->epl[ep];
+    const tp_endpoint *e = &st->pl->epl[ep];
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pairs[e->refs[i].pair];
+        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->param.slices[e->refs[i].slice];
         for (int t = 0; t < st->ctx->transpile.trainers; t++)
             tp_create_var(g, bak_name(s->name, t), p->param.var->type, p->param.var->dtype,
@@ -73,9 +73,9 @@ const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_
 
 void tp_dc_startup_assigns(tp_plan *st, size_t ep, GPtrArray *ops, ir_program *s)
 {
-    const tp_endpoint *e = &st->epl[ep];
+    const tp_endpoint *e = &st->pl->epl[ep];
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pairs[e->refs[i].pair];
+        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
         const char *name = p->param.slices[e->refs[i].slice].name;
         for (int t = 0; t < st->ctx->transpile.trainers; t++) {
             ir_op *op = ir_op_new(s, "assign");

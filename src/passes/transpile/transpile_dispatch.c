@@ -11,7 +11,7 @@
 
 #include "../../ckd.h"
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 /* ---- numpy's legacy MT19937 (RandomState) ---- */
 
@@ -149,13 +149,14 @@ static bool var_on(const tp_pair *p, int e, const bool *placed)
 
 static void place_hash(tp_plan *st)
 {
-    for (size_t q = 0; q < st->n_pairs; q++) {
-        tp_pair *p = &st->pairs[st->send_order[q]];
+    tp_placement *pl = st->draft;
+    for (size_t q = 0; q < pl->n_pairs; q++) {
+        tp_pair *p = &pl->pairs[pl->send_order[q]];
         bool *placed = xcalloc(p->param.n_slices, sizeof *placed);
         for (size_t k = 0; k < p->param.n_slices; k++) {
-            int e = (int)(tp_fnv1a64(p->param.slices[k].name) % st->n_eps);
+            int e = (int)(tp_fnv1a64(p->param.slices[k].name) % pl->n_eps);
             while (var_on(p, e, placed))
-                e = (e + 1) % (int)st->n_eps;
+                e = (e + 1) % (int)pl->n_eps;
             p->ep[k] = e;
             placed[k] = true;
         }
@@ -165,14 +166,15 @@ static void place_hash(tp_plan *st)
 
 static void place_balanced(tp_plan *st)
 {
+    tp_placement *pl = st->draft;
     size_t n = 0;
-    for (size_t i = 0; i < st->n_pairs; i++)
-        n += st->pairs[i].param.n_slices;
+    for (size_t i = 0; i < pl->n_pairs; i++)
+        n += pl->pairs[i].param.n_slices;
     cand *c = xmalloc_n(n ? n : 1, sizeof *c);
     size_t k = 0;
-    for (size_t q = 0; q < st->n_pairs; q++) {
-        size_t pi = st->send_order[q];
-        const tp_pair *p = &st->pairs[pi];
+    for (size_t q = 0; q < pl->n_pairs; q++) {
+        size_t pi = pl->send_order[q];
+        const tp_pair *p = &pl->pairs[pi];
         for (size_t s = 0; s < p->param.n_slices; s++, k++) {
             c[k].pair = pi;
             c[k].slice = s;
@@ -182,23 +184,23 @@ static void place_balanced(tp_plan *st)
     }
     /* Largest first onto the lightest pserver (LPT), ties to the lower index. */
     qsort(c, n, sizeof *c, by_bytes_desc);
-    int64_t *load = xcalloc(st->n_eps, sizeof *load);
-    bool **placed = xcalloc(st->n_pairs + 1, sizeof *placed);  /* per pair, per slice */
+    int64_t *load = xcalloc(pl->n_eps, sizeof *load);
+    bool **placed = xcalloc(pl->n_pairs + 1, sizeof *placed);  /* per pair, per slice */
     for (size_t i = 0; i < n; i++) {
-        tp_pair *p = &st->pairs[c[i].pair];
+        tp_pair *p = &pl->pairs[c[i].pair];
         bool **pl_of = &placed[c[i].pair];
         if (!*pl_of)
             *pl_of = xcalloc(p->param.n_slices, sizeof **pl_of);
-        bool *pl = *pl_of;
+        bool *on = *pl_of;
         int best = -1;
-        for (size_t e = 0; e < st->n_eps; e++)
-            if (!var_on(p, (int)e, pl) && (best < 0 || load[e] < load[best]))
+        for (size_t e = 0; e < pl->n_eps; e++)
+            if (!var_on(p, (int)e, on) && (best < 0 || load[e] < load[best]))
                 best = (int)e;
         p->ep[c[i].slice] = best;
-        pl[c[i].slice] = true;
+        on[c[i].slice] = true;
         load[best] = sat_add(load[best], c[i].bytes);
     }
-    for (size_t q = 0; q < st->n_pairs; q++)
+    for (size_t q = 0; q < pl->n_pairs; q++)
         free(placed[q]);
     free(placed);
     free(load);
@@ -207,23 +209,24 @@ static void place_balanced(tp_plan *st)
 
 int tp_dispatch(tp_plan *st)
 {
-    st->send_order = ir_arena_alloc(st->arena, (st->n_pairs + 1) * sizeof(size_t));
+    tp_placement *pl = st->draft;
+    pl->send_order = ir_arena_alloc(pl->arena, (pl->n_pairs + 1) * sizeof(size_t));
     /* GeoSgdTranspiler dispatches the params' slices in param order. */
-    if (st->ctx->transpile.slice_var_up || st->geo) {
-        for (size_t i = 0; i < st->n_pairs; i++)
-            st->send_order[i] = i;
+    if (st->ctx->transpile.slice_var_up || pl->geo) {
+        for (size_t i = 0; i < pl->n_pairs; i++)
+            pl->send_order[i] = i;
     } else {
         /* np.random.seed(program.random_seed); np.random.shuffle(items) */
-        tp_numpy_shuffle((uint32_t)st->ctx->transpile.random_seed, st->n_pairs, st->send_order);
+        tp_numpy_shuffle((uint32_t)st->ctx->transpile.random_seed, pl->n_pairs, pl->send_order);
     }
     switch (st->ctx->transpile.split_method) {
     case PDT_SPLIT_ROUND_ROBIN: {
         size_t step = 0;
-        for (size_t q = 0; q < st->n_pairs; q++) {
-            tp_pair *p = &st->pairs[st->send_order[q]];
+        for (size_t q = 0; q < pl->n_pairs; q++) {
+            tp_pair *p = &pl->pairs[pl->send_order[q]];
             for (size_t k = 0; k < p->param.n_slices; k++) {
                 p->ep[k] = (int)step;
-                step = (step + 1) % st->n_eps;
+                step = (step + 1) % pl->n_eps;
             }
         }
         break;
@@ -235,15 +238,15 @@ int tp_dispatch(tp_plan *st)
         place_balanced(st);
         break;
     }
-    st->epl = ir_arena_alloc(st->arena, st->n_eps * sizeof *st->epl);
-    for (size_t q = 0; q < st->n_pairs; q++) {
-        size_t pi = st->send_order[q];
-        tp_pair *p = &st->pairs[pi];
+    pl->epl = ir_arena_alloc(pl->arena, pl->n_eps * sizeof *pl->epl);
+    for (size_t q = 0; q < pl->n_pairs; q++) {
+        size_t pi = pl->send_order[q];
+        tp_pair *p = &pl->pairs[pi];
         for (size_t k = 0; k < p->param.n_slices; k++) {
-            tp_endpoint *e = &st->epl[p->ep[k]];
+            tp_endpoint *e = &pl->epl[p->ep[k]];
             if (e->n == e->cap) {
                 size_t cap = e->cap ? e->cap * 2 : 8;
-                tp_ref *r = ir_arena_alloc(st->arena, cap * sizeof *r);
+                tp_ref *r = ir_arena_alloc(pl->arena, cap * sizeof *r);
                 if (e->n)
                     memcpy(r, e->refs, e->n * sizeof *r);
                 e->refs = r;

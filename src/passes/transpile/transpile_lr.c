@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 /* The Constant(1) initializer Block.create_var(initializer=...) runs:
  * paddle.nn.initializer.Constant passes str_value str(float(1)). */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../../ir/util.h"
-#include "transpile.h"
+#include "builders.h"
 
 const char *tp_file_name(const pdt_ctx *ctx, const char *stem)
 {
@@ -196,7 +196,7 @@ static void param_row(GString *g, const tp_plan *st, const tp_pair *p)
     else
         g_string_append(g, "null");
     /* A trainer sends grad slice NAME as NAME.trainer_<id> when true. */
-    g_string_append(g, st->trainer_suffix && !p->update_var ? ", true, [" : ", false, [");
+    g_string_append(g, st->pl->trainer_suffix && !p->update_var ? ", true, [" : ", false, [");
     for (size_t k = 0; k < p->param.n_slices; k++) {
         const tp_slice *s = &p->param.slices[k];
         g_string_append_printf(g, "%s[%lld, %d]", k ? ", " : "",
@@ -317,15 +317,15 @@ static void mf_begin(mf *m, const pdt_ctx *ctx, const char *mode, const char *ro
 static json_t *geo_vars_info(const tp_plan *st)
 {
     json_t *info = json_object();
-    for (size_t i = 0; i < st->n_pairs; i++) {
-        const tp_pair *p = &st->pairs[i];
+    for (size_t i = 0; i < st->pl->n_pairs; i++) {
+        const tp_pair *p = &st->pl->pairs[i];
         json_t *names = json_array(), *sections = json_array(), *epmap = json_array();
         for (size_t k = 0; k < p->param.n_slices; k++) {
             const tp_slice *s = &p->param.slices[k];
             json_array_append_new(names, json_string(s->name));
             json_array_append_new(sections, json_string(ir_internf(
                 "%lld", (long long)(s->n_dims ? s->dims[0] : 0))));
-            json_array_append_new(epmap, json_string(st->eps[p->ep[k]]));
+            json_array_append_new(epmap, json_string(st->pl->eps[p->ep[k]]));
         }
         json_t *v = json_object();
         json_object_set_new(v, "var_names", names);
@@ -345,28 +345,28 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
     mf m;
     mf_begin(&m, ctx, "pserver", role_name(ctx->transpile.role));
     mf_key(&m, "distributed_mode");
-    mf_value(&m, json_integer(st->dist_mode));
+    mf_value(&m, json_integer(st->pl->dist_mode));
     mf_key(&m, "flags");
     mf_value(&m, flags(ctx, false));
 
     json_t *files = json_array();
     if (trainer_written)
         add_trainers(files, ctx);
-    for (size_t e = 0; e < st->n_eps; e++)
+    for (size_t e = 0; e < st->pl->n_eps; e++)
         if (pserver_written[e])
             json_array_append_new(files, file_entry(ctx, "pserver", "pserver",
-                                                    json_integer((json_int_t)e), st->eps[e],
+                                                    json_integer((json_int_t)e), st->pl->eps[e],
                                                     ir_internf("pserver_%zu", e),
                                                     ir_internf("pserver_%zu.startup", e)));
     mf_list(&m, "files", files);
 
     json_t *eps = json_array();
-    for (size_t e = 0; e < st->n_eps; e++) {
+    for (size_t e = 0; e < st->pl->n_eps; e++) {
         json_t *o = json_object();
         json_object_set_new(o, "pserver", json_integer((json_int_t)e));
-        json_object_set_new(o, "endpoint", json_string(st->eps[e]));
-        json_object_set_new(o, "slices", json_integer((json_int_t)st->epl[e].n));
-        json_object_set_new(o, "param_bytes", json_integer(st->epl[e].bytes));
+        json_object_set_new(o, "endpoint", json_string(st->pl->eps[e]));
+        json_object_set_new(o, "slices", json_integer((json_int_t)st->pl->epl[e].n));
+        json_object_set_new(o, "param_bytes", json_integer(st->pl->epl[e].bytes));
         json_array_append_new(eps, o);
     }
     mf_list(&m, "pservers", eps);
@@ -375,18 +375,18 @@ char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written
     g_string_append(m.out, "[\"name\", \"dtype\", \"shape\", \"grad\", \"grad_shape\", "
                     "\"grad_trainer_suffix\", \"slices\", \"grad_sliced\", \"flags\"]");
     mf_key(&m, "params");
-    g_string_append(m.out, st->n_pairs ? "[" : "[]");
-    for (size_t i = 0; i < st->n_pairs; i++) {
+    g_string_append(m.out, st->pl->n_pairs ? "[" : "[]");
+    for (size_t i = 0; i < st->pl->n_pairs; i++) {
         g_string_append(m.out, i ? ",\n    " : "\n    ");
-        param_row(m.out, st, &st->pairs[i]);
+        param_row(m.out, st, &st->pl->pairs[i]);
     }
-    if (st->n_pairs)
+    if (st->pl->n_pairs)
         g_string_append(m.out, "\n  ]");
-    if (st->table) {
+    if (st->pl->table) {
         mf_key(&m, "distributed_table");
         mf_value(&m, tp_table_json(st));
     }
-    if (st->geo && st->stage >= TP_PLAN_SPLIT) {
+    if (st->pl->geo && st->pl->stage >= TP_PLAN_SPLIT) {
         mf_key(&m, "vars_info");
         mf_value(&m, geo_vars_info(st));
     }

@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 typedef struct {
-    size_t pair;            /* index into st->pairs */
+    size_t pair;            /* index into pairs */
     size_t seq;             /* order the seed handles it in (pair order) */
     const char *type;       /* lookup_table or lookup_table_v2 */
     int64_t padding_idx;    /* padding_idx of the first op */
@@ -36,7 +36,6 @@ typedef struct {
 struct tp_prefetch {
     size_t n;
     remote_table *tables;   /* in emit order, see compare_emit */
-    size_t next;            /* tp_prefetch_emit's cursor */
 };
 
 static bool is_lookup(const char *type)
@@ -83,8 +82,9 @@ static const char *op_where(tp_plan *st, size_t pos)
  * insertion point is refused, naming both ops. */
 static int plan_table(tp_plan *st, const ir_defuse *du, remote_table *t, const size_t *ops)
 {
+    tp_placement *pl = st->draft;
     const ir_block *b = st->b0;
-    const char *param = st->pairs[t->pair].param.name;
+    const char *param = pl->pairs[t->pair].param.name;
     long anchor = -1, writer_of = -1;
     size_t anchor_op = ops[0];
     for (size_t k = 0; k < t->n_ops; k++) {
@@ -136,6 +136,7 @@ static int plan_table(tp_plan *st, const ir_defuse *du, remote_table *t, const s
  * input; NULL when the block has no remote op. */
 static GArray **remote_uses(const tp_plan *st)
 {
+    tp_placement *pl = st->draft;
     const ir_block *b = st->b0;
     GArray **uses = NULL;
     for (size_t i = 0; i < b->n_ops; i++) {
@@ -148,10 +149,10 @@ static GArray **remote_uses(const tp_plan *st)
          * below matches it: the distributed-table rewrite wins, as in the
          * seed, whose send loop never reaches the table's grad. */
         if (!uses)
-            uses = xcalloc(st->n_pairs + 1, sizeof(GArray *));
+            uses = xcalloc(pl->n_pairs + 1, sizeof(GArray *));
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                void *k = pmap_get(&st->pair_of_param, op->inputs[s].args[a]);
+                void *k = pmap_get(&pl->pair_of_param, op->inputs[s].args[a]);
                 if (!k)
                     continue;
                 GArray **u = &uses[GPOINTER_TO_SIZE(k) - 1];
@@ -184,6 +185,7 @@ static int check_one_type(tp_plan *st, const tp_pair *p, const size_t *pos, size
 
 int tp_find_remote_prefetch(tp_plan *st)
 {
+    tp_placement *pl = st->draft;
     const ir_block *b = st->b0;
     GArray **uses = remote_uses(st);
     if (!uses)
@@ -191,8 +193,8 @@ int tp_find_remote_prefetch(tp_plan *st)
     int rc = PDT_OK;
     ir_defuse *du = NULL;
     GArray *tables = g_array_new(FALSE, TRUE, sizeof(remote_table));
-    for (size_t pi = 0; pi < st->n_pairs && rc == PDT_OK; pi++) {
-        tp_pair *p = &st->pairs[pi];
+    for (size_t pi = 0; pi < pl->n_pairs && rc == PDT_OK; pi++) {
+        tp_pair *p = &pl->pairs[pi];
         GArray *u = uses[pi];
         /* transpile()'s send loop: only a SELECTED_ROWS grad makes the
          * param a remote table (sparse_param_to_height_sections). */
@@ -212,29 +214,30 @@ int tp_find_remote_prefetch(tp_plan *st)
         t.seq = tables->len;
         t.type = type;
         t.n_ops = u->len;
-        t.ids = ir_arena_alloc(st->arena, u->len * sizeof *t.ids);
-        t.outs = ir_arena_alloc(st->arena, u->len * sizeof *t.outs);
-        t.pos = ir_arena_dup(st->arena, pos, u->len * sizeof *pos);
+        t.ids = ir_arena_alloc(pl->arena, u->len * sizeof *t.ids);
+        t.outs = ir_arena_alloc(pl->arena, u->len * sizeof *t.outs);
+        t.pos = ir_arena_dup(pl->arena, pos, u->len * sizeof *pos);
         if (!du)
             du = ir_defuse_build(b);
         rc = plan_table(st, du, &t, pos);
         if (rc)
             break;
         for (size_t k = 0; k < u->len; k++)
-            st->op_kind[pos[k]] = TP_OP_PREFETCHED;
+            pl->op_kind[pos[k]] = TP_OP_PREFETCHED;
         g_array_append_val(tables, t);
     }
     if (rc == PDT_OK && tables->len) {
-        st->prefetch = ir_arena_alloc(st->arena, sizeof *st->prefetch);
-        st->prefetch->n = tables->len;
-        st->prefetch->tables = ir_arena_dup(st->arena, tables->data,
-                                            tables->len * sizeof(remote_table));
-        qsort(st->prefetch->tables, tables->len, sizeof(remote_table), compare_emit);
+        struct tp_prefetch *pf = ir_arena_alloc(pl->arena, sizeof *pf);
+        pf->n = tables->len;
+        pf->tables = ir_arena_dup(pl->arena, tables->data,
+                                  tables->len * sizeof(remote_table));
+        qsort(pf->tables, tables->len, sizeof(remote_table), compare_emit);
+        pl->prefetch = pf;
     }
     if (du)
         ir_defuse_free(du);
     g_array_free(tables, TRUE);
-    for (size_t pi = 0; pi < st->n_pairs; pi++)
+    for (size_t pi = 0; pi < pl->n_pairs; pi++)
         if (uses[pi])
             g_array_free(uses[pi], TRUE);
     free(uses);
@@ -254,14 +257,14 @@ static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
         ids[k] = ir_op_input1(b->ops[t->pos[k]], "Ids");
         outs[k] = ir_op_output1(b->ops[t->pos[k]], "Out");
     }
-    const tp_pair *pr = &st->pairs[t->pair];
+    const tp_pair *pr = &st->pl->pairs[t->pair];
     size_t n = pr->param.n_slices;
     const char **names = ir_arena_alloc(st->arena, n * sizeof *names);
     const char **eps = ir_arena_alloc(st->arena, n * sizeof *eps);
     int64_t *heights = ir_arena_alloc(st->arena, n * sizeof *heights);
     for (size_t k = 0; k < n; k++) {
         names[k] = pr->param.slices[k].name;
-        eps[k] = st->eps[pr->ep[k]];
+        eps[k] = st->pl->eps[pr->ep[k]];
         heights[k] = pr->grad.slices[k].dims[0];
     }
     ir_op *op = ir_op_new(p, "distributed_lookup_table");
@@ -282,7 +285,8 @@ static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
 
 void tp_prefetch_emit(tp_plan *st, ir_program *p, long anchor, GPtrArray *ops)
 {
-    struct tp_prefetch *pf = st->prefetch;
-    while (pf && pf->next < pf->n && pf->tables[pf->next].anchor == anchor)
-        g_ptr_array_add(ops, make_op(st, p, &pf->tables[pf->next++]));
+    const struct tp_prefetch *pf = st->pl->prefetch;
+    size_t *next = &st->prefetch_next;
+    while (pf && *next < pf->n && pf->tables[*next].anchor == anchor)
+        g_ptr_array_add(ops, make_op(st, p, &pf->tables[(*next)++]));
 }

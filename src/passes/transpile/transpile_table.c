@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 struct tp_table {
     const char *name;           /* the table W */
@@ -24,7 +24,6 @@ struct tp_table {
     size_t opt_pos;             /* its optimizer op (Param == table) in b0 */
     size_t pair_pos;            /* its index in params_grads */
     const char **trainer_grads; /* trainer_side_table_grad_list, n_eps */
-    const char *dummy;          /* the trainer's send dummy output */
 };
 
 static bool is_lookup(const ir_op *op)
@@ -97,6 +96,7 @@ static int find_table(tp_plan *st, const char **table)
 /* Every lookup of the table needs an Ids and an Out in block 0. */
 static int check_lookups(tp_plan *st, tp_table *t)
 {
+    tp_placement *pl = st->draft;
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const ir_op *op = st->b0->ops[i];
         if (!is_lookup(op) || ir_op_input1(op, "W") != t->name)
@@ -106,8 +106,8 @@ static int check_lookups(tp_plan *st, tp_table *t)
         if (!out)
             return PDT_EBADINPUT;
         if (!t->ids) {
-            t->ids = ids;
-            t->out = out;
+            t->ids = tp_desc_copy(pl->arena, ids);
+            t->out = tp_desc_copy(pl->arena, out);
         }
     }
     return PDT_OK;
@@ -115,26 +115,27 @@ static int check_lookups(tp_plan *st, tp_table *t)
 
 int tp_table_find(tp_plan *st)
 {
+    tp_placement *pl = st->draft;
     const char *name = NULL;
     int rc = find_table(st, &name);
     if (rc || !name)
         return rc;
     const char *path = st->ctx->main_path;
-    tp_table *t = ir_arena_alloc(st->arena, sizeof *t);
+    tp_table *t = ir_arena_alloc(pl->arena, sizeof *t);
     t->name = name;
     t->grad = ir_internf("%s@GRAD", name);
     size_t pi = 0;
-    while (pi < st->n_pairs && st->pairs[pi].param.name != name)
+    while (pi < pl->n_pairs && pl->pairs[pi].param.name != name)
         pi++;
     bool have_opt = false;
-    for (size_t i = 0; i < st->n_opt && !have_opt; i++) {
-        const ir_op *op = st->b0->ops[st->opt_pos[i]];
+    for (size_t i = 0; i < pl->n_opt && !have_opt; i++) {
+        const ir_op *op = st->b0->ops[pl->opt_pos[i]];
         if (ir_op_input(op, "Param") && ir_op_input1(op, "Param") == name) {
-            t->opt_pos = st->opt_pos[i];
+            t->opt_pos = pl->opt_pos[i];
             have_opt = true;
         }
     }
-    if (pi == st->n_pairs || !have_opt) {
+    if (pi == pl->n_pairs || !have_opt) {
         pdt_error("%s: distributed lookup table '%s' has no optimizer op (an op with input "
                   "'Param' and op_role_var naming it)", path, name);
         return PDT_EBADINPUT;
@@ -148,7 +149,7 @@ int tp_table_find(tp_plan *st)
                   path, t->opt_pos, topt->type, name);
         return PDT_EBADINPUT;
     }
-    const tp_pair *p = &st->pairs[pi];
+    const tp_pair *p = &pl->pairs[pi];
     if (p->grad.name != t->grad) {
         pdt_error("%s: distributed lookup table '%s': its grad is '%s', not '%s'", path, name,
                   p->grad.name, t->grad);
@@ -169,19 +170,19 @@ int tp_table_find(tp_plan *st)
     /* _update_dist_lookup_table_vars: the table and its grad are neither
      * sliced nor dispatched, so they leave the pairs. */
     t->pair_pos = pi;
-    memmove(&st->pairs[pi], &st->pairs[pi + 1], (st->n_pairs - pi - 1) * sizeof *st->pairs);
-    st->n_pairs--;
-    t->trainer_grads = ir_arena_alloc(st->arena, st->n_eps * sizeof *t->trainer_grads);
-    for (size_t k = 0; k < st->n_eps; k++)
+    memmove(&pl->pairs[pi], &pl->pairs[pi + 1], (pl->n_pairs - pi - 1) * sizeof *pl->pairs);
+    pl->n_pairs--;
+    t->trainer_grads = ir_arena_alloc(pl->arena, pl->n_eps * sizeof *t->trainer_grads);
+    for (size_t k = 0; k < pl->n_eps; k++)
         t->trainer_grads[k] =
-            st->sync ? ir_internf("%s.trainer_%d.pserver_%zu", t->grad,
+            pl->sync ? ir_internf("%s.trainer_%d.pserver_%zu", t->grad,
                                   st->ctx->transpile.trainer_id, k)
                      : ir_internf("%s.pserver_%zu", t->grad, k);
     const ir_op *opt = st->b0->ops[t->opt_pos];
     if (st->ctx->transpile.role != PDT_ROLE_TRAINER && opt->type != IR_NAME("sgd"))
         pdt_warning("distributed lookup table '%s' is updated with sgd on the pservers, "
                     "not with its optimizer '%s'", name, opt->type);
-    st->table = t;
+    pl->table = t;
     return PDT_OK;
 }
 
@@ -189,20 +190,20 @@ int tp_table_find(tp_plan *st)
 
 const char *tp_table_send_dummy(tp_plan *st, ir_block *b, unsigned *ctl)
 {
-    if (!st->table)
+    if (!st->pl->table)
         return NULL;
-    st->table->dummy = tp_control_var(st, b, ctl);
-    return st->table->dummy;
+    st->table_dummy = tp_control_var(st, b, ctl);
+    return st->table_dummy;
 }
 
 GPtrArray *tp_sparse_table_names(tp_plan *st)
 {
     GPtrArray *names = g_ptr_array_new();
-    for (size_t pi = 0; pi <= st->n_pairs; pi++) {
-        if (st->table && st->table->pair_pos == pi)
-            g_ptr_array_add(names, (void *)st->table->name);
-        if (pi < st->n_pairs && st->pairs[pi].sparse_table)
-            g_ptr_array_add(names, (void *)st->pairs[pi].param.name);
+    for (size_t pi = 0; pi <= st->pl->n_pairs; pi++) {
+        if (st->pl->table && st->pl->table->pair_pos == pi)
+            g_ptr_array_add(names, (void *)st->pl->table->name);
+        if (pi < st->pl->n_pairs && st->pl->pairs[pi].sparse_table)
+            g_ptr_array_add(names, (void *)st->pl->pairs[pi].param.name);
     }
     /* _get_sparse_table_names also lists the tables of is_sparse lookups
      * that no optimizer updates (a frozen embedding): they follow, in op
@@ -213,7 +214,7 @@ GPtrArray *tp_sparse_table_names(tp_plan *st)
     for (size_t k = 0; k < st->b0->n_ops; k++) {
         ir_block_prefetch_op(st->b0, k);
         const char *w = tp_sparse_table_of(st->b0->ops[k]);
-        if (w && !pmap_has(&st->pair_of_param, w) && pmap_add(&seen, w))
+        if (w && !pmap_has(&st->pl->pair_of_param, w) && pmap_add(&seen, w))
             g_ptr_array_add(names, (void *)w);
     }
     pmap_free(&seen);
@@ -250,7 +251,7 @@ static const char *out_tmp(size_t k)
  * first was.  Returns the new op list. */
 static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
 {
-    tp_table *t = st->table;
+    const tp_table *t = st->pl->table;
     ir_program *p = b->program;
     GPtrArray *ops = g_ptr_array_sized_new((guint)b->n_ops + 8);
     GPtrArray *ids = g_ptr_array_new(), *outs = g_ptr_array_new();
@@ -266,7 +267,7 @@ static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
         }
         g_ptr_array_add(ops, op);
     }
-    size_t n = st->n_eps;
+    size_t n = st->pl->n_eps;
     const char **in = ir_arena_alloc(st->arena, n * sizeof *in);
     const char **out = ir_arena_alloc(st->arena, n * sizeof *out);
     for (size_t k = 0; k < n; k++) {
@@ -279,7 +280,7 @@ static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
     ir_op *fetch = new_op(p, "prefetch", IR_ROLE_FORWARD);
     ir_op_set_input(fetch, "X", in, n);
     ir_op_set_output(fetch, "Out", out, n);
-    ir_op_set_strings(fetch, "epmap", st->eps, n);
+    ir_op_set_strings(fetch, "epmap", st->pl->eps, n);
     ir_op *merge = new_op(p, "merge_ids", IR_ROLE_FORWARD);
     ir_op_set_input(merge, "Ids", (const char *const *)ids->pdata, ids->len);
     ir_op_set_input(merge, "Rows", in, n);
@@ -297,8 +298,8 @@ static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
  * first op that writes the table's grad. */
 static void send_grad(tp_plan *st, ir_block *b, GPtrArray *ops)
 {
-    tp_table *t = st->table;
-    size_t n = st->n_eps;
+    const tp_table *t = st->pl->table;
+    size_t n = st->pl->n_eps;
     /* _update_dist_lookup_table_vars declares them up front, whether or
      * not an op writes the grad. */
     for (size_t k = 0; k < n; k++)
@@ -313,8 +314,8 @@ static void send_grad(tp_plan *st, ir_block *b, GPtrArray *ops)
     ir_op_set_output(split, "Out", t->trainer_grads, n);
     ir_op *send = new_op(b->program, "send", IR_ROLE_RPC);
     ir_op_set_input(send, "X", t->trainer_grads, n);
-    ir_op_set_output(send, "Out", &t->dummy, st->sync ? 1 : 0);
-    ir_op_set_strings(send, "epmap", st->eps, n);
+    ir_op_set_output(send, "Out", &st->table_dummy, st->pl->sync ? 1 : 0);
+    ir_op_set_strings(send, "epmap", st->pl->eps, n);
     ir_op_set_int(send, "trainer_id", st->ctx->transpile.trainer_id);
     const char *rv[2] = {t->name, t->grad};
     ir_op_set_strings(send, "op_role_var", rv, 2);
@@ -324,7 +325,7 @@ static void send_grad(tp_plan *st, ir_block *b, GPtrArray *ops)
 
 void tp_table_trainer(tp_plan *st, ir_block *b)
 {
-    if (!st->table)
+    if (!st->pl->table)
         return;
     GPtrArray *ops = replace_lookups(st, b);
     send_grad(st, b, ops);
@@ -339,16 +340,16 @@ void tp_table_trainer(tp_plan *st, ir_block *b)
 static ir_block *table_block(tp_plan *st, size_t ep, ir_program *p, int32_t pre,
                              GPtrArray *grad_to_block)
 {
-    tp_table *t = st->table;
+    const tp_table *t = st->pl->table;
     ir_block *g = p->blocks[0];
     ir_block *tb = ir_program_add_block(p, pre);
     const ir_op *opt = st->b0->ops[t->opt_pos];
     int64_t *dims = ir_arena_dup(st->arena, t->var->dims, t->var->n_dims * sizeof *dims);
-    int64_t n_eps = (int64_t)st->n_eps;
+    int64_t n_eps = (int64_t)st->pl->n_eps;
     dims[0] = (dims[0] + n_eps - 1) / n_eps;
     tp_create_var(g, t->name, IR_SELECTED_ROWS, t->var->dtype, dims, t->var->n_dims, -1, 1);
     const char *grad = t->grad;
-    if (st->sync) {
+    if (st->pl->sync) {
         tp_clone_variable(g, t->grad_var, NULL);
         int n = st->ctx->transpile.trainers;
         const char **xs = ir_arena_alloc(st->arena, (size_t)n * sizeof *xs);
@@ -382,7 +383,7 @@ static ir_block *table_block(tp_plan *st, size_t ep, ir_program *p, int32_t pre,
 int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
                      GPtrArray *grad_to_block, tp_table_ps *out)
 {
-    tp_table *t = st->table;
+    const tp_table *t = st->pl->table;
     if (!t)
         return PDT_OK;
     ir_block *g = p->blocks[0];
@@ -417,7 +418,7 @@ int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray 
 
 void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps)
 {
-    if (!st->table)
+    if (!st->pl->table)
         return;
     /* "checkpint" is Paddle's spelling of the attr. */
     ir_op_set_int(serv, "checkpint_block_id", tps->checkpoint_block);
@@ -434,28 +435,18 @@ static json_t *dims_json(const int64_t *d, size_t n)
     return a;
 }
 
-void tp_table_keep_descs(tp_plan *st)
-{
-    tp_table *t = st->table;
-    if (!t || !t->var)
-        return;
-    t->var = tp_desc_copy(st, t->var);
-    t->grad_var = NULL;
-    t->ids = t->out = NULL;
-}
-
 void *tp_table_json(tp_plan *st)
 {
-    const tp_table *t = st->table;
+    const tp_table *t = st->pl->table;
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(t->name));
     json_object_set_new(o, "shape", dims_json(t->var->dims, t->var->n_dims));
     int64_t *rows = ir_arena_dup(st->arena, t->var->dims, t->var->n_dims * sizeof *rows);
-    rows[0] = (rows[0] + (int64_t)st->n_eps - 1) / (int64_t)st->n_eps;
+    rows[0] = (rows[0] + (int64_t)st->pl->n_eps - 1) / (int64_t)st->pl->n_eps;
     json_object_set_new(o, "pserver_shape", dims_json(rows, t->var->n_dims));
     json_object_set_new(o, "grad", json_string(t->grad));
     json_t *g = json_array();
-    for (size_t k = 0; k < st->n_eps; k++)
+    for (size_t k = 0; k < st->pl->n_eps; k++)
         json_array_append_new(g, json_string(t->trainer_grads[k]));
     json_object_set_new(o, "trainer_grads", g);
     return o;

@@ -2,7 +2,7 @@
  * Python Block.create_var / _clone_variable write into a VarDesc. */
 #include <string.h>
 
-#include "transpile.h"
+#include "builders.h"
 
 static ir_tensor_slot slot_for(int type)
 {
@@ -55,10 +55,10 @@ void tp_rename_role_var(const tp_plan *st, ir_op *op)
     const char **rv = ir_op_get_names(op, "op_role_var", &n, scratch);
     bool hit = false;
     for (size_t i = 0; i < n; i++) {
-        void *k = pmap_get(&st->pair_of_grad, rv[i]);
+        void *k = pmap_get(&st->pl->pair_of_grad, rv[i]);
         if (!k)
             continue;
-        const tp_dvar *g = &st->pairs[GPOINTER_TO_SIZE(k) - 1].grad;
+        const tp_dvar *g = &st->pl->pairs[GPOINTER_TO_SIZE(k) - 1].grad;
         if (g->n_slices == 1 && g->slices[0].name != g->name) {
             rv[i] = g->slices[0].name;
             hit = true;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 /* Prints a usage error; the expression is PDT_EUSAGE. */
 #define USAGE(...) (pdt_usage_error(cmd, __VA_ARGS__), PDT_EUSAGE)

@@ -1,6 +1,8 @@
-/* transpile.h - the transpile passes (README.md) and the plan they share.
+/* builders.h - the transpile passes' private interface (README.md): the
+ * plan they share, the placement's producers and the builders.  Only
+ * src/passes/transpile (and unit tests) include it; placement.h is the
+ * public part.
  *
- * They follow DistributeTranspiler (seeds/distribute_transpiler.py.txt).
  * 'find_optimize' and 'split_vars' read ctx->main and ctx->startup and
  * record every decision (optimize ops, slices, endpoints) in the plan, the
  * analysis transpile_plan (passes.def); the pservers' programs are then built from scratch
@@ -8,82 +10,11 @@
  * takes ctx->main and ctx->startup over (ctx->main is left an empty
  * program) and rewrites them into the trainer's.  So one role's output
  * never depends on which other roles were requested (seed defect 3).
- * 'nccl2' and 'collective' take ctx->main and ctx->startup over too.
- *
- * Names: "param" and "grad" are the names in the input program.  A slice
- * ("block" in the seed) of a split var is `NAME.blockN`; on the trainer, grads
- * carry `.trainer_<id>` in sync mode with more than one trainer. */
-#ifndef PDT_TRANSPILE_H
-#define PDT_TRANSPILE_H
+ * 'nccl2' and 'collective' take ctx->main and ctx->startup over too. */
+#ifndef PDT_TRANSPILE_BUILDERS_H
+#define PDT_TRANSPILE_BUILDERS_H
 
-#include <glib.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdlib.h>
-
-#include "../../ir/pmap.h"
-#include "../../ir/util.h"
-#include "../pass.h"
-
-/* Seed values of DistributedMode (listen_and_serv's distributed_mode). */
-enum { TP_DM_SYNC = 0, TP_DM_ASYNC = 1, TP_DM_HALF_ASYNC = 2, TP_DM_GEO = 3 };
-
-/* What tp_analyze found out about each op of the input's block 0. */
-enum {
-    TP_OP_OTHER = 0,
-    TP_OP_OPTIMIZE,     /* op_role == Optimize: moves to the pservers */
-    TP_OP_CLIP,         /* optimize-role clip op: stays on the trainer as Backward */
-    TP_OP_LR,           /* LRSched (or LRSched|Optimize): learning-rate schedule */
-    TP_OP_PREFETCHED    /* remote_prefetch lookup, replaced on the trainer */
-};
-
-/* One slice of a var, in the order slice_variable makes them. */
-typedef struct {
-    const char *name;       /* trainer-side name (interned) */
-    const char *merged;     /* pserver-side name, no .trainer_ suffix */
-    int64_t offset;         /* first element of the slice in the whole var */
-    int64_t numel;
-    size_t n_dims;
-    int64_t *dims;          /* slice shape: dim 0 cut, the rest as the var */
-} tp_slice;
-
-typedef struct {
-    const char *name;       /* in the input program */
-    const ir_var *var;      /* its VarDesc in the input's block 0 */
-    size_t n_slices;        /* 1: not split */
-    tp_slice *slices;
-} tp_dvar;
-
-/* One (param, grad) pair of params_grads, with its placement. */
-typedef struct {
-    tp_dvar param, grad;
-    int *ep;                /* endpoint index of slice i (param and grad alike) */
-    bool sparse_table;      /* is_sparse lookup_table / nce weight */
-    /* From an op's distribute_update_vars attr: a param updated by backward
-     * ops, not by an optimizer.  It is its own grad: sent and received
-     * under its own (slice) names, with no optimize block on the pserver. */
-    bool update_var;
-    bool remote;            /* remote_prefetch table: never received */
-    /* --geo: its grad is SELECTED_ROWS (an is_sparse lookup), so its
-     * deltas are too (GeoSgdTranspiler's sparse_var_list). */
-    bool sparse_grad;
-} tp_pair;
-
-/* One slice placed on an endpoint: pairs[pair].param.slices[slice]. */
-typedef struct {
-    size_t pair, slice;
-} tp_ref;
-
-typedef struct {
-    size_t n, cap;
-    tp_ref *refs;           /* in send order (seed: param_grad_ep_mapping) */
-    int64_t bytes;          /* param bytes placed here */
-} tp_endpoint;
-
-typedef struct tp_table tp_table;     /* transpile_table.c */
-
-/* How far the plan is: after 'find_optimize', after 'split_vars'. */
-enum { TP_PLAN_FOUND = 1, TP_PLAN_SPLIT = 2 };
+#include "placement.h"
 
 /* A set of ops (tp_input_ops): a sorted array of pointers. */
 typedef struct {
@@ -91,53 +22,24 @@ typedef struct {
     size_t n;
 } tp_op_set;
 
+/* The analysis transpile_plan: the placement and the builders' state.
+ * The builders read the placement through `pl` (const); only
+ * find_optimize and split_vars write it, through `draft`, which
+ * split_vars clears once the placement is complete. */
 typedef struct tp_plan {
-    int stage;              /* TP_PLAN_* */
+    const tp_placement *pl;
+    tp_placement *draft;    /* NULL once split_vars has made the placement */
     pdt_ctx *ctx;
     const ir_program *main, *startup;   /* the unmodified inputs */
     const ir_block *b0;                 /* main's block 0 */
-    ir_arena *arena;                    /* everything below lives here */
-
-    /* Options resolved from ctx. */
-    bool sync;              /* the seed's self.sync_mode */
-    bool runtime_split;     /* config.runtime_split_send_recv (half-async) */
-    bool half_async;
-    bool trainer_suffix;    /* grads get .trainer_<id>: sync and trainers > 1 */
-    int dist_mode;          /* TP_DM_* */
-    bool geo;               /* --geo: GeoSgdTranspiler (only params are cut and placed) */
-    size_t n_eps;
-    const char **eps;       /* --pservers */
-
-    /* Optimize pass discovery. */
-    uint8_t *op_kind;       /* TP_OP_* per op of b0 */
-    size_t n_opt;
-    size_t *opt_pos;        /* positions of TP_OP_OPTIMIZE ops, in order */
-    pmap opt_by_param;      /* op_role_var[0] -> GArray of size_t positions */
-
-    size_t n_pairs;
-    tp_pair *pairs;         /* params_grads order */
-    pmap pair_of_param;     /* name -> pair index + 1 */
-    pmap pair_of_grad;
-
-    /* _get_lr_ops, sync_mode=False: this trainer's step counters
-     * (COUNTER.trainer_<id>, one per LRSched increment), which the trainer
-     * sends; none without increments. */
-    const char *const *lr_counters;
-    size_t n_lr_counters;
-
-    /* The distributed lookup table, NULL when none; it is not in pairs. */
-    tp_table *table;
-    struct tp_prefetch *prefetch;   /* transpile_prefetch.c; NULL: none */
-
-    /* Dispatch. */
-    size_t *send_order;     /* pair indices in the order grads are sent */
-    tp_endpoint *epl;       /* n_eps of them */
+    ir_arena *arena;        /* the builders' scratch and the arrays below */
 
     /* The builders' progress (programs staged in ctx, owned there). */
     tp_op_set *input_ops;   /* tp_input_ops of the inputs, before any pass */
-    GPtrArray *lr_counter_list; /* owns lr_counters' array */
     ir_op **ops0;           /* b0's ops as find_optimize saw them (op_kind order) */
     size_t n_ops0;
+    const char *table_dummy;    /* the trainer's send dummy of the lookup table */
+    size_t prefetch_next;       /* tp_prefetch_emit's cursor in the prefetch tables */
     ir_program **pserver_main;  /* n_eps: built by 'build_pserver', or NULL */
     ir_program **pserver_startup;   /* n_eps: built by 'build_pserver_startup' */
     bool *pserver_written;      /* n_eps: main and startup built */
@@ -146,25 +48,6 @@ typedef struct tp_plan {
     bool manifest_stale;    /* outputs changed since ctx->manifest_json was made */
     size_t narrow;          /* the one pserver the SHARDED_PASS passes build, or -1: all */
 } tp_plan;
-
-/* ---- endpoints.c ---- */
-/* The one endpoint grammar (HOST:PORT, HOST an RFC 1123 hostname, dotted
- * IPv4 or [IPv6], PORT 1-65535; lists comma-separated, no empty item, no
- * duplicate).  Each returns NULL, or the problem as a message quoting the
- * bad item (g_free it); the caller names the flag or variable. */
-char *tp_endpoint_problem(const char *endpoint);
-/* TEXT as a list of endpoints, or of hosts (PADDLE_PSERVER_IPS) when HOSTS. */
-char *tp_list_problem(const char *text, bool hosts);
-char *tp_host_problem(const char *host);
-char *tp_port_problem(const char *port);
-/* 'S' with control bytes escaped, at most 200 bytes of it (g_free it). */
-char *tp_quote(const char *s, size_t len);
-
-/* ---- validate.c ---- */
-/* The family's validate(): the cross-option rules (usage errors for CMD
- * naming each setting as ctx->transpile.src says) and --trainers resolved
- * into `trainers` and `trainer_endpoints`.  Every pass relies on it. */
-int tp_validate(pdt_ctx *ctx, const char *cmd);
 
 /* ---- transpile.c: the plan ---- */
 /* The plan is the analysis transpile_plan of passes.def; its hooks
@@ -175,8 +58,8 @@ void tp_plan_free(void *plan);
 /* manifest.json made again from the plan if a pass changed the outputs
  * since it was last made (NULL is fine): the pass manager calls it when
  * it drops the plan or ends the run (after writing the outputs it writes
- * itself: the plan keeps copies of what the manifest reads of the
- * trainer, tp_plan_output_freed), rather than every such pass making it
+ * itself: the manifest reads the placement, which holds its own copies
+ * of the var descs), rather than every such pass making it
  * (7% of a transpile). */
 void tp_plan_make_manifest(void *plan);
 /* Before any pass runs (PASSES, the groups replaced by their members):
@@ -190,8 +73,7 @@ int tp_check_order(const pdt_ctx *ctx, const pdt_pass *const *passes, size_t n);
  * widens it to all again. */
 size_t tp_plan_n_pservers(const void *plan);
 bool tp_plan_narrow(void *plan, size_t e);
-/* The pipeline is about to free output p (written): the plan forgets it,
- * and keeps copies of the trainer's param descs the manifest reads. */
+/* The pipeline is about to free output p (written): the plan forgets it. */
 void tp_plan_output_freed(void *plan, const ir_program *p);
 /* split_vars.c, --print-after: the plan's slices and endpoints, once
  * 'split_vars' made them (nothing before). */
@@ -201,9 +83,6 @@ void tp_plan_print(const void *plan, FILE *out, const char *pass);
  * usage error of the command, naming the pass to run first.  A pass that
  * still finds what it needs missing was called around the pipeline: a bug,
  * which these report (BUG message, PDT_EINTERNAL). */
-/* S as a JSON string, escaped as jansson would (the manifest's hand-written
- * lines). */
-void tp_json_string(GString *g, const char *s);
 int tp_order_bug(const char *pass);
 /* ctx's plan when it has reached `stage`; otherwise tp_order_bug(pass)
  * and NULL: the caller returns PDT_EINTERNAL. */
@@ -255,10 +134,6 @@ int tp_plan_find(tp_plan *st, pdt_ctx *ctx);
 int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine);
 
 /* ---- split_vars.c ---- */
-/* slice_variable for one var: the blocks' element counts.  Returns the
- * count; sizes[] gets the counts (caller frees with free). */
-size_t tp_slice_sizes(const int64_t *dims, size_t n_dims, size_t slice_count,
-                      int64_t min_block_size, int64_t **sizes);
 /* Cuts every pair's param and grad into slices and names them. */
 int tp_split_vars(tp_plan *st);
 
@@ -266,10 +141,6 @@ int tp_split_vars(tp_plan *st);
 /* Decides send order (numpy shuffle with --no-slice) and the endpoint of
  * every slice; fills st->epl. */
 int tp_dispatch(tp_plan *st);
-/* numpy's legacy RandomState(seed).shuffle on n items: the permutation it
- * applies, as perm[i] = index of the item that ends at position i. */
-void tp_numpy_shuffle(uint32_t seed, size_t n, size_t *perm);
-uint64_t tp_fnv1a64(const char *s);
 
 /* ---- transpile_util.c ---- */
 const char *tp_control_var(tp_plan *st, ir_block *b, unsigned *counter);
@@ -310,13 +181,6 @@ void tp_expect_framework_attrs(ir_program *p);
  * program of the same version there. */
 ir_program *tp_take_over(ir_program **slot);
 
-/* The file an output is written to: STEM.pbtxt under
- * ctx->settings.text_output, STEM.pb otherwise (manifest.json names it). */
-const char *tp_file_name(const pdt_ctx *ctx, const char *stem);
-/* The job id that every manifest of a job records: SHA-256 (hex, malloc'd)
- * of the inputs' hashes and the options that shape the programs, without
- * what tells the roles apart (README.md, "Output folders"). */
-char *tp_job_id(const pdt_ctx *ctx);
 
 /* ---- transpile_dcasgd.c (--dc-asgd) ---- */
 /* The per-trainer backups `SLICE.trainer_<i>_bak` of the params on ep. */
@@ -351,13 +215,11 @@ int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray 
 void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps);
 /* The manifest's "distributed_table" object (a jansson json_t *). */
 void *tp_table_json(tp_plan *st);
-/* The program holding the table's var descs is about to be freed: the
- * table keeps a copy of its param's (what the manifest reads) and drops
- * the others. */
-void tp_table_keep_descs(tp_plan *st);
-/* A copy of v's name, type, dtype and dims in the plan's arena (nothing
- * else: for readers of those only, after v's program is freed). */
-ir_var *tp_desc_copy(tp_plan *st, const ir_var *v);
+/* The placement's copy of v (find_optimize.c): the desc with its own dims
+ * and no rare part (nothing the placement's readers look at), in arena a,
+ * detached from any block, so it stays as find_optimize saw it whatever
+ * becomes of v's program. */
+const ir_var *tp_desc_copy(ir_arena *a, const ir_var *v);
 
 /* ---- geo_pserver.c, geo_trainer.c (--geo) ---- */
 /* NAME.delta, the change of param (slice) NAME a GEO trainer pushes. */
