@@ -19,11 +19,14 @@ struct ir_arena {
     size_t held;    /* bytes of all chunks */
 };
 
-/* Once an arena holds 8 MB (a program of some ten thousand ops), its
- * chunks are whole 2 MB pages (util.h's xmalloc_huge): one page fault per
- * 2 MB instead of 512.  Small programs and scratch arenas keep 64 KB
- * chunks, which a huge page would only make resident for nothing. */
-enum { CHUNK_MIN = 64 * 1024, HUGE_AFTER = 4 * PDT_HUGE_PAGE };
+/* Once an arena holds 32 MB (a program of some hundred thousand ops),
+ * its chunks are whole 2 MB pages (util.h's xmalloc_huge): one page fault
+ * per 2 MB instead of 512.  Smaller programs and scratch arenas keep 64 KB
+ * chunks: a huge page is resident whole once touched, so an arena's newest
+ * chunk costs up to 2 MB it does not use, at most a sixteenth past 32 MB.
+ * At 8 MB (issue 14) that was 1.5 MB of the bench nets' 40 and 34 MiB
+ * peaks (issue 33 point 4; src/io/HISTORY.md). */
+enum { CHUNK_MIN = 64 * 1024, HUGE_AFTER = 16 * PDT_HUGE_PAGE };
 
 /* Huge chunks of freed arenas, kept for the next arenas: a run that builds,
  * writes and frees one big program after another (transpile --role=all's

@@ -601,7 +601,7 @@ static int vma_asks_huge(const void *p)
     return vma_asks_huge_in(p, NULL, NULL);
 }
 
-/* Blocks of 4 MB and more, and an arena's chunks once it holds 8 MB, ask for
+/* Blocks of 4 MB and more, and an arena's chunks once it holds 32 MB, ask for
  * 2 MB pages (issue 14, session 12); smaller ones do not. */
 START_TEST(big_memory_asks_for_huge_pages)
 {
@@ -628,10 +628,10 @@ START_TEST(big_memory_asks_for_huge_pages)
     free(small);
     free(aligned);
 
-    /* 12 MB in 1000-byte pieces: every piece keeps its bytes, and the
-     * pieces past 8 MB are on huge-page chunks */
+    /* 36 MB in 1000-byte pieces: every piece keeps its bytes, and the
+     * pieces past 32 MB are on huge-page chunks */
     ir_arena *a = ir_arena_new();
-    enum { PIECE = 1000, N = 12 * 1048 };
+    enum { PIECE = 1000, N = 36 * 1048 };
     unsigned char **piece = xmalloc_n(N, sizeof *piece);
     for (size_t i = 0; i < N; i++) {
         piece[i] = ir_arena_alloc_raw(a, PIECE);
@@ -658,11 +658,11 @@ END_TEST
  * arena's raw pieces there still hold the bytes the freed one wrote. */
 static unsigned char *first_huge_piece(ir_arena *a, int fill)
 {
-    /* 9 MB first: past 8 MB every chunk is a huge one, and before that a
-     * 64 KB chunk may start near a 2 MB boundary too */
+    /* 33 MB first: past 32 MB every chunk is a huge one, and before that
+     * a 64 KB chunk may start near a 2 MB boundary too */
     for (size_t n = 0;; n++) {
         unsigned char *p = ir_arena_alloc_raw(a, 1000);
-        if (n >= 9000 && (uintptr_t)p % PDT_HUGE_PAGE < 64)   /* a chunk's first piece */
+        if (n >= 33000 && (uintptr_t)p % PDT_HUGE_PAGE < 64)   /* a chunk's first piece */
             return p;
         if (fill >= 0)
             memset(p, fill, 1000);
