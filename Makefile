@@ -44,7 +44,7 @@ $(BUILD)/obj/framework.pb-c.o: $(BUILD)/gen/framework.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) -c -o $@ $<
 
-$(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*/*.h src/*/*/*.h src/*/*.def)
+$(BUILD)/obj/%.o: src/%.c $(BUILD)/gen/framework.pb-c.h $(wildcard src/*.h src/*/*.h src/*/*/*.h src/*/*.def src/*/*/*.def)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<

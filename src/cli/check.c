@@ -8,6 +8,7 @@
 #include "../io/pdio_job.h"
 #include "../passes/verify.h"
 #include "cli.h"
+#include "../passes/era/era.h"
 
 static void help(void)
 {
@@ -77,6 +78,17 @@ int cmd_check(int argc, char **argv)
             rc = PDT_EBADINPUT;
         else if (verbose)
             printf("%s: ok\n", argv[i]);
+        if (verbose) {
+            /* What --paddle-version=auto concludes for this file, and why. */
+            char why[256], ver[16];
+            int era = pdt_era_detect(p, why, sizeof why);
+            pdt_era_format(era, ver, sizeof ver);
+            if (era == PDT_ERA_NATIVE)
+                printf("%s: paddle version unknown, ops are written as pdtrans writes them "
+                       "natively: %s\n", argv[i], why);
+            else
+                printf("%s: paddle version %s: %s\n", argv[i], ver, why);
+        }
         ir_program_free(p);
     }
     return rc;

@@ -45,6 +45,10 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
      * decoded; a source whose attrs are still bytes keeps them so (decoding
      * them into it would hold both forms). */
     ir_enc(op)->dirty = ir_enc(src)->dirty;
+    /* A copy into another program is an op Python's append_op built there
+     * (Operator.__init__ gives it that version's framework attrs): made,
+     * for the era step.  A copy within the program keeps the source's. */
+    op->made = src->made || ir_enc(src)->program != p;
     op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
     op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_inputs; i++)

@@ -199,6 +199,10 @@ typedef struct ir_op {
     uint32_t n_outputs, cap_outputs;
     uint32_t n_attrs, cap_attrs;
     bool has_is_target : 1, is_target : 1;
+    /* Made by a pass (ir_op_new, or ir_op_clone into another program; a
+     * clone within one keeps it), not read from the input: the era step
+     * (src/passes/era) rewrites only these. */
+    bool made : 1;
     ir_op_rare *rare;           /* NULL (most ops): read through ir_op_unknown */
     ir_block *block;            /* owner; NULL while detached */
 } ir_op;

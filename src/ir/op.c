@@ -96,6 +96,7 @@ bool ir_op_same_bytes(const ir_op *x, const ir_op *y)
 ir_op *ir_op_new(ir_program *p, const char *type)
 {
     ir_op *op = ir_op_new_bare(p, type);
+    op->made = true;
     ir_op_shape s = ir_op_shape_of(op->type);
     if (s.n_inputs) {
         op->inputs = ir_arena_alloc_raw(p->arena, s.n_inputs * sizeof *op->inputs);

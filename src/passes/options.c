@@ -12,11 +12,26 @@
 #include "../progress.h"
 #include "../suggest.h"
 #include "pass.h"
+#include "era/era.h"
 
 static bool set_time_passes(void *base, const pdt_option *opt, const char *v, const char *cmd)
 {
     (void)base, (void)opt, (void)v, (void)cmd;
     pdt_time_passes = true;
+    return true;
+}
+
+/* --paddle-version: "auto" or a version pdtrans knows (era/version.c);
+ * anything else is refused with the list. */
+static bool set_paddle_version(void *base, const pdt_option *opt, const char *v, const char *cmd)
+{
+    (void)opt;
+    if (strcmp(v, "auto") && pdt_era_parse(v) < 0) {
+        pdt_usage_error(cmd, "--paddle-version: unknown version '%s' (known: auto, %s)", v,
+                        pdt_era_known_list());
+        return false;
+    }
+    ((pdt_ctx *)base)->settings.paddle_version = ir_intern(v);
     return true;
 }
 
@@ -37,6 +52,10 @@ static const pdt_option run_options[] = {
     {.name = "stop-after", .type = PDT_OPT_STRING, .meta = "PASS",
      .help = "end the pipeline after PASS and write what exists",
      .offset = offsetof(pdt_ctx, settings.stop_after)},
+    {.name = "paddle-version", .type = PDT_OPT_CUSTOM, .set = set_paddle_version,
+     .meta = "auto|X.Y", .def = NULL,
+     .help = "write the ops pdtrans creates as this Paddle version writes them (auto, the "
+             "default: the version that wrote the input; see 'pdtrans check -v')"},
     {.name = "time-passes", .type = PDT_OPT_CUSTOM, .set = set_time_passes,
      .help = "print each pass's time, and the read, check, verify and write times, to "
              "stderr at the end (a run over two seconds shows its progress when stderr is a "

@@ -64,6 +64,11 @@ typedef struct {
      * the pipeline ends. */
     pdt_output_sink write_output;
     void *write_output_arg;
+    /* --paddle-version (NULL: auto): the version the ops pdtrans makes are
+     * written for (src/passes/era); the pipeline resolves it before the
+     * first pass, into era. */
+    const char *paddle_version;
+    int era;
 } pdt_run_settings;
 
 /* The analyses (passes.def ANALYSIS): results that passes compute once and

@@ -15,6 +15,7 @@
 #include "../ir/print_ops.h"
 #include "../ir/util.h"
 #include "pass.h"
+#include "era/era.h"
 #include "verify.h"
 
 const pdt_pass *pdt_pass_find(const char *name)
@@ -252,6 +253,8 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
             ctx->staged[kept++] = o;
             continue;
         }
+        /* Written now, so its made ops take the target version first. */
+        pdt_era_apply_program(o.program, ctx->settings.era);
         pdt_phase left = pdt_progress_enter(PDT_PHASE_WRITE, NULL);
         rc = sink(ctx->settings.write_output_arg, o.stem, o.program);
         pdt_progress_enter(left.kind, left.name);
@@ -394,6 +397,9 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
         pdt_progress_enter(PDT_PHASE_CHECK, NULL);
         rc = gate(ctx);
     }
+    /* The version the made ops are written for, read off the input before
+     * any pass changes or takes it (issue 30). */
+    ctx->settings.era = pdt_era_resolve(ctx);
     for (size_t i = 0; i < f.n && rc == PDT_OK; i++) {
         size_t j = sharded_end(ctx, &f, print, printed_later, stop, i);
         if (j > i) {
@@ -412,6 +418,9 @@ int pdt_run_pipeline(pdt_ctx *ctx, const char *const *names, size_t n)
             break;
         }
     }
+    /* Last: the ops the passes made, as the target version writes them. */
+    if (rc == PDT_OK)
+        pdt_era_apply(ctx, ctx->settings.era);
     if (rc == PDT_OK && !ctx->stopped)
         rc = write_rest(ctx);
     if (rc == PDT_OK)

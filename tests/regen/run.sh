@@ -2,8 +2,10 @@
 # Regenerates the backward part of every real training program under
 # ../shared/testdata-real (and train/), and the optimizer part of those with
 # optimizer ops, with pdtrans, and compares each op by op with Paddle's own
-# (tests/regen/regen.c; version differences in known-*.txt, the minimize
-# options per program in minimize.txt).
+# (tests/regen/regen.c, the minimize options per program in minimize.txt).
+# pdtrans writes for the version that wrote each file (--paddle-version=auto):
+# nothing is excused but op_callstack.  Every backward op must be identical,
+# at least 99% of the optimizer part's (issue 30's targets).
 set -u
 BUILD=${BUILD:-build}
 real=../shared/testdata-real
@@ -31,12 +33,12 @@ run() {
 }
 for f in "$real"/train/*_train.pdmodel "$real"/fl_trainer_main_sgd_train.pdmodel \
          "$real"/rec_join_main_grad_train.pdmodel; do
-    run "backward of $(basename "$f")" "$f" "$here/known-backward.txt" "$(min_ops "$(basename "$f")" backward)"
+    run "backward of $(basename "$f")" "$f" "$(min_ops "$(basename "$f")" backward)"
 done
 grep -v '^#' "$here/minimize.txt" | while read -r file opts; do
     [ -n "$file" ] || continue
     # shellcheck disable=SC2086
-    if "$BUILD/tests/regen" "$real/train/$file" "$here/known-optimizer.txt" "$(min_ops "$file" optimizer)" $opts \
+    if "$BUILD/tests/regen" "$real/train/$file" "$(min_ops "$file" optimizer)" --min-identical=99 $opts \
         >"$BUILD/regen.out" 2>&1; then
         echo pass
     else

@@ -1,0 +1,39 @@
+/* era.h - which Paddle version pdtrans writes the ops it creates for
+ * (--paddle-version, issue 30): the versions it knows, reading the writing
+ * version off an input program, and the era step that rewrites the ops
+ * pdtrans created as that version writes them (era.def). */
+#ifndef PDT_ERA_H
+#define PDT_ERA_H
+
+#include <stddef.h>
+
+#include "../../ir/ir.h"
+
+struct pdt_ctx;
+
+/* A version as MAJOR*100+MINOR (108 is 1.8); PDT_ERA_NATIVE: as pdtrans
+ * writes today (no row of era.def applies). */
+#define PDT_ERA_NATIVE 0
+
+/* "1.4, 1.5, ..., 3.0": every version --paddle-version takes besides auto. */
+const char *pdt_era_known_list(void);
+/* TEXT ("X.Y") as a version, or -1 when pdtrans does not know it. */
+int pdt_era_parse(const char *text);
+/* The version as "X.Y" into buf ("native" for PDT_ERA_NATIVE). */
+void pdt_era_format(int era, char *buf, size_t cap);
+/* The version that wrote P, read off its fields and its ops' attrs (the
+ * ops pdtrans made are not looked at); PDT_ERA_NATIVE when nothing tells.
+ * WHY (cap bytes) gets the reason in one lower-case sentence. */
+int pdt_era_detect(const ir_program *p, char *why, size_t cap);
+/* The target of a run: --paddle-version (NULL or "auto": detected on
+ * ctx->main, then ctx->startup).  Called by the pipeline before any pass. */
+int pdt_era_resolve(const struct pdt_ctx *ctx);
+/* Rewrites the ops pdtrans made in P as version ERA writes them (an
+ * output the pipeline writes before it ends).  Applying it twice changes
+ * nothing more. */
+void pdt_era_apply_program(ir_program *p, int era);
+/* Rewrites the ops pdtrans made in ctx->main, ctx->startup and the staged
+ * outputs as version ERA writes them (the pipeline's last step). */
+void pdt_era_apply(struct pdt_ctx *ctx, int era);
+
+#endif
