@@ -350,7 +350,10 @@ int pass_find_optimize(pdt_ctx *ctx)
     }
     /* A plan made before is finished (its manifest made) and replaced. */
     tp_plan *st = pdt_analysis_fresh(ctx, PDT_AN_transpile_plan);
-    if (ctx->transpile.sync_mode != PDT_SYNC && !st->geo)
+    /* lr_move.c: before the counters, which then count the moved increment */
+    if (ctx->transpile.mode == PDT_MODE_PSERVER && !st->geo)
+        rc = tp_lr_trainer_computed(ctx);
+    if (!rc && ctx->transpile.sync_mode != PDT_SYNC && !st->geo)
         rc = tp_async_lr_counters(ctx, st->lr_counter_list);
     st->lr_counters = (const char *const *)st->lr_counter_list->pdata;
     st->n_lr_counters = st->lr_counter_list->len;

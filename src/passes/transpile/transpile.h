@@ -254,6 +254,13 @@ int tp_plan_find(tp_plan *st, pdt_ctx *ctx);
  * trainer's counter var of each LRSched increment, in op order. */
 int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine);
 
+/* ---- lr_move.c ---- */
+/* On ctx->main before the plan's search: a var an optimizer reads that the
+ * trainer computes with forward-role ops is warned about, or with
+ * --lr-ops=move its ops get the LRSched role (refused, message printed,
+ * when a pserver cannot run them). */
+int tp_lr_trainer_computed(pdt_ctx *ctx);
+
 /* ---- split_vars.c ---- */
 /* slice_variable for one var: the blocks' element counts.  Returns the
  * count; sizes[] gets the counts (caller frees with free). */
