@@ -165,8 +165,14 @@ sym_term *sym_proj(sym_store *s, sym_term *app, const char *slot, int64_t idx, i
         /* not param-shaped: independent of the param-shaped inputs */
         sym_term **args = xmalloc_n(app->n, sizeof *args);
         sym_term *hole = sym_leaf(s, "*", pr);
-        for (uint32_t i = 0; i < app->n; i++)
-            args[i] = app->args[i]->rows == pr ? hole : app->args[i];
+        /* A leaf (a var's initial value) has the rows of the first var it
+         * was made for: each pserver holds its rows of a split accumulator
+         * under the whole var's name.  Per-param state that is not
+         * param-shaped (LR, beta pows) has one row. */
+        for (uint32_t i = 0; i < app->n; i++) {
+            const sym_term *a = app->args[i];
+            args[i] = a->rows == pr || (a->kind == SYM_LEAF && a->rows > 1) ? hole : app->args[i];
+        }
         app = sym_app(s, app->name, app->key, args, app->arg_slots, app->n, -1);
         free(args);
     }
@@ -392,6 +398,22 @@ static GPtrArray *flat_parts(sym_store *s, sym_term **parts, uint32_t n)
     return f;
 }
 
+/* Parts that are all the initial value of one persistable var that no
+ * startup op wrote (a leaf named by the var): each pserver holds its rows
+ * of that var under the var's own name (an optimizer's accumulators, with
+ * no startup program: the PaddleOCR models).  Like a fill of unknown value,
+ * the rows of that value put together are the value.  Feeds and `unset:`
+ * leaves (a var nothing sent) never join. */
+static bool same_initial_leaf(sym_term *const *p, guint n)
+{
+    if (p[0]->kind != SYM_LEAF || !strncmp(p[0]->name, "unset:", 6) || strchr(p[0]->name, '*'))
+        return false;
+    for (guint i = 1; i < n; i++)
+        if (p[i] != p[0])
+            return false;
+    return true;
+}
+
 sym_term *sym_concat(sym_store *s, sym_term **parts, uint32_t n)
 {
     GPtrArray *f = flat_parts(s, parts, n);
@@ -402,7 +424,7 @@ sym_term *sym_concat(sym_store *s, sym_term **parts, uint32_t n)
         rows = rows < 0 || p[i]->rows < 0 ? -1 : rows + p[i]->rows;
         fills &= is_fill(p[i]) && p[i]->key == p[0]->key && p[i]->name == p[0]->name;
     }
-    if (f->len == 1)
+    if (f->len == 1 || same_initial_leaf(p, f->len))
         r = p[0];
     else if (fills && rows > 0)
         r = sym_app(s, p[0]->name, p[0]->key, NULL, NULL, 0, rows);

@@ -133,6 +133,13 @@ int tp_plan_find(tp_plan *st, pdt_ctx *ctx);
  * trainer's counter var of each LRSched increment, in op order. */
 int tp_async_lr_counters(pdt_ctx *ctx, GPtrArray *mine);
 
+/* ---- lr_move.c ---- */
+/* On ctx->main before the plan's search: a var an optimizer reads that the
+ * trainer computes with forward-role ops is warned about, or with
+ * --lr-ops=move its ops get the LRSched role (refused, message printed,
+ * when a pserver cannot run them). */
+int tp_lr_trainer_computed(pdt_ctx *ctx);
+
 /* ---- split_vars.c ---- */
 /* Cuts every pair's param and grad into slices and names them. */
 int tp_split_vars(tp_plan *st);

@@ -10,6 +10,10 @@ typedef enum { PDT_SYNC = 0, PDT_ASYNC, PDT_HALF_ASYNC } pdt_sync_mode;
 typedef enum { PDT_MODE_PSERVER = 0, PDT_MODE_NCCL2, PDT_MODE_COLLECTIVE } pdt_dist_mode;
 typedef enum { PDT_SPLIT_ROUND_ROBIN = 0, PDT_SPLIT_HASH, PDT_SPLIT_BALANCED } pdt_split_method;
 typedef enum { PDT_ROLE_ALL = 0, PDT_ROLE_TRAINER, PDT_ROLE_PSERVER } pdt_role;
+/* --lr-ops: what to do with a learning rate the trainer computes with
+ * forward-role ops (transpile/lr_move.c): keep them there, as Paddle does
+ * (and warn), or move them to the pservers as LR-decay ops. */
+typedef enum { PDT_LR_OPS_KEEP = 0, PDT_LR_OPS_MOVE } pdt_lr_ops;
 /* DistributeTranspilerConfig.collective_mode (--mode=collective). */
 typedef enum {
     PDT_COLL_NONE = 0, PDT_COLL_GRAD_ALLREDUCE, PDT_COLL_LOCAL_SGD, PDT_COLL_SPMT
@@ -57,6 +61,7 @@ typedef struct {
     /* --geo[=N] or --a-sync-k-steps=N: GEO-SGD (GeoSgdTranspiler), the
      * trainers pushing their params' deltas every N steps; 0: not GEO. */
     int geo_push_nums;
+    pdt_lr_ops lr_ops;          /* --lr-ops */
     pdt_runtime runtime;
     /* Set by the command: --role=all writes trainer_0 .. trainer_{trainers-1}
      * (the manifest lists them all); false: trainer_id's alone. */

@@ -396,7 +396,12 @@ int pass_find_optimize(pdt_ctx *ctx)
     /* A plan made before is finished (its manifest made) and replaced. */
     tp_plan *st = pdt_analysis_fresh(ctx, PDT_AN_transpile_plan);
     tp_placement *pl = st->draft;
-    int rc = lr_counters(ctx, pl);
+    int rc = PDT_OK;
+    /* lr_move.c: before the counters, which then count the moved increment */
+    if (ctx->transpile.mode == PDT_MODE_PSERVER && !pl->geo)
+        rc = tp_lr_trainer_computed(ctx);
+    if (!rc)
+        rc = lr_counters(ctx, pl);
     st->main = ctx->main;
     st->startup = ctx->startup;
     st->b0 = ctx->main->blocks[0];

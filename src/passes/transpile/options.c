@@ -27,6 +27,7 @@
 
 static const char *const roles[] = {"all", "trainer", "pserver", NULL};
 static const char *const modes[] = {"pserver", "nccl2", "collective", NULL};
+static const char *const lr_ops[] = {"keep", "move", NULL};
 static const char *const splits[] = {"round-robin", "hash", "balanced", NULL};
 static const char *const collective_modes[] = {"grad_allreduce", "local_sgd",
                                                "single_process_multi_thread", NULL};
@@ -129,6 +130,14 @@ static const pdt_option transpile_options[] = {
     {.name = "a-sync-k-steps", .type = PDT_OPT_CUSTOM, .meta = "K", .set = set_geo,
      .passes = GEO_PASSES, .help = "Fleet 2.x's a_sync_configs k_steps: the same as --geo=K",
      .offset = FIELD(geo_push_nums)},
+    /* find_optimize gives the ops the LRSched role: every pass that
+     * places, copies or deletes LR ops depends on it. */
+    {.name = "lr-ops", .type = PDT_OPT_CHOICE, .meta = "WHAT", .choices = lr_ops, .def = "keep",
+     .passes = ROLES,
+     .help = "a learning rate the trainer computes with forward ops (PaddleOCR): keep "
+             "them on the trainer as Paddle does (warns), or move them to the pservers as "
+             "LR-decay ops",
+     .offset = FIELD(lr_ops)},
     {.name = "no-slice", .type = PDT_OPT_UNSET, .def = "", .passes = "split_vars",
      .help = "one slice per var (slice_var_up = False)", .offset = FIELD(slice_var_up)},
     /* DistributeTranspiler asserts min_block_size >= 8192. */

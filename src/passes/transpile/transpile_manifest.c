@@ -110,6 +110,8 @@ static json_t *flags(const pdt_ctx *ctx, bool nccl2)
                         json_integer(o->runtime.rpc_prefetch_threads));
     if (o->dc_asgd)   /* only when set, so older manifests stay as they were */
         json_object_set_new(f, "dc_asgd", json_true());
+    if (o->lr_ops == PDT_LR_OPS_MOVE)     /* likewise */
+        json_object_set_new(f, "lr_ops", json_string("move"));
     if (o->geo_push_nums)     /* likewise: the communicator's push_nums */
         json_object_set_new(f, "geo_push_nums", json_integer(o->geo_push_nums));
     return f;

@@ -233,6 +233,13 @@ static int check_mode_options(const char *cmd, const pdt_transpile_opts *o)
         return USAGE("--collective-mode needs --mode=collective");
     if (o->dc_asgd && o->mode != PDT_MODE_PSERVER)
         return USAGE("--dc-asgd needs --mode=pserver");
+    /* nccl2 and collective have no pservers: every trainer runs the LR ops */
+    if (o->lr_ops == PDT_LR_OPS_MOVE && o->mode != PDT_MODE_PSERVER)
+        return USAGE("--lr-ops=move needs --mode=pserver (with --mode=%s every trainer "
+                     "computes the learning rate itself)", mode_name(o->mode));
+    if (o->lr_ops == PDT_LR_OPS_MOVE && o->geo_push_nums)
+        return USAGE("--lr-ops=move does not apply to %s (its trainers keep the optimizer)",
+                     o->given.geo_flag ? o->given.geo_flag : "--geo");
     if (o->mode != PDT_MODE_PSERVER &&
         (o->given.rpc_send || o->given.rpc_get || o->given.rpc_prefetch))
         return USAGE("--rpc-*-threads set the pservers' listen_and_serv: they need "
