@@ -111,9 +111,9 @@ void tp_coll_scale_loss_grads(ir_block *b, double scale)
     tp_coll_free_after(after, n);
 }
 
-/* unique_name.generate('nccl_id') in a fresh process gives nccl_id_0,
- * nccl_id_1, ...; pdtrans counts the same way but skips names the startup
- * already holds, so an id var never aliases an existing var. */
+/* unique_name.generate('nccl_id'): nccl_id_0, nccl_id_1, ... past the
+ * highest the input holds (the callers start *counter there); a name the
+ * startup holds anyway is skipped, so an id var never aliases a var. */
 static const char *nccl_id_name(const ir_block *b, unsigned *counter)
 {
     for (;;) {
