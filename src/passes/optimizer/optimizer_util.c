@@ -9,6 +9,7 @@
 
 #include "../../diag.h"
 #include "../../ir/pmap.h"
+#include "../../ir/infershape.h"
 #include "../../ir/unique.h"
 #include "../../ir/util.h"
 
@@ -288,6 +289,12 @@ void opt_ops_push(opt_ops *l, ir_op *op)
 
 void opt_ops_splice(opt_ops *l, ir_block *b, size_t pos, bool reverse)
 {
+    /* Each op's compile-time InferShape field effects, in the order the
+     * ops were built (block.append_op runs it as Python appends the op);
+     * an effect already played where the op was built plays the same
+     * again (ir/infershape.c) */
+    for (size_t i = 0; i < l->n; i++)
+        ir_infer_apply(b, l->ops[i]);
     if (reverse)
         for (size_t i = 0; i < l->n / 2; i++) {
             ir_op *t = l->ops[i];
