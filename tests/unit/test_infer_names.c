@@ -6,6 +6,7 @@
 #include "ir/infershape.h"
 #include "ir/unique.h"
 #include "passes/optimizer/optimizer_util.h"
+#include "passes/pass.h"
 
 static ir_var *lod_var(ir_block *b, const char *name, bool has, int level)
 {
@@ -93,6 +94,51 @@ START_TEST(unique_counters_of_names_and_scopes)
 }
 END_TEST
 
+/* A grad var that exists already (an earlier backward's) makes
+ * _rename_grad_ write NAME_<n>; n continues past the input's NAME_4. */
+START_TEST(backward_rename_continues_past_input)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_var *x = ir_block_var(b, "x");
+    x->has_stop_gradient = x->stop_gradient = true;
+    ir_var *w = ir_block_var(b, "w");
+    w->has_is_parameter = w->is_parameter = true;
+    w->has_persistable = w->persistable = true;
+    ir_block_var(b, "h");
+    ir_block_var(b, "loss");
+    ir_block_var(b, "w@GRAD");
+    ir_block_var(b, "w@GRAD_4");
+    ir_op *mul = ir_block_append_op(b, "mul");
+    ir_op_set_input1(mul, "X", "x");
+    ir_op_set_input1(mul, "Y", "w");
+    ir_op_set_output1(mul, "Out", "h");
+    ir_op_set_role(mul, 0);
+    ir_op *mean = ir_block_append_op(b, "mean");
+    ir_op_set_input1(mean, "X", "h");
+    ir_op_set_output1(mean, "Out", "loss");
+    ir_op_set_role(mean, 0);
+    pdt_ctx ctx;
+    pdt_ctx_init(&ctx);
+    ctx.main = p;
+    ctx.startup = ir_program_new();
+    ir_program_add_block(ctx.startup, -1);
+    ctx.backward.loss = "loss";
+    const char *pass = "append_backward";
+    ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), PDT_OK);
+    bool renamed = false;
+    for (size_t k = 0; k < b->n_ops; k++)
+        if (!strcmp(b->ops[k]->type, "mul_grad")) {
+            const ir_slot *yg = ir_op_output(b->ops[k], "Y@GRAD");
+            ck_assert_ptr_nonnull(yg);
+            ck_assert_str_eq(yg->args[0], "w@GRAD_5");
+            renamed = true;
+        }
+    ck_assert(renamed);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("infer_names");
@@ -100,6 +146,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, share_lod_writes_the_input_level);
     tcase_add_test(tc, every_row_names_its_source);
     tcase_add_test(tc, unique_counters_of_names_and_scopes);
+    tcase_add_test(tc, backward_rename_continues_past_input);
     suite_add_tcase(s, tc);
     return s;
 }
