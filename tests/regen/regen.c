@@ -204,12 +204,27 @@ static void compare_attrs(const ir_op *w, const ir_op *g)
  * (their InferShape set the field; the optimizer mode compares those). */
 static int check_lod_presence = 1;
 
+/* Var descs compared, and how many of them are identical in every field
+ * compare_var looks at (reported as the var-desc score). */
+static size_t n_vars_compared, n_vars_same;
+
 static void compare_var(const ir_var *w, const ir_var *g)
 {
+    size_t before = n_diff;
+    n_vars_compared++;
     if (!g) {
         diff("var", "absent", w->name, "Paddle declares it, pdtrans does not");
         return;
     }
+    /* persistable as the desc holds it: Python writes the field only when
+     * the var's creator passed it (an absent field reads false). */
+    if (g->has_persistable != w->has_persistable)
+        diff("var", "persistable-presence", w->name, "Paddle %s, pdtrans %s",
+             w->has_persistable ? "writes persistable" : "writes none",
+             g->has_persistable ? "writes persistable" : "writes none");
+    else if (g->persistable != w->persistable)
+        diff("var", "persistable", w->name, "Paddle %d, pdtrans %d", (int)w->persistable,
+             (int)g->persistable);
     if (g->type != w->type)
         diff("var", "type", w->name, "Paddle %d, pdtrans %d", w->type, g->type);
     if (g->dtype != w->dtype && w->tensor_slot != IR_TD_NONE)
@@ -226,6 +241,8 @@ static void compare_var(const ir_var *w, const ir_var *g)
     else if (g->lod_level != w->lod_level)
         diff("var", "lod_level", w->name, "Paddle %d, pdtrans %d", (int)w->lod_level,
              (int)g->lod_level);
+    if (n_diff == before)
+        n_vars_same++;
 }
 
 /* Ops identical to Paddle's in slots and attrs (op_callstack aside). */
@@ -517,6 +534,9 @@ int main(int argc, char **argv)
            lr_mode ? "optimizer and LR" : ctx.optim.optimizer ? "optimizer" : "backward",
            n_same_type, n_identical, pct, min_identical, n_vars, n_diff, n_var_diff);
     bool too_different = n_var_diff || pct < min_identical;
+    printf("%s: var descs identical (type, dtype, shape, lod_level, persistable): %zu of %zu "
+           "(%.1f%%)\n", prog_name, n_vars_same, n_vars_compared,
+           n_vars_compared ? 100.0 * (double)n_vars_same / (double)n_vars_compared : 100.0);
     bool too_few = n_same_type < (size_t)min_ops;
     if (too_few)
         printf("%s: only %zu ops compared, at least %ld expected (tests/regen/min-ops.txt)\n",

@@ -1,8 +1,10 @@
 /* backward_run.c - the state of one backward run (bw_run): its per-block
  * tables, _get_stop_gradients_, and its lifetime. */
+#include <glib.h>
 #include <string.h>
 
 #include "../../grad/grad.h"
+#include "../../ir/unique.h"
 #include "../../ir/util.h"
 #include "backward_internal.h"
 
@@ -23,6 +25,19 @@ void bw_sync_blocks(bw_run *r)
     }
 }
 
+/* ir_unique_fn into r->unique (keys interned): only the keys backward
+ * generates from (grad names for _rename_grad_, "seed" and "seed_N.tmp"
+ * for dropout's seed op), so that a large input interns no more. */
+static void seed_unique(void *ud, const char *key, size_t klen, size_t next)
+{
+    pmap *m = ud;
+    if (!(klen >= 4 && !strncmp(key, "seed", 4)) && !g_strstr_len(key, (gssize)klen, "@GRAD"))
+        return;
+    const char *k = ir_intern_n(key, klen);
+    if (GPOINTER_TO_SIZE(pmap_get(m, k)) < next)
+        pmap_put(m, k, GSIZE_TO_POINTER(next));
+}
+
 void bw_init(bw_run *r, ir_program *p, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -31,6 +46,9 @@ void bw_init(bw_run *r, ir_program *p, const char *path)
     r->grad_to_var = pmap_new();
     r->grad_info = pmap_new();
     r->unique = pmap_new();
+    /* unique_name.generate continues past the names the input holds
+     * (x@GRAD_0 of an earlier backward makes the next rename x@GRAD_1) */
+    ir_unique_vars(p, seed_unique, r->unique);
     bw_sync_blocks(r);
 }
 

@@ -18,26 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ir/infershape.h"
 #include "../../ir/util.h"
 #include "lr_schedule.h"
 
 #define COUNTER "@LR_DECAY_COUNTER@"
 
-/* InferShape's ctx->ShareLoD("X", "Out"), which the compile-time
- * InferShape of every op here but fill_constant and conditional_block
- * calls (cast, scale, increment, assign, compare, logical, elementwise
- * and activation ops): it writes Out's lod_level, X's (0 here), into the
- * desc even where Python left it unset.  Out may live in a parent block
- * (assign in a case writes the schedule's var). */
-static void share_lod(const ir_block *b, const char *x, const char *out)
-{
-    const ir_var *in = ir_block_find_var_recursive(b, ir_intern(x));
-    ir_var *v = ir_block_find_var_recursive(b, ir_intern(out));
-    if (!v || v->tensor_slot != IR_TD_LOD_TENSOR)
-        return;
-    v->has_lod_level = true;
-    v->lod_level = in ? in->lod_level : 0;
-}
+/* Each op's compile-time InferShape field effects (ShareLoD of X into
+ * Out for every op here but fill_constant and conditional_block) are
+ * played by ir_infer_apply as the op is built (ir/infershape.c); Out may
+ * live in a parent block (assign in a case writes the schedule's var). */
 
 static ir_op *op_new(lr_build *s, const char *type)
 {
@@ -82,7 +72,7 @@ static const char *scale_op(lr_build *s, const char *x, double scale, double bia
     ir_op *op = opt_scale_op(s->ctx->main, x, out, scale, IR_ROLE_LRSCHED, "/", NULL, NULL);
     ir_op_set_float(op, "bias", (float)bias);
     opt_ops_push(s->out, op);
-    share_lod(s->cur, x, out);
+    ir_infer_apply(s->cur, op);
     return out;
 }
 
@@ -111,7 +101,7 @@ static const char *binary(lr_build *s, const char *type, const char *x, const ch
     } else {
         elementwise_attrs(op);
     }
-    share_lod(s->cur, x, out);
+    ir_infer_apply(s->cur, op);
     return out;
 }
 
@@ -127,7 +117,7 @@ static const char *layer1(lr_build *s, const char *type, const char *x, int dtyp
         ir_op_set_bool(op, "use_cudnn", false);
         ir_op_set_bool(op, "use_mkldnn", false);
     }
-    share_lod(s->cur, x, out);
+    ir_infer_apply(s->cur, op);
     return out;
 }
 
@@ -142,7 +132,7 @@ static const char *layer2(lr_build *s, const char *type, const char *x, const ch
     ir_op_set_output1(op, "Out", out);
     if (!logical)
         elementwise_attrs(op);
-    share_lod(s->cur, x, out);
+    ir_infer_apply(s->cur, op);
     return out;
 }
 
@@ -160,7 +150,7 @@ static void assign(lr_build *s, const char *x, const char *out)
     ir_op *op = op_new(s, "assign");
     ir_op_set_input1(op, "X", x);
     ir_op_set_output1(op, "Out", out);
-    share_lod(s->cur, x, out);
+    ir_infer_apply(s->cur, op);
 }
 
 /* _decay_step_counter(begin): autoincreased_step_counter creates the
@@ -176,7 +166,7 @@ static const char *step_counter(lr_build *s, int begin)
         ir_op_set_output1(inc, "Out", COUNTER);
         ir_op_set_float(inc, "step", 1.0f);
         s->increment = inc;
-        share_lod(s->b, COUNTER, COUNTER);
+        ir_infer_apply(s->b, inc);
     }
     const char *step = layer_var(s, "cast", IR_FP32);
     ir_op *cast = op_new(s, "cast");
@@ -184,7 +174,7 @@ static const char *step_counter(lr_build *s, int begin)
     ir_op_set_output1(cast, "Out", step);
     ir_op_set_int(cast, "in_dtype", IR_INT64);
     ir_op_set_int(cast, "out_dtype", IR_FP32);
-    share_lod(s->cur, COUNTER, step);
+    ir_infer_apply(s->cur, cast);
     return step;
 }
 

@@ -2,7 +2,6 @@
  * startup initialisers shared by the optimizer-family passes. */
 #include "optimizer_util.h"
 
-#include <ctype.h>
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,8 @@
 
 #include "../../diag.h"
 #include "../../ir/pmap.h"
+#include "../../ir/infershape.h"
+#include "../../ir/unique.h"
 #include "../../ir/util.h"
 
 /* ---- unique names ------------------------------------------------------ */
@@ -32,33 +33,16 @@ static void bump(GHashTable *t, const char *key, size_t klen, gsize next)
     g_hash_table_replace(t, k, GSIZE_TO_POINTER(next));
 }
 
-/* Every "_<digits>" that ends the name or precedes a '.' is a counter a
- * Paddle process handed out for the key before it ("fc" in fc_0.w_0,
- * "fc_0.tmp" in fc_0.tmp_1), so new names continue past it. */
-static void record(GHashTable *t, const char *name)
+/* ir_unique_fn over a counters table (unique.h says which counters a
+ * name or a scope shows). */
+static void bump_fn(void *t, const char *key, size_t klen, size_t next)
 {
-    for (size_t i = 0; name[i]; i++) {
-        if (name[i] != '_' || !isdigit((unsigned char)name[i + 1]))
-            continue;
-        size_t j = i + 1;
-        gsize n = 0;
-        while (isdigit((unsigned char)name[j]) && n < G_MAXSIZE / 16)
-            n = n * 10 + (gsize)(name[j++] - '0');
-        if (name[j] == '\0' || name[j] == '.')
-            bump(t, name, i, n + 1);
-    }
+    bump(t, key, klen, (gsize)next);
 }
 
-static void record_program(GHashTable *t, const ir_program *p)
+static void record(GHashTable *t, const char *name)
 {
-    if (!p)
-        return;
-    for (size_t b = 0; b < p->n_blocks; b++) {
-        const ir_block *blk = p->blocks[b];
-        for (size_t v = 0; v < blk->n_vars; v++)
-            if (!blk->vars[v]->removed)
-                record(t, blk->vars[v]->name);
-    }
+    ir_unique_name(name, bump_fn, t);
 }
 
 opt_namer *opt_namer_new(const ir_program *main, const ir_program *startup)
@@ -66,8 +50,12 @@ opt_namer *opt_namer_new(const ir_program *main, const ir_program *startup)
     opt_namer *n = xcalloc(1, sizeof *n);
     n->next = g_hash_table_new_full(g_str_hash, g_str_equal, free, NULL);
     n->scopes = g_hash_table_new_full(g_str_hash, g_str_equal, free, NULL);
-    record_program(n->next, main);
-    record_program(n->next, startup);
+    ir_unique_vars(main, bump_fn, n->next);
+    ir_unique_vars(startup, bump_fn, n->next);
+    /* name scopes continue past those the input's ops entered, as
+     * framework.name_scope would after building the input */
+    ir_unique_scopes(main, bump_fn, n->scopes);
+    ir_unique_scopes(startup, bump_fn, n->scopes);
     return n;
 }
 
@@ -301,6 +289,12 @@ void opt_ops_push(opt_ops *l, ir_op *op)
 
 void opt_ops_splice(opt_ops *l, ir_block *b, size_t pos, bool reverse)
 {
+    /* Each op's compile-time InferShape field effects, in the order the
+     * ops were built (block.append_op runs it as Python appends the op);
+     * an effect already played where the op was built plays the same
+     * again (ir/infershape.c) */
+    for (size_t i = 0; i < l->n; i++)
+        ir_infer_apply(b, l->ops[i]);
     if (reverse)
         for (size_t i = 0; i < l->n / 2; i++) {
             ir_op *t = l->ops[i];

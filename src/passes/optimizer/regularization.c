@@ -15,6 +15,7 @@
 
 #include "../../diag.h"
 #include "../../ir/pmap.h"
+#include "../../ir/infershape.h"
 #include "../../ir/util.h"
 #include "optimizer_util.h"
 
@@ -165,18 +166,14 @@ static void append_decay_sum(reg_run *rr, size_t i, const char *decay)
         ir_var *nv = opt_var_like(rr->b, new_grad, param, false, false);
         set_param_lod_level(nv, param);
     }
-    /* sum_op.cc InferShape: ShareLoD(X[0] -> Out), so the gradient
-     * gets a lod_level field (0 when the grad had none). */
-    ir_var *out_var = ir_block_find_var(rr->b, new_grad);
-    if (out_var && out_var->type == IR_LOD_TENSOR && grad->type == IR_LOD_TENSOR) {
-        out_var->lod_level = grad->has_lod_level ? grad->lod_level : 0;
-        out_var->has_lod_level = true;
-    }
     ir_op *sum = opt_op_new(rr->ctx->main, "sum", IR_ROLE_OPTIMIZE, rr->scope, p, g, NULL);
     const char *xs[2] = {g, decay};
     ir_op_set_input(sum, "X", xs, 2);
     ir_op_set_output1(sum, "Out", new_grad);
     ir_op_set_bool(sum, "use_mkldnn", false);
+    /* sum_op.cc InferShape: ShareLoD(X[0] -> Out), so the gradient gets a
+     * lod_level field (0 when the grad had none) (ir/infershape.c) */
+    ir_infer_apply(rr->b, sum);
     opt_ops_push(&rr->ops, sum);
     rr->ctx->bw_grads.items[i] = new_grad;
 }

@@ -12,6 +12,7 @@
 
 #include "../../diag.h"
 #include "../optimizer/optimizer_table.h"
+#include "../../ir/unique.h"
 #include "builders.h"
 
 typedef struct {
@@ -452,6 +453,8 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
     ps.st = st;
     ps.ep = ep;
     ps.cur_pair = (size_t)-1;
+    /* unique_name.generate("tmp_dc_output") continues past the input's */
+    ps.dc_tmp = (unsigned)ir_unique_next(st->main, "tmp_dc_output");
     ps.p = tp_new_program(st->main);
     ps.g = ps.p->blocks[0];
     ps.grad_to_block = g_ptr_array_new();

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../../diag.h"
+#include "../../ir/unique.h"
 #include "transpile_collective.h"
 
 /* ---- checks, on the unmodified block, so that messages name input ops ---- */
@@ -266,7 +267,8 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
 {
     tp_coll c = {.nranks = nranks, .rank = rank, .nrings = nrings, .endpoint = endpoint,
                  .others = (const char **)others, .n_others = n_others};
-    unsigned counter = 0;
+    /* unique_name.generate('nccl_id') continues past the input's */
+    unsigned counter = (unsigned)ir_unique_next(b->program, "nccl_id");
     for (int r = 0; r < nrings; r++)
         tp_coll_init_communicator(&c, b, r, &counter, false);
     GPtrArray *ops = g_ptr_array_new();

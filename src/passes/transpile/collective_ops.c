@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ir/infershape.h"
 #include "transpile_collective.h"
 
 ir_op *tp_coll_op(ir_program *p, const char *type, int role)
@@ -45,14 +46,21 @@ void tp_coll_rebuild(ir_block *b, GPtrArray **after, size_t before_pos, GPtrArra
     total += before ? before->len : 0;
     ir_op **ops = xmalloc_n(total ? total : 1, sizeof(ir_op *));
     size_t o = 0;
+    /* each new op's compile-time InferShape effects (ShareLoD of scale,
+     * elementwise_sub, assign, ...: ir/infershape.c), as Operator runs it
+     * when _insert_op / append_op adds the op */
     for (size_t k = 0; k < n; k++) {
         if (before && k == before_pos)
-            for (guint i = 0; i < before->len; i++)
+            for (guint i = 0; i < before->len; i++) {
+                ir_infer_apply(b, before->pdata[i]);
                 ops[o++] = before->pdata[i];
+            }
         ops[o++] = b->ops[k];
         if (after[k])
-            for (guint i = 0; i < after[k]->len; i++)
+            for (guint i = 0; i < after[k]->len; i++) {
+                ir_infer_apply(b, after[k]->pdata[i]);
                 ops[o++] = after[k]->pdata[i];
+            }
     }
     ir_block_set_ops(b, ops, o);
     free(ops);
@@ -111,9 +119,9 @@ void tp_coll_scale_loss_grads(ir_block *b, double scale)
     tp_coll_free_after(after, n);
 }
 
-/* unique_name.generate('nccl_id') in a fresh process gives nccl_id_0,
- * nccl_id_1, ...; pdtrans counts the same way but skips names the startup
- * already holds, so an id var never aliases an existing var. */
+/* unique_name.generate('nccl_id'): nccl_id_0, nccl_id_1, ... past the
+ * highest the input holds (the callers start *counter there); a name the
+ * startup holds anyway is skipped, so an id var never aliases a var. */
 static const char *nccl_id_name(const ir_block *b, unsigned *counter)
 {
     for (;;) {

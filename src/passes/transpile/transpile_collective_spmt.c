@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../diag.h"
+#include "../../ir/unique.h"
 #include "transpile_collective.h"
 
 /* The host of host:port: up to the last colon.  Python takes up to the
@@ -37,7 +38,8 @@ void tp_spmt_startup(ir_block *b, const pdt_list *eps, const char *endpoint, int
         const char **others = tp_coll_others(eps, endpoint, &n_others);
         tp_coll c = {.nranks = (int)eps->n, .rank = rank, .nrings = 1, .endpoint = endpoint,
                      .others = others, .n_others = n_others};
-        unsigned counter = 0;
+        /* unique_name.generate('nccl_id') continues past the input's */
+        unsigned counter = (unsigned)ir_unique_next(b->program, "nccl_id");
         tp_coll_init_communicator(&c, b, 0, &counter, true);
         free(others);
         *nranks = nodes;

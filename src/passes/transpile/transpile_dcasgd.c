@@ -60,7 +60,8 @@ const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_
     ir_op_set_role(ref, IR_ROLE_FORWARD);
     /* unique_name.generate("tmp_dc_output") counts per process in Paddle,
      * so names would depend on which pservers were built before; pdtrans
-     * counts per pserver program. */
+     * counts per pserver program, from past the input's highest
+     * (tp_build_pserver starts the counter). */
     const char *o[4];
     for (int i = 0; i < 4; i++)
         o[i] = local_var(blk, ir_internf("tmp_dc_output_%u", (*tmp_counter)++), pv, s);
