@@ -107,6 +107,7 @@ check: deps
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@python3 tests/funclen.py
 	@sh tests/private_headers.sh
+	@BUILD=$(BUILD) sh tests/globals.sh
 	@PDTRANS=./$(BIN) COMPLETION_DIR=$(BUILD)/completion sh tests/completion.sh
 	@PDTRANS=./$(BIN) sh tests/options.sh
 	@sh tests/install.sh

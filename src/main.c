@@ -81,8 +81,9 @@ static int dispatch(int argc, char **argv)
         }
     }
     /* Default command: transpile sees the whole command line, with its
-     * own name standing in for argv[0]. */
-    static char name[] = "transpile";
+     * own name standing in for argv[0] (on the stack: it lives until
+     * cmd_transpile returns, and no file-scope state is needed). */
+    char name[] = "transpile";
     argv[0] = name;
     return cmd_transpile(argc, argv);
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "exec.h"
+#include "ir/env.h"
+#include "ir/util.h"
 
 /* Sub-blocks (conditional_block) nest; a program deeper than this is
  * refused rather than recursed into without bound. */
@@ -19,18 +21,15 @@ static const ex_kernel *const kernel_tables[] = {
 
 ex_kernel_fn ex_kernel_find(const char *type)
 {
-    static pmap map = PMAP_INIT;
-    static unsigned gen;
-    static bool built;
-    if (!built || gen != ir_intern_generation()) {
-        pmap_clear(&map);
+    /* Keyed by interned names: in the env, which ends with them. */
+    pmap *map = pdt_env_get(PDT_ENV_KERNELS);
+    if (!map) {
+        map = pdt_env_put(PDT_ENV_KERNELS, xcalloc(1, sizeof *map), pdt_env_free_pmap);
         for (size_t t = 0; t < G_N_ELEMENTS(kernel_tables); t++)
             for (const ex_kernel *k = kernel_tables[t]; k->type; k++)
-                pmap_put(&map, ir_intern(k->type), (void *)k);
-        gen = ir_intern_generation();
-        built = true;
+                pmap_put(map, ir_intern(k->type), (void *)k);
     }
-    const ex_kernel *k = pmap_get(&map, ir_intern(type));
+    const ex_kernel *k = pmap_get(map, ir_intern(type));
     return k ? k->fn : NULL;
 }
 

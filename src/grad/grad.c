@@ -12,6 +12,7 @@
  * slot (HasInput for S and IG, HasOutput for O and OG), as Paddle's makers
  * guard dispensable slots. */
 #include "grad.h"
+#include "../ir/env.h"
 #include "../ir/util.h"
 
 #include <inttypes.h>
@@ -26,28 +27,32 @@ static const ir_slot empty_slot = {0};
  * recent names hit; a miss costs one intern lookup, and a big table (one
  * cache miss per lookup) would cost about as much. */
 enum { RECENT = 1024 };
-static struct {
-    const char *fwd, *grad;
-} recent[RECENT];
-/* grad_maker* -> its default grad type (type + "_grad"). */
-static pmap grad_types = PMAP_INIT;
-static unsigned caches_gen;
+typedef struct {
+    struct recent_name {
+        const char *fwd, *grad;
+    } recent[RECENT];
+    /* grad_maker* -> its default grad type (type + "_grad"). */
+    pmap grad_types;
+} grad_caches;
 
-/* The caches hold interned pointers: after ir_intern_shutdown they are
- * dropped. */
-static void check_caches(void)
+static void free_caches(void *p)
 {
-    unsigned gen = ir_intern_generation();
-    if (gen == caches_gen)
-        return;
-    memset(recent, 0, sizeof recent);
-    pmap_clear(&grad_types);
-    caches_gen = gen;
+    grad_caches *gc = p;
+    pmap_free(&gc->grad_types);
+    free(gc);
+}
+
+/* The caches hold interned pointers: they live in the env, which ends
+ * with those (ir_intern_shutdown). */
+static grad_caches *caches(void)
+{
+    grad_caches *gc = pdt_env_get(PDT_ENV_GRAD_NAMES);
+    return gc ? gc : pdt_env_put(PDT_ENV_GRAD_NAMES, xcalloc(1, sizeof *gc), free_caches);
 }
 
 const char *grad_name(const char *fwd)
 {
-    check_caches();
+    struct recent_name *recent = caches()->recent;
     size_t slot = pmap_home_(fwd, RECENT);
     if (recent[slot].fwd == fwd)
         return recent[slot].grad;
@@ -185,7 +190,7 @@ bool grad_set_ig(grad_ctx *c, ir_op *op, bool as_input, const char *dst, const c
     }
     const char **names = g_newa(const char *, s->n_args + 1);
     size_t n = 0;
-    const char *empty = IR_NAME(EMPTY_VAR);
+    const char *empty = IR_WK(EMPTY);
     for (size_t i = 0; i < s->n_args; i++) {
         const char *g = grad_name(s->args[i]);
         if (c->no_grad && pmap_has(c->no_grad, g)) {
@@ -253,33 +258,32 @@ static spec *parse_spec(const char *text, bool outs)
 
 /* Parsed specs by row; built on first use, kept until the interned names
  * they hold go away (ir_intern_shutdown). */
-static pmap parsed_specs;     /* row text literal -> spec* */
-static unsigned specs_gen;
-
-static void free_specs(void)
+static void free_specs(void *p)   /* the env's row text literal -> spec* */
 {
-    PMAP_FOR(&parsed_specs, slot) {
+    pmap *parsed_specs = p;
+    PMAP_FOR(parsed_specs, slot) {
         spec *sp = slot->val;
         free(sp->t);
         free(sp);
     }
-    pmap_free(&parsed_specs);
+    pmap_free(parsed_specs);
+    free(parsed_specs);
 }
 
 static const spec *row_spec(const char *text, bool outs)
 {
     if (!text)
         return NULL;
-    if (specs_gen != ir_intern_generation()) {
-        free_specs();
-        specs_gen = ir_intern_generation();
-    }
+    pmap *parsed_specs = pdt_env_get(PDT_ENV_GRAD_SPECS);
+    if (!parsed_specs)
+        parsed_specs = pdt_env_put(PDT_ENV_GRAD_SPECS, xcalloc(1, sizeof *parsed_specs),
+                                   free_specs);
     /* The ins and outs strings of the table are distinct literals, and a
      * literal is only ever used as one of the two. */
-    spec *sp = pmap_get(&parsed_specs, text);
+    spec *sp = pmap_get(parsed_specs, text);
     if (!sp) {
         sp = parse_spec(text, outs);
-        pmap_put(&parsed_specs, text, sp);
+        pmap_put(parsed_specs, text, sp);
     }
     return sp;
 }
@@ -360,11 +364,11 @@ bool grad_make(const grad_maker *m, grad_ctx *c)
     }
     const char *type = m->grad_type;
     if (!type) {
-        check_caches();
-        type = pmap_get(&grad_types, m);
+        pmap *grad_types = &caches()->grad_types;
+        type = pmap_get(grad_types, m);
         if (!type) {
             type = ir_internf("%s_grad", m->type);
-            pmap_put(&grad_types, m, (void *)type);
+            pmap_put(grad_types, m, (void *)type);
         }
     }
     ir_op *op = grad_new_op(c, type);
@@ -384,8 +388,8 @@ bool grad_make(const grad_maker *m, grad_ctx *c)
 
 int grad_var_type(const ir_block *b, const ir_op *op, const char *grad)
 {
-    const char *lt = IR_NAME("lookup_table_grad"), *lt2 = IR_NAME("lookup_table_v2_grad"),
-               *sum = IR_NAME("sum"), *slice = IR_NAME("slice_grad"), *nce = IR_NAME("nce_grad");
+    const char *lt = IR_WK(lookup_table_grad), *lt2 = IR_WK(lookup_table_v2_grad),
+               *sum = IR_WK(sum), *slice = IR_WK(slice_grad), *nce = IR_WK(nce_grad);
     const char *t = op->type;
     if (t == nce) {
         /* NCEOpGradVarTypeInference: only Weight@GRAD follows is_sparse */

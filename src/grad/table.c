@@ -9,6 +9,8 @@
  * Sources: ../shared/reference/grad-ops.md section numbers in the comments,
  * and the Paddle operator file named there. */
 #include "grad.h"
+#include "ir/env.h"
+#include "ir/util.h"
 
 #include <string.h>
 
@@ -314,20 +316,19 @@ static const grad_maker table[] = {
 #undef SPEC
 #undef FN
 
-static pmap index_by_type = PMAP_INIT;
-static unsigned index_gen;
 
 const grad_maker *grad_maker_find(const char *type)
 {
     /* The table is static and small; the index is keyed by interned names,
-     * so it is rebuilt when those are (after ir_intern_shutdown). */
-    if (index_gen != ir_intern_generation()) {
-        pmap_clear(&index_by_type);
+     * so it lives in the env, which ends with them (ir_intern_shutdown). */
+    pmap *index_by_type = pdt_env_get(PDT_ENV_GRAD_INDEX);
+    if (!index_by_type) {
+        index_by_type = pdt_env_put(PDT_ENV_GRAD_INDEX, xcalloc(1, sizeof *index_by_type),
+                                    pdt_env_free_pmap);
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-            pmap_put(&index_by_type, ir_intern(table[i].type), (void *)&table[i]);
-        index_gen = ir_intern_generation();
+            pmap_put(index_by_type, ir_intern(table[i].type), (void *)&table[i]);
     }
-    return pmap_get(&index_by_type, ir_intern(type));
+    return pmap_get(index_by_type, ir_intern(type));
 }
 
 /* Grad ops whose InferShape sets dims without ShareLoD (Paddle's

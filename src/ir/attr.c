@@ -75,7 +75,7 @@ static void decode_merged(const ir_op *op, ir_arena *a, ir_attr *out)
 {
     size_t k = ir_op_decode_kept(op, a, out, NULL);
     if (ir_enc(op)->role_set) {
-        ir_attr *role = find_attr(out, k, IR_NAME("op_role"));
+        ir_attr *role = find_attr(out, k, IR_WK(op_role));
         if (!role)
             abort();    /* role_set is only taken where the bytes have one */
         *role = *ir_enc(op)->pending_role;
@@ -179,7 +179,7 @@ ir_attr *ir_op_attrs(const ir_op *op)
 /* name is "op_role" (interned or not). */
 static bool names_role(const char *name)
 {
-    const char *role = IR_NAME("op_role");
+    const char *role = IR_WK(op_role);
     return name == role || (!ir_is_interned(name) && strcmp(name, role) == 0);
 }
 
@@ -189,7 +189,7 @@ static bool pending_role(const ir_op *op, const char *name, ir_attr **out)
 {
     if (!ir_enc(op)->attrs_pending || !names_role(name))
         return false;
-    ir_attr *o = overlay_find(op, IR_NAME("op_role"));
+    ir_attr *o = overlay_find(op, IR_WK(op_role));
     *out = o ? o : (ir_attr *)(uintptr_t)ir_enc(op)->pending_role;
     return true;
 }
@@ -283,7 +283,7 @@ static bool set_pending_role(ir_op *op, const char *name, int32_t v)
     if (!names_role(name))
         return false;
     ir_op_mark_dirty(op);
-    const char *role = IR_NAME("op_role");
+    const char *role = IR_WK(op_role);
     ir_op_enc *e = ir_enc(op);
     if (!e->attrs_pending || !e->attrs_sorted || overlay_find(op, role) ||
         !ir_op_probe_kept(op, role))
@@ -395,7 +395,7 @@ void ir_op_copy_attr(ir_op *op, const ir_attr *src)
  * arena's top): attrs are large, and growing by doubling leaves copies. */
 static void reserve_for(ir_op *op, const ir_attr *from, size_t n)
 {
-    const char *role_var = IR_NAME("op_role_var");
+    const char *role_var = IR_WK(op_role_var);
     size_t need = op->n_attrs, i, k;
     bool has_role_var = false;
     for (i = 0; i < n; i++) {
@@ -578,10 +578,10 @@ void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out)
 
 int ir_op_role(const ir_op *op)
 {
-    return (int)ir_op_get_int(op, IR_NAME("op_role"), -1);
+    return (int)ir_op_get_int(op, IR_WK(op_role), -1);
 }
 
 void ir_op_set_role(ir_op *op, int role)
 {
-    ir_op_set_int(op, IR_NAME("op_role"), role);
+    ir_op_set_int(op, IR_WK(op_role), role);
 }

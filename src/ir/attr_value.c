@@ -6,7 +6,9 @@
 
 #include <string.h>
 
+#include "env.h"
 #include "ir_internal.h"
+#include "util.h"
 
 /* Bit k: the file held the field that an attr of type k uses (the
  * AttrType numbers name the fields one to one). */
@@ -185,24 +187,27 @@ void ir_attr_copy(ir_arena *a, ir_attr *dst, const ir_attr *src)
  * setter either points pending_role at another one (op_role on a pending
  * op, attr.c's set_pending_role) or decodes the attrs, which drops it. */
 enum { MAX_SHARED = 64 };
-static ir_attr shared[MAX_SHARED];
-static size_t n_shared;
-static unsigned shared_generation;
+typedef struct {
+    ir_attr shared[MAX_SHARED];
+    size_t n_shared;
+} shared_attrs;             /* in the env (env.h): they hold interned names */
 
 const ir_attr *ir_attr_shared(const ir_attr *a)
 {
     if (a->type != IR_ATTR_INT || a->more || !a->has_i || a->has_f || a->has_s || a->has_b ||
         a->has_block_idx || a->has_l || a->has_var_name || a->has_float64 || a->has_scalar)
         return NULL;
-    if (shared_generation != ir_intern_generation()) {
-        n_shared = 0;
-        shared_generation = ir_intern_generation();
-    }
+    shared_attrs *st = pdt_env_get(PDT_ENV_SHARED_ATTRS);
+    if (!st)
+        st = pdt_env_put(PDT_ENV_SHARED_ATTRS, xcalloc(1, sizeof *st), NULL);
+    ir_attr *shared = st->shared;
+    size_t n_shared = st->n_shared;
     for (size_t k = 0; k < n_shared; k++)
         if (shared[k].name == a->name && shared[k].i == a->i)
             return &shared[k];
     if (n_shared == MAX_SHARED)
         return NULL;
     shared[n_shared] = *a;
-    return &shared[n_shared++];
+    st->n_shared = n_shared + 1;
+    return &shared[n_shared];
 }

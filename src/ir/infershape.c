@@ -8,8 +8,10 @@
  * create_var are those InferShape computes for these ops). */
 #include <string.h>
 
+#include "env.h"
 #include "infershape.h"
 #include "pmap.h"
+#include "util.h"
 
 /* Ops whose InferShape calls ShareLoD; the sources are Paddle 1.8's
  * paddle/fluid/operators (the same calls stand in 2.x and 3.x). */
@@ -50,19 +52,18 @@ static const ir_infer_row table[] = {
     {"logical_not", "X", "Out", "controlflow/logical_op.cc UnaryLogicalOp: ShareLoD(X)"},
 };
 
-static pmap index_by_type;
-static unsigned index_gen;
-
 const ir_infer_row *ir_infer_find(const char *type)
 {
-    /* keyed by interned names, so rebuilt when those are */
-    if (index_gen != ir_intern_generation() || !index_by_type.n) {
-        pmap_clear(&index_by_type);
+    /* keyed by interned names, so it lives in the env, which ends with
+     * them (ir_intern_shutdown) */
+    pmap *index_by_type = pdt_env_get(PDT_ENV_INFER_INDEX);
+    if (!index_by_type) {
+        index_by_type = pdt_env_put(PDT_ENV_INFER_INDEX, xcalloc(1, sizeof *index_by_type),
+                                    pdt_env_free_pmap);
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-            pmap_put(&index_by_type, ir_intern(table[i].type), (void *)&table[i]);
-        index_gen = ir_intern_generation();
+            pmap_put(index_by_type, ir_intern(table[i].type), (void *)&table[i]);
     }
-    return pmap_get(&index_by_type, ir_intern(type));
+    return pmap_get(index_by_type, ir_intern(type));
 }
 
 void ir_infer_apply(ir_block *b, const ir_op *op)

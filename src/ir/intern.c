@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "ir_internal.h"
 #include "util.h"
 
@@ -40,8 +41,6 @@ typedef struct {
 
 static islot *table;
 static size_t table_cap, table_n;
-/* Bumped by ir_intern_shutdown, so IR_NAME caches notice. */
-static unsigned generation = 1;
 static ichunk *chunks;      /* newest first */
 /* Oldest first, for name_at; chunks at least double, so there are few. */
 enum { MAX_CHUNKS = 40 };
@@ -50,9 +49,20 @@ static size_t n_chunks;
 
 enum { FIRST_CHUNK = 1 << 20 };
 
+/* The well-known names (names.def), laid out as a chunk is: offsets
+ * [0, IR_WK_SIZE_) are theirs and the first chunk starts after them, so
+ * the table finds them as it finds any stored name. */
+const char ir_wk_names[IR_WK_SIZE_] = "\0"
+#define X(id, s) s "\0"
+#include "names.def"
+#undef X
+    ;
+
 bool ir_is_interned(const char *s)
 {
     uintptr_t p = (uintptr_t)s;
+    if (p > (uintptr_t)ir_wk_names && p < (uintptr_t)ir_wk_names + IR_WK_SIZE_)
+        return s[-1] == '\0';
     for (const ichunk *c = chunks; c; c = c->next) {
         uintptr_t lo = (uintptr_t)c->data;
         if (p > lo && p < lo + c->used)
@@ -64,6 +74,8 @@ bool ir_is_interned(const char *s)
 /* The stored name at offset `at` (most are in the newest chunks). */
 static const char *name_at(uint32_t at)
 {
+    if (at < IR_WK_SIZE_)
+        return ir_wk_names + at;
     size_t k = n_chunks;
     while (k-- > 1 && at < by_age[k]->start)
         ;
@@ -78,7 +90,7 @@ static uint32_t store(const char *s, size_t n)
         size_t size = chunks ? chunks->size * 2 : FIRST_CHUNK;
         while (size < n + 2)
             size *= 2;
-        uint64_t start = chunks ? (uint64_t)chunks->start + chunks->size : 0;
+        uint64_t start = chunks ? (uint64_t)chunks->start + chunks->size : IR_WK_SIZE_;
         /* Offsets are 32-bit: over 4 GiB of names ends the run the way
          * running out of memory does (alloc.h: one message, exit 1). */
         if (start + size > UINT32_MAX || n_chunks == MAX_CHUNKS)
@@ -130,15 +142,29 @@ static void place(islot *slots, size_t cap, islot e)
     slots[i] = e;
 }
 
+/* A new table starts with the well-known names in it. */
+static void place_well_known(void)
+{
+    for (size_t at = 1; at < IR_WK_SIZE_;) {
+        size_t n = strlen(ir_wk_names + at);
+        place(table, table_cap, (islot){hash_name(ir_wk_names + at, n), (uint32_t)at});
+        table_n++;
+        at += n + 1;
+    }
+}
+
 static void table_resize(size_t cap)
 {
     islot *fresh = xcalloc(cap, sizeof *fresh);
+    bool is_new = !table;
     for (size_t i = 0; i < table_cap; i++)
         if (table[i].at)
             place(fresh, cap, table[i]);
     free(table);
     table = fresh;
     table_cap = cap;
+    if (is_new)
+        place_well_known();
 }
 
 /* At most three quarters full.  Capacities are not powers of two: from
@@ -276,24 +302,11 @@ const char *ir_internf(const char *fmt, ...)
     return r;
 }
 
-unsigned ir_intern_generation(void)
-{
-    return generation;
-}
 
-const char *ir_intern_cached(const char *lit, const char **cache, unsigned *gen)
-{
-    if (*gen != generation) {
-        *cache = ir_intern(lit);
-        *gen = generation;
-    }
-    return *cache;
-}
 
 void ir_intern_shutdown(void)
 {
-    ir_op_shapes_reset();
-    generation++;
+    pdt_env_end();      /* its caches hold the names freed here */
     free(table);
     table = NULL;
     table_cap = table_n = 0;

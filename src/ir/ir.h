@@ -55,19 +55,23 @@ void ir_intern_prefetch(const char *s, size_t n);
  * nothing new as a rule.  The next ir_intern* call rebuilds it. */
 void ir_intern_drop_table(void);
 void ir_intern_shutdown(void);
-/* IR_NAME("op_role"): a string literal interned once per call site (and
- * again after ir_intern_shutdown), so that hot code comparing against a
- * fixed name does not hash it on every call. */
-const char *ir_intern_cached(const char *lit, const char **cache, unsigned *gen);
-/* Changes at every ir_intern_shutdown: caches of interned pointers kept
- * across calls compare it to know they must start over. */
-unsigned ir_intern_generation(void);
-#define IR_NAME(lit)                                       \
-    __extension__({                                        \
-        static const char *ir_name_cache_;                 \
-        static unsigned ir_name_gen_;                      \
-        ir_intern_cached((lit), &ir_name_cache_, &ir_name_gen_); \
-    })
+/* The well-known names (names.def): IR_WK(op_role) is the interned
+ * "op_role", a constant pointer into ir_wk_names, which the intern table
+ * holds from its start (intern.c).  The enum gives each name's offset in
+ * that block: "\0name\0name\0...", so IR_WK_a is 1 and each next one
+ * starts after the previous name's NUL. */
+enum {
+    IR_WK_BEGIN_ = 0,
+#define X(id, s) IR_WK_##id, IR_WK_END_##id = IR_WK_##id + (int)sizeof(s) - 1,
+#include "ir/names.def"
+#undef X
+    IR_WK_SIZE_
+};
+extern const char ir_wk_names[IR_WK_SIZE_];
+#define IR_WK(id) (ir_wk_names + IR_WK_##id)
+/* IR_NAME("s"): ir_intern("s"), a hashed lookup, kept so code written
+ * before names.def builds; hot code uses IR_WK. */
+#define IR_NAME(lit) ir_intern(lit)
 
 /* ---- arena ------------------------------------------------------------ */
 

@@ -39,7 +39,6 @@ void ir_op_shape_note(const ir_op *op);
 /* After room for attrs was reserved ahead of need (attr.c's reserve_for):
  * later ops of the type get that room at once. */
 void ir_op_shape_note_attr_room(const ir_op *op);
-void ir_op_shapes_reset(void);          /* by ir_intern_shutdown */
 /* Counts slot and attr arrays that outgrew their room and were copied,
  * leaving the old array in the arena (a test's measure). */
 void ir_op_array_moved(void);

@@ -16,14 +16,31 @@
 
 #include <stdint.h>
 
+#include "env.h"
 #include "ir_internal.h"
 #include "pmap.h"
+#include "util.h"
 
-/* type -> packed shape: inputs | outputs << 16 | attrs << 32 | 1 << 48 (so
- * that a known type never maps to NULL). */
-static pmap shapes = PMAP_INIT;
-static unsigned shapes_generation;
-static size_t array_copies;
+/* In the env (env.h), as it holds interned pointers: type -> packed shape:
+ * inputs | outputs << 16 | attrs << 32 | 1 << 48 (so that a known type
+ * never maps to NULL). */
+typedef struct {
+    pmap shapes;
+    size_t array_copies;
+} shapes_state;
+
+static void shapes_free(void *p)
+{
+    shapes_state *st = p;
+    pmap_free(&st->shapes);
+    free(st);
+}
+
+static shapes_state *state(void)
+{
+    shapes_state *st = pdt_env_get(PDT_ENV_OP_SHAPES);
+    return st ? st : pdt_env_put(PDT_ENV_OP_SHAPES, xcalloc(1, sizeof *st), shapes_free);
+}
 
 enum { FIELD_MAX = 0xffff };
 
@@ -38,21 +55,9 @@ static size_t clamp(size_t n)
     return n > FIELD_MAX ? FIELD_MAX : n;
 }
 
-/* The table holds interned pointers: it starts over with the intern
- * table (unit tests shut interning down between suites). */
-static void check_generation(void)
-{
-    unsigned g = ir_intern_generation();
-    if (shapes_generation != g) {
-        pmap_free(&shapes);
-        shapes_generation = g;
-    }
-}
-
 ir_op_shape ir_op_shape_of(const char *type)
 {
-    check_generation();
-    uint64_t v = (uint64_t)(uintptr_t)pmap_get(&shapes, type);
+    uint64_t v = (uint64_t)(uintptr_t)pmap_get(&state()->shapes, type);
     ir_op_shape s = {v & FIELD_MAX, v >> 16 & FIELD_MAX, v >> 32 & FIELD_MAX};
     return s;
 }
@@ -65,7 +70,7 @@ static void note(const char *type, size_t n_inputs, size_t n_outputs, size_t n_a
     s.n_inputs = clamp(n_inputs > s.n_inputs ? n_inputs : s.n_inputs);
     s.n_outputs = clamp(n_outputs > s.n_outputs ? n_outputs : s.n_outputs);
     s.n_attrs = clamp(n_attrs > s.n_attrs ? n_attrs : s.n_attrs);
-    pmap_put(&shapes, type, (void *)(uintptr_t)pack(s));
+    pmap_put(&state()->shapes, type, (void *)(uintptr_t)pack(s));
 }
 
 void ir_op_shape_note(const ir_op *op)
@@ -78,17 +83,12 @@ void ir_op_shape_note_attr_room(const ir_op *op)
     note(op->type, 0, 0, op->cap_attrs);
 }
 
-void ir_op_shapes_reset(void)
-{
-    pmap_free(&shapes);
-}
-
 void ir_op_array_moved(void)
 {
-    array_copies++;
+    state()->array_copies++;
 }
 
 size_t ir_op_array_copies(void)
 {
-    return array_copies;
+    return state()->array_copies;
 }

@@ -12,6 +12,7 @@
 
 #include "../ckd.h"
 #include "../diag.h"
+#include "../ir/env.h"
 #include "../ir/pmap.h"
 #include "../ir/util.h"
 #include "pass.h"
@@ -204,7 +205,7 @@ static void check_args(size_t i, size_t k, const ir_op *op, const ir_slot *slots
                        const char *dir, const names *nm, vrep *r)
 {
     /* Paddle's placeholder for "no var here" in grad ops. */
-    const char *empty = IR_NAME("@EMPTY@");
+    const char *empty = IR_WK(EMPTY);
     for (size_t s = 0; s < n; s++)
         for (size_t a = 0; a < slots[s].n_args && !enough(r); a++) {
             const char *arg = slots[s].args[a];
@@ -363,18 +364,33 @@ int pass_verify(pdt_ctx *ctx)
     return pdt_verify(ctx->main, ctx->main_path, stderr) ? PDT_EBADINPUT : PDT_OK;
 }
 
-/* The programs noted already, by name: `verify transpile` reads its MAIN
- * once per trainer, and each read passes the gate. */
-static char **noted;
-static size_t n_noted;
+/* The programs noted already, by name, in the env (src/ir/env.h):
+ * `verify transpile` reads its MAIN once per trainer, and each read passes
+ * the gate. */
+typedef struct {
+    char **names;
+    size_t n;
+} noted_names;
+
+static void free_noted(void *p)
+{
+    noted_names *nn = p;
+    for (size_t i = 0; i < nn->n; i++)
+        free(nn->names[i]);
+    free(nn->names);
+    free(nn);
+}
 
 static bool first_note_for(const char *name)
 {
-    for (size_t i = 0; i < n_noted; i++)
-        if (!strcmp(noted[i], name))
+    noted_names *nn = pdt_env_get(PDT_ENV_VERIFY_NOTED);
+    if (!nn)
+        nn = pdt_env_put(PDT_ENV_VERIFY_NOTED, xcalloc(1, sizeof *nn), free_noted);
+    for (size_t i = 0; i < nn->n; i++)
+        if (!strcmp(nn->names[i], name))
             return false;
-    noted = xrealloc_n(noted, n_noted + 1, sizeof *noted);
-    noted[n_noted++] = xstrdup(name);
+    nn->names = xrealloc_n(nn->names, nn->n + 1, sizeof *nn->names);
+    nn->names[nn->n++] = xstrdup(name);
     return true;
 }
 

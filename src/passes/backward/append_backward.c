@@ -130,7 +130,7 @@ static void tag_role_var(const pmap *last_writer, pdt_list *params, pdt_list *gr
         if (!op)
             continue;
         role_var_fill *f = &fills[(size_t)pmap_get(&slot_of, op) - 1];
-        const ir_attr *old = ir_op_attr(op, IR_NAME("op_role_var"));
+        const ir_attr *old = ir_op_attr(op, IR_WK(op_role_var));
         size_t n_old = old && old->type == IR_ATTR_STRINGS ? old->n_strings : 0;
         if (!f->val)
             f->val = xcalloc(f->want + n_old + 1, sizeof *f->val);
@@ -141,7 +141,7 @@ static void tag_role_var(const pmap *last_writer, pdt_list *params, pdt_list *gr
         for (size_t k = 0; k < n_old; k++)
             f->val[f->have++] =
                 ir_intern_n((const char *)old->strings[k].data, old->strings[k].len);
-        ir_op_set_strings(op, IR_NAME("op_role_var"), f->val, f->have);
+        ir_op_set_strings(op, IR_WK(op_role_var), f->val, f->have);
         ir_op_settle(op);
         free(f->val);
         f->val = NULL;

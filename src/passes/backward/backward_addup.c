@@ -101,7 +101,7 @@ static void register_op(addup *a, size_t pos)
 
 static void count_writes(addup *a)
 {
-    const char *empty = IR_NAME(EMPTY_VAR);
+    const char *empty = IR_WK(EMPTY);
     pmap *once = pmap_new();
     pmap_reserve(once, a->ops->len * 2);
     for (size_t i = 0; i < a->ops->len; i++) {
@@ -168,7 +168,7 @@ static void accumulate(addup *a, const char *var, size_t pos)
 
 static const char *op_device(const ir_op *op)
 {
-    const ir_attr *a = bw_attr(op, IR_NAME("op_device"));
+    const ir_attr *a = bw_attr(op, IR_WK(op_device));
     if (!a || a->type != IR_ATTR_STRING)
         return ir_intern("");
     return ir_intern_n((const char *)a->s.data, a->s.len);
@@ -198,7 +198,7 @@ static void rename_in_slot(ir_op *op, ir_slot *s, const char *from, const char *
 static void process_outputs(addup *a, size_t idx)
 {
     ir_op *op = a->ops->pdata[idx];
-    const char *empty = IR_NAME(EMPTY_VAR);
+    const char *empty = IR_WK(EMPTY);
     size_t n_slots = op->n_outputs;
     size_t *sidx = g_newa(size_t, n_slots + 1);
     bw_sorted_slots(op, true, sidx);

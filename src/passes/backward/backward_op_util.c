@@ -15,13 +15,13 @@ const ir_attr *bw_attr(const ir_op *op, const char *interned)
 int32_t bw_sub_block_id(const ir_op *op)
 {
     /* decodes nothing: an op whose attrs are still bytes has no BLOCK attr */
-    const ir_attr *a = ir_op_block_attr(op, IR_NAME("sub_block"));
+    const ir_attr *a = ir_op_block_attr(op, IR_WK(sub_block));
     return a && a->type == IR_ATTR_BLOCK ? a->block_idx : -1;
 }
 
 const ir_attr *bw_plain_block_attr(const ir_op *op)
 {
-    if (op->type == IR_NAME("conditional_block") || op->type == IR_NAME("while"))
+    if (op->type == IR_WK(conditional_block) || op->type == IR_WK(while))
         return NULL;
     ir_attr_iter it = ir_op_block_attr_iter(op);
     return ir_attr_next(&it);
@@ -40,7 +40,7 @@ ir_op *bw_new_op(ir_program *p, const char *type)
 {
     ir_op *op = ir_op_new(p, type);
     ir_op_set_role(op, IR_ROLE_BACKWARD);
-    ir_op_set_string(op, IR_NAME("op_device"), "");
+    ir_op_set_string(op, IR_WK(op_device), "");
     return op;
 }
 

@@ -71,7 +71,7 @@ static bool make_grads(bw_run *r, ops_frame *f, const ir_op *op, GPtrArray *out)
     }
     for (size_t i = 0; i < c.out->len; i++) {
         ir_op *g = c.out->pdata[i];
-        ir_op_copy_attr_from(g, op, IR_NAME("op_device"));
+        ir_op_copy_attr_from(g, op, IR_WK(op_device));
         /* Every grad op ends with op_role Backward (the seed sets it when
          * appending); set now, while g is in cache. */
         ir_op_set_role(g, IR_ROLE_BACKWARD);

@@ -108,7 +108,7 @@ static bool sub_block_frame(bw_run *r, const frame *f, const ir_op *op, ir_block
 {
     *has_child = false;
     bw_sync_blocks(r);
-    if (op->type != IR_NAME("conditional_block") && op->type != IR_NAME("while")) {
+    if (op->type != IR_WK(conditional_block) && op->type != IR_WK(while)) {
         GPtrArray *path = g_ptr_array_new();
         for (size_t i = 0; i < sub->n_ops; i++)
             g_ptr_array_add(path, sub->ops[i]);
@@ -136,7 +136,7 @@ static bool sub_block_frame(bw_run *r, const frame *f, const ir_op *op, ir_block
     child->no_grad = pmap_new();
     child->owned_targets = outs;
     child->is_sub = true;
-    child->is_while = op->type == IR_NAME("while");
+    child->is_while = op->type == IR_WK(while);
     *has_child = true;
     return frame_open(r, child, outs, NULL, 0);
 }
@@ -270,7 +270,7 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets
          * grad reads every output grad, so its unused outputs need their
          * fill_zeros_like (the seed would leave a dangling @GRAD name). */
         if (bw_sub_block_id(op) < 0 ||
-            (op->type != IR_NAME("conditional_block") && op->type != IR_NAME("while"))) {
+            (op->type != IR_WK(conditional_block) && op->type != IR_WK(while))) {
             for (size_t s = 0; s < op->n_outputs; s++)
                 for (size_t k = 0; k < op->outputs[s].n_args; k++) {
                     const char *n = op->outputs[s].args[k];

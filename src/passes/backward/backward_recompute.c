@@ -70,7 +70,7 @@ static void rename_args(recompute *rc, ir_op *op)
  * sub_block, or any other BLOCK/BLOCKS attr a grad maker would copy). */
 static bool refuse_sub_block(recompute *rc, const ir_op *op)
 {
-    const ir_attr *a = bw_attr(op, IR_NAME("sub_block"));
+    const ir_attr *a = bw_attr(op, IR_WK(sub_block));
     if (!a)
         a = bw_plain_block_attr(op);
     if (!a)
@@ -105,7 +105,7 @@ static bool make_grads(recompute *rc, const ir_op *op, const ir_op *fwd, GPtrArr
                   bw_op_index(rc->block, fwd), op->type, c.err);
         return false;
     }
-    const ir_attr *dev = bw_attr(op, IR_NAME("op_device"));
+    const ir_attr *dev = bw_attr(op, IR_WK(op_device));
     for (size_t i = 0; dev && i < out->len; i++)
         ir_op_copy_attr(out->pdata[i], dev);
     return true;

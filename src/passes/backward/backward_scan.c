@@ -51,7 +51,7 @@ static bool is_arg_of(bw_scan *s, const ir_op *fwd, const char *name)
 void bw_scan_grad(bw_scan *s, const ir_op *op, const ir_op *fwd, size_t idx,
                   const pmap *no_grad)
 {
-    const char *empty = IR_NAME(EMPTY_VAR);
+    const char *empty = IR_WK(EMPTY);
     /* count_writes */
     size_t n_out = 0, n_out_no = 0;
     pmap *inputs = bw_input_set(op);

@@ -282,7 +282,7 @@ static ir_block *frame_walk(bw_run *r, frame *f, scratch *sc)
             f->remove[f->i] = true;
             continue;
         }
-        if (op->type == IR_NAME("sum"))
+        if (op->type == IR_WK(sum))
             keep_visible_sum_inputs(b, op);
         if (!grads_found(r, f, op, sc)) {
             sc->failed = true;

@@ -10,9 +10,9 @@
 
 bool mem_is_sub_block_op(const ir_op *op)
 {
-    return op->type == IR_NAME("while") || op->type == IR_NAME("while_grad") ||
-           op->type == IR_NAME("conditional_block") ||
-           op->type == IR_NAME("conditional_block_grad");
+    return op->type == IR_WK(while) || op->type == IR_WK(while_grad) ||
+           op->type == IR_WK(conditional_block) ||
+           op->type == IR_WK(conditional_block_grad);
 }
 
 static void skip_add_args(pmap *skip, const ir_slot *slots, size_t n)
@@ -133,8 +133,8 @@ bool mem_cfgs_build(const pdt_ctx *ctx, mem_cfg_list *out)
         return true;
     mem_cfg *global = cfgs_push(out, &cap);
     (void)global;
-    if (!add_pair_cfgs(ctx, IR_NAME("while"), IR_NAME("while_grad"), out, &cap) ||
-        !add_pair_cfgs(ctx, IR_NAME("conditional_block"), IR_NAME("conditional_block_grad"),
+    if (!add_pair_cfgs(ctx, IR_WK(while), IR_WK(while_grad), out, &cap) ||
+        !add_pair_cfgs(ctx, IR_WK(conditional_block), IR_WK(conditional_block_grad),
                        out, &cap)) {
         mem_cfgs_free(out);
         return false;
@@ -203,7 +203,7 @@ size_t mem_var_dims(const ir_var *v, const int64_t **dims)
 
 bool mem_valid(const mem_cfg *cfg, size_t i, const char *name, ir_var **out)
 {
-    if (name == IR_NAME("@EMPTY@"))
+    if (name == IR_WK(EMPTY))
         return false;
     ir_var *v = mem_lookup(cfg, i, name);
     const int64_t *dims;

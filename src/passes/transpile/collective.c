@@ -31,8 +31,8 @@
 /* _is_update_op: the op has the slots Param, Grad and LearningRate. */
 static bool is_update_op(const ir_op *op)
 {
-    return ir_op_input(op, IR_NAME("Param")) && ir_op_input(op, IR_NAME("Grad")) &&
-           ir_op_input(op, IR_NAME("LearningRate"));
+    return ir_op_input(op, IR_WK(Param)) && ir_op_input(op, IR_WK(Grad)) &&
+           ir_op_input(op, IR_WK(LearningRate));
 }
 
 static int check_var(const tp_coll *c, const ir_block *b, size_t k, const char *what,
@@ -56,7 +56,7 @@ static int check_grad_allreduce(const tp_coll *c, const ir_block *b)
             return PDT_EBADINPUT;
         if (!tp_coll_role_bit(op, IR_ROLE_BACKWARD))
             continue;
-        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        const ir_attr *rv = ir_op_attr(op, IR_WK(op_role_var));
         if (!rv || rv->type != IR_ATTR_STRINGS)
             continue;
         if (rv->n_strings % 2) {
@@ -102,7 +102,7 @@ void tp_coll_insert_allreduce(ir_block *b, int nrings)
         const ir_op *op = b->ops[k];
         if (!tp_coll_role_bit(op, IR_ROLE_BACKWARD))
             continue;
-        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        const ir_attr *rv = ir_op_attr(op, IR_WK(op_role_var));
         if (!rv || rv->type != IR_ATTR_STRINGS || rv->n_strings < 2)
             continue;
         size_t pairs = rv->n_strings / 2;
@@ -242,7 +242,7 @@ GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *star
         const ir_op *op = mb->ops[k];
         if (is_update_op(op) && ir_op_input1(op, "Param"))
             pmap_add(&opt, ir_op_input1(op, "Param"));
-        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        const ir_attr *rv = ir_op_attr(op, IR_WK(op_role_var));
         for (size_t i = 0; rv && rv->type == IR_ATTR_STRINGS && i + 1 < rv->n_strings; i += 2)
             pmap_add(&opt, ir_intern_n((const char *)rv->strings[i].data, rv->strings[i].len));
     }

@@ -46,7 +46,7 @@ static int refuse_lr_block_attrs(tp_plan *st, const ir_op *lr_op, size_t pos)
         const ir_op *op = g_ptr_array_remove_index(todo, todo->len - 1);
         ir_attr_iter it = ir_op_block_attr_iter(op);
         for (const ir_attr *at; rc == PDT_OK && (at = ir_attr_next(&it));) {
-            if (at->type == IR_ATTR_BLOCK && at->name == IR_NAME("sub_block")) {
+            if (at->type == IR_ATTR_BLOCK && at->name == IR_WK(sub_block)) {
                 const ir_block *sb = ir_program_block(st->main, at->block_idx);
                 for (size_t k = 0; sb && k < sb->n_ops; k++)
                     g_ptr_array_add(todo, sb->ops[k]);
@@ -125,7 +125,7 @@ static void mark_geo_distributed_tables(tp_plan *st)
     tp_placement *pl = st->draft;
     for (size_t i = 0; i < st->b0->n_ops; i++) {
         const ir_op *op = st->b0->ops[i];
-        if (op->type != IR_NAME("lookup_table") || !ir_op_get_bool(op, "is_distributed", false))
+        if (op->type != IR_WK(lookup_table) || !ir_op_get_bool(op, "is_distributed", false))
             continue;
         const char *w = ir_op_input1(op, "W");
         void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;

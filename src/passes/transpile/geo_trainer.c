@@ -48,7 +48,7 @@ static int sparse_ids(tp_plan *st, ir_block *b, GPtrArray *ids, GPtrArray *table
         ir_op *op = b->ops[i];
         if (!ir_op_has_attr(op, "is_sparse"))
             continue;
-        if (op->type == IR_NAME("lookup_table"))
+        if (op->type == IR_WK(lookup_table))
             ir_op_set_bool(op, "remote_prefetch", false);
         const ir_slot *in = ir_op_input(op, "Ids"), *w = ir_op_input(op, "W");
         if (!in || !w) {

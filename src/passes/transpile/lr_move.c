@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "../../diag.h"
-#include "transpile.h"
+#include "builders.h"
 
 typedef struct {
     pdt_ctx *ctx;

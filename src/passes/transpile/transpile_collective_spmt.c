@@ -62,7 +62,7 @@ static void fuse_allreduce(ir_block *b)
     GPtrArray *grads = g_ptr_array_new();
     for (size_t k = n; k-- > 0;) {
         const ir_op *op = b->ops[k];
-        const ir_attr *rv = ir_op_attr(op, IR_NAME("op_role_var"));
+        const ir_attr *rv = ir_op_attr(op, IR_WK(op_role_var));
         if (!tp_coll_role_bit(op, IR_ROLE_BACKWARD) || !rv || rv->type != IR_ATTR_STRINGS ||
             rv->n_strings < 2)
             continue;
@@ -101,7 +101,7 @@ void tp_spmt_main(ir_block *b, int nranks, const tp_spmt_env *env)
 {
     size_t params = 0;
     for (size_t k = 0; k < b->n_ops; k++) {
-        const ir_attr *rv = ir_op_attr(b->ops[k], IR_NAME("op_role_var"));
+        const ir_attr *rv = ir_op_attr(b->ops[k], IR_WK(op_role_var));
         if (tp_coll_role_bit(b->ops[k], IR_ROLE_BACKWARD) && rv && rv->type == IR_ATTR_STRINGS)
             params += rv->n_strings / 2;
     }

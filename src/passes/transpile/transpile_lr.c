@@ -59,7 +59,7 @@ static void reset_counter_init(const pmap *inits, const char *counter, int train
 static bool is_lr_increment(const ir_op *op)
 {
     int role = ir_op_role(op);
-    return op->type == IR_NAME("increment") &&
+    return op->type == IR_WK(increment) &&
            (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE));
 }
 

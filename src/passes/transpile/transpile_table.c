@@ -28,7 +28,7 @@ struct tp_table {
 
 static bool is_lookup(const ir_op *op)
 {
-    return op->type == IR_NAME("lookup_table") || op->type == IR_NAME("lookup_table_v2");
+    return op->type == IR_WK(lookup_table) || op->type == IR_WK(lookup_table_v2);
 }
 
 /* The var an Ids/Out slot names first, which must be in block 0 (the seed
@@ -179,7 +179,7 @@ int tp_table_find(tp_plan *st)
                                   st->ctx->transpile.trainer_id, k)
                      : ir_internf("%s.pserver_%zu", t->grad, k);
     const ir_op *opt = st->b0->ops[t->opt_pos];
-    if (st->ctx->transpile.role != PDT_ROLE_TRAINER && opt->type != IR_NAME("sgd"))
+    if (st->ctx->transpile.role != PDT_ROLE_TRAINER && opt->type != IR_WK(sgd))
         pdt_warning("distributed lookup table '%s' is updated with sgd on the pservers, "
                     "not with its optimizer '%s'", name, opt->type);
     pl->table = t;
