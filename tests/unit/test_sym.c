@@ -207,6 +207,34 @@ START_TEST(scalar_outputs_do_not_depend_on_the_slice)
 }
 END_TEST
 
+/* Issue 29 point 3, no startup program: each pserver's rows of a split
+ * accumulator are the initial-value leaf of the whole var's name. */
+START_TEST(initial_value_leaf_rows_join)
+{
+    sym_term *m = leaf("m_moment1", 4);     /* rows of the first slice that made it */
+    sym_term *two[] = {m, m};
+    ck_assert_ptr_eq(sym_concat(st, two, 2), m);
+    /* two different leaves, feeds or unset vars stay a concat */
+    sym_term *other[] = {m, leaf("n_moment1", 4)};
+    ck_assert_int_eq(sym_concat(st, other, 2)->kind, SYM_CONCAT);
+    sym_term *u = leaf("unset:m_moment1", 4);
+    sym_term *unset[] = {u, u};
+    ck_assert_int_eq(sym_concat(st, unset, 2)->kind, SYM_CONCAT);
+    /* whole-param adam with that leaf (rows 4, param 10): the leaf is param-shaped, so the
+     * scalar output is the slices' one term */
+    sym_term *w = leaf("w10", 10), *g = leaf("g10", 10), *b = leaf("b1p", 1);
+    sym_term *args[] = {g, b, m, w};
+    const char *slots[] = {ir_intern("Grad"), ir_intern("LearningRate"), ir_intern("Moment1"),
+                           ir_intern("Param")};
+    const char *key = ir_intern("Grad:1,LearningRate:1,Moment1:1,Param:1 | ");
+    sym_term *whole = sym_app(st, ir_intern("adam"), key, args, slots, 4, -1);
+    sym_term *args0[] = {sym_slice(st, g, 0, 4), b, m, sym_slice(st, w, 0, 4)};
+    sym_term *part = sym_app(st, ir_intern("adam"), key, args0, slots, 4, -1);
+    ck_assert_ptr_eq(sym_proj(st, whole, "Beta1PowOut", 0, 1),
+                     sym_proj(st, part, "Beta1PowOut", 0, 1));
+}
+END_TEST
+
 /* ---- the axioms on concrete tensors (the reference executor) ----------- */
 
 static ex_scope *xs;
@@ -317,6 +345,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, rowwise_optimizer_pulls_out_of_concat);
     tcase_add_test(tc, scales_and_sums_pull_out_of_concat);
     tcase_add_test(tc, scalar_outputs_do_not_depend_on_the_slice);
+    tcase_add_test(tc, initial_value_leaf_rows_join);
     tcase_add_test(tc, axioms_hold_on_concrete_tensors);
     suite_add_tcase(s, tc);
     return s;

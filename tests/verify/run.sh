@@ -264,6 +264,16 @@ if [ -d "$R" ]; then
             fi
             equal $m.$k.move
         done
+        n=$((n + 1))
+        "$PDTRANS" verify transpile --symbolic $P2 --trainers=2 --lr-ops=move \
+            "$R/${m}_train.pdmodel" >"$W/out" 2>&1
+        st=$?
+        if [ $st = 0 ] && [ -s "$W/out" ] && ! grep -qv ': equal (2 steps)$' "$W/out"; then
+            echo "ok: $m: verify transpile --symbolic --lr-ops=move: every parameter equal"
+        else
+            fail "$m: verify transpile --symbolic --lr-ops=move: expected equal (status $st)"
+            head -3 "$W/out"
+        fi
         "$PDTRANS" transpile $P2 --trainers=2 --async --lr-ops=move "$R/${m}_train.pdmodel" \
             -o "$W/$m.async.move" >/dev/null 2>&1 || fail "$m async --lr-ops=move: transpile"
         usage 1 "pserver_0.pb: an async job's LR-decay block is not modelled by verify job yet" \

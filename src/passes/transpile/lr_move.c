@@ -64,15 +64,15 @@ static void need(lrm *m, const char *var, size_t reader)
 
 /* The targets: every input of an optimizer op (Param and LearningRate)
  * but its Param and Grad that a forward-role op of block 0 writes, or
- * that is not persistable (a feed). */
+ * that is not persistable and no op writes (a feed). */
 static void find_targets(lrm *m)
 {
-    pmap fwd = PMAP_INIT;
+    pmap fwd = PMAP_INIT, lrs = PMAP_INIT;
     for (size_t i = 0; i < m->b->n_ops; i++) {
         const ir_op *op = m->b->ops[i];
-        pmap *into = on_trainer(op) ? &fwd : &m->bwd_written;
-        if (role_of(op) & IR_ROLE_LRSCHED)
-            continue;
+        pmap *into = on_trainer(op)                          ? &fwd
+                     : (role_of(op) & IR_ROLE_LRSCHED) ? &lrs
+                                                             : &m->bwd_written;
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t a = 0; a < op->outputs[s].n_args; a++)
                 pmap_add(into, op->outputs[s].args[a]);
@@ -90,7 +90,10 @@ static void find_targets(lrm *m)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
                 const char *v = op->inputs[s].args[a];
                 const ir_var *var = ir_block_find_var(m->b, v);
-                if ((pmap_has(&fwd, v) || (var && !var->persistable)) && pmap_add(&seen, v)) {
+                /* not persistable and written by no op: fed each step */
+                bool fed = var && !var->persistable && !pmap_has(&lrs, v) &&
+                           !pmap_has(&m->bwd_written, v);
+                if ((pmap_has(&fwd, v) || fed) && pmap_add(&seen, v)) {
                     g_ptr_array_add(m->targets, (void *)v);
                     g_array_append_val(m->target_reader, i);
                 }
@@ -99,6 +102,7 @@ static void find_targets(lrm *m)
     }
     pmap_free(&seen);
     pmap_free(&fwd);
+    pmap_free(&lrs);
 }
 
 /* The vars of block 0 that op's sub-blocks (and theirs) read, as needed
