@@ -214,7 +214,39 @@ typedef struct {
     pmap summed;                    /* grads the reference sums, not averages */
     const char **held;              /* fake_init_params */
     size_t n_held;
+    const char **state;             /* step_state */
+    size_t n_state;
 } ref_plan;
+
+/* The persistable vars, params aside, that main's forward and backward
+ * ops of block 0 write: a forward-role LR counter (the PaddleOCR warm-up,
+ * or one --lr-ops=move moves), batch-norm statistics.  Each trainer holds
+ * its own and runs those ops once a step; the reference runs them once per
+ * trainer in one scope, so each trainer's run starts from the step's
+ * values (else a counter would count trainers times steps). */
+static size_t step_state(const ir_block *b0, const char **params, size_t np, const char ***out)
+{
+    pmap skip = PMAP_INIT;
+    for (size_t i = 0; i < np; i++)
+        pmap_add(&skip, params[i]);
+    GPtrArray *a = g_ptr_array_new();
+    for (size_t i = 0; i < b0->n_ops; i++) {
+        const ir_op *op = b0->ops[i];
+        if (!is_forward_backward_op(op))
+            continue;
+        for (uint32_t k = 0; k < op->n_outputs; k++)
+            for (uint32_t j = 0; j < op->outputs[k].n_args; j++) {
+                const char *name = op->outputs[k].args[j];
+                const ir_var *v = ir_block_find_var(b0, name);
+                if (v && v->persistable && pmap_add(&skip, name))
+                    g_ptr_array_add(a, (void *)name);
+            }
+    }
+    pmap_free(&skip);
+    size_t n = a->len;
+    *out = ex_names_take(a);
+    return n;
+}
 
 /* Puts trainer t's own values of the held params into R; returns R's. */
 static ex_tensor **hold_trainer_values(ex_scope *R, const ex_scope *trainer, const ref_plan *rp)
@@ -244,7 +276,15 @@ static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster
     const char **params = rp->params, **grads = rp->grads;
     ex_tensor **per = xcalloc(n_grads * n_tr + 1, sizeof(ex_tensor *));
     bool ok = true;
+    ex_tensor **start = xcalloc(rp->n_state + 1, sizeof(ex_tensor *));
+    for (size_t k = 0; k < rp->n_state; k++) {
+        const ex_tensor *v = ex_scope_get(R, rp->state[k]);
+        start[k] = v ? ex_tensor_copy(v) : NULL;
+    }
     for (size_t t = 0; ok && t < n_tr; t++) {
+        for (size_t k = 0; t > 0 && k < rp->n_state; k++)
+            if (start[k])
+                ex_scope_put(R, rp->state[k], ex_tensor_copy(start[k]));
         copy_into(R, feeds[t]);
         ex_tensor **real = step == 0 ? hold_trainer_values(R, c->trainers[t].scope, rp) : NULL;
         ex_ctx x;
@@ -288,6 +328,9 @@ static bool reference_step(ex_scope *R, const ir_program *main, const ex_cluster
             ex_scope_put(R, grads[g], scaled_sum(list, n_tr, factor));
     }
     ok = ok && run_updates(R, main, c, err, errlen);
+    for (size_t k = 0; k < rp->n_state; k++)
+        ex_tensor_free(start[k]);
+    free(start);
     for (size_t i = 0; i < n_grads * n_tr; i++)
         ex_tensor_free(per[i]);
     free(per);
@@ -476,6 +519,7 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
     ref_plan rp = {.params = params, .grads = grads, .n_grads = np, .summed = PMAP_INIT};
     if (c->mode == EX_CL_COLLECTIVE)
         summary_grads(b0, &rp.summed);
+    rp.n_state = step_state(b0, params, np, &rp.state);
     bool ok = reference_start(c, R, main, startup, &rp, o->seed) && run_steps(c, R, main, &rp, o);
     ex_param_result *r = ok ? compare(c, R, grads_only ? grads : params, np, grads_only) : NULL;
     size_t n_r = np;
@@ -484,6 +528,7 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
     ex_scope_free(R);
     pmap_free(&rp.summed);
     free(rp.held);
+    free(rp.state);
     free(params);
     if (!ok) {
         free(r);

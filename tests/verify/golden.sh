@@ -40,7 +40,7 @@ while IFS='|' read -r c st out line; do
     *"not modelled by verify job yet"*) refused=$((refused + 1)) ;;
     *"a folder of one role: verify job needs the whole job"*) partial=$((partial + 1)) ;;
     *)
-        if grep -v '^#' "$HERE/golden-known.txt" | grep -q "^$c "; then
+        if grep -v '^#' "$HERE/golden-known.txt" | grep -q -e "^$c " -e "^$c:$(basename "$out") "; then
             known=$((known + 1))
         else
             fails=$((fails + 1)); echo "FAIL: $c: $(basename "$out"): status $st: $line"

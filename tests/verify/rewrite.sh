@@ -113,7 +113,7 @@ mutant early-delete bw.pbtxt released.pbtxt "fc_net early delete" "a delete_var 
 
 # --- the progress line: on a terminal, after two seconds, never in a pipe -------------------
 if [ -d "$SHARED/testdata-real" ]; then
-    set -- verify rewrite --symbolic --steps=200 "$rn" rn1.pb
+    set -- verify rewrite --symbolic --steps=1000 "$rn" rn1.pb
     s0=$(date +%s)
     "$PDTRANS" "$@" >pipe.out 2>pipe.err || fail "long run: status $?"
     [ -s pipe.err ] && fail "progress in a pipe: $(cat pipe.err)"
