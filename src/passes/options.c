@@ -55,7 +55,8 @@ static const pdt_option run_options[] = {
     {.name = "paddle-version", .type = PDT_OPT_CUSTOM, .set = set_paddle_version,
      .meta = "auto|X.Y", .def = NULL,
      .help = "write the ops pdtrans creates as this Paddle version writes them (auto, the "
-             "default: the version that wrote the input; see 'pdtrans check -v')"},
+             "default: the version that wrote the input, which 'pdtrans check' prints in "
+             "its verbose mode)"},
     {.name = "time-passes", .type = PDT_OPT_CUSTOM, .set = set_time_passes,
      .help = "print each pass's time, and the read, check, verify and write times, to "
              "stderr at the end (a run over two seconds shows its progress when stderr is a "
