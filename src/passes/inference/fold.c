@@ -9,7 +9,7 @@ const char *fold_check(const fold_inputs *in)
 {
     const ir_tensor *vecs[] = {in->scale, in->bn_bias, in->mean, in->variance,
                                in->add_bias};
-    static const char *names[] = {"batch_norm Scale", "batch_norm Bias",
+    static const char *const names[] = {"batch_norm Scale", "batch_norm Bias",
                                   "batch_norm Mean", "batch_norm Variance",
                                   "elementwise_add Y"};
     if (in->filter->dtype != IR_FP32)
