@@ -7,10 +7,6 @@
 
 #include "progress.h"
 
-int pdt_verbosity;
-bool pdt_quiet;
-bool pdt_quiet_warnings;
-
 /* A quoted value ('...' opened after a non-alphanumeric byte, so that
  * "Paddle's" opens none) longer than this is cut, with "...": a 120 KB
  * --loss must not come back whole in the error line. */

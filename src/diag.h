@@ -26,10 +26,19 @@ void pdt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pdt_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-extern int pdt_verbosity;
-/* -q/--quiet: warnings and notes are not printed; errors still are. */
-extern bool pdt_quiet_warnings;
-/* Unit tests silence diagnostics; they check return values instead. */
-extern bool pdt_quiet;
+/* The diag settings live in the env (src/ir/env.h: kept when it ends);
+ * the names below read and set them there, as the globals they were. */
+typedef struct {
+    int verbosity;
+    /* -q/--quiet: warnings and notes are not printed; errors still are. */
+    bool quiet_warnings;
+    /* Unit tests silence diagnostics; they check return values instead. */
+    bool quiet;
+    bool time_passes;       /* --time-passes (progress.h) */
+} pdt_diag_settings;
+pdt_diag_settings *pdt_env_diag(void);
+#define pdt_verbosity (pdt_env_diag()->verbosity)
+#define pdt_quiet_warnings (pdt_env_diag()->quiet_warnings)
+#define pdt_quiet (pdt_env_diag()->quiet)
 
 #endif

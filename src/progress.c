@@ -11,8 +11,6 @@
 
 #include "diag.h"
 
-bool pdt_time_passes;
-
 enum { MAX_TIMES = 96, PROGRESS_AFTER_US = 2 * G_USEC_PER_SEC, TICK_US = G_USEC_PER_SEC / 5 };
 
 typedef struct {

@@ -7,8 +7,11 @@
 
 #include <stdbool.h>
 
-/* Set by --time-passes (the run family, src/passes/options.c). */
-extern bool pdt_time_passes;
+#include "diag.h"
+
+/* Set by --time-passes (the run family, src/passes/options.c); a diag
+ * setting in the env. */
+#define pdt_time_passes (pdt_env_diag()->time_passes)
 
 typedef enum {
     PDT_PHASE_NONE,

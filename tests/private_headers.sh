@@ -11,6 +11,10 @@ for f in $(grep -rlE '#include *"[^"]*ir_internal\.h"' src | grep -v '^src/ir/')
     echo "private_headers: $f includes ir_internal.h (only src/ir may; src/io takes ir_codec.h)"
     fail=1
 done
+for f in $(grep -rlE '#include *"[^"]*env_internal\.h"' src | grep -v '^src/ir/'); do
+    echo "private_headers: $f includes env_internal.h (only src/ir may; the layers above use env.h's slots and parts)"
+    fail=1
+done
 for f in $(grep -rlE '#include *"[^"]*ir_codec\.h"' src | grep -vE '^src/(ir|io)/'); do
     echo "private_headers: $f includes ir_codec.h (only src/ir and src/io may)"
     fail=1
@@ -27,6 +31,6 @@ grep -rnE --include='*.c' --include='*.h' -e '->attrs\b' src | grep -vE '^src/(i
         exit 1
     done || fail=1
 if [ "$fail" = 0 ]; then
-    echo "private_headers: ir_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them, transpile/builders.h in src/passes/transpile only"
+    echo "private_headers: ir_internal.h and env_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them, transpile/builders.h in src/passes/transpile only"
 fi
 exit "$fail"

@@ -12,25 +12,17 @@
 #include <unistd.h>
 
 #include "../diag.h"
+#include "env_internal.h"
 
-static unsigned long long alloc_count, fail_at;
-static bool fail_read;
-/* A copy: the caller's strings may die first.  Until a file is read,
- * a command is reading its options. */
-static char doing[768] = "reading the command line";
-static void (*fail_cleanup)(void *);
-static void *fail_cleanup_arg;
-#define MAX_CLEANUPS 4
-static struct cleanup {
-    void (*fn)(void *);
-    void *arg;
-} cleanups[MAX_CLEANUPS];
-static size_t n_cleanups;
+/* The count, the injected failure and the hooks are the env's
+ * (env_internal.h): the env is static, so they exist before the first
+ * allocation and while the run ends for want of memory. */
+#define A (pdt_env_current->alloc)
 
 /* PDTRANS_FAIL_ALLOC is read once, on the first allocation. */
 static void read_fail_at(void)
 {
-    fail_read = true;
+    A.fail_read = true;
     const char *s = getenv("PDTRANS_FAIL_ALLOC");
     if (!s || !*s)
         return;
@@ -38,14 +30,14 @@ static void read_fail_at(void)
     errno = 0;
     unsigned long long n = strtoull(s, &end, 10);
     if (errno == 0 && *end == '\0' && s[0] != '-')
-        fail_at = n;
+        A.fail_at = n;
 }
 
 bool pdt_alloc_should_fail(void)
 {
-    if (!fail_read)
+    if (!A.fail_read)
         read_fail_at();
-    return ++alloc_count == fail_at;
+    return ++A.count == A.fail_at;
 }
 
 void pdt_alloc_point(void)
@@ -57,31 +49,31 @@ void pdt_alloc_point(void)
 void pdt_alloc_doing(const char *fmt, const char *arg)
 {
     if (fmt)
-        snprintf(doing, sizeof doing, fmt, arg ? arg : "");
+        snprintf(A.doing, sizeof A.doing, fmt, arg ? arg : "");
     else
-        doing[0] = '\0';
+        A.doing[0] = '\0';
 }
 
 void pdt_alloc_on_failure(void (*cleanup)(void *), void *arg)
 {
-    fail_cleanup = cleanup;
-    fail_cleanup_arg = arg;
+    A.fail_cleanup = cleanup;
+    A.fail_cleanup_arg = arg;
 }
 
 bool pdt_alloc_add_cleanup(void (*cleanup)(void *), void *arg)
 {
-    if (n_cleanups == MAX_CLEANUPS)
+    if (A.n_cleanups == ALLOC_MAX_CLEANUPS)
         return false;
-    cleanups[n_cleanups++] = (struct cleanup){cleanup, arg};
+    A.cleanups[A.n_cleanups++] = (struct pdt_alloc_cleanup){cleanup, arg};
     return true;
 }
 
 void pdt_alloc_remove_cleanup(void (*cleanup)(void *), void *arg)
 {
-    for (size_t i = n_cleanups; i-- > 0;)
-        if (cleanups[i].fn == cleanup && cleanups[i].arg == arg) {
-            memmove(&cleanups[i], &cleanups[i + 1], (n_cleanups - i - 1) * sizeof *cleanups);
-            n_cleanups--;
+    for (size_t i = A.n_cleanups; i-- > 0;)
+        if (A.cleanups[i].fn == cleanup && A.cleanups[i].arg == arg) {
+            memmove(&A.cleanups[i], &A.cleanups[i + 1], (A.n_cleanups - i - 1) * sizeof *A.cleanups);
+            A.n_cleanups--;
             return;
         }
 }
@@ -90,8 +82,8 @@ void pdt_alloc_remove_cleanup(void (*cleanup)(void *), void *arg)
 _Noreturn void pdt_out_of_memory(void)
 {
     char msg[1024];
-    if (doing[0]) {
-        snprintf(msg, sizeof msg, "pdtrans: error: out of memory while %s\n", doing);
+    if (A.doing[0]) {
+        snprintf(msg, sizeof msg, "pdtrans: error: out of memory while %s\n", A.doing);
     } else {
         snprintf(msg, sizeof msg, "pdtrans: error: out of memory\n");
     }
@@ -103,13 +95,13 @@ _Noreturn void pdt_fail_now(const char *msg)
     if (write(STDERR_FILENO, msg, strlen(msg)) < 0) {
         /* nothing left to tell the user with */
     }
-    void (*cleanup)(void *) = fail_cleanup;
-    fail_cleanup = NULL;
+    void (*cleanup)(void *) = A.fail_cleanup;
+    A.fail_cleanup = NULL;
     if (cleanup)
-        cleanup(fail_cleanup_arg);
+        cleanup(A.fail_cleanup_arg);
     /* the batch's temporaries first: they may lie inside a scratch folder */
-    while (n_cleanups > 0) {
-        struct cleanup c = cleanups[--n_cleanups];
+    while (A.n_cleanups > 0) {
+        struct pdt_alloc_cleanup c = A.cleanups[--A.n_cleanups];
         c.fn(c.arg);
     }
     exit(PDT_EBADINPUT);

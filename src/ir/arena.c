@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_internal.h"
 #include "ir_internal.h"
 #include "util.h"
 
-typedef struct chunk {
-    struct chunk *next;
+typedef struct arena_chunk {
+    struct arena_chunk *next;
     size_t used, size;
     bool huge;      /* a whole 2 MB page from xmalloc_huge */
     _Alignas(16) unsigned char data[];
@@ -32,8 +33,9 @@ enum { CHUNK_MIN = 64 * 1024, HUGE_AFTER = 16 * PDT_HUGE_PAGE };
  * writes and frees one big program after another (transpile --role=all's
  * pservers) would otherwise have each one's pages unmapped and fresh ones
  * zeroed by the kernel for the next: at 1M ops 1.7 GB zeroed for a peak
- * of 0.8 GB. */
-static chunk *spare;
+ * of 0.8 GB.  The list is the env's (env_internal.h: kept when the env
+ * ends, as the arenas outlive the names). */
+#define spare (pdt_env_current->arena_spare)
 
 static chunk *chunk_new(ir_arena *a, size_t size)
 {

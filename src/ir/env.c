@@ -1,33 +1,39 @@
-/* env.c - the current pdt_env and its slots (env.h). */
+/* env.c - the current pdt_env, its slots and parts (env.h). */
 #include "env.h"
 
 #include <stdlib.h>
 
+#include "env_internal.h"
 #include "pmap.h"
 #include "util.h"
 
-typedef struct pdt_env {
-    void *slot[PDT_ENV_N_SLOTS];
-    void (*free_fn[PDT_ENV_N_SLOTS])(void *);
-} pdt_env;
+/* The process's env.  `first` and the pointer to it are the only mutable
+ * file-scope variables of the program (tests/globals.sh allows them):
+ * pdtrans runs one command per process and its passes run one after
+ * another, so one current env is enough, and passing it down every call
+ * would touch every function signature of the tree.  It is static, not
+ * made on first use, so it exists before the first allocation (the
+ * allocator's count is in it) and `current` is never NULL: the intern
+ * lookup loads one pointer and tests nothing. */
+static pdt_env first = {
+    .alloc = {.doing = "reading the command line"},
+};
+pdt_env *pdt_env_current = &first;
 
-/* The one mutable file-scope variable of the program (tests/globals.sh
- * allows it): pdtrans runs one command per process and its passes run one
- * after another, so one current env is enough, and passing it down every
- * call would touch every function signature of the tree. */
-static pdt_env *current;
+pdt_diag_settings *pdt_env_diag(void)
+{
+    return &pdt_env_current->diag;
+}
 
 void *pdt_env_get(pdt_env_slot k)
 {
-    return current ? current->slot[k] : NULL;
+    return pdt_env_current->slot[k];
 }
 
 void *pdt_env_put(pdt_env_slot k, void *p, void (*free_fn)(void *))
 {
-    if (!current)
-        current = xcalloc(1, sizeof *current);
-    current->slot[k] = p;
-    current->free_fn[k] = free_fn ? free_fn : free;
+    pdt_env_current->slot[k] = p;
+    pdt_env_current->free_fn[k] = free_fn ? free_fn : free;
     return p;
 }
 
@@ -39,12 +45,33 @@ void pdt_env_free_pmap(void *map)
 
 void pdt_env_end(void)
 {
-    pdt_env *e = current;
-    if (!e)
-        return;
-    current = NULL;
+    /* Every slot reads as empty while the caches are freed, as when the
+     * env itself went away. */
+    pdt_env *e = pdt_env_current;
+    void *held[PDT_ENV_N_SLOTS];
+    for (int k = 0; k < PDT_ENV_N_SLOTS; k++) {
+        held[k] = e->slot[k];
+        e->slot[k] = NULL;
+    }
     for (int k = PDT_ENV_N_SLOTS - 1; k >= 0; k--)
-        if (e->slot[k])
-            e->free_fn[k](e->slot[k]);
-    free(e);
+        if (held[k])
+            e->free_fn[k](held[k]);
+}
+
+void *pdt_env_part(pdt_env_part_kind k, size_t size, void (*init)(void *))
+{
+    void *p = pdt_env_current->part[k];
+    if (p)
+        return p;
+    p = calloc(1, size);
+    if (!p)
+        pdt_out_of_memory();
+    if (init)
+        init(p);
+    return pdt_env_current->part[k] = p;
+}
+
+void *pdt_env_part_if_made(pdt_env_part_kind k)
+{
+    return pdt_env_current->part[k];
 }

@@ -1,4 +1,4 @@
-/* intern.c - one process-wide table of names, so names compare by pointer.
+/* intern.c - the env's table of names (env_internal.h), so names compare by pointer.
  *
  * Every IR setter interns what it is given, and most callers already hold
  * an interned pointer.  Recognising those without hashing the string is
@@ -17,35 +17,28 @@
 #include <string.h>
 
 #include "env.h"
+#include "env_internal.h"
 #include "ir_internal.h"
 #include "util.h"
 
-typedef struct ichunk {
+struct ichunk {
     struct ichunk *next;
     size_t used, size;
     uint32_t start;         /* where data[0] lies in the names' offsets */
     char data[];
-} ichunk;
+};
 
-/* The table: open addressing over the stored copies, each slot a name's
- * hash and its offset (below), so a probe compares an integer before any
- * bytes, and a name given with its length (ir_intern_n, most calls: the
- * decoder's names) is looked up where it lies, without a NUL-terminated
- * copy.  It replaced a GHashTable (g_str_hash, strcmp): 9% of a backward
- * run.  Eight bytes a slot, not a pointer and a length in sixteen: the
- * table was 80 of backward's 1300 MiB at 1M ops. */
-typedef struct {
-    uint32_t hash;
-    uint32_t at;            /* 0: empty (data[0] of the first chunk is a NUL) */
-} islot;
-
-static islot *table;
-static size_t table_cap, table_n;
-static ichunk *chunks;      /* newest first */
-/* Oldest first, for name_at; chunks at least double, so there are few. */
-enum { MAX_CHUNKS = 40 };
-static ichunk *by_age[MAX_CHUNKS];
-static size_t n_chunks;
+/* The table (its fields are in the env, env_internal.h): open addressing
+ * over the stored copies, each slot a name's hash and its offset (below),
+ * so a probe compares an integer before any bytes, and a name given with
+ * its length (ir_intern_n, most calls: the decoder's names) is looked up
+ * where it lies, without a NUL-terminated copy.  It replaced a GHashTable
+ * (g_str_hash, strcmp): 9% of a backward run.  Eight bytes a slot, not a
+ * pointer and a length in sixteen: the table was 80 of backward's 1300 MiB
+ * at 1M ops.  Every function takes the env's table once (one pointer load
+ * more than a file-scope table, the price of the env). */
+#define IN (&pdt_env_current->intern)
+enum { MAX_CHUNKS = INTERN_MAX_CHUNKS };
 
 enum { FIRST_CHUNK = 1 << 20 };
 
@@ -63,7 +56,7 @@ bool ir_is_interned(const char *s)
     uintptr_t p = (uintptr_t)s;
     if (p > (uintptr_t)ir_wk_names && p < (uintptr_t)ir_wk_names + IR_WK_SIZE_)
         return s[-1] == '\0';
-    for (const ichunk *c = chunks; c; c = c->next) {
+    for (const ichunk *c = IN->chunks; c; c = c->next) {
         uintptr_t lo = (uintptr_t)c->data;
         if (p > lo && p < lo + c->used)
             return s[-1] == '\0';
@@ -76,16 +69,19 @@ static const char *name_at(uint32_t at)
 {
     if (at < IR_WK_SIZE_)
         return ir_wk_names + at;
-    size_t k = n_chunks;
-    while (k-- > 1 && at < by_age[k]->start)
+    const pdt_intern *in = IN;
+    size_t k = in->n_chunks;
+    while (k-- > 1 && at < in->by_age[k]->start)
         ;
-    return by_age[k]->data + (at - by_age[k]->start);
+    return in->by_age[k]->data + (at - in->by_age[k]->start);
 }
 
 
 /* Stores s[0..n) and returns its offset. */
 static uint32_t store(const char *s, size_t n)
 {
+    pdt_intern *in = IN;
+    ichunk *chunks = in->chunks;
     if (!chunks || chunks->size - chunks->used < n + 1) {
         size_t size = chunks ? chunks->size * 2 : FIRST_CHUNK;
         while (size < n + 2)
@@ -93,7 +89,7 @@ static uint32_t store(const char *s, size_t n)
         uint64_t start = chunks ? (uint64_t)chunks->start + chunks->size : IR_WK_SIZE_;
         /* Offsets are 32-bit: over 4 GiB of names ends the run the way
          * running out of memory does (alloc.h: one message, exit 1). */
-        if (start + size > UINT32_MAX || n_chunks == MAX_CHUNKS)
+        if (start + size > UINT32_MAX || in->n_chunks == MAX_CHUNKS)
             pdt_out_of_memory();
         ichunk *c = xmalloc(sizeof *c + size);
         c->size = size;
@@ -101,8 +97,8 @@ static uint32_t store(const char *s, size_t n)
         c->data[0] = '\0';  /* the NUL before the first name */
         c->used = 1;
         c->next = chunks;
-        chunks = c;
-        by_age[n_chunks++] = c;
+        in->chunks = chunks = c;
+        in->by_age[in->n_chunks++] = c;
     }
     char *copy = chunks->data + chunks->used;
     memcpy(copy, s, n);
@@ -143,28 +139,29 @@ static void place(islot *slots, size_t cap, islot e)
 }
 
 /* A new table starts with the well-known names in it. */
-static void place_well_known(void)
+static void place_well_known(pdt_intern *in)
 {
     for (size_t at = 1; at < IR_WK_SIZE_;) {
         size_t n = strlen(ir_wk_names + at);
-        place(table, table_cap, (islot){hash_name(ir_wk_names + at, n), (uint32_t)at});
-        table_n++;
+        place(in->table, in->table_cap, (islot){hash_name(ir_wk_names + at, n), (uint32_t)at});
+        in->table_n++;
         at += n + 1;
     }
 }
 
 static void table_resize(size_t cap)
 {
+    pdt_intern *in = IN;
     islot *fresh = xcalloc(cap, sizeof *fresh);
-    bool is_new = !table;
-    for (size_t i = 0; i < table_cap; i++)
-        if (table[i].at)
-            place(fresh, cap, table[i]);
-    free(table);
-    table = fresh;
-    table_cap = cap;
+    bool is_new = !in->table;
+    for (size_t i = 0; i < in->table_cap; i++)
+        if (in->table[i].at)
+            place(fresh, cap, in->table[i]);
+    free(in->table);
+    in->table = fresh;
+    in->table_cap = cap;
     if (is_new)
-        place_well_known();
+        place_well_known(in);
 }
 
 /* At most three quarters full.  Capacities are not powers of two: from
@@ -182,37 +179,37 @@ enum { FIRST_TABLE = 4096 };
 
 void ir_intern_reserve(size_t n)
 {
-    size_t cap = cap_for(table_n + n);
+    size_t cap = cap_for(IN->table_n + n);
     if (cap < FIRST_TABLE)
         cap = FIRST_TABLE;
-    if (cap > table_cap)
+    if (cap > IN->table_cap)
         table_resize(cap);
 }
 
 /* ir_intern_drop_table: the names stay, the table goes until the next
  * lookup, which puts every stored name back (they are unique). */
-static size_t dropped_n;
-
 void ir_intern_drop_table(void)
 {
-    free(table);
-    table = NULL;
-    table_cap = 0;
-    dropped_n += table_n;
-    table_n = 0;
+    pdt_intern *in = IN;
+    free(in->table);
+    in->table = NULL;
+    in->table_cap = 0;
+    in->dropped_n += in->table_n;
+    in->table_n = 0;
 }
 
 static void rebuild_table(void)
 {
-    ir_intern_reserve(dropped_n);
-    table_n = dropped_n;
-    dropped_n = 0;
-    for (size_t c = 0; c < n_chunks; c++) {
-        const ichunk *ch = by_age[c];
+    pdt_intern *in = IN;
+    ir_intern_reserve(in->dropped_n);
+    in->table_n = in->dropped_n;
+    in->dropped_n = 0;
+    for (size_t c = 0; c < in->n_chunks; c++) {
+        const ichunk *ch = in->by_age[c];
         for (size_t at = 1; at < ch->used;) {
             const char *name = ch->data + at;
             size_t n = strlen(name);
-            place(table, table_cap, (islot){hash_name(name, n), ch->start + (uint32_t)at});
+            place(in->table, in->table_cap, (islot){hash_name(name, n), ch->start + (uint32_t)at});
             at += n + 1;
         }
     }
@@ -221,19 +218,22 @@ static void rebuild_table(void)
 /* The stored copy of s[0..n) (which holds no NUL), stored now if new. */
 static const char *lookup(const char *s, size_t n)
 {
-    if (dropped_n)
+    pdt_intern *in = IN;
+    if (in->dropped_n)
         rebuild_table();
     if (n > UINT32_MAX)
         pdt_out_of_memory();    /* as store() does past 4 GiB of names */
-    if ((table_n + 1) * 4 > table_cap * 3)
-        table_resize(table_cap < FIRST_TABLE ? FIRST_TABLE : table_cap + table_cap / 2);
+    if ((in->table_n + 1) * 4 > in->table_cap * 3)
+        table_resize(in->table_cap < FIRST_TABLE ? FIRST_TABLE : in->table_cap + in->table_cap / 2);
     uint32_t h = hash_name(s, n);
-    for (size_t i = home_of(h, table_cap);; i = next_slot(i, table_cap)) {
+    islot *table = in->table;
+    size_t cap = in->table_cap;
+    for (size_t i = home_of(h, cap);; i = next_slot(i, cap)) {
         islot *e = &table[i];
         if (!e->at) {
             e->at = store(s, n);
             e->hash = h;
-            table_n++;
+            in->table_n++;
             return name_at(e->at);
         }
         if (e->hash != h)
@@ -247,8 +247,9 @@ static const char *lookup(const char *s, size_t n)
 
 void ir_intern_prefetch(const char *s, size_t n)
 {
-    if (table_cap && n <= UINT32_MAX)
-        __builtin_prefetch(&table[home_of(hash_name(s, n), table_cap)]);
+    const pdt_intern *in = IN;
+    if (in->table_cap && n <= UINT32_MAX)
+        __builtin_prefetch(&in->table[home_of(hash_name(s, n), in->table_cap)]);
 }
 
 /* A name ends at its first NUL. */
@@ -307,14 +308,15 @@ const char *ir_internf(const char *fmt, ...)
 void ir_intern_shutdown(void)
 {
     pdt_env_end();      /* its caches hold the names freed here */
-    free(table);
-    table = NULL;
-    table_cap = table_n = 0;
-    while (chunks) {
-        ichunk *next = chunks->next;
-        free(chunks);
-        chunks = next;
+    pdt_intern *in = IN;
+    free(in->table);
+    in->table = NULL;
+    in->table_cap = in->table_n = 0;
+    while (in->chunks) {
+        ichunk *next = in->chunks->next;
+        free(in->chunks);
+        in->chunks = next;
     }
-    n_chunks = 0;
-    dropped_n = 0;
+    in->n_chunks = 0;
+    in->dropped_n = 0;
 }
