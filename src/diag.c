@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/env.h"
 #include "progress.h"
 
 /* A quoted value ('...' opened after a non-alphanumeric byte, so that
@@ -88,22 +89,26 @@ void pdt_error(const char *fmt, ...)
  * them.  -v prints every one.  Kinds past the table's room are printed as
  * they come. */
 enum { KINDS_MAX = 64 };
-static struct {
-    const char *fmt;
-    unsigned long hidden;
-    char *last;             /* the last one not shown, malloc'd */
-} kinds[KINDS_MAX];
-static size_t n_kinds;
+typedef struct {           /* the env's part PDT_ENV_WARNINGS (src/ir/env.h) */
+    struct {
+        const char *fmt;
+        unsigned long hidden;
+        char *last;         /* the last one not shown, malloc'd */
+    } kinds[KINDS_MAX];
+    size_t n_kinds;
+    bool registered;        /* hidden_summary is to run at exit */
+} warnings;
 
 static void hidden_summary(void)
 {
-    for (size_t i = 0; i < n_kinds; i++) {
-        if (kinds[i].hidden && !pdt_quiet)
+    warnings *w = pdt_env_part_if_made(PDT_ENV_WARNINGS);
+    for (size_t i = 0; w && i < w->n_kinds; i++) {
+        if (w->kinds[i].hidden && !pdt_quiet)
             pdt_warning_raw("%lu more warnings of this kind were not shown (-v shows each); "
-                            "the last: %s", kinds[i].hidden, kinds[i].last);
-        free(kinds[i].last);
-        kinds[i].last = NULL;
-        kinds[i].hidden = 0;
+                            "the last: %s", w->kinds[i].hidden, w->kinds[i].last);
+        free(w->kinds[i].last);
+        w->kinds[i].last = NULL;
+        w->kinds[i].hidden = 0;
     }
 }
 
@@ -112,12 +117,13 @@ static bool hide(const char *fmt, va_list ap)
 {
     if (pdt_verbosity > 0)
         return false;
+    warnings *w = pdt_env_part(PDT_ENV_WARNINGS, sizeof *w, NULL);
     size_t i = 0;
-    while (i < n_kinds && kinds[i].fmt != fmt)
+    while (i < w->n_kinds && w->kinds[i].fmt != fmt)
         i++;
-    if (i == n_kinds) {
-        if (n_kinds < KINDS_MAX)
-            kinds[n_kinds++].fmt = fmt;
+    if (i == w->n_kinds) {
+        if (w->n_kinds < KINDS_MAX)
+            w->kinds[w->n_kinds++].fmt = fmt;
         return false;
     }
     char *msg = NULL;
@@ -129,16 +135,15 @@ static bool hide(const char *fmt, va_list ap)
     va_end(again);
     if (!msg)
         return false;           /* no memory: printed as it comes */
-    static bool registered;
-    if (!registered)
-        registered = atexit(hidden_summary) == 0;
-    if (!registered) {
+    if (!w->registered)
+        w->registered = atexit(hidden_summary) == 0;
+    if (!w->registered) {
         free(msg);
         return false;
     }
-    free(kinds[i].last);
-    kinds[i].last = msg;
-    kinds[i].hidden++;
+    free(w->kinds[i].last);
+    w->kinds[i].last = msg;
+    w->kinds[i].hidden++;
     return true;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "ir/env.h"
 
 enum { MAX_TIMES = 96, PROGRESS_AFTER_US = 2 * G_USEC_PER_SEC, TICK_US = G_USEC_PER_SEC / 5 };
 
@@ -18,7 +19,7 @@ typedef struct {
     gint64 us;
 } phase_time;
 
-static struct {
+typedef struct {           /* the env's part PDT_ENV_PROGRESS (src/ir/env.h) */
     bool begun;
     gint64 start, since;        /* the run's start; the current phase's */
     pdt_phase current;
@@ -30,7 +31,14 @@ static struct {
     GMutex mutex;
     GCond wake;
     bool stop, shown;
-} P;
+} progress;
+
+/* The progress state, made on first use. */
+static progress *progress_now(void)
+{
+    return pdt_env_part(PDT_ENV_PROGRESS, sizeof(progress), NULL);
+}
+#define P (*progress_now())
 
 static const char *kind_label(pdt_phase_kind k)
 {
@@ -118,15 +126,18 @@ pdt_phase pdt_progress_enter(pdt_phase_kind kind, const char *name)
     return left;
 }
 
+/* Called by every message, even when the run ends for want of memory:
+ * makes nothing. */
 void pdt_progress_clear_line(void)
 {
-    if (!P.thread)
+    progress *p = pdt_env_part_if_made(PDT_ENV_PROGRESS);
+    if (!p || !p->thread)
         return;
-    g_mutex_lock(&P.mutex);
-    if (P.shown)
+    g_mutex_lock(&p->mutex);
+    if (p->shown)
         fputs("\r\033[K", stderr);
-    P.shown = false;
-    g_mutex_unlock(&P.mutex);
+    p->shown = false;
+    g_mutex_unlock(&p->mutex);
 }
 
 static void print_times(gint64 now)

@@ -7,32 +7,51 @@
 
 #include "../ckd.h"
 #include "../ir/alloc.h"
+#include "../ir/env.h"
 
 #include "exec.h"
 
 /* ---- the memory budget (--max-memory) ---------------------------------- */
 
-static uint64_t max_memory;     /* 0: not set, the default applies */
-static uint64_t live_bytes;     /* data of the tensors alive now */
-static uint64_t max_work;       /* 0: EX_DEFAULT_MAX_WORK */
-static uint64_t work_done;      /* element operations so far (exec.h) */
-/* What the executor is building, for the message that stops it. */
-static struct {
-    int block;                  /* -1: no op, `what` and `name` instead */
-    size_t op_idx;
-    const char *type;
-    const char *what, *name;
-} where = {-1, 0, NULL, "preparing the run", ""};
+/* The budgets and the error context are the env's part PDT_ENV_EXEC
+ * (src/ir/env.h): set once by the options, kept for the process. */
+typedef struct {
+    uint64_t max_memory;        /* 0: not set, the default applies */
+    uint64_t live_bytes;        /* data of the tensors alive now */
+    uint64_t max_work;          /* 0: EX_DEFAULT_MAX_WORK */
+    uint64_t work_done;         /* element operations so far (exec.h) */
+    /* What the executor is building, for the message that stops it. */
+    struct {
+        int block;              /* -1: no op, `what` and `name` instead */
+        size_t op_idx;
+        const char *type;
+        const char *what, *name;
+    } where;
+} exec_state;
+
+static void exec_state_init(void *p)
+{
+    exec_state *x = p;
+    x->where.block = -1;
+    x->where.what = "preparing the run";
+    x->where.name = "";
+}
+
+static exec_state *exec_now(void)
+{
+    return pdt_env_part(PDT_ENV_EXEC, sizeof(exec_state), exec_state_init);
+}
+#define X (*exec_now())
 
 void ex_set_max_memory(uint64_t bytes)
 {
-    max_memory = bytes;
+    X.max_memory = bytes;
 }
 
 uint64_t ex_max_memory(void)
 {
-    if (max_memory)
-        return max_memory;
+    if (X.max_memory)
+        return X.max_memory;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     uint64_t phys = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (UINT64_C(8) << 30);
     return phys / 2;
@@ -40,34 +59,38 @@ uint64_t ex_max_memory(void)
 
 void ex_memory_reset(void)
 {
-    live_bytes = 0;
-    work_done = 0;
+    exec_state *x = exec_now();
+    x->live_bytes = 0;
+    x->work_done = 0;
 }
 
 void ex_where_op(int block, size_t op_idx, const char *type)
 {
-    where.block = block;
-    where.op_idx = op_idx;
-    where.type = type;
+    exec_state *x = exec_now();
+    x->where.block = block;
+    x->where.op_idx = op_idx;
+    x->where.type = type;
 }
 
 void ex_where_var(const char *what, const char *name)
 {
-    where.block = -1;
-    where.what = what;
-    where.name = name ? name : "";
+    exec_state *x = exec_now();
+    x->where.block = -1;
+    x->where.what = what;
+    x->where.name = name ? name : "";
 }
 
 /* "block 0, op 3 'softmax'" or "seeding feed 'x'" into buf. */
 static void describe_where(char *buf, size_t len)
 {
-    if (where.block >= 0)
-        snprintf(buf, len, "block %d, op %zu '%s'", where.block, where.op_idx,
-                 where.type ? where.type : "?");
-    else if (where.name[0])
-        snprintf(buf, len, "%s '%.200s'", where.what, where.name);
+    const exec_state *x = exec_now();
+    if (x->where.block >= 0)
+        snprintf(buf, len, "block %d, op %zu '%s'", x->where.block, x->where.op_idx,
+                 x->where.type ? x->where.type : "?");
+    else if (x->where.name[0])
+        snprintf(buf, len, "%s '%.200s'", x->where.what, x->where.name);
     else
-        snprintf(buf, len, "%s", where.what);
+        snprintf(buf, len, "%s", x->where.what);
 }
 
 /* Ends the run: one message naming what was being built, the cleanups
@@ -90,22 +113,23 @@ static _Noreturn void refuse_tensor(int nd, const int64_t *dims, const char *why
 
 void ex_set_max_work(uint64_t ops)
 {
-    max_work = ops;
+    X.max_work = ops;
 }
 
 uint64_t ex_max_work(void)
 {
-    return max_work ? max_work : EX_DEFAULT_MAX_WORK;
+    return X.max_work ? X.max_work : EX_DEFAULT_MAX_WORK;
 }
 
 uint64_t ex_work_done(void)
 {
-    return work_done;
+    return X.work_done;
 }
 
 void ex_work(uint64_t ops)
 {
-    if (!__builtin_add_overflow(work_done, ops, &work_done) && work_done <= ex_max_work())
+    exec_state *x = exec_now();
+    if (!__builtin_add_overflow(x->work_done, ops, &x->work_done) && x->work_done <= ex_max_work())
         return;
     char at[400], msg[640];
     describe_where(at, sizeof at);
@@ -151,10 +175,10 @@ static size_t checked_numel(int nd, const int64_t *dims)
     size_t n = zero ? 0 : (size_t)fit, bytes;
     uint64_t total;
     if (ckd_mul_size(&bytes, n, sizeof(double)) ||
-        __builtin_add_overflow((uint64_t)bytes, live_bytes, &total) || total > ex_max_memory()) {
+        __builtin_add_overflow((uint64_t)bytes, X.live_bytes, &total) || total > ex_max_memory()) {
         char why[256], need[32], used[32], cap[32];
         size_str(need, sizeof need, (double)n * sizeof(double));
-        size_str(used, sizeof used, (double)live_bytes);
+        size_str(used, sizeof used, (double)X.live_bytes);
         size_str(cap, sizeof cap, (double)ex_max_memory());
         snprintf(why, sizeof why,
                  "needs %s (float64s), which with the %s in use passes the --max-memory "
@@ -177,7 +201,7 @@ ex_tensor *ex_tensor_new(int dtype, int nd, const int64_t *dims)
     t->numel = n;
     ex_work(n);
     t->data = xcalloc(n ? n : 1, sizeof(double));
-    live_bytes += (uint64_t)n * sizeof(double);
+    X.live_bytes += (uint64_t)n * sizeof(double);
     return t;
 }
 
@@ -207,7 +231,7 @@ void ex_tensor_free(ex_tensor *t)
 {
     if (!t)
         return;
-    live_bytes -= (uint64_t)t->numel * sizeof(double);
+    X.live_bytes -= (uint64_t)t->numel * sizeof(double);
     free(t->data);
     free(t->lod);
     free(t->rows);

@@ -13,6 +13,7 @@
 
 #include "../diag.h"
 #include "../ir/alloc.h"
+#include "../ir/env.h"
 #include "../ir/util.h"
 #include "pbconv.h"
 #include "pbtext.h"
@@ -20,29 +21,45 @@
 static const ProtobufCMessageDescriptor *PROGRAM_DESC =
     &paddle__framework__proto__program_desc__descriptor;
 
-static uint64_t max_input = PDIO_DEFAULT_MAX_INPUT;
+/* --max-input and --max-output: the env's part PDT_ENV_IO_LIMITS
+ * (src/ir/env.h). */
+typedef struct {
+    uint64_t max_input, max_output;
+} io_limits;
+
+static void io_limits_init(void *p)
+{
+    io_limits *l = p;
+    l->max_input = PDIO_DEFAULT_MAX_INPUT;
+    l->max_output = PDIO_DEFAULT_MAX_OUTPUT;
+}
+
+static io_limits *io_limits_now(void)
+{
+    return pdt_env_part(PDT_ENV_IO_LIMITS, sizeof(io_limits), io_limits_init);
+}
 
 void pdio_set_max_input_size(uint64_t bytes)
 {
-    max_input = bytes;
+    io_limits_now()->max_input = bytes;
 }
 
 uint64_t pdio_max_input_size(void)
 {
-    return max_input;
+    return io_limits_now()->max_input;
 }
-
-static uint64_t max_output = PDIO_DEFAULT_MAX_OUTPUT;
 
 void pdio_set_max_output_size(uint64_t bytes)
 {
-    max_output = bytes;
+    io_limits_now()->max_output = bytes;
 }
 
 uint64_t pdio_max_output_size(void)
 {
-    return max_output;
+    return io_limits_now()->max_output;
 }
+/* What the readers below compare with. */
+#define max_input (io_limits_now()->max_input)
 
 bool pdio_parse_size(const char *s, uint64_t *out)
 {

@@ -13,20 +13,35 @@
 #include <unistd.h>
 
 #include "../diag.h"
+#include "../ir/env.h"
 #include "../ir/util.h"
 
 enum { F_CREATE, F_WRITE, F_FSYNC, F_LINK, F_RENAME, F_UNLINK, F_KINDS };
 static const char *const FAULT_NAMES[F_KINDS] = {"create", "write", "fsync", "link", "rename",
                                                  "unlink"};
 
-static struct {
+/* The env's part PDT_ENV_IO_FAULT (src/ir/env.h). */
+typedef struct {
     bool read;
     int kind;           /* -1: no injection */
     unsigned long at;   /* fail the at-th call of kind */
     int kill_kind;      /* PDTRANS_KILL_AT: -1, or the kind whose call is not made */
     unsigned long kill_at;
     unsigned long calls[F_KINDS];
-} fault = {false, -1, 0, -1, 0, {0}};
+} fault_state;
+
+static void fault_init(void *p)
+{
+    fault_state *f = p;
+    f->kind = -1;
+    f->kill_kind = -1;
+}
+
+static fault_state *fault_now(void)
+{
+    return pdt_env_part(PDT_ENV_IO_FAULT, sizeof(fault_state), fault_init);
+}
+#define fault (*fault_now())
 
 /* "KIND:N" with KIND among the first n_kinds names and N >= 1. */
 static bool parse_point(const char *v, int n_kinds, int *kind, unsigned long *at)

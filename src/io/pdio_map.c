@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../ir/alloc.h"
+#include "../ir/env.h"
 #include "../ir/util.h"
 
 /* Inputs of one run: a command reads a handful. */
@@ -44,10 +45,21 @@ typedef struct {
     struct timespec mtime;
 } mapped;
 
-static mapped maps[MAX_MAPPED];
-static size_t n_maps;
-static char *changed;   /* the first input found changed when unmapped */
-static bool handler_set;
+/* The env's part PDT_ENV_IO_MAPS (src/ir/env.h).  The SIGBUS handler
+ * reads it too: that is safe because the fault is synchronous (it comes
+ * from code reading an input's bytes, never from inside the functions
+ * below that edit the list), and the handler only reads. */
+typedef struct {
+    mapped maps[MAX_MAPPED];
+    size_t n_maps;
+    char *changed;      /* the first input found changed when unmapped */
+    bool handler_set;   /* on_sigbus is SIGBUS's handler */
+} map_list;
+
+static map_list *maps_now(void)
+{
+    return pdt_env_part(PDT_ENV_IO_MAPS, sizeof(map_list), NULL);
+}
 
 static bool still_same(const mapped *m)
 {
@@ -63,7 +75,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
     (void)sig;
     (void)uctx;
     uintptr_t a = (uintptr_t)si->si_addr;
-    for (size_t i = 0; i < n_maps; i++) {
+    /* makes nothing: a signal handler must not allocate */
+    const map_list *l = pdt_env_part_if_made(PDT_ENV_IO_MAPS);
+    const mapped *maps = l ? l->maps : NULL;
+    for (size_t i = 0; l && i < l->n_maps; i++) {
         if (a - (uintptr_t)maps[i].addr >= maps[i].len)
             continue;
         char msg[1200];
@@ -86,25 +101,26 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
     raise(SIGBUS);
 }
 
-static void set_handler(void)
+static void set_handler(map_list *l)
 {
-    if (handler_set)
+    if (l->handler_set)
         return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigbus;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    handler_set = sigaction(SIGBUS, &sa, NULL) == 0;
+    l->handler_set = sigaction(SIGBUS, &sa, NULL) == 0;
 }
 
 uint8_t *pdio_map_input(int fd, const struct stat *st, const char *name)
 {
+    map_list *l = maps_now();
     if (!S_ISREG(st->st_mode) || st->st_size <= 0 || (uint64_t)st->st_size > SIZE_MAX ||
-        n_maps == MAX_MAPPED)
+        l->n_maps == MAX_MAPPED)
         return NULL;
-    set_handler();
-    if (!handler_set)
+    set_handler(l);
+    if (!l->handler_set)
         return NULL;
     int keep = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (keep < 0)
@@ -115,30 +131,32 @@ uint8_t *pdio_map_input(int fd, const struct stat *st, const char *name)
         close(keep);
         return NULL;
     }
-    mapped *m = &maps[n_maps];
+    mapped *m = &l->maps[l->n_maps];
     *m = (mapped){addr, len, keep, xstrdup(name), st->st_size, st->st_mtim};
-    n_maps++;
+    l->n_maps++;
     return addr;
 }
 
 bool pdio_is_mapped(const void *bytes)
 {
-    for (size_t i = 0; i < n_maps; i++)
-        if (maps[i].addr == bytes)
+    const map_list *l = maps_now();
+    for (size_t i = 0; i < l->n_maps; i++)
+        if (l->maps[i].addr == bytes)
             return true;
     return false;
 }
 
 void pdio_unmap_input(void *bytes)
 {
-    for (size_t i = 0; i < n_maps; i++) {
-        if (maps[i].addr != bytes)
+    map_list *l = maps_now();
+    for (size_t i = 0; i < l->n_maps; i++) {
+        if (l->maps[i].addr != bytes)
             continue;
-        mapped m = maps[i];
+        mapped m = l->maps[i];
         /* Out of the table before the pages go: a fault now is not ours. */
-        maps[i] = maps[--n_maps];
-        if (!changed && !still_same(&m))
-            changed = xstrdup(m.name);
+        l->maps[i] = l->maps[--l->n_maps];
+        if (!l->changed && !still_same(&m))
+            l->changed = xstrdup(m.name);
         munmap(m.addr, m.len);
         close(m.fd);
         free(m.name);
@@ -148,10 +166,11 @@ void pdio_unmap_input(void *bytes)
 
 const char *pdio_inputs_changed(void)
 {
-    if (changed)
-        return changed;
-    for (size_t i = 0; i < n_maps; i++)
-        if (!still_same(&maps[i]))
-            return maps[i].name;
+    const map_list *l = maps_now();
+    if (l->changed)
+        return l->changed;
+    for (size_t i = 0; i < l->n_maps; i++)
+        if (!still_same(&l->maps[i]))
+            return l->maps[i].name;
     return NULL;
 }
