@@ -65,11 +65,10 @@ bool ir_is_interned(const char *s)
 }
 
 /* The stored name at offset `at` (most are in the newest chunks). */
-static const char *name_at(uint32_t at)
+static const char *name_at(const pdt_intern *in, uint32_t at)
 {
     if (at < IR_WK_SIZE_)
         return ir_wk_names + at;
-    const pdt_intern *in = IN;
     size_t k = in->n_chunks;
     while (k-- > 1 && at < in->by_age[k]->start)
         ;
@@ -234,12 +233,12 @@ static const char *lookup(const char *s, size_t n)
             e->at = store(s, n);
             e->hash = h;
             in->table_n++;
-            return name_at(e->at);
+            return name_at(in, e->at);
         }
         if (e->hash != h)
             continue;
         /* stored names hold no NUL: equal n bytes and a NUL after them */
-        const char *name = name_at(e->at);
+        const char *name = name_at(in, e->at);
         if (strncmp(name, s, n) == 0 && name[n] == '\0')
             return name;
     }
