@@ -45,6 +45,11 @@ typedef struct tp_inputs {
 typedef struct tp_plan {
     const tp_placement *pl;
     tp_placement *draft;    /* NULL once split_vars has made the placement */
+    /* While drafting, writable pointers to two arrays the placement
+     * declares const (the same memory), which several of the writers'
+     * steps fill in turn; cleared with draft. */
+    tp_pair *draft_pairs;
+    uint8_t *draft_op_kind;
     pdt_ctx *ctx;
     tp_inputs in;
 

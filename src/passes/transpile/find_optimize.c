@@ -113,7 +113,7 @@ static void mark_sparse_tables(tp_plan *st)
         const char *w = tp_sparse_table_of(st->in.b0->ops[i]);
         void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
         if (k)
-            pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+            st->draft_pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
 }
 
@@ -130,7 +130,7 @@ static void mark_geo_distributed_tables(tp_plan *st)
         const char *w = ir_op_input1(op, "W");
         void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
         if (k)
-            pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+            st->draft_pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
 }
 
@@ -193,7 +193,7 @@ static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
 
 /* One pass over block 0: op_kind of every op, the optimize ops'
  * positions and op_by_param lists, and params_grads in op order. */
-static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
+static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen, size_t *opt_pos)
 {
     tp_placement *pl = st->draft;
     const ir_block *b = st->in.b0;
@@ -205,7 +205,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         const ir_op *op = b->ops[i];
         int role = ir_op_role(op);
         if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
-            pl->op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
+            st->draft_op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
             rc = check_declared(st, op, i);
             if (!rc && pserver && !pl->geo)     /* GEO-SGD moves no op */
                 rc = refuse_lr_block_attrs(st, op, i);
@@ -214,11 +214,11 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         if (role != IR_ROLE_OPTIMIZE)
             continue;
         if (pserver && is_clip_op(op)) {
-            pl->op_kind[i] = TP_OP_CLIP;
+            st->draft_op_kind[i] = TP_OP_CLIP;
             continue;
         }
-        pl->op_kind[i] = TP_OP_OPTIMIZE;
-        pl->opt_pos[pl->n_opt++] = i;
+        st->draft_op_kind[i] = TP_OP_OPTIMIZE;
+        opt_pos[pl->n_opt++] = i;
         rc = check_optimize_op(st, op, i);
         if (rc)
             break;
@@ -247,7 +247,7 @@ static int index_pairs(tp_plan *st)
 {
     tp_placement *pl = st->draft;
     for (size_t i = 0; i < pl->n_pairs; i++) {
-        tp_pair *p = &pl->pairs[i];
+        const tp_pair *p = &pl->pairs[i];
         if (pmap_has(&pl->pair_of_grad, p->grad.name) ||
             pmap_has(&pl->pair_of_grad, p->param.name) ||
             pmap_has(&pl->pair_of_param, p->grad.name) ||
@@ -271,11 +271,13 @@ int tp_find_optimize(tp_plan *st)
 {
     tp_placement *pl = st->draft;
     const ir_block *b = st->in.b0;
-    pl->op_kind = ir_arena_alloc(pl->arena, b->n_ops + 1);
-    pl->opt_pos = ir_arena_alloc(pl->arena, (b->n_ops + 1) * sizeof *pl->opt_pos);
+    st->draft_op_kind = ir_arena_alloc(pl->arena, b->n_ops + 1);
+    pl->op_kind = st->draft_op_kind;
+    size_t *opt_pos = ir_arena_alloc(pl->arena, (b->n_ops + 1) * sizeof *opt_pos);
+    pl->opt_pos = opt_pos;
     GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
     pmap seen = PMAP_INIT;
-    int rc = classify_ops(st, pairs, &seen);
+    int rc = classify_ops(st, pairs, &seen, opt_pos);
     if (rc == PDT_OK && pl->n_opt > 0)
         rc = add_update_vars(st, pairs, &seen);
     pmap_free(&seen);
@@ -290,9 +292,10 @@ int tp_find_optimize(tp_plan *st)
         rc = PDT_EBADINPUT;
     }
     pl->n_pairs = pairs->len;
-    pl->pairs = ir_arena_alloc(pl->arena, (pairs->len + 1) * sizeof(tp_pair));
+    st->draft_pairs = ir_arena_alloc(pl->arena, (pairs->len + 1) * sizeof(tp_pair));
+    pl->pairs = st->draft_pairs;
     if (pairs->len)
-        memcpy(pl->pairs, pairs->data, pairs->len * sizeof(tp_pair));
+        memcpy(st->draft_pairs, pairs->data, pairs->len * sizeof(tp_pair));
     g_array_free(pairs, TRUE);
     if (rc || (rc = pl->geo ? PDT_OK : tp_table_find(st)) || (rc = index_pairs(st)))
         return rc;
@@ -302,7 +305,7 @@ int tp_find_optimize(tp_plan *st)
          * find_distributed_lookup_table only names it) and prefetches
          * nothing: lookup_table ops get remote_prefetch False. */
         for (size_t i = 0; i < pl->n_pairs; i++)
-            pl->pairs[i].sparse_grad = pl->pairs[i].grad.var->type == IR_SELECTED_ROWS;
+            st->draft_pairs[i].sparse_grad = pl->pairs[i].grad.var->type == IR_SELECTED_ROWS;
         mark_geo_distributed_tables(st);
         return PDT_OK;
     }
@@ -326,9 +329,10 @@ static tp_placement *new_placement(const pdt_ctx *ctx)
     tp_placement *pl = xcalloc(1, sizeof *pl);
     pl->arena = ir_arena_new();
     pl->n_eps = ctx->transpile.pservers.n;
-    pl->eps = ir_arena_alloc(pl->arena, (pl->n_eps + 1) * sizeof *pl->eps);
+    const char **eps = ir_arena_alloc(pl->arena, (pl->n_eps + 1) * sizeof *eps);
     for (size_t e = 0; e < pl->n_eps; e++)
-        pl->eps[e] = ctx->transpile.pservers.items[e];
+        eps[e] = ctx->transpile.pservers.items[e];
+    pl->eps = eps;
     pl->geo = ctx->transpile.geo_push_nums > 0;
     pl->sync = ctx->transpile.sync_mode == PDT_SYNC && !pl->geo;
     pl->runtime_split = ctx->transpile.sync_mode == PDT_HALF_ASYNC;

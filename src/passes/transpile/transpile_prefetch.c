@@ -194,7 +194,7 @@ int tp_find_remote_prefetch(tp_plan *st)
     ir_defuse *du = NULL;
     GArray *tables = g_array_new(FALSE, TRUE, sizeof(remote_table));
     for (size_t pi = 0; pi < pl->n_pairs && rc == PDT_OK; pi++) {
-        tp_pair *p = &pl->pairs[pi];
+        tp_pair *p = &st->draft_pairs[pi];
         GArray *u = uses[pi];
         /* transpile()'s send loop: only a SELECTED_ROWS grad makes the
          * param a remote table (sparse_param_to_height_sections). */
@@ -223,7 +223,7 @@ int tp_find_remote_prefetch(tp_plan *st)
         if (rc)
             break;
         for (size_t k = 0; k < u->len; k++)
-            pl->op_kind[pos[k]] = TP_OP_PREFETCHED;
+            st->draft_op_kind[pos[k]] = TP_OP_PREFETCHED;
         g_array_append_val(tables, t);
     }
     if (rc == PDT_OK && tables->len) {

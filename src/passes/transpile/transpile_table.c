@@ -170,7 +170,7 @@ int tp_table_find(tp_plan *st)
     /* _update_dist_lookup_table_vars: the table and its grad are neither
      * sliced nor dispatched, so they leave the pairs. */
     t->pair_pos = pi;
-    memmove(&pl->pairs[pi], &pl->pairs[pi + 1], (pl->n_pairs - pi - 1) * sizeof *pl->pairs);
+    memmove(&st->draft_pairs[pi], &pl->pairs[pi + 1], (pl->n_pairs - pi - 1) * sizeof *pl->pairs);
     pl->n_pairs--;
     t->trainer_grads = ir_arena_alloc(pl->arena, pl->n_eps * sizeof *t->trainer_grads);
     for (size_t k = 0; k < pl->n_eps; k++)
