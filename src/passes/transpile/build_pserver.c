@@ -1,6 +1,6 @@
 /* build_pserver.c - pass 'build_pserver': get_pserver_program, each
- * requested pserver's main program, built from scratch out of the plan and
- * the input's optimize and LR ops.
+ * requested pserver's main program, built from scratch out of the
+ * placement and the input's optimize and LR ops.
  *
  * Where the seed finds a pserver var by cutting ".block"/".trainer_" off
  * names (_orig_varname, same_or_split_var), pdtrans looks the slice up in
@@ -16,7 +16,8 @@
 #include "builders.h"
 
 typedef struct {
-    tp_plan *st;
+    const tp_placement *pl;
+    const tp_inputs *in;
     size_t ep;
     ir_program *p;
     ir_block *g;                /* block 0 */
@@ -31,7 +32,7 @@ typedef struct {
 /* The slice of pair pi on this endpoint, preferring the current block's. */
 static const tp_slice *slice_here(pserver *ps, size_t pi, bool grad, size_t *k_out)
 {
-    const tp_pair *p = &ps->st->pl->pairs[pi];
+    const tp_pair *p = &ps->pl->pairs[pi];
     const tp_dvar *d = grad ? &p->grad : &p->param;
     if (pi == ps->cur_pair && p->ep[ps->cur_slice] == (int)ps->ep) {
         if (k_out)
@@ -51,12 +52,12 @@ static const tp_slice *slice_here(pserver *ps, size_t pi, bool grad, size_t *k_o
  * slice held here, or NULL. */
 static const char *dist_name(pserver *ps, const char *name)
 {
-    void *k = pmap_get(&ps->st->pl->pair_of_param, name);
+    void *k = pmap_get(&ps->pl->pair_of_param, name);
     if (k) {
         const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, false, NULL);
         return s ? s->name : NULL;
     }
-    k = pmap_get(&ps->st->pl->pair_of_grad, name);
+    k = pmap_get(&ps->pl->pair_of_grad, name);
     if (k) {
         const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL);
         return s ? s->merged : NULL;
@@ -66,13 +67,13 @@ static const char *dist_name(pserver *ps, const char *name)
 
 static const ir_var *origin_var(pserver *ps, const ir_block *ob, const char *name)
 {
-    return ir_block_find_var_recursive(ob ? ob : ps->st->b0, name);
+    return ir_block_find_var_recursive(ob ? ob : ps->in->b0, name);
 }
 
 /* Maps the args of one slot of `src` for _append_pserver_non_opt_ops. */
 static const char **map_args(pserver *ps, const ir_slot *sl)
 {
-    const char **args = ir_arena_alloc(ps->st->arena, (sl->n_args + 1) * sizeof *args);
+    const char **args = ir_arena_alloc(ps->in->arena, (sl->n_args + 1) * sizeof *args);
     for (size_t i = 0; i < sl->n_args; i++) {
         const char *d = dist_name(ps, sl->args[i]);
         if (!d) {
@@ -99,7 +100,7 @@ static ir_op *append_non_opt(pserver *ps, ir_block *blk, const ir_op *src)
 {
     ir_op *op = ir_op_clone(ps->p, src);
     tp_copied_op(op);
-    tp_rename_role_var(ps->st, op);
+    tp_rename_role_var(ps->pl, op);
     for (size_t s = 0; s < src->n_inputs; s++)
         ir_op_set_input(op, src->inputs[s].name, map_args(ps, &src->inputs[s]),
                         src->inputs[s].n_args);
@@ -127,26 +128,27 @@ static void declare_plain(pserver *ps, const ir_var *ov, const int64_t *dims, si
 static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
                       const char *merged)
 {
-    tp_plan *st = ps->st;
-    void *pk = pmap_get(&st->pl->pair_of_param, ir_op_input1(src, "Param"));
+    const tp_placement *pl = ps->pl;
+    const tp_inputs *in = ps->in;
+    void *pk = pmap_get(&pl->pair_of_param, ir_op_input1(src, "Param"));
     const tp_slice *ps_slice = pk ? slice_here(ps, GPOINTER_TO_SIZE(pk) - 1, false, NULL) : NULL;
     if (!ps_slice)
         return PDT_OK;  /* the seed returns when the param is not here */
     int sliced_kind = opt_accumulator_sliced(src->type, "");
     if (sliced_kind < 0) {
         pdt_error("%s: block 0, op %zu '%s': optimizer not supported for distributed training",
-                  st->ctx->main_path, pos, src->type);
+                  in->main_path, pos, src->type);
         return PDT_EBADINPUT;
     }
-    if (st->ctx->transpile.dc_asgd)
-        merged = tp_dc_append(st, blk, &st->pl->pairs[GPOINTER_TO_SIZE(pk) - 1], ps_slice, merged,
+    if (in->o->dc_asgd)
+        merged = tp_dc_append(in, blk, &pl->pairs[GPOINTER_TO_SIZE(pk) - 1], ps_slice, merged,
                               &ps->dc_tmp);
     /* The seed builds the op from new_inputs, which holds Param, Grad,
      * LearningRate and the accumulators; Beta1Tensor/Beta2Tensor (and, in
      * pdtrans, empty slots) are left out. */
     ir_op *op = ir_op_clone(ps->p, src);
     tp_copied_op(op);
-    tp_rename_role_var(ps->st, op);
+    tp_rename_role_var(ps->pl, op);
     for (size_t s = 0; s < src->n_inputs; s++) {
         const ir_slot *sl = &src->inputs[s];
         const char *key = sl->name;
@@ -154,7 +156,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
             const char *g = sl->n_args ? sl->args[0] : NULL;
             /* Sparse L2 decay writes a fresh "@NEWGRAD" var: use it if here
              * (the DC-ASGD grad wins over it, as in the seed). */
-            if (g && !st->ctx->transpile.dc_asgd && strstr(g, "@NEWGRAD") &&
+            if (g && !in->o->dc_asgd && strstr(g, "@NEWGRAD") &&
                 ir_block_find_var(ps->g, g))
                 ir_op_set_input1(op, key, g);
             else
@@ -209,8 +211,9 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
 /* _append_pserver_grad_merge_ops: sum the trainers' copies and average. */
 static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
 {
-    tp_plan *st = ps->st;
-    void *k = pmap_get(&st->pl->pair_of_grad, grad);
+    const tp_placement *pl = ps->pl;
+    const tp_inputs *in = ps->in;
+    void *k = pmap_get(&pl->pair_of_grad, grad);
     const tp_slice *s = k ? slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL) : NULL;
     if (!s)
         return NULL;
@@ -219,9 +222,9 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
         /* Seed defect 4: list(set(...)) order; pdtrans keeps first occurrence. */
         g_ptr_array_add(ps->grad_to_block, (void *)entry);
     }
-    if (st->pl->sync && st->ctx->transpile.trainers > 1) {
-        int n = st->ctx->transpile.trainers;
-        const char **xs = ir_arena_alloc(st->arena, (size_t)n * sizeof *xs);
+    if (pl->sync && in->o->trainers > 1) {
+        int n = in->o->trainers;
+        const char **xs = ir_arena_alloc(in->arena, (size_t)n * sizeof *xs);
         for (int i = 0; i < n; i++)
             xs[i] = ir_internf("%s.trainer_%d", s->merged, i);
         ir_op *sum = ir_block_append_op(blk, "sum");
@@ -242,18 +245,19 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
  * listen_and_serv inputs. */
 static GPtrArray *declare_held(pserver *ps)
 {
-    tp_plan *st = ps->st;
-    const tp_endpoint *e = &st->pl->epl[ps->ep];
+    const tp_placement *pl = ps->pl;
+    const tp_inputs *in = ps->in;
+    const tp_endpoint *e = &pl->epl[ps->ep];
     GPtrArray *recv_inputs = g_ptr_array_new();
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
+        const tp_pair *p = &pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->param.slices[e->refs[i].slice];
         const ir_var *pv = p->param.var;
         int lod = p->param.n_slices > 1 ? 0 : (pv->has_lod_level ? pv->lod_level : 0);
         tp_create_var(ps->g, s->name, pv->type, pv->dtype, s->dims, s->n_dims, lod, 1);
     }
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
+        const tp_pair *p = &pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->grad.slices[e->refs[i].slice];
         const ir_var *gv = p->grad.var;
         if (p->update_var) {
@@ -265,8 +269,8 @@ static GPtrArray *declare_held(pserver *ps)
         /* The seed tests `sync_mode or completely_not_async and trainers > 1`,
          * so one sync trainer would get .trainer_0 vars its trainer never
          * sends (it names them without suffix); pdtrans requires trainers > 1. */
-        if (st->pl->sync && st->ctx->transpile.trainers > 1) {
-            for (int t = 0; t < st->ctx->transpile.trainers; t++) {
+        if (pl->sync && in->o->trainers > 1) {
+            for (int t = 0; t < in->o->trainers; t++) {
                 const char *n = ir_internf("%s.trainer_%d", s->merged, t);
                 tp_create_var(ps->g, n, gv->type, gv->dtype, s->dims, s->n_dims, -1, 0);
                 g_ptr_array_add(recv_inputs, (void *)n);
@@ -293,12 +297,12 @@ static bool clone_open(pserver *ps, ir_op *op, int32_t parent, clone_frame *f)
     const ir_attr *at = ir_op_attr(op, "sub_block");
     if (!at || at->type != IR_ATTR_BLOCK)
         return false;
-    const ir_block *ob = ir_program_block(ps->st->main, at->block_idx);
+    const ir_block *ob = ir_program_block(ps->in->main, at->block_idx);
     if (!ob)
         return false;
     ir_block *nb = ir_program_add_block(ps->p, parent);
     ir_var **vars = NULL;
-    size_t nv = ir_block_live_vars(ob, &vars, ps->st->arena);
+    size_t nv = ir_block_live_vars(ob, &vars, ps->in->arena);
     for (size_t i = 0; i < nv; i++)
         tp_clone_variable(nb, vars[i], NULL);
     *f = (clone_frame){op, ob, nb, 0};
@@ -356,22 +360,23 @@ static void clone_sub_block(pserver *ps, ir_op *op, int32_t parent)
 static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_blocks,
                            int32_t lr_block)
 {
-    tp_plan *st = ps->st;
-    const pdt_runtime *rt = &st->ctx->transpile.runtime;
+    const tp_placement *pl = ps->pl;
+    const tp_inputs *in = ps->in;
+    const pdt_runtime *rt = &in->o->runtime;
     ir_op *op = ir_block_append_op(ps->g, "listen_and_serv");
     ir_op_set_input(op, "X", (const char *const *)recv_inputs->pdata, recv_inputs->len);
     ir_op_set_blocks(op, "optimize_blocks", (const int32_t *)(void *)opt_blocks->data,
                      opt_blocks->len);
-    ir_op_set_string(op, "endpoint", st->pl->eps[ps->ep]);
+    ir_op_set_string(op, "endpoint", pl->eps[ps->ep]);
     ir_op_set_int(op, "pserver_id", (int32_t)ps->ep);
-    ir_op_set_int(op, "Fanin", st->ctx->transpile.trainers);
-    ir_op_set_int(op, "distributed_mode", st->pl->dist_mode);
+    ir_op_set_int(op, "Fanin", in->o->trainers);
+    ir_op_set_int(op, "distributed_mode", pl->dist_mode);
     ir_op_set_strings(op, "grad_to_block_id", (const char *const *)ps->grad_to_block->pdata,
                       ps->grad_to_block->len);
     ir_op_set_strings(op, "sparse_grad_to_param", (const char *const *)ps->sparse_g2p->pdata,
                       ps->sparse_g2p->len);
     ir_op_set_int(op, "lr_decay_block_id", lr_block);
-    if (st->ctx->transpile.dc_asgd)
+    if (in->o->dc_asgd)
         ir_op_set_bool(op, "dc_asgd", true);
     ir_op_set_int(op, "rpc_get_thread_num", rt->rpc_get_threads);
     ir_op_set_int(op, "rpc_send_thread_num", rt->rpc_send_threads);
@@ -384,7 +389,8 @@ static int listen_and_serv(pserver *ps, GPtrArray *recv_inputs, GArray *opt_bloc
 static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch);
 
 /* The op_role_var lists it reads live in a scratch arena: kept in the
- * plan's, every pserver's reads stayed to the end of the run. */
+ * inputs' arena (in->arena), every pserver's reads stayed to the end of
+ * the run. */
 static int optimize_blocks(pserver *ps, GArray *blocks)
 {
     ir_arena *scratch = ir_arena_new();
@@ -395,18 +401,19 @@ static int optimize_blocks(pserver *ps, GArray *blocks)
 
 static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
 {
-    tp_plan *st = ps->st;
+    const tp_placement *pl = ps->pl;
+    const tp_inputs *in = ps->in;
     int32_t pre = (int32_t)ps->p->n_blocks - 1;
-    for (size_t i = 0; i < st->pl->n_opt; i++) {
-        size_t pos = st->pl->opt_pos[i];
-        const ir_op *op = st->b0->ops[pos];
+    for (size_t i = 0; i < pl->n_opt; i++) {
+        size_t pos = pl->opt_pos[i];
+        const ir_op *op = in->b0->ops[pos];
         if (!tp_is_optimizer_op(op))
             continue;
-        void *pk = pmap_get(&st->pl->pair_of_param, ir_op_input1(op, "Param"));
+        void *pk = pmap_get(&pl->pair_of_param, ir_op_input1(op, "Param"));
         if (!pk)
             continue;
         size_t pi = GPOINTER_TO_SIZE(pk) - 1;
-        const tp_pair *pair = &st->pl->pairs[pi];
+        const tp_pair *pair = &pl->pairs[pi];
         size_t n_rv = 0;
         const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, scratch);
         for (size_t k = 0; k < pair->param.n_slices; k++) {
@@ -414,25 +421,25 @@ static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
                 continue;
             if (n_rv == 0) {
                 pdt_error("%s: block 0, op %zu '%s': optimizer op has no 'op_role_var'",
-                          st->ctx->main_path, pos, op->type);
+                          in->main_path, pos, op->type);
                 return PDT_EBADINPUT;
             }
             ps->cur_pair = pi;
             ps->cur_slice = k;
             ir_block *blk = ir_program_add_block(ps->p, pre);
             g_array_append_val(blocks, blk->idx);
-            GArray *same = pmap_get(&st->pl->opt_by_param, rv[0]);
+            GArray *same = pmap_get(&pl->opt_by_param, rv[0]);
             const char *merged = NULL;
             for (guint j = 0; same && j < same->len && !merged; j++) {
                 size_t n2 = 0;
-                const ir_op *o = st->b0->ops[g_array_index(same, size_t, j)];
+                const ir_op *o = in->b0->ops[g_array_index(same, size_t, j)];
                 const char **rv2 = ir_op_get_names(o, "op_role_var", &n2, scratch);
                 if (n2 >= 2)
                     merged = append_merge(ps, blk, rv2[1]);
             }
             for (guint j = 0; merged && same && j < same->len; j++) {
                 size_t p2 = g_array_index(same, size_t, j);
-                const ir_op *o = st->b0->ops[p2];
+                const ir_op *o = in->b0->ops[p2];
                 if (tp_is_optimizer_op(o)) {
                     int rc = append_opt(ps, blk, o, p2, merged);
                     if (rc)
@@ -446,27 +453,28 @@ static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
     return PDT_OK;
 }
 
-int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
+ir_program *tp_build_pserver(const tp_placement *pl, const tp_inputs *in, size_t ep)
 {
     pserver ps;
     memset(&ps, 0, sizeof ps);
-    ps.st = st;
+    ps.pl = pl;
+    ps.in = in;
     ps.ep = ep;
     ps.cur_pair = (size_t)-1;
     /* unique_name.generate("tmp_dc_output") continues past the input's */
-    ps.dc_tmp = (unsigned)ir_unique_next(st->main, "tmp_dc_output");
-    ps.p = tp_new_program(st->main);
+    ps.dc_tmp = (unsigned)ir_unique_next(in->main, "tmp_dc_output");
+    ps.p = tp_new_program(in->main);
     ps.g = ps.p->blocks[0];
     ps.grad_to_block = g_ptr_array_new();
     ps.sparse_g2p = g_ptr_array_new();
     GPtrArray *recv_inputs = declare_held(&ps);
-    if (st->ctx->transpile.dc_asgd)
-        tp_dc_declare_baks(st, ps.g, ep);
+    if (in->o->dc_asgd)
+        tp_dc_declare_baks(pl, in, ps.g, ep);
     GArray *blocks = g_array_new(FALSE, FALSE, sizeof(int32_t));
 
     int32_t lr_block = -1;
-    for (size_t i = 0; i < st->b0->n_ops; i++) {
-        if (st->pl->op_kind[i] != TP_OP_LR)
+    for (size_t i = 0; i < in->b0->n_ops; i++) {
+        if (pl->op_kind[i] != TP_OP_LR)
             continue;
         if (lr_block < 0) {
             ir_block *b = ir_program_add_block(ps.p, (int32_t)ps.p->n_blocks - 1);
@@ -474,24 +482,24 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
             g_array_append_val(blocks, lr_block);
         }
         ir_block *lb = ps.p->blocks[lr_block];
-        ir_op *c = append_non_opt(&ps, lb, st->b0->ops[i]);
+        ir_op *c = append_non_opt(&ps, lb, in->b0->ops[i]);
         clone_sub_block(&ps, c, lr_block);
     }
     int32_t pre = (int32_t)ps.p->n_blocks - 1;
     tp_table_ps tps = {-1, NULL};
     int rc = optimize_blocks(&ps, blocks);
     if (!rc)
-        rc = tp_table_pserver(st, ep, ps.p, pre, blocks, ps.grad_to_block, &tps);
+        rc = tp_table_pserver(pl, in, ep, ps.p, pre, blocks, ps.grad_to_block, &tps);
     if (!rc && blocks->len == 0) {
         pdt_warning("pserver '%s' has no optimize block (more pservers than param slices?); "
-                    "it gets an empty one", st->pl->eps[ep]);
+                    "it gets an empty one", pl->eps[ep]);
         ir_block *b = ir_program_add_block(ps.p, (int32_t)ps.p->n_blocks - 1);
         g_array_append_val(blocks, b->idx);
     }
     if (!rc)
         rc = listen_and_serv(&ps, recv_inputs, blocks, lr_block);
     if (!rc)
-        tp_table_serv_attrs(st, ps.g->ops[ps.g->n_ops - 1], &tps);
+        tp_table_serv_attrs(pl, ps.g->ops[ps.g->n_ops - 1], &tps);
     g_array_free(blocks, TRUE);
     g_ptr_array_free(recv_inputs, TRUE);
     g_ptr_array_free(ps.grad_to_block, TRUE);
@@ -499,10 +507,9 @@ int tp_build_pserver(tp_plan *st, size_t ep, ir_program **out)
     pmap_free(&ps.g2b_seen);
     if (rc) {
         ir_program_free(ps.p);
-        return rc;
+        return NULL;
     }
-    *out = ps.p;
-    return PDT_OK;
+    return ps.p;
 }
 
 /* Builds every wanted pserver's main program with BUILD and stages them;
@@ -512,12 +519,14 @@ int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build)
     tp_plan *st = tp_plan_need(ctx, pass, TP_PLAN_SPLIT);
     if (!st)
         return PDT_EINTERNAL;
+    const tp_placement *pl = st->pl;
     int rc = tp_plan_need_inputs(st, pass);
-    ir_program **built = xcalloc(st->pl->n_eps + 1, sizeof(ir_program *));
-    for (size_t e = 0; e < st->pl->n_eps && !rc; e++)
-        if (tp_pserver_wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e])
-            rc = build(st, e, &built[e]);
-    for (size_t e = 0; e < st->pl->n_eps; e++) {
+    ir_program **built = xcalloc(pl->n_eps + 1, sizeof(ir_program *));
+    for (size_t e = 0; e < pl->n_eps && !rc; e++)
+        if (tp_pserver_wanted(st, e) && !st->pserver_main[e] && !st->pserver_written[e] &&
+            !(built[e] = build(pl, &st->in, e)))
+            rc = PDT_EBADINPUT;     /* message printed */
+    for (size_t e = 0; e < pl->n_eps; e++) {
         if (rc || !built[e]) {
             ir_program_free(built[e]);
             continue;
@@ -526,7 +535,7 @@ int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build)
         pdt_ctx_stage_output(ctx, ir_internf("pserver_%zu", e), built[e]);
     }
     if (!rc)
-        tp_plan_outputs_changed(st, built, st->pl->n_eps);
+        tp_plan_outputs_changed(st, built, pl->n_eps);
     free(built);
     return rc;
 }

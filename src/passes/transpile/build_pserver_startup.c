@@ -17,12 +17,12 @@ static bool is_init_op(const char *type)
 }
 
 /* _get_splited_name_and_shape: the slice of a split param held here. */
-static const tp_slice *split_slice_here(tp_plan *st, size_t ep, const char *name)
+static const tp_slice *split_slice_here(const tp_placement *pl, size_t ep, const char *name)
 {
-    void *k = pmap_get(&st->pl->pair_of_param, name);
+    void *k = pmap_get(&pl->pair_of_param, name);
     if (!k)
         return NULL;
-    const tp_pair *p = &st->pl->pairs[GPOINTER_TO_SIZE(k) - 1];
+    const tp_pair *p = &pl->pairs[GPOINTER_TO_SIZE(k) - 1];
     if (p->param.n_slices < 2)
         return NULL;
     for (size_t i = 0; i < p->param.n_slices; i++)
@@ -45,15 +45,15 @@ static void set_shape(ir_op *op, const ir_var *v)
     free(d);
 }
 
-int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
-                             ir_program **out)
+ir_program *tp_build_pserver_startup(const tp_placement *pl, const tp_inputs *in, size_t ep,
+                                     const ir_program *pmain)
 {
-    ir_program *s = tp_new_program(st->startup);
+    ir_program *s = tp_new_program(in->startup);
     ir_block *sb = s->blocks[0];
     const ir_block *pg = pmain->blocks[0];
-    const ir_block *ob = st->startup->blocks[0];
+    const ir_block *ob = in->startup->blocks[0];
     ir_var **vars = NULL;
-    size_t nv = ir_block_live_vars(pg, &vars, st->arena);
+    size_t nv = ir_block_live_vars(pg, &vars, in->arena);
     for (size_t i = 0; i < nv; i++)
         tp_clone_variable(sb, vars[i], NULL);
 
@@ -64,14 +64,14 @@ int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
             !strcmp(src->type, "concat"))
             continue;
         /* The seed keeps an op when one of its outputs is held here. */
-        const char **names = ir_arena_alloc(st->arena, (src->n_outputs + 1) * sizeof *names);
+        const char **names = ir_arena_alloc(in->arena, (src->n_outputs + 1) * sizeof *names);
         bool held = false;
         for (size_t o = 0; o < src->n_outputs; o++) {
             const ir_slot *sl = &src->outputs[o];
             names[o] = NULL;
             if (sl->n_args == 0)
                 continue;
-            const tp_slice *sp = split_slice_here(st, ep, sl->args[0]);
+            const tp_slice *sp = split_slice_here(pl, ep, sl->args[0]);
             names[o] = sp ? sp->name : ir_block_find_var(pg, sl->args[0]) ? sl->args[0] : NULL;
             held |= names[o] != NULL;
         }
@@ -105,12 +105,11 @@ int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
             set_shape(op, out_var);
         g_ptr_array_add(ops, op);
     }
-    if (st->ctx->transpile.dc_asgd)
-        tp_dc_startup_assigns(st, ep, ops, s);
+    if (in->o->dc_asgd)
+        tp_dc_startup_assigns(pl, in, ep, ops, s);
     ir_block_set_ops(sb, (ir_op *const *)ops->pdata, ops->len);
     g_ptr_array_free(ops, TRUE);
-    *out = s;
-    return PDT_OK;
+    return s;
 }
 
 int pass_build_pserver_startup(pdt_ctx *ctx)
@@ -118,19 +117,20 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
     tp_plan *st = tp_plan_need(ctx, "build_pserver_startup", TP_PLAN_SPLIT);
     if (!st)
         return PDT_EINTERNAL;
+    const tp_placement *pl = st->pl;
     int rc = tp_plan_need_inputs(st, "build_pserver_startup");
     bool any = false;
-    for (size_t e = 0; e < st->pl->n_eps; e++)
+    for (size_t e = 0; e < pl->n_eps; e++)
         any |= st->pserver_main[e] != NULL || st->pserver_written[e];
     if (!rc && !any && ctx->transpile.role != PDT_ROLE_TRAINER)
         rc = tp_order_bug("build_pserver_startup");
-    ir_program **built = xcalloc(st->pl->n_eps + 1, sizeof(ir_program *));
+    ir_program **built = xcalloc(pl->n_eps + 1, sizeof(ir_program *));
     /* Each pserver's main and startup, complete: nothing later reads them. */
-    ir_program **done = xcalloc(2 * st->pl->n_eps + 1, sizeof(ir_program *));
-    for (size_t e = 0; e < st->pl->n_eps && !rc; e++)
+    ir_program **done = xcalloc(2 * pl->n_eps + 1, sizeof(ir_program *));
+    for (size_t e = 0; e < pl->n_eps && !rc; e++)
         if (tp_pserver_wanted(st, e) && st->pserver_main[e] && !st->pserver_written[e])
-            rc = tp_build_pserver_startup(st, e, st->pserver_main[e], &built[e]);
-    for (size_t e = 0; e < st->pl->n_eps; e++) {
+            built[e] = tp_build_pserver_startup(pl, &st->in, e, st->pserver_main[e]);
+    for (size_t e = 0; e < pl->n_eps; e++) {
         if (rc || !built[e]) {
             ir_program_free(built[e]);
             continue;
@@ -142,8 +142,8 @@ int pass_build_pserver_startup(pdt_ctx *ctx)
         done[2 * e + 1] = built[e];
     }
     if (!rc) {
-        tp_plan_outputs_changed(st, built, st->pl->n_eps);
-        pdt_ctx_outputs_final(ctx, done, 2 * st->pl->n_eps);
+        tp_plan_outputs_changed(st, built, pl->n_eps);
+        pdt_ctx_outputs_final(ctx, done, 2 * pl->n_eps);
     }
     free(done);
     free(built);

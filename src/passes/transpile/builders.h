@@ -22,24 +22,39 @@ typedef struct {
     size_t n;
 } tp_op_set;
 
-/* The analysis transpile_plan: the placement and the builders' state.
- * The builders read the placement through `pl` (const); only
- * find_optimize and split_vars write it, through `draft`, which
- * split_vars clears once the placement is complete. */
+/* What a builder reads besides the placement: the input programs as
+ * find_optimize saw them, the options, and a scratch arena.  The plan
+ * fills it once (pass 'find_optimize'); the builders take it const.  The
+ * programs are valid until the trainer's builder takes them over
+ * (tp_plan_need_inputs). */
+typedef struct tp_inputs {
+    const pdt_transpile_opts *o;        /* ctx->transpile, as validate() left it */
+    const char *main_path;              /* the main program's file, for messages */
+    const ir_program *main, *startup;   /* the unmodified inputs */
+    const ir_block *b0;                 /* main's block 0 */
+    ir_op *const *ops0;     /* b0's ops as find_optimize saw them (op_kind order) */
+    size_t n_ops0;
+    ir_arena *arena;        /* the builders' scratch, freed with the plan */
+} tp_inputs;
+
+/* The analysis transpile_plan: the placement, the inputs the builders
+ * read, and the pass manager's record of the staged outputs (README.md,
+ * "What tp_plan holds").  The builders read the placement through `pl`
+ * (const); only find_optimize and split_vars write it, through `draft`,
+ * which split_vars clears once the placement is complete. */
 typedef struct tp_plan {
     const tp_placement *pl;
     tp_placement *draft;    /* NULL once split_vars has made the placement */
+    /* While drafting, writable pointers to two arrays the placement
+     * declares const (the same memory), which several of the writers'
+     * steps fill in turn; cleared with draft. */
+    tp_pair *draft_pairs;
+    uint8_t *draft_op_kind;
     pdt_ctx *ctx;
-    const ir_program *main, *startup;   /* the unmodified inputs */
-    const ir_block *b0;                 /* main's block 0 */
-    ir_arena *arena;        /* the builders' scratch and the arrays below */
+    tp_inputs in;
 
-    /* The builders' progress (programs staged in ctx, owned there). */
+    /* The outputs staged in ctx (owned there), per role. */
     tp_op_set *input_ops;   /* tp_input_ops of the inputs, before any pass */
-    ir_op **ops0;           /* b0's ops as find_optimize saw them (op_kind order) */
-    size_t n_ops0;
-    const char *table_dummy;    /* the trainer's send dummy of the lookup table */
-    size_t prefetch_next;       /* tp_prefetch_emit's cursor in the prefetch tables */
     ir_program **pserver_main;  /* n_eps: built by 'build_pserver', or NULL */
     ir_program **pserver_startup;   /* n_eps: built by 'build_pserver_startup' */
     bool *pserver_written;      /* n_eps: main and startup built */
@@ -121,8 +136,10 @@ bool tp_is_optimizer_op(const ir_op *op);   /* has Param and LearningRate */
  * trainer replaces; fails (message printed) on an impossible program. */
 int tp_find_remote_prefetch(tp_plan *st);
 /* Appends the distributed_lookup_table ops that go right after op
- * `anchor` (-1: first of all); call with anchors in increasing order. */
-void tp_prefetch_emit(tp_plan *st, ir_program *p, long anchor, GPtrArray *ops);
+ * `anchor` (-1: first of all); call with anchors in increasing order,
+ * *next (the cursor in the prefetch tables) starting at 0. */
+void tp_prefetch_emit(const tp_placement *pl, const tp_inputs *in, ir_program *p, long anchor,
+                      GPtrArray *ops, size_t *next);
 
 /* The plan's search: tp_find_optimize, then the lookup table and remote
  * prefetch; fills st from ctx (find_optimize.c). */
@@ -150,7 +167,7 @@ int tp_split_vars(tp_plan *st);
 int tp_dispatch(tp_plan *st);
 
 /* ---- transpile_util.c ---- */
-const char *tp_control_var(tp_plan *st, ir_block *b, unsigned *counter);
+const char *tp_control_var(ir_block *b, unsigned *counter);
 /* A var as Python's Block.create_var makes it: LOD_TENSOR-like type `type`,
  * dims when dims != NULL, lod_level when >= 0, persistable when >= 0. */
 ir_var *tp_create_var(ir_block *b, const char *name, int type, int dtype,
@@ -176,7 +193,7 @@ void tp_framework_attrs(const tp_op_set *input_ops, ir_program *p);
  * _init_splited_vars renamed an unsplit grad to NAME.trainer_<id>;
  * OpDesc::RenameInput renames op_role_var entries too, so the pserver copy
  * carries the renamed grad in op_role_var (its slots are mapped apart). */
-void tp_rename_role_var(const tp_plan *st, ir_op *op);
+void tp_rename_role_var(const tp_placement *pl, ir_op *op);
 /* Block._clone_variable(var, force_persistable=True). */
 ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name);
 int64_t tp_dtype_size(int dtype);
@@ -191,35 +208,38 @@ ir_program *tp_take_over(ir_program **slot);
 
 /* ---- transpile_dcasgd.c (--dc-asgd) ---- */
 /* The per-trainer backups `SLICE.trainer_<i>_bak` of the params on ep. */
-void tp_dc_declare_baks(tp_plan *st, ir_block *g, size_t ep);
+void tp_dc_declare_baks(const tp_placement *pl, const tp_inputs *in, ir_block *g, size_t ep);
 /* _append_dc_asgd_ops into blk for param slice s of p; returns the
  * corrected grad the optimizer op reads instead of `grad`. */
-const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_slice *s,
+const char *tp_dc_append(const tp_inputs *in, ir_block *blk, const tp_pair *p, const tp_slice *s,
                          const char *grad, unsigned *tmp_counter);
 /* get_startup_program's `assign` of each slice to its backups, into ops. */
-void tp_dc_startup_assigns(tp_plan *st, size_t ep, GPtrArray *ops, ir_program *s);
+void tp_dc_startup_assigns(const tp_placement *pl, const tp_inputs *in, size_t ep, GPtrArray *ops,
+                           ir_program *s);
 
 /* ---- transpile_table.c: the distributed lookup table ---- */
 /* find_distributed_lookup_table and _update_dist_lookup_table_vars: sets
  * st->table and takes the table's pair out of st->pairs. */
 int tp_table_find(tp_plan *st);
 /* The table's send dummy, made right after send_barrier's output; NULL
- * when there is no table. */
-const char *tp_table_send_dummy(tp_plan *st, ir_block *b, unsigned *ctl);
-/* The prefetch ops and the table grad's split_ids + send in the trainer's
- * block 0 (after the other sends are in place). */
-void tp_table_trainer(tp_plan *st, ir_block *b);
+ * when there is no table.  The trainer's builder keeps it for: */
+const char *tp_table_send_dummy(const tp_placement *pl, ir_block *b, unsigned *ctl);
+/* The prefetch ops and the table grad's split_ids + send (its output the
+ * dummy above) in the trainer's block 0 (after the other sends are in
+ * place). */
+void tp_table_trainer(const tp_placement *pl, const tp_inputs *in, ir_block *b,
+                      const char *table_dummy);
 /* _get_sparse_table_names in param order (caller frees the array). */
-GPtrArray *tp_sparse_table_names(tp_plan *st);
+GPtrArray *tp_sparse_table_names(const tp_placement *pl, const tp_inputs *in);
 typedef struct {
     int32_t checkpoint_block;
     const char *prefetch;       /* prefetch_var_name_to_block_id entry */
 } tp_table_ps;
 /* The table, prefetch and checkpoint blocks of one pserver; `pre` is the
  * parent of its optimize blocks. */
-int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
-                     GPtrArray *grad_to_block, tp_table_ps *out);
-void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps);
+int tp_table_pserver(const tp_placement *pl, const tp_inputs *in, size_t ep, ir_program *p,
+                     int32_t pre, GArray *blocks, GPtrArray *grad_to_block, tp_table_ps *out);
+void tp_table_serv_attrs(const tp_placement *pl, ir_op *serv, const tp_table_ps *tps);
 /* The manifest's "distributed_table" object (a jansson json_t *). */
 void *tp_table_json(tp_plan *st);
 /* The placement's copy of v (find_optimize.c): the desc with its own dims
@@ -235,33 +255,49 @@ const char *tp_geo_delta_name(const char *var);
  * sparse, else p's type; persistable False, no lod_level. */
 void tp_geo_declare_delta(ir_block *b, const tp_pair *p, const char *name,
                           const int64_t *dims, size_t n_dims);
-int tp_build_geo_pserver(tp_plan *st, size_t ep, ir_program **main);
-/* Takes ctx->main and ctx->startup over, as insert_send_recv does. */
-int tp_build_geo_trainer(tp_plan *st, ir_program **main, ir_program **startup);
+ir_program *tp_build_geo_pserver(const tp_placement *pl, const tp_inputs *in, size_t ep);
+/* Rewrites the inputs taken over into the trainer's, as insert_send_recv
+ * does; on bad input (message printed) it changes nothing but the
+ * remote_prefetch attrs it turned off. */
+int tp_build_geo_trainer(const tp_placement *pl, const tp_inputs *in, ir_program *main,
+                         ir_program *startup);
 
-/* ---- builders ---- */
+/* ---- builders ----
+ * Each takes the placement and the inputs it reads.  A pserver builder
+ * returns the new program it made from them (NULL on bad input, message
+ * printed); a trainer builder rewrites the inputs its pass took over from
+ * ctx (tp_build_trainer) or the trainer built before (delete_optimizer).
+ * The passes' entry points, pass_NAME(ctx), fetch the plan and call them. */
 /* insert_send_recv.c: _get_trainer_startup_program's recv of every param
  * but the sparse tables, fetch_barrier and concat, appended to sb (the
  * trainer's startup block 0); *ctl counts the control vars. */
-void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl);
-/* insert_send_recv.c: transpile()'s trainer part, on ctx->main and
- * ctx->startup, which it takes over (they are left empty). */
-int tp_insert_send_recv(tp_plan *st, ir_program **main, ir_program **startup);
-/* Builds the trainer's programs with one of the two builders (insert_send_recv's
- * or GEO's) and stages them as trainer_<id>. */
-typedef int (*tp_trainer_builder)(tp_plan *st, ir_program **main, ir_program **startup);
+void tp_trainer_startup_recvs(const tp_placement *pl, const tp_inputs *in, ir_block *sb,
+                              unsigned *ctl);
+/* insert_send_recv.c: transpile()'s trainer part, on main and startup (the
+ * inputs, which tp_build_trainer took over from ctx). */
+int tp_insert_send_recv(const tp_placement *pl, const tp_inputs *in, ir_program *main,
+                        ir_program *startup);
+/* Takes ctx->main and ctx->startup over (leaving empty programs there),
+ * rewrites them into the trainer's with one of the two builders
+ * (insert_send_recv's or GEO's) and stages them as trainer_<id>; when
+ * the builder refuses, ctx gets them back. */
+typedef int (*tp_trainer_builder)(const tp_placement *pl, const tp_inputs *in, ir_program *main,
+                                  ir_program *startup);
 int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build);
 /* delete_optimizer.c: get_trainer_program's deletions, in place. */
-int tp_delete_optimizer(tp_plan *st, ir_program *main, ir_program *startup);
+int tp_delete_optimizer(const tp_placement *pl, const tp_inputs *in, ir_program *main,
+                        ir_program *startup);
 /* build_pserver.c, build_pserver_startup.c: pserver ep's programs, new,
- * from the plan and the unchanged inputs (which they only read). */
-int tp_build_pserver(tp_plan *st, size_t ep, ir_program **main);
+ * from the placement and the unchanged inputs (which they only read). */
+ir_program *tp_build_pserver(const tp_placement *pl, const tp_inputs *in, size_t ep);
 /* Builds each wanted pserver's main with one of the two builders above and
  * stages them as pserver_<K> (build_pserver and geo_pserver). */
-typedef int (*tp_pserver_builder)(tp_plan *st, size_t ep, ir_program **main);
+typedef ir_program *(*tp_pserver_builder)(const tp_placement *pl, const tp_inputs *in,
+                                          size_t ep);
 int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build);
-int tp_build_pserver_startup(tp_plan *st, size_t ep, const ir_program *pmain,
-                             ir_program **startup);
+/* The startup of pserver ep, whose main program is pmain; never fails. */
+ir_program *tp_build_pserver_startup(const tp_placement *pl, const tp_inputs *in, size_t ep,
+                                     const ir_program *pmain);
 /* nccl2.c, collective.c: on options validate() accepted, take ctx->main
  * and ctx->startup over (leaving empty programs there) and rewrite them
  * into *main and *startup.  On bad input (collective: the ops it reads;

@@ -9,7 +9,8 @@
 #include "builders.h"
 
 typedef struct {
-    tp_plan *st;
+    const tp_placement *pl;
+    const tp_inputs *in;
     ir_program *p, *s;      /* trainer main and startup */
     ir_block *b, *sb;       /* their block 0 */
 } trainer;
@@ -17,11 +18,12 @@ typedef struct {
 /* delete_ops of the optimize ops and the LR ops (_get_lr_ops). */
 static void delete_optimize_ops(trainer *t)
 {
-    tp_plan *st = t->st;
+    const tp_placement *pl = t->pl;
+    const tp_inputs *in = t->in;
     pmap drop = PMAP_INIT;
-    for (size_t i = 0; i < st->n_ops0; i++)
-        if (st->pl->op_kind[i] == TP_OP_OPTIMIZE || st->pl->op_kind[i] == TP_OP_LR)
-            pmap_add(&drop, st->ops0[i]);
+    for (size_t i = 0; i < in->n_ops0; i++)
+        if (pl->op_kind[i] == TP_OP_OPTIMIZE || pl->op_kind[i] == TP_OP_LR)
+            pmap_add(&drop, in->ops0[i]);
     ir_op **keep = xmalloc_n(t->b->n_ops + 1, sizeof *keep);
     size_t n = 0;
     for (size_t k = 0; k < t->b->n_ops; k++)
@@ -42,10 +44,10 @@ static void delete_optimize_ops(trainer *t)
  * conditional_blocks' sub-blocks, and Paddle removes it. */
 static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
 {
-    tp_plan *st = t->st;
+    const tp_placement *pl = t->pl;
     pmap role_vars = PMAP_INIT;
     ir_arena *scratch = ir_arena_new();     /* the lists are read once */
-    for (size_t i = 0; i < st->pl->n_opt; i++) {
+    for (size_t i = 0; i < pl->n_opt; i++) {
         size_t n = 0;
         const char **rv = ir_op_get_names(opt_ops[i], "op_role_var", &n, scratch);
         for (size_t k = 0; k < n; k++)
@@ -55,7 +57,7 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
     /* Candidates: what optimize ops read, minus op_role_var, in order. */
     pmap cand = PMAP_INIT;
     GPtrArray *order = g_ptr_array_new();
-    for (size_t i = 0; i < st->pl->n_opt; i++) {
+    for (size_t i = 0; i < pl->n_opt; i++) {
         const ir_op *op = opt_ops[i];
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
@@ -123,8 +125,9 @@ static void delete_startup_inits(trainer *t, GPtrArray *vars)
  * arbitrary).  One scan over the startup ops for all tables. */
 static int fake_init_tables(trainer *t)
 {
-    tp_plan *st = t->st;
-    GPtrArray *tables = tp_sparse_table_names(st);
+    const tp_placement *pl = t->pl;
+    const tp_inputs *in = t->in;
+    GPtrArray *tables = tp_sparse_table_names(pl, in);
     /* table -> its init op (NULL until found), so pmap_has tells tables. */
     pmap init_of = PMAP_INIT;
     for (guint i = 0; i < tables->len; i++)
@@ -191,13 +194,14 @@ static int fake_init_tables(trainer *t)
     return rc;
 }
 
-int tp_delete_optimizer(tp_plan *st, ir_program *main, ir_program *startup)
+int tp_delete_optimizer(const tp_placement *pl, const tp_inputs *in, ir_program *main,
+                        ir_program *startup)
 {
-    trainer t = {.st = st, .p = main, .s = startup, .b = main->blocks[0],
+    trainer t = {.pl = pl, .in = in, .p = main, .s = startup, .b = main->blocks[0],
                  .sb = startup->blocks[0]};
-    ir_op **opt_ops = xmalloc_n(st->pl->n_opt + 1, sizeof *opt_ops);
-    for (size_t i = 0; i < st->pl->n_opt; i++)
-        opt_ops[i] = st->ops0[st->pl->opt_pos[i]];
+    ir_op **opt_ops = xmalloc_n(pl->n_opt + 1, sizeof *opt_ops);
+    for (size_t i = 0; i < pl->n_opt; i++)
+        opt_ops[i] = in->ops0[pl->opt_pos[i]];
     delete_optimize_ops(&t);
     GPtrArray *dead = optimizer_only_vars(&t, opt_ops);
     free(opt_ops);
@@ -217,7 +221,7 @@ int pass_delete_optimizer(pdt_ctx *ctx)
         return PDT_OK;  /* no trainer asked for */
     if (!st->trainer_main)
         return tp_order_bug("delete_optimizer");
-    int rc = tp_delete_optimizer(st, st->trainer_main, st->trainer_startup);
+    int rc = tp_delete_optimizer(st->pl, &st->in, st->trainer_main, st->trainer_startup);
     if (rc)
         return rc;
     ir_program *progs[2] = {st->trainer_main, st->trainer_startup};

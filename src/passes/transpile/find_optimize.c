@@ -47,7 +47,7 @@ static int refuse_lr_block_attrs(tp_plan *st, const ir_op *lr_op, size_t pos)
         ir_attr_iter it = ir_op_block_attr_iter(op);
         for (const ir_attr *at; rc == PDT_OK && (at = ir_attr_next(&it));) {
             if (at->type == IR_ATTR_BLOCK && at->name == IR_WK(sub_block)) {
-                const ir_block *sb = ir_program_block(st->main, at->block_idx);
+                const ir_block *sb = ir_program_block(st->in.main, at->block_idx);
                 for (size_t k = 0; sb && k < sb->n_ops; k++)
                     g_ptr_array_add(todo, sb->ops[k]);
             } else if (at->type == IR_ATTR_BLOCK || at->type == IR_ATTR_BLOCKS) {
@@ -74,7 +74,7 @@ static int check_declared(tp_plan *st, const ir_op *op, size_t pos)
         for (size_t s = 0; s < counts[io]; s++)
             for (size_t a = 0; a < sets[io][s].n_args; a++) {
                 const char *arg = sets[io][s].args[a];
-                if (!ir_block_find_var(st->b0, arg)) {
+                if (!ir_block_find_var(st->in.b0, arg)) {
                     pdt_error("%s: block 0, op %zu '%s': %s '%s' names unknown var '%s'",
                               st->ctx->main_path, pos, op->type,
                               io ? "output" : "input", sets[io][s].name, arg);
@@ -88,8 +88,8 @@ static int add_pair(tp_plan *st, GArray *pairs, const char *param,
                     const char *grad, const ir_op *op, size_t pos)
 {
     tp_placement *pl = st->draft;
-    const ir_var *pv = ir_block_find_var(st->b0, param);
-    const ir_var *gv = ir_block_find_var(st->b0, grad);
+    const ir_var *pv = ir_block_find_var(st->in.b0, param);
+    const ir_var *gv = ir_block_find_var(st->in.b0, grad);
     if (!pv || !gv) {
         pdt_error("%s: block 0, op %zu '%s': attr 'op_role_var' names unknown var '%s'",
                   st->ctx->main_path, pos, op->type, pv ? grad : param);
@@ -108,12 +108,12 @@ static int add_pair(tp_plan *st, GArray *pairs, const char *param,
 static void mark_sparse_tables(tp_plan *st)
 {
     tp_placement *pl = st->draft;
-    for (size_t i = 0; i < st->b0->n_ops; i++) {
-        ir_block_prefetch_op(st->b0, i);
-        const char *w = tp_sparse_table_of(st->b0->ops[i]);
+    for (size_t i = 0; i < st->in.b0->n_ops; i++) {
+        ir_block_prefetch_op(st->in.b0, i);
+        const char *w = tp_sparse_table_of(st->in.b0->ops[i]);
         void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
         if (k)
-            pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+            st->draft_pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
 }
 
@@ -123,14 +123,14 @@ static void mark_sparse_tables(tp_plan *st)
 static void mark_geo_distributed_tables(tp_plan *st)
 {
     tp_placement *pl = st->draft;
-    for (size_t i = 0; i < st->b0->n_ops; i++) {
-        const ir_op *op = st->b0->ops[i];
+    for (size_t i = 0; i < st->in.b0->n_ops; i++) {
+        const ir_op *op = st->in.b0->ops[i];
         if (op->type != IR_WK(lookup_table) || !ir_op_get_bool(op, "is_distributed", false))
             continue;
         const char *w = ir_op_input1(op, "W");
         void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
         if (k)
-            pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+            st->draft_pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
     }
 }
 
@@ -141,8 +141,8 @@ static void mark_geo_distributed_tables(tp_plan *st)
  * seed's _init_splited_vars drops the duplicate. */
 static int add_update_vars(tp_plan *st, GArray *pairs, pmap *seen)
 {
-    for (size_t i = 0; i < st->b0->n_ops; i++) {
-        const ir_op *op = st->b0->ops[i];
+    for (size_t i = 0; i < st->in.b0->n_ops; i++) {
+        const ir_op *op = st->in.b0->ops[i];
         const char *list = ir_op_has_attr(op, "distribute_update_vars")
                                ? ir_op_get_string(op, "distribute_update_vars")
                                : NULL;
@@ -154,7 +154,7 @@ static int add_update_vars(tp_plan *st, GArray *pairs, pmap *seen)
             const char *n = names.items[k];
             if (pmap_has(seen, n))
                 continue;
-            if (!ir_block_find_var(st->b0, n)) {
+            if (!ir_block_find_var(st->in.b0, n)) {
                 pdt_error("%s: block 0, op %zu '%s': attr 'distribute_update_vars' names "
                           "unknown var '%s'", st->ctx->main_path, i, op->type, n);
                 rc = PDT_EBADINPUT;
@@ -193,10 +193,10 @@ static int check_optimize_op(tp_plan *st, const ir_op *op, size_t i)
 
 /* One pass over block 0: op_kind of every op, the optimize ops'
  * positions and op_by_param lists, and params_grads in op order. */
-static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
+static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen, size_t *opt_pos)
 {
     tp_placement *pl = st->draft;
-    const ir_block *b = st->b0;
+    const ir_block *b = st->in.b0;
     int rc = PDT_OK;
     bool pserver = st->ctx->transpile.mode == PDT_MODE_PSERVER;
     /* the op_role_var lists are read once: not kept in the plan's arena */
@@ -205,7 +205,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         const ir_op *op = b->ops[i];
         int role = ir_op_role(op);
         if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
-            pl->op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
+            st->draft_op_kind[i] = TP_OP_LR;  /* copied to the pservers, so checked too */
             rc = check_declared(st, op, i);
             if (!rc && pserver && !pl->geo)     /* GEO-SGD moves no op */
                 rc = refuse_lr_block_attrs(st, op, i);
@@ -214,11 +214,11 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen)
         if (role != IR_ROLE_OPTIMIZE)
             continue;
         if (pserver && is_clip_op(op)) {
-            pl->op_kind[i] = TP_OP_CLIP;
+            st->draft_op_kind[i] = TP_OP_CLIP;
             continue;
         }
-        pl->op_kind[i] = TP_OP_OPTIMIZE;
-        pl->opt_pos[pl->n_opt++] = i;
+        st->draft_op_kind[i] = TP_OP_OPTIMIZE;
+        opt_pos[pl->n_opt++] = i;
         rc = check_optimize_op(st, op, i);
         if (rc)
             break;
@@ -247,7 +247,7 @@ static int index_pairs(tp_plan *st)
 {
     tp_placement *pl = st->draft;
     for (size_t i = 0; i < pl->n_pairs; i++) {
-        tp_pair *p = &pl->pairs[i];
+        const tp_pair *p = &pl->pairs[i];
         if (pmap_has(&pl->pair_of_grad, p->grad.name) ||
             pmap_has(&pl->pair_of_grad, p->param.name) ||
             pmap_has(&pl->pair_of_param, p->grad.name) ||
@@ -270,12 +270,14 @@ static int index_pairs(tp_plan *st)
 int tp_find_optimize(tp_plan *st)
 {
     tp_placement *pl = st->draft;
-    const ir_block *b = st->b0;
-    pl->op_kind = ir_arena_alloc(pl->arena, b->n_ops + 1);
-    pl->opt_pos = ir_arena_alloc(pl->arena, (b->n_ops + 1) * sizeof *pl->opt_pos);
+    const ir_block *b = st->in.b0;
+    st->draft_op_kind = ir_arena_alloc(pl->arena, b->n_ops + 1);
+    pl->op_kind = st->draft_op_kind;
+    size_t *opt_pos = ir_arena_alloc(pl->arena, (b->n_ops + 1) * sizeof *opt_pos);
+    pl->opt_pos = opt_pos;
     GArray *pairs = g_array_new(FALSE, FALSE, sizeof(tp_pair));
     pmap seen = PMAP_INIT;
-    int rc = classify_ops(st, pairs, &seen);
+    int rc = classify_ops(st, pairs, &seen, opt_pos);
     if (rc == PDT_OK && pl->n_opt > 0)
         rc = add_update_vars(st, pairs, &seen);
     pmap_free(&seen);
@@ -290,9 +292,10 @@ int tp_find_optimize(tp_plan *st)
         rc = PDT_EBADINPUT;
     }
     pl->n_pairs = pairs->len;
-    pl->pairs = ir_arena_alloc(pl->arena, (pairs->len + 1) * sizeof(tp_pair));
+    st->draft_pairs = ir_arena_alloc(pl->arena, (pairs->len + 1) * sizeof(tp_pair));
+    pl->pairs = st->draft_pairs;
     if (pairs->len)
-        memcpy(pl->pairs, pairs->data, pairs->len * sizeof(tp_pair));
+        memcpy(st->draft_pairs, pairs->data, pairs->len * sizeof(tp_pair));
     g_array_free(pairs, TRUE);
     if (rc || (rc = pl->geo ? PDT_OK : tp_table_find(st)) || (rc = index_pairs(st)))
         return rc;
@@ -302,7 +305,7 @@ int tp_find_optimize(tp_plan *st)
          * find_distributed_lookup_table only names it) and prefetches
          * nothing: lookup_table ops get remote_prefetch False. */
         for (size_t i = 0; i < pl->n_pairs; i++)
-            pl->pairs[i].sparse_grad = pl->pairs[i].grad.var->type == IR_SELECTED_ROWS;
+            st->draft_pairs[i].sparse_grad = pl->pairs[i].grad.var->type == IR_SELECTED_ROWS;
         mark_geo_distributed_tables(st);
         return PDT_OK;
     }
@@ -326,9 +329,10 @@ static tp_placement *new_placement(const pdt_ctx *ctx)
     tp_placement *pl = xcalloc(1, sizeof *pl);
     pl->arena = ir_arena_new();
     pl->n_eps = ctx->transpile.pservers.n;
-    pl->eps = ir_arena_alloc(pl->arena, (pl->n_eps + 1) * sizeof *pl->eps);
+    const char **eps = ir_arena_alloc(pl->arena, (pl->n_eps + 1) * sizeof *eps);
     for (size_t e = 0; e < pl->n_eps; e++)
-        pl->eps[e] = ctx->transpile.pservers.items[e];
+        eps[e] = ctx->transpile.pservers.items[e];
+    pl->eps = eps;
     pl->geo = ctx->transpile.geo_push_nums > 0;
     pl->sync = ctx->transpile.sync_mode == PDT_SYNC && !pl->geo;
     pl->runtime_split = ctx->transpile.sync_mode == PDT_HALF_ASYNC;
@@ -351,14 +355,16 @@ void *tp_plan_create(pdt_ctx *ctx)
 {
     tp_plan *st = xcalloc(1, sizeof *st);
     st->ctx = ctx;
-    st->arena = ir_arena_new();
+    st->in.o = &ctx->transpile;
+    st->in.main_path = ctx->main_path;
+    st->in.arena = ir_arena_new();
     st->draft = new_placement(ctx);
     st->pl = st->draft;
     st->narrow = (size_t)-1;
     size_t n = st->pl->n_eps + 1;
-    st->pserver_main = ir_arena_alloc(st->arena, n * sizeof *st->pserver_main);
-    st->pserver_startup = ir_arena_alloc(st->arena, n * sizeof *st->pserver_startup);
-    st->pserver_written = ir_arena_alloc(st->arena, n * sizeof *st->pserver_written);
+    st->pserver_main = ir_arena_alloc(st->in.arena, n * sizeof *st->pserver_main);
+    st->pserver_startup = ir_arena_alloc(st->in.arena, n * sizeof *st->pserver_startup);
+    st->pserver_written = ir_arena_alloc(st->in.arena, n * sizeof *st->pserver_written);
     memset(st->pserver_main, 0, n * sizeof *st->pserver_main);
     memset(st->pserver_startup, 0, n * sizeof *st->pserver_startup);
     memset(st->pserver_written, 0, n * sizeof *st->pserver_written);
@@ -402,19 +408,20 @@ int pass_find_optimize(pdt_ctx *ctx)
         rc = tp_lr_trainer_computed(ctx);
     if (!rc)
         rc = lr_counters(ctx, pl);
-    st->main = ctx->main;
-    st->startup = ctx->startup;
-    st->b0 = ctx->main->blocks[0];
+    st->in.main = ctx->main;
+    st->in.startup = ctx->startup;
+    st->in.b0 = ctx->main->blocks[0];
     if (!rc)
         rc = tp_find_optimize(st);
     if (rc) {
         pdt_analysis_drop(ctx, PDT_AN_transpile_plan, false);
         return rc;
     }
-    st->ops0 = ir_arena_alloc(st->arena, (st->b0->n_ops + 1) * sizeof *st->ops0);
-    if (st->b0->n_ops)
-        memcpy(st->ops0, st->b0->ops, st->b0->n_ops * sizeof *st->ops0);
-    st->n_ops0 = st->b0->n_ops;
+    ir_op **ops0 = ir_arena_alloc(st->in.arena, (st->in.b0->n_ops + 1) * sizeof *ops0);
+    if (st->in.b0->n_ops)
+        memcpy(ops0, st->in.b0->ops, st->in.b0->n_ops * sizeof *ops0);
+    st->in.ops0 = ops0;
+    st->in.n_ops0 = st->in.b0->n_ops;
     pl->stage = TP_PLAN_FOUND;
     return PDT_OK;
 }

@@ -27,11 +27,11 @@ void tp_geo_declare_delta(ir_block *b, const tp_pair *p, const char *name,
 }
 
 /* The slices placed on ep, as _clone_var declares them (persistable). */
-static void declare_slices(tp_plan *st, size_t ep, ir_block *g)
+static void declare_slices(const tp_placement *pl, size_t ep, ir_block *g)
 {
-    const tp_endpoint *e = &st->pl->epl[ep];
+    const tp_endpoint *e = &pl->epl[ep];
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
+        const tp_pair *p = &pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->param.slices[e->refs[i].slice];
         const ir_var *pv = p->param.var;
         /* a split slice is a new var (lod_level 0); a whole param keeps its own */
@@ -40,15 +40,15 @@ static void declare_slices(tp_plan *st, size_t ep, ir_block *g)
     }
 }
 
-static void serv_op(tp_plan *st, size_t ep, ir_block *g, GArray *blocks, GPtrArray *g2b,
-                    GPtrArray *sparse)
+static void serv_op(const tp_placement *pl, const tp_inputs *in, size_t ep, ir_block *g,
+                    GArray *blocks, GPtrArray *g2b, GPtrArray *sparse)
 {
-    const pdt_runtime *rt = &st->ctx->transpile.runtime;
+    const pdt_runtime *rt = &in->o->runtime;
     ir_op *op = ir_block_append_op(g, "listen_and_serv");
     ir_op_set_input(op, "X", NULL, 0);
     ir_op_set_blocks(op, "optimize_blocks", (const int32_t *)(void *)blocks->data, blocks->len);
-    ir_op_set_string(op, "endpoint", st->pl->eps[ep]);
-    ir_op_set_int(op, "Fanin", st->ctx->transpile.trainers);
+    ir_op_set_string(op, "endpoint", pl->eps[ep]);
+    ir_op_set_int(op, "Fanin", in->o->trainers);
     ir_op_set_int(op, "distributed_mode", TP_DM_GEO);
     ir_op_set_strings(op, "grad_to_block_id", (const char *const *)g2b->pdata, g2b->len);
     ir_op_set_strings(op, "sparse_grad_to_param", (const char *const *)sparse->pdata,
@@ -59,16 +59,16 @@ static void serv_op(tp_plan *st, size_t ep, ir_block *g, GArray *blocks, GPtrArr
     ir_op_set_role(op, IR_ROLE_FORWARD);
 }
 
-int tp_build_geo_pserver(tp_plan *st, size_t ep, ir_program **out)
+ir_program *tp_build_geo_pserver(const tp_placement *pl, const tp_inputs *in, size_t ep)
 {
-    ir_program *p = tp_new_program(st->main);
+    ir_program *p = tp_new_program(in->main);
     ir_block *g = p->blocks[0];
-    declare_slices(st, ep, g);
-    const tp_endpoint *e = &st->pl->epl[ep];
+    declare_slices(pl, ep, g);
+    const tp_endpoint *e = &pl->epl[ep];
     GArray *blocks = g_array_new(FALSE, FALSE, sizeof(int32_t));
     GPtrArray *g2b = g_ptr_array_new(), *sparse = g_ptr_array_new();
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *pr = &st->pl->pairs[e->refs[i].pair];
+        const tp_pair *pr = &pl->pairs[e->refs[i].pair];
         const tp_slice *s = &pr->param.slices[e->refs[i].slice];
         /* every block's parent is block 0 (pre_block_idx before the loop) */
         ir_block *blk = ir_program_add_block(p, 0);
@@ -86,13 +86,12 @@ int tp_build_geo_pserver(tp_plan *st, size_t ep, ir_program **out)
     }
     if (e->n == 0)
         pdt_warning("pserver '%s' holds no param slice (more pservers than slices?); its "
-                    "listen_and_serv has no optimize block", st->pl->eps[ep]);
-    serv_op(st, ep, g, blocks, g2b, sparse);
+                    "listen_and_serv has no optimize block", pl->eps[ep]);
+    serv_op(pl, in, ep, g, blocks, g2b, sparse);
     g_array_free(blocks, TRUE);
     g_ptr_array_free(g2b, TRUE);
     g_ptr_array_free(sparse, TRUE);
-    *out = p;
-    return PDT_OK;
+    return p;
 }
 
 int pass_geo_pserver(pdt_ctx *ctx)

@@ -12,16 +12,16 @@
 
 /* _init_splited_vars on the trainer: _create_vars_from_blocklist's slice
  * vars, then per param P.delta and, when P is split, P.block<i>.delta. */
-static void declare_vars(tp_plan *st, ir_block *b)
+static void declare_vars(const tp_placement *pl, ir_block *b)
 {
-    for (size_t i = 0; i < st->pl->n_pairs; i++) {
-        const tp_dvar *d = &st->pl->pairs[i].param;
+    for (size_t i = 0; i < pl->n_pairs; i++) {
+        const tp_dvar *d = &pl->pairs[i].param;
         for (size_t k = 0; d->n_slices > 1 && k < d->n_slices; k++)
             tp_create_var(b, d->slices[k].name, d->var->type, d->var->dtype,
                           d->slices[k].dims, d->slices[k].n_dims, -1, 0);
     }
-    for (size_t i = 0; i < st->pl->n_pairs; i++) {
-        const tp_pair *p = &st->pl->pairs[i];
+    for (size_t i = 0; i < pl->n_pairs; i++) {
+        const tp_pair *p = &pl->pairs[i];
         const tp_dvar *d = &p->param;
         tp_geo_declare_delta(b, p, tp_geo_delta_name(d->name), d->var->dims, d->var->n_dims);
         for (size_t k = 0; d->n_slices > 1 && k < d->n_slices; k++)
@@ -30,17 +30,18 @@ static void declare_vars(tp_plan *st, ir_block *b)
     }
 }
 
-static bool is_sparse_param(const tp_plan *st, const char *name)
+static bool is_sparse_param(const tp_placement *pl, const char *name)
 {
-    void *k = pmap_get(&st->pl->pair_of_param, name);
-    return k && st->pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_grad;
+    void *k = pmap_get(&pl->pair_of_param, name);
+    return k && pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_grad;
 }
 
 /* The ids the communicator is sent: over every op with an is_sparse attr
  * (lookup_table, its grad, lookup_table_v2, ...), zip(Ids, W) with W a
  * sparse param, an ids var skipped only when its last recorded table is
  * this W.  lookup_table ops get remote_prefetch False on the way. */
-static int sparse_ids(tp_plan *st, ir_block *b, GPtrArray *ids, GPtrArray *tables)
+static int sparse_ids(const tp_placement *pl, const char *main_path, ir_block *b, GPtrArray *ids,
+                      GPtrArray *tables)
 {
     pmap last = PMAP_INIT;  /* ids var -> its last table */
     int rc = PDT_OK;
@@ -53,18 +54,18 @@ static int sparse_ids(tp_plan *st, ir_block *b, GPtrArray *ids, GPtrArray *table
         const ir_slot *in = ir_op_input(op, "Ids"), *w = ir_op_input(op, "W");
         if (!in || !w) {
             pdt_error("%s: block 0, op %zu '%s' has attr 'is_sparse' but no input '%s': "
-                      "GeoSgdTranspiler reads its Ids and W", st->ctx->main_path, i,
+                      "GeoSgdTranspiler reads its Ids and W", main_path, i,
                       op->type, in ? "W" : "Ids");
             rc = PDT_EBADINPUT;
             break;
         }
         for (size_t a = 0; a < in->n_args && a < w->n_args && !rc; a++) {
             const char *id = in->args[a], *table = w->args[a];
-            if (!is_sparse_param(st, table) || pmap_get(&last, id) == table)
+            if (!is_sparse_param(pl, table) || pmap_get(&last, id) == table)
                 continue;
             if (!ir_block_find_var(b, id)) {
                 pdt_error("%s: block 0, op %zu '%s': input 'Ids' names unknown var '%s'",
-                          st->ctx->main_path, i, op->type, id);
+                          main_path, i, op->type, id);
                 rc = PDT_EBADINPUT;
             }
             g_ptr_array_add(ids, (void *)id);
@@ -89,17 +90,18 @@ static ir_op *append_send(ir_block *b, const char *const *xs, size_t n, const ch
 
 /* The startup: _get_trainer_startup_program, then every param's delta
  * (persistable False given), then `send` of param_init. */
-static void build_startup(tp_plan *st, ir_block *sb, unsigned *ctl)
+static void build_startup(const tp_placement *pl, const tp_inputs *in, ir_block *sb,
+                          unsigned *ctl)
 {
-    tp_trainer_startup_recvs(st, sb, ctl);
-    for (size_t i = 0; i < st->pl->n_pairs; i++) {
-        const tp_pair *p = &st->pl->pairs[i];
+    tp_trainer_startup_recvs(pl, in, sb, ctl);
+    for (size_t i = 0; i < pl->n_pairs; i++) {
+        const tp_pair *p = &pl->pairs[i];
         const ir_var *pv = p->param.var;
         tp_create_var(sb, tp_geo_delta_name(p->param.name),
                       p->sparse_grad ? IR_SELECTED_ROWS : pv->type, pv->dtype, pv->dims,
                       pv->n_dims, -1, 0);
     }
-    const char *out = tp_control_var(st, sb, ctl);
+    const char *out = tp_control_var(sb, ctl);
     /* create_var(name="param_init"): a name and the default type only, as
      * a control var */
     const char *names[1] = {ir_intern("param_init")};
@@ -112,30 +114,25 @@ static void build_startup(tp_plan *st, ir_block *sb, unsigned *ctl)
     append_send(sb, names, 1, names, out);
 }
 
-int tp_build_geo_trainer(tp_plan *st, ir_program **main_out, ir_program **startup_out)
+int tp_build_geo_trainer(const tp_placement *pl, const tp_inputs *in, ir_program *main,
+                         ir_program *startup)
 {
-    pdt_ctx *ctx = st->ctx;
-    ir_block *b = ctx->main->blocks[0];
+    ir_block *b = main->blocks[0];
     GPtrArray *ids = g_ptr_array_new(), *tables = g_ptr_array_new();
-    int rc = sparse_ids(st, b, ids, tables);
+    int rc = sparse_ids(pl, in->main_path, b, ids, tables);
     if (rc) {
         g_ptr_array_free(ids, TRUE);
         g_ptr_array_free(tables, TRUE);
         return rc;
     }
-    ir_program *p = tp_take_over(&ctx->main);
-    ir_program *s = tp_take_over(&ctx->startup);
-    b = p->blocks[0];
-    declare_vars(st, b);
+    declare_vars(pl, b);
     unsigned ctl = 0;
-    const char *dummy = tp_control_var(st, b, &ctl);
+    const char *dummy = tp_control_var(b, &ctl);
     append_send(b, (const char *const *)ids->pdata, ids->len,
                 (const char *const *)tables->pdata, dummy);
     g_ptr_array_free(ids, TRUE);
     g_ptr_array_free(tables, TRUE);
-    build_startup(st, s->blocks[0], &ctl);
-    *main_out = p;
-    *startup_out = s;
+    build_startup(pl, in, startup->blocks[0], &ctl);
     return PDT_OK;
 }
 

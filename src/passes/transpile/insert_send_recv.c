@@ -10,25 +10,28 @@
 #include "builders.h"
 
 typedef struct {
-    tp_plan *st;
-    ir_program *p, *s;      /* trainer main and startup (clones) */
+    const tp_placement *pl;
+    const tp_inputs *in;
+    ir_program *p, *s;      /* trainer main and startup (the inputs, taken over) */
     ir_block *b, *sb;       /* their block 0 */
     unsigned ctl;           /* __control_var counter */
     GPtrArray **groups;     /* per anchor + 1: GPtrArray of op groups */
     GPtrArray *tail;        /* ops appended after the last original op */
+    const char *table_dummy;    /* the lookup table's send dummy, or NULL */
+    size_t prefetch_next;       /* tp_prefetch_emit's cursor */
 } trainer;
 
-static const char **ep_names(tp_plan *st, const tp_pair *p)
+static const char **ep_names(const tp_placement *pl, const tp_inputs *in, const tp_pair *p)
 {
-    const char **eps = ir_arena_alloc(st->arena, p->param.n_slices * sizeof *eps);
+    const char **eps = ir_arena_alloc(in->arena, p->param.n_slices * sizeof *eps);
     for (size_t k = 0; k < p->param.n_slices; k++)
-        eps[k] = st->pl->eps[p->ep[k]];
+        eps[k] = pl->eps[p->ep[k]];
     return eps;
 }
 
-static const char **slice_names(tp_plan *st, const tp_dvar *d)
+static const char **slice_names(const tp_inputs *in, const tp_dvar *d)
 {
-    const char **n = ir_arena_alloc(st->arena, d->n_slices * sizeof *n);
+    const char **n = ir_arena_alloc(in->arena, d->n_slices * sizeof *n);
     for (size_t k = 0; k < d->n_slices; k++)
         n[k] = d->slices[k].name;
     return n;
@@ -132,16 +135,16 @@ static void add_group(trainer *t, long anchor, ir_op *a, ir_op *b)
 /* For each pair, the last op of the input's block 0 that writes its grad
  * (find_op_by_output_arg with reverse=True), or -1: one scan over the ops
  * instead of a search per grad. */
-static long *last_writers(tp_plan *st)
+static long *last_writers(const tp_placement *pl, const tp_inputs *in)
 {
-    long *at = ir_arena_alloc(st->arena, (st->pl->n_pairs + 1) * sizeof *at);
-    for (size_t i = 0; i < st->pl->n_pairs; i++)
+    long *at = ir_arena_alloc(in->arena, (pl->n_pairs + 1) * sizeof *at);
+    for (size_t i = 0; i < pl->n_pairs; i++)
         at[i] = -1;
-    for (size_t k = 0; k < st->b0->n_ops; k++) {
-        const ir_op *op = st->b0->ops[k];
+    for (size_t k = 0; k < in->b0->n_ops; k++) {
+        const ir_op *op = in->b0->ops[k];
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                void *pk = pmap_get(&st->pl->pair_of_grad, op->outputs[s].args[a]);
+                void *pk = pmap_get(&pl->pair_of_grad, op->outputs[s].args[a]);
                 if (pk)
                     at[GPOINTER_TO_SIZE(pk) - 1] = (long)k;
             }
@@ -153,45 +156,46 @@ static long *last_writers(tp_plan *st)
  * writer.  Returns the send ops' dummy outputs, per pair. */
 static const char **insert_sends(trainer *t, const long *anchors)
 {
-    tp_plan *st = t->st;
-    const char **dummy = ir_arena_alloc(st->arena, (st->pl->n_pairs + 1) * sizeof *dummy);
-    for (size_t q = 0; q < st->pl->n_pairs; q++) {
-        size_t pi = st->pl->send_order[q];
-        const tp_pair *p = &st->pl->pairs[pi];
+    const tp_placement *pl = t->pl;
+    const tp_inputs *in = t->in;
+    const char **dummy = ir_arena_alloc(in->arena, (pl->n_pairs + 1) * sizeof *dummy);
+    for (size_t q = 0; q < pl->n_pairs; q++) {
+        size_t pi = pl->send_order[q];
+        const tp_pair *p = &pl->pairs[pi];
         const tp_dvar *g = &p->grad;
         const char *sent = g->n_slices == 1 ? g->slices[0].name : g->name;
         long anchor = anchors[pi];
         ir_op *split = NULL;
-        if (g->n_slices > 1 && !st->pl->runtime_split) {
+        if (g->n_slices > 1 && !pl->runtime_split) {
             bool rows = g->var->type == IR_SELECTED_ROWS;
             split = new_op(t, rows ? "split_selected_rows" : "split_byref", IR_ROLE_DIST);
             ir_op_set_input1(split, "X", g->name);
-            ir_op_set_output(split, "Out", slice_names(st, g), g->n_slices);
+            ir_op_set_output(split, "Out", slice_names(in, g), g->n_slices);
             if (rows) {
-                int64_t *h = ir_arena_alloc(st->arena, g->n_slices * sizeof *h);
+                int64_t *h = ir_arena_alloc(in->arena, g->n_slices * sizeof *h);
                 for (size_t k = 0; k < g->n_slices; k++)
                     h[k] = g->slices[k].dims[0];
                 ir_op_set_longs(split, "height_sections", h, g->n_slices);
             } else {
-                int32_t *h = ir_arena_alloc(st->arena, g->n_slices * sizeof *h);
+                int32_t *h = ir_arena_alloc(in->arena, g->n_slices * sizeof *h);
                 for (size_t k = 0; k < g->n_slices; k++)
                     h[k] = (int32_t)g->slices[k].dims[0];
                 ir_op_set_ints(split, "sections", h, g->n_slices);
             }
         }
-        dummy[pi] = tp_control_var(st, t->b, &t->ctl);
+        dummy[pi] = tp_control_var(t->b, &t->ctl);
         ir_op *send = new_op(t, "send", IR_ROLE_RPC);
         ir_op_set_output1(send, "Out", dummy[pi]);
-        ir_op_set_strings(send, "epmap", ep_names(st, p), g->n_slices);
-        if (st->pl->runtime_split) {
-            int64_t *h = ir_arena_alloc(st->arena, g->n_slices * sizeof *h);
+        ir_op_set_strings(send, "epmap", ep_names(pl, in, p), g->n_slices);
+        if (pl->runtime_split) {
+            int64_t *h = ir_arena_alloc(in->arena, g->n_slices * sizeof *h);
             for (size_t k = 0; k < g->n_slices; k++)
                 h[k] = g->slices[k].dims[0];
             ir_op_set_input1(send, "X", sent);
             ir_op_set_longs(send, "sections", h, g->n_slices);
-            ir_op_set_strings(send, "send_varnames", slice_names(st, g), g->n_slices);
+            ir_op_set_strings(send, "send_varnames", slice_names(in, g), g->n_slices);
         } else {
-            ir_op_set_input(send, "X", slice_names(st, g), g->n_slices);
+            ir_op_set_input(send, "X", slice_names(in, g), g->n_slices);
             ir_op_set_longs(send, "sections", NULL, 0);
             ir_op_set_strings(send, "send_varnames", NULL, 0);
         }
@@ -207,18 +211,19 @@ static const char **insert_sends(trainer *t, const long *anchors)
  * dummy outputs. */
 static const char **send_lr_counters(trainer *t)
 {
-    tp_plan *st = t->st;
+    const tp_placement *pl = t->pl;
+    const tp_inputs *in = t->in;
     const char **decay_out =
-        ir_arena_alloc(st->arena, (st->pl->n_lr_counters + 1) * sizeof *decay_out);
-    for (size_t i = 0; !st->pl->sync && i < st->pl->n_lr_counters; i++) {
-        const char *c = st->pl->lr_counters[i];
-        decay_out[i] = tp_control_var(st, t->b, &t->ctl);
+        ir_arena_alloc(in->arena, (pl->n_lr_counters + 1) * sizeof *decay_out);
+    for (size_t i = 0; !pl->sync && i < pl->n_lr_counters; i++) {
+        const char *c = pl->lr_counters[i];
+        decay_out[i] = tp_control_var(t->b, &t->ctl);
         ir_op *op = new_op(t, "send", IR_ROLE_RPC);
         ir_op_set_input1(op, "X", c);
         ir_op_set_output1(op, "Out", decay_out[i]);
-        ir_op_set_strings(op, "epmap", st->pl->eps, st->pl->n_eps);
+        ir_op_set_strings(op, "epmap", pl->eps, pl->n_eps);
         ir_op_set_longs(op, "sections", NULL, 0);
-        ir_op_set_strings(op, "send_varnames", &c, st->pl->runtime_split ? 1 : 0);
+        ir_op_set_strings(op, "send_varnames", &c, pl->runtime_split ? 1 : 0);
         ir_op_set_bool(op, "merge_add", true);
         ir_op_set_bool(op, "use_send_handler", false);
         const char *rv[2] = {c, c};
@@ -231,38 +236,39 @@ static const char **send_lr_counters(trainer *t)
 /* One recv per param (its slices), then fetch_barrier in sync mode. */
 static void recv_params(trainer *t, const char *barrier_out, const char **dummy)
 {
-    tp_plan *st = t->st;
-    int tid = st->ctx->transpile.trainer_id;
+    const tp_placement *pl = t->pl;
+    const tp_inputs *in = t->in;
+    int tid = in->o->trainer_id;
     GPtrArray *recv_outs = g_ptr_array_new();
-    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
-        const tp_pair *p = &st->pl->pairs[pi];
+    for (size_t pi = 0; pi < pl->n_pairs; pi++) {
+        const tp_pair *p = &pl->pairs[pi];
         if (p->remote)
             continue;   /* the pservers keep it (transpile_prefetch.c) */
         ir_op *op = new_op(t, "recv", IR_ROLE_RPC);
-        ir_op_set_input1(op, "X", st->pl->sync ? barrier_out : dummy[pi]);
+        ir_op_set_input1(op, "X", pl->sync ? barrier_out : dummy[pi]);
         const char *rv_grad = p->grad.n_slices == 1 ? p->grad.slices[0].name : p->grad.name;
-        if (st->pl->runtime_split) {
+        if (pl->runtime_split) {
             ir_op_set_output1(op, "Out", p->param.name);
-            ir_op_set_strings(op, "recv_varnames", slice_names(st, &p->param),
+            ir_op_set_strings(op, "recv_varnames", slice_names(in, &p->param),
                               p->param.n_slices);
             g_ptr_array_add(recv_outs, (void *)p->param.name);
         } else {
-            ir_op_set_output(op, "Out", slice_names(st, &p->param), p->param.n_slices);
+            ir_op_set_output(op, "Out", slice_names(in, &p->param), p->param.n_slices);
             ir_op_set_strings(op, "recv_varnames", NULL, 0);
             for (size_t k = 0; k < p->param.n_slices; k++)
                 g_ptr_array_add(recv_outs, (void *)p->param.slices[k].name);
         }
-        ir_op_set_strings(op, "epmap", ep_names(st, p), p->param.n_slices);
+        ir_op_set_strings(op, "epmap", ep_names(pl, in, p), p->param.n_slices);
         ir_op_set_int(op, "trainer_id", tid);
         const char *rv[2] = {p->param.name, rv_grad};
         ir_op_set_strings(op, "op_role_var", rv, 2);
         g_ptr_array_add(t->tail, op);
     }
-    if (st->pl->sync) {
+    if (pl->sync) {
         ir_op *op = new_op(t, "fetch_barrier", IR_ROLE_RPC);
         ir_op_set_input1(op, "X", barrier_out);
         ir_op_set_output(op, "Out", (const char *const *)recv_outs->pdata, recv_outs->len);
-        ir_op_set_strings(op, "endpoints", st->pl->eps, st->pl->n_eps);
+        ir_op_set_strings(op, "endpoints", pl->eps, pl->n_eps);
         ir_op_set_int(op, "trainer_id", tid);
         g_ptr_array_add(t->tail, op);
     }
@@ -272,36 +278,37 @@ static void recv_params(trainer *t, const char *barrier_out, const char **dummy)
 /* The rest of transpile(): barriers, recvs and concats at the end. */
 static void append_recvs(trainer *t, const char **dummy)
 {
-    tp_plan *st = t->st;
-    int tid = st->ctx->transpile.trainer_id;
-    const char *barrier_out = tp_control_var(st, t->b, &t->ctl);
-    const char *table_dummy = tp_table_send_dummy(st, t->b, &t->ctl);
+    const tp_placement *pl = t->pl;
+    const tp_inputs *in = t->in;
+    int tid = in->o->trainer_id;
+    const char *barrier_out = tp_control_var(t->b, &t->ctl);
+    const char *table_dummy = t->table_dummy = tp_table_send_dummy(pl, t->b, &t->ctl);
     const char **decay_out = send_lr_counters(t);
-    if (st->pl->sync || (st->pl->runtime_split && st->pl->half_async)) {
+    if (pl->sync || (pl->runtime_split && pl->half_async)) {
         ir_op *op = new_op(t, "send_barrier", IR_ROLE_RPC);
         const char **deps = ir_arena_alloc(
-            st->arena, (st->pl->n_pairs + st->pl->n_lr_counters + 2) * sizeof *deps);
+            in->arena, (pl->n_pairs + pl->n_lr_counters + 2) * sizeof *deps);
         size_t nd = 0;
-        for (size_t q = 0; q < st->pl->n_pairs; q++)
-            deps[nd++] = dummy[st->pl->send_order[q]];
+        for (size_t q = 0; q < pl->n_pairs; q++)
+            deps[nd++] = dummy[pl->send_order[q]];
         if (table_dummy)
             deps[nd++] = table_dummy;
-        for (size_t i = 0; !st->pl->sync && i < st->pl->n_lr_counters; i++)
+        for (size_t i = 0; !pl->sync && i < pl->n_lr_counters; i++)
             deps[nd++] = decay_out[i];
         ir_op_set_input(op, "X", deps, nd);
         ir_op_set_output1(op, "Out", barrier_out);
-        ir_op_set_strings(op, "endpoints", st->pl->eps, st->pl->n_eps);
+        ir_op_set_strings(op, "endpoints", pl->eps, pl->n_eps);
         ir_op_set_int(op, "trainer_id", tid);
-        ir_op_set_bool(op, "half_async", !st->pl->sync);
+        ir_op_set_bool(op, "half_async", !pl->sync);
         g_ptr_array_add(t->tail, op);
     }
     recv_params(t, barrier_out, dummy);
-    for (size_t pi = 0; pi < st->pl->n_pairs && !st->pl->runtime_split; pi++) {
-        const tp_pair *p = &st->pl->pairs[pi];
+    for (size_t pi = 0; pi < pl->n_pairs && !pl->runtime_split; pi++) {
+        const tp_pair *p = &pl->pairs[pi];
         if (p->param.n_slices <= 1 || p->remote)
             continue;
         ir_op *op = new_op(t, "concat", IR_ROLE_DIST);
-        ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
+        ir_op_set_input(op, "X", slice_names(in, &p->param), p->param.n_slices);
         /* Python's Operator writes a dispensable input left out as an
          * empty slot. */
         ir_op_set_input(op, "AxisTensor", NULL, 0);
@@ -312,10 +319,11 @@ static void append_recvs(trainer *t, const char **dummy)
 }
 
 /* _get_trainer_startup_program: fetch every param from the pservers. */
-void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl)
+void tp_trainer_startup_recvs(const tp_placement *pl, const tp_inputs *in, ir_block *sb,
+                              unsigned *ctl)
 {
-    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
-        const tp_pair *p = &st->pl->pairs[pi];
+    for (size_t pi = 0; pi < pl->n_pairs; pi++) {
+        const tp_pair *p = &pl->pairs[pi];
         if (p->sparse_table)
             continue;
         for (size_t k = 0; k < p->param.n_slices; k++) {
@@ -326,19 +334,19 @@ void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl)
         }
         ir_op *op = ir_block_append_op(sb, "recv");
         ir_op_set_input(op, "X", NULL, 0);
-        ir_op_set_output(op, "Out", slice_names(st, &p->param), p->param.n_slices);
-        ir_op_set_strings(op, "epmap", ep_names(st, p), p->param.n_slices);
-        ir_op_set_int(op, "trainer_id", st->ctx->transpile.trainer_id);
+        ir_op_set_output(op, "Out", slice_names(in, &p->param), p->param.n_slices);
+        ir_op_set_strings(op, "epmap", ep_names(pl, in, p), p->param.n_slices);
+        ir_op_set_int(op, "trainer_id", in->o->trainer_id);
         ir_op_set_role(op, IR_ROLE_RPC);
     }
     ir_op *fb = ir_block_append_op(sb, "fetch_barrier");
     ir_op_set_input(fb, "X", NULL, 0);     /* inputs={}: the dispensable X, empty */
-    ir_op_set_output1(fb, "Out", tp_control_var(st, sb, ctl));
-    ir_op_set_strings(fb, "endpoints", st->pl->eps, st->pl->n_eps);
-    ir_op_set_int(fb, "trainer_id", st->ctx->transpile.trainer_id);
+    ir_op_set_output1(fb, "Out", tp_control_var(sb, ctl));
+    ir_op_set_strings(fb, "endpoints", pl->eps, pl->n_eps);
+    ir_op_set_int(fb, "trainer_id", in->o->trainer_id);
     ir_op_set_role(fb, IR_ROLE_RPC);
-    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
-        const tp_pair *p = &st->pl->pairs[pi];
+    for (size_t pi = 0; pi < pl->n_pairs; pi++) {
+        const tp_pair *p = &pl->pairs[pi];
         if (p->sparse_table || p->param.n_slices <= 1)
             continue;
         if (!ir_block_find_var(sb, p->param.name)) {
@@ -347,7 +355,7 @@ void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl)
                           v->has_persistable ? v->persistable : -1);
         }
         ir_op *op = ir_block_append_op(sb, "concat");
-        ir_op_set_input(op, "X", slice_names(st, &p->param), p->param.n_slices);
+        ir_op_set_input(op, "X", slice_names(in, &p->param), p->param.n_slices);
         ir_op_set_input(op, "AxisTensor", NULL, 0);
         ir_op_set_output1(op, "Out", p->param.name);
         ir_op_set_int(op, "axis", 0);
@@ -357,18 +365,18 @@ void tp_trainer_startup_recvs(tp_plan *st, ir_block *sb, unsigned *ctl)
 
 static void build_startup(trainer *t)
 {
-    tp_trainer_startup_recvs(t->st, t->sb, &t->ctl);
+    tp_trainer_startup_recvs(t->pl, t->in, t->sb, &t->ctl);
 }
 
 /* _init_splited_vars: the slice vars, and NAME.trainer_<id> renames.
  * Returns, per pair, the last op writing its grad (before the renames). */
 static const long *init_split_vars(trainer *t)
 {
-    tp_plan *st = t->st;
+    const tp_placement *pl = t->pl;
     pmap renames = PMAP_INIT;   /* name -> NAME.trainer_<id> */
     GPtrArray *renamed = g_ptr_array_new();     /* its keys in pair order */
-    for (size_t pi = 0; pi < st->pl->n_pairs; pi++) {
-        const tp_pair *p = &st->pl->pairs[pi];
+    for (size_t pi = 0; pi < pl->n_pairs; pi++) {
+        const tp_pair *p = &pl->pairs[pi];
         const tp_dvar *ds[2] = {&p->param, &p->grad};
         for (int w = 0; w < 2; w++) {
             const tp_dvar *d = ds[w];
@@ -385,7 +393,7 @@ static const long *init_split_vars(trainer *t)
                               d->slices[k].dims, d->slices[k].n_dims, -1, 0);
         }
     }
-    const long *anchors = last_writers(st);
+    const long *anchors = last_writers(pl, t->in);
     /* its lists are read once: a scratch arena, not the plan's, which
      * lives to the end of the run (290 KB on the bench MLP; issue 33) */
     ir_arena *scratch = ir_arena_new();
@@ -402,16 +410,17 @@ static const long *init_split_vars(trainer *t)
  * 'delete_optimizer'. */
 static void assemble(trainer *t)
 {
-    tp_plan *st = t->st;
-    size_t n0 = st->b0->n_ops;
-    GPtrArray *ops = g_ptr_array_sized_new((guint)(n0 + t->tail->len + 2 * st->pl->n_pairs + 1));
+    const tp_placement *pl = t->pl;
+    const tp_inputs *in = t->in;
+    size_t n0 = in->b0->n_ops;
+    GPtrArray *ops = g_ptr_array_sized_new((guint)(n0 + t->tail->len + 2 * pl->n_pairs + 1));
     for (long i = -1; i < (long)n0; i++) {
         if (i >= 0) {
-            uint8_t k = st->pl->op_kind[i];
+            uint8_t k = pl->op_kind[i];
             if (k != TP_OP_PREFETCHED)
                 g_ptr_array_add(ops, t->b->ops[i]);
         }
-        tp_prefetch_emit(st, t->p, i, ops);
+        tp_prefetch_emit(pl, in, t->p, i, ops, &t->prefetch_next);
         GPtrArray *gs = t->groups[i + 1];
         if (!gs)
             continue;
@@ -431,38 +440,40 @@ static void assemble(trainer *t)
     g_ptr_array_free(ops, TRUE);
 }
 
-int tp_insert_send_recv(tp_plan *st, ir_program **main_out, ir_program **startup_out)
+int tp_insert_send_recv(const tp_placement *pl, const tp_inputs *in, ir_program *main,
+                        ir_program *startup)
 {
     trainer t;
     memset(&t, 0, sizeof t);
-    t.st = st;
-    /* The trainer is built last, so it may take the inputs over instead of
-     * copying them (a copy of a 100000-op program costs as much as the
-     * rest of the trainer).  The analysis tables stay valid: removed and
-     * renamed vars keep their descs in the arena. */
-    pdt_ctx *ctx = st->ctx;
-    t.p = tp_take_over(&ctx->main);
-    t.s = tp_take_over(&ctx->startup);
+    t.pl = pl;
+    t.in = in;
+    t.p = main;
+    t.s = startup;
     t.b = t.p->blocks[0];
     t.sb = t.s->blocks[0];
-    size_t n0 = st->b0->n_ops;
+    size_t n0 = in->b0->n_ops;
     t.groups = xcalloc(n0 + 1, sizeof(GPtrArray *));
     t.tail = g_ptr_array_new();
 
     for (size_t i = 0; i < n0; i++)
-        if (st->pl->op_kind[i] == TP_OP_CLIP)
+        if (pl->op_kind[i] == TP_OP_CLIP)
             ir_op_set_role(t.b->ops[i], IR_ROLE_BACKWARD);
     const long *anchors = init_split_vars(&t);
     const char **dummy = insert_sends(&t, anchors);
     append_recvs(&t, dummy);
     build_startup(&t);
     assemble(&t);
-    tp_table_trainer(st, t.b);
+    tp_table_trainer(pl, in, t.b, t.table_dummy);
     g_ptr_array_free(t.tail, TRUE);
     free(t.groups);
-    *main_out = t.p;
-    *startup_out = t.s;
     return PDT_OK;
+}
+
+/* Puts a program taken over back where it was (a builder refused it). */
+static void give_back(ir_program **slot, ir_program *p)
+{
+    ir_program_free(*slot);
+    *slot = p;
 }
 
 /* Builds the trainer's main and startup with BUILD and stages them as
@@ -476,9 +487,19 @@ int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build)
         return PDT_OK;  /* no trainer asked for */
     if (st->trainer_main)
         return tp_order_bug(pass);
-    int rc = build(st, &st->trainer_main, &st->trainer_startup);
-    if (rc)
+    /* The trainer is built last, so it may take the inputs over instead of
+     * copying them (a copy of a 100000-op program costs as much as the
+     * rest of the trainer).  The placement stays valid: it holds its own
+     * copies of the var descs; in.b0 is now the trainer's block 0. */
+    ir_program *m = tp_take_over(&ctx->main), *s = tp_take_over(&ctx->startup);
+    int rc = build(st->pl, &st->in, m, s);
+    if (rc) {
+        give_back(&ctx->main, m);
+        give_back(&ctx->startup, s);
         return rc;
+    }
+    st->trainer_main = m;
+    st->trainer_startup = s;
     int id = ctx->transpile.trainer_id;
     pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", id), st->trainer_main);
     pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", id), st->trainer_startup);

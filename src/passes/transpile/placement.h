@@ -40,20 +40,20 @@ typedef struct {
     int64_t offset;         /* first element of the slice in the whole var */
     int64_t numel;
     size_t n_dims;
-    int64_t *dims;          /* slice shape: dim 0 cut, the rest as the var */
+    const int64_t *dims;    /* slice shape: dim 0 cut, the rest as the var */
 } tp_slice;
 
 typedef struct {
     const char *name;       /* in the input program */
     const ir_var *var;      /* a copy of its VarDesc in the input's block 0 */
     size_t n_slices;        /* 1: not split */
-    tp_slice *slices;
+    const tp_slice *slices;
 } tp_dvar;
 
 /* One (param, grad) pair of params_grads, with its placement. */
 typedef struct {
     tp_dvar param, grad;
-    int *ep;                /* endpoint index of slice i (param and grad alike) */
+    const int *ep;          /* endpoint index of slice i (param and grad alike) */
     bool sparse_table;      /* is_sparse lookup_table / nce weight */
     /* From an op's distribute_update_vars attr: a param updated by backward
      * ops, not by an optimizer.  It is its own grad: sent and received
@@ -72,7 +72,7 @@ typedef struct {
 
 typedef struct {
     size_t n, cap;
-    tp_ref *refs;           /* in send order (seed: param_grad_ep_mapping) */
+    const tp_ref *refs;     /* in send order (seed: param_grad_ep_mapping) */
     int64_t bytes;          /* param bytes placed here */
 } tp_endpoint;
 
@@ -86,12 +86,15 @@ struct tp_prefetch;                   /* transpile_prefetch.c */
 /* The placement: what 'find_optimize' found (stage TP_PLAN_FOUND) and
  * where 'split_vars' put each slice (TP_PLAN_SPLIT).  Those two passes and
  * their helpers write it (builders.h: tp_plan.draft); from then on it is
- * only read: every builder takes it as `const tp_placement *`.  It holds
- * its own copies of what it needs (the settings, the endpoint list, the
- * params' and grads' var descs, the LR counters), all in `arena`, so it
- * never aliases the input programs that 'insert_send_recv' takes over
- * and rewrites: op positions (op_kind, opt_pos, opt_by_param) count ops of
- * the input's block 0 as find_optimize saw it. */
+ * only read: every builder takes it as `const tp_placement *`, and its
+ * arrays' elements are const too, so the compiler refuses a builder's
+ * write (the writers fill them through their own writable pointers, such
+ * as builders.h's tp_plan.draft_pairs).  It holds its own copies of what
+ * it needs (the settings, the endpoint list, the params' and grads' var
+ * descs, the LR counters), all in `arena`, so it never aliases the input
+ * programs that 'insert_send_recv' takes over and rewrites: op positions
+ * (op_kind, opt_pos, opt_by_param) count ops of the input's block 0 as
+ * find_optimize saw it. */
 typedef struct tp_placement {
     int stage;              /* TP_PLAN_* */
     ir_arena *arena;        /* everything below lives here */
@@ -104,16 +107,16 @@ typedef struct tp_placement {
     int dist_mode;          /* TP_DM_* */
     bool geo;               /* --geo: GeoSgdTranspiler (only params are cut and placed) */
     size_t n_eps;
-    const char **eps;       /* --pservers (interned) */
+    const char *const *eps; /* --pservers (interned) */
 
     /* Optimize pass discovery. */
-    uint8_t *op_kind;       /* TP_OP_* per op of b0 */
+    const uint8_t *op_kind; /* TP_OP_* per op of b0 */
     size_t n_opt;
-    size_t *opt_pos;        /* positions of TP_OP_OPTIMIZE ops, in order */
+    const size_t *opt_pos;  /* positions of TP_OP_OPTIMIZE ops, in order */
     pmap opt_by_param;      /* op_role_var[0] -> GArray of size_t positions */
 
     size_t n_pairs;
-    tp_pair *pairs;         /* params_grads order; var descs are copies */
+    const tp_pair *pairs;   /* params_grads order; var descs are copies */
     pmap pair_of_param;     /* name -> pair index + 1 */
     pmap pair_of_grad;
 
@@ -128,8 +131,8 @@ typedef struct tp_placement {
     const struct tp_prefetch *prefetch;     /* NULL: none */
 
     /* Dispatch. */
-    size_t *send_order;     /* pair indices in the order grads are sent */
-    tp_endpoint *epl;       /* n_eps of them */
+    const size_t *send_order;   /* pair indices in the order grads are sent */
+    const tp_endpoint *epl;     /* n_eps of them */
 } tp_placement;
 
 /* ---- endpoints.c ---- */

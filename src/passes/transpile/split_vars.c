@@ -102,19 +102,21 @@ static void make_slices(tp_plan *st, tp_dvar *d, const int64_t *sizes, size_t n,
     for (size_t i = 1; i < v->n_dims; i++)
         width *= v->dims[i];
     d->n_slices = n;
-    d->slices = ir_arena_alloc(pl->arena, n * sizeof *d->slices);
+    tp_slice *slices = ir_arena_alloc(pl->arena, n * sizeof *slices);
+    d->slices = slices;
     bool suffix = is_grad && pl->trainer_suffix;
     int64_t offset = 0;
     for (size_t i = 0; i < n; i++) {
-        tp_slice *s = &d->slices[i];
+        tp_slice *s = &slices[i];
         s->offset = offset;
         s->numel = sizes[i];
         offset += sizes[i];
         s->n_dims = v->n_dims ? v->n_dims : 1;
-        s->dims = ir_arena_alloc(pl->arena, s->n_dims * sizeof *s->dims);
+        int64_t *dims = ir_arena_alloc(pl->arena, s->n_dims * sizeof *dims);
         if (v->n_dims)
-            memcpy(s->dims, v->dims, v->n_dims * sizeof *s->dims);
-        s->dims[0] = v->n_dims >= 2 ? sizes[i] / width : sizes[i];
+            memcpy(dims, v->dims, v->n_dims * sizeof *dims);
+        dims[0] = v->n_dims >= 2 ? sizes[i] / width : sizes[i];
+        s->dims = dims;
         if (n == 1) {
             /* An unsplit var keeps its desc and its name (plus the trainer
              * suffix for a grad); its shape is the var's own. */
@@ -138,7 +140,7 @@ static int split_geo(tp_plan *st)
 {
     tp_placement *pl = st->draft;
     for (size_t i = 0; i < pl->n_pairs; i++) {
-        tp_pair *p = &pl->pairs[i];
+        tp_pair *p = &st->draft_pairs[i];
         int rc = check_shape(st, p->param.var, false);
         if (rc)
             return rc;
@@ -148,7 +150,6 @@ static int split_geo(tp_plan *st)
         make_slices(st, &p->param, ps, np, false);
         free(ps);
         p->grad.n_slices = 0;
-        p->ep = ir_arena_alloc(pl->arena, np * sizeof *p->ep);
     }
     return PDT_OK;
 }
@@ -160,7 +161,7 @@ int tp_split_vars(tp_plan *st)
         return split_geo(st);
     size_t count = st->ctx->transpile.slice_var_up ? pl->n_eps : 1;
     for (size_t i = 0; i < pl->n_pairs; i++) {
-        tp_pair *p = &pl->pairs[i];
+        tp_pair *p = &st->draft_pairs[i];
         int rc = check_shape(st, p->param.var, false);
         if (!rc)
             rc = check_shape(st, p->grad.var, true);
@@ -187,7 +188,6 @@ int tp_split_vars(tp_plan *st)
                       st->ctx->main_path, p->grad.name, p->param.name);
             return PDT_EBADINPUT;
         }
-        p->ep = ir_arena_alloc(pl->arena, np * sizeof *p->ep);
     }
     return PDT_OK;
 }
@@ -241,6 +241,8 @@ int pass_split_vars(pdt_ctx *ctx)
         return rc;
     pl->stage = TP_PLAN_SPLIT;
     st->draft = NULL;       /* complete: from now on only read (st->pl) */
+    st->draft_pairs = NULL;
+    st->draft_op_kind = NULL;
     if (pdt_verbosity > 0 && !pdt_quiet_warnings && !pdt_quiet)
         print_plan(st, stderr, "pdtrans: block map: ");
     tp_plan_outputs_changed(st, NULL, 0);

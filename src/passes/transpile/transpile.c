@@ -76,7 +76,7 @@ void tp_plan_free(void *a)
     /* the plan made the placement (tp_plan_create) and owns it */
     placement_free((tp_placement *)st->pl);
     tp_op_set_free(st->input_ops);
-    ir_arena_free(st->arena);
+    ir_arena_free(st->in.arena);
     free(st);
 }
 

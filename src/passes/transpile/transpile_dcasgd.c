@@ -11,13 +11,13 @@ static const char *bak_name(const char *param_slice, int trainer)
     return ir_internf("%s.trainer_%d_bak", param_slice, trainer);
 }
 
-void tp_dc_declare_baks(tp_plan *st, ir_block *g, size_t ep)
+void tp_dc_declare_baks(const tp_placement *pl, const tp_inputs *in, ir_block *g, size_t ep)
 {
-    const tp_endpoint *e = &st->pl->epl[ep];
+    const tp_endpoint *e = &pl->epl[ep];
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
+        const tp_pair *p = &pl->pairs[e->refs[i].pair];
         const tp_slice *s = &p->param.slices[e->refs[i].slice];
-        for (int t = 0; t < st->ctx->transpile.trainers; t++)
+        for (int t = 0; t < in->o->trainers; t++)
             tp_create_var(g, bak_name(s->name, t), p->param.var->type, p->param.var->dtype,
                           s->dims, s->n_dims, -1, -1);
     }
@@ -41,7 +41,7 @@ static void binary(ir_block *blk, const char *type, const char *x, const char *y
     ir_op_set_role(op, IR_ROLE_FORWARD);
 }
 
-const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_slice *s,
+const char *tp_dc_append(const tp_inputs *in, ir_block *blk, const tp_pair *p, const tp_slice *s,
                          const char *grad, unsigned *tmp_counter)
 {
     const ir_var *pv = p->param.var;
@@ -49,8 +49,8 @@ const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_
     const char *tid = ir_intern("@TRAINER_ID@");
     int64_t one = 1;
     tp_create_var(blk, tid, IR_LOD_TENSOR, IR_INT64, &one, 1, -1, 0);
-    int n = st->ctx->transpile.trainers;
-    const char **refs = ir_arena_alloc(st->arena, (size_t)n * sizeof *refs);
+    int n = in->o->trainers;
+    const char **refs = ir_arena_alloc(in->arena, (size_t)n * sizeof *refs);
     for (int t = 0; t < n; t++)
         refs[t] = bak_name(s->name, t);
     ir_op *ref = ir_block_append_op(blk, "ref_by_trainer_id");
@@ -72,13 +72,14 @@ const char *tp_dc_append(tp_plan *st, ir_block *blk, const tp_pair *p, const tp_
     return o[3];
 }
 
-void tp_dc_startup_assigns(tp_plan *st, size_t ep, GPtrArray *ops, ir_program *s)
+void tp_dc_startup_assigns(const tp_placement *pl, const tp_inputs *in, size_t ep, GPtrArray *ops,
+                           ir_program *s)
 {
-    const tp_endpoint *e = &st->pl->epl[ep];
+    const tp_endpoint *e = &pl->epl[ep];
     for (size_t i = 0; i < e->n; i++) {
-        const tp_pair *p = &st->pl->pairs[e->refs[i].pair];
+        const tp_pair *p = &pl->pairs[e->refs[i].pair];
         const char *name = p->param.slices[e->refs[i].slice].name;
-        for (int t = 0; t < st->ctx->transpile.trainers; t++) {
+        for (int t = 0; t < in->o->trainers; t++) {
             ir_op *op = ir_op_new(s, "assign");
             ir_op_set_input1(op, "X", name);
             ir_op_set_output1(op, "Out", bak_name(name, t));

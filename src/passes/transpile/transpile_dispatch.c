@@ -138,35 +138,35 @@ static int by_bytes_desc(const void *a, const void *b)
 
 /* True if another slice of the same var already sits on endpoint e: the
  * pserver names accumulators after the whole var, so two slices of one var
- * on one pserver would share them. */
-static bool var_on(const tp_pair *p, int e, const bool *placed)
+ * on one pserver would share them.  ep: the pair's endpoints so far. */
+static bool var_on(const tp_pair *p, const int *ep, int e, const bool *placed)
 {
     for (size_t k = 0; k < p->param.n_slices; k++)
-        if (placed[k] && p->ep[k] == e)
+        if (placed[k] && ep[k] == e)
             return true;
     return false;
 }
 
-static void place_hash(tp_plan *st)
+/* The placers fill ep[pair][slice]; the pairs get them when all are placed. */
+static void place_hash(const tp_placement *pl, int **ep)
 {
-    tp_placement *pl = st->draft;
     for (size_t q = 0; q < pl->n_pairs; q++) {
-        tp_pair *p = &pl->pairs[pl->send_order[q]];
+        size_t pi = pl->send_order[q];
+        const tp_pair *p = &pl->pairs[pi];
         bool *placed = xcalloc(p->param.n_slices, sizeof *placed);
         for (size_t k = 0; k < p->param.n_slices; k++) {
             int e = (int)(tp_fnv1a64(p->param.slices[k].name) % pl->n_eps);
-            while (var_on(p, e, placed))
+            while (var_on(p, ep[pi], e, placed))
                 e = (e + 1) % (int)pl->n_eps;
-            p->ep[k] = e;
+            ep[pi][k] = e;
             placed[k] = true;
         }
         free(placed);
     }
 }
 
-static void place_balanced(tp_plan *st)
+static void place_balanced(const tp_placement *pl, int **ep)
 {
-    tp_placement *pl = st->draft;
     size_t n = 0;
     for (size_t i = 0; i < pl->n_pairs; i++)
         n += pl->pairs[i].param.n_slices;
@@ -187,16 +187,16 @@ static void place_balanced(tp_plan *st)
     int64_t *load = xcalloc(pl->n_eps, sizeof *load);
     bool **placed = xcalloc(pl->n_pairs + 1, sizeof *placed);  /* per pair, per slice */
     for (size_t i = 0; i < n; i++) {
-        tp_pair *p = &pl->pairs[c[i].pair];
+        const tp_pair *p = &pl->pairs[c[i].pair];
         bool **pl_of = &placed[c[i].pair];
         if (!*pl_of)
             *pl_of = xcalloc(p->param.n_slices, sizeof **pl_of);
         bool *on = *pl_of;
         int best = -1;
         for (size_t e = 0; e < pl->n_eps; e++)
-            if (!var_on(p, (int)e, on) && (best < 0 || load[e] < load[best]))
+            if (!var_on(p, ep[c[i].pair], (int)e, on) && (best < 0 || load[e] < load[best]))
                 best = (int)e;
-        p->ep[c[i].slice] = best;
+        ep[c[i].pair][c[i].slice] = best;
         on[c[i].slice] = true;
         load[best] = sat_add(load[best], c[i].bytes);
     }
@@ -207,57 +207,74 @@ static void place_balanced(tp_plan *st)
     free(c);
 }
 
+/* epl: each endpoint's slices, in send order. */
+static void fill_endpoints(tp_placement *pl)
+{
+    tp_endpoint *epl = ir_arena_alloc(pl->arena, pl->n_eps * sizeof *epl);
+    tp_ref **refs = xcalloc(pl->n_eps + 1, sizeof *refs);   /* epl[e].refs, writable */
+    for (size_t q = 0; q < pl->n_pairs; q++) {
+        size_t pi = pl->send_order[q];
+        const tp_pair *p = &pl->pairs[pi];
+        for (size_t k = 0; k < p->param.n_slices; k++) {
+            size_t at = (size_t)p->ep[k];
+            tp_endpoint *e = &epl[at];
+            if (e->n == e->cap) {
+                size_t cap = e->cap ? e->cap * 2 : 8;
+                tp_ref *r = ir_arena_alloc(pl->arena, cap * sizeof *r);
+                if (e->n)
+                    memcpy(r, refs[at], e->n * sizeof *r);
+                e->refs = refs[at] = r;
+                e->cap = cap;
+            }
+            refs[at][e->n].pair = pi;
+            refs[at][e->n].slice = k;
+            e->n++;
+            e->bytes = sat_add(e->bytes,
+                               p->param.slices[k].numel * tp_dtype_size(p->param.var->dtype));
+        }
+    }
+    free(refs);
+    pl->epl = epl;
+}
+
 int tp_dispatch(tp_plan *st)
 {
     tp_placement *pl = st->draft;
-    pl->send_order = ir_arena_alloc(pl->arena, (pl->n_pairs + 1) * sizeof(size_t));
+    size_t *order = ir_arena_alloc(pl->arena, (pl->n_pairs + 1) * sizeof *order);
+    pl->send_order = order;
     /* GeoSgdTranspiler dispatches the params' slices in param order. */
     if (st->ctx->transpile.slice_var_up || pl->geo) {
         for (size_t i = 0; i < pl->n_pairs; i++)
-            pl->send_order[i] = i;
+            order[i] = i;
     } else {
         /* np.random.seed(program.random_seed); np.random.shuffle(items) */
-        tp_numpy_shuffle((uint32_t)st->ctx->transpile.random_seed, pl->n_pairs, pl->send_order);
+        tp_numpy_shuffle((uint32_t)st->ctx->transpile.random_seed, pl->n_pairs, order);
     }
+    int **ep = xcalloc(pl->n_pairs + 1, sizeof *ep);
+    for (size_t i = 0; i < pl->n_pairs; i++)
+        ep[i] = ir_arena_alloc(pl->arena, pl->pairs[i].param.n_slices * sizeof **ep);
     switch (st->ctx->transpile.split_method) {
     case PDT_SPLIT_ROUND_ROBIN: {
         size_t step = 0;
         for (size_t q = 0; q < pl->n_pairs; q++) {
-            tp_pair *p = &pl->pairs[pl->send_order[q]];
-            for (size_t k = 0; k < p->param.n_slices; k++) {
-                p->ep[k] = (int)step;
+            size_t pi = order[q];
+            for (size_t k = 0; k < pl->pairs[pi].param.n_slices; k++) {
+                ep[pi][k] = (int)step;
                 step = (step + 1) % pl->n_eps;
             }
         }
         break;
     }
     case PDT_SPLIT_HASH:
-        place_hash(st);
+        place_hash(pl, ep);
         break;
     case PDT_SPLIT_BALANCED:
-        place_balanced(st);
+        place_balanced(pl, ep);
         break;
     }
-    pl->epl = ir_arena_alloc(pl->arena, pl->n_eps * sizeof *pl->epl);
-    for (size_t q = 0; q < pl->n_pairs; q++) {
-        size_t pi = pl->send_order[q];
-        tp_pair *p = &pl->pairs[pi];
-        for (size_t k = 0; k < p->param.n_slices; k++) {
-            tp_endpoint *e = &pl->epl[p->ep[k]];
-            if (e->n == e->cap) {
-                size_t cap = e->cap ? e->cap * 2 : 8;
-                tp_ref *r = ir_arena_alloc(pl->arena, cap * sizeof *r);
-                if (e->n)
-                    memcpy(r, e->refs, e->n * sizeof *r);
-                e->refs = r;
-                e->cap = cap;
-            }
-            e->refs[e->n].pair = pi;
-            e->refs[e->n].slice = k;
-            e->n++;
-            e->bytes = sat_add(e->bytes,
-                               p->param.slices[k].numel * tp_dtype_size(p->param.var->dtype));
-        }
-    }
+    for (size_t i = 0; i < pl->n_pairs; i++)
+        st->draft_pairs[i].ep = ep[i];
+    free(ep);
+    fill_endpoints(pl);
     return PDT_OK;
 }

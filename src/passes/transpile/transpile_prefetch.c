@@ -68,7 +68,7 @@ static int compare_emit(const void *a, const void *b)
 static const char *op_where(tp_plan *st, size_t pos)
 {
     return ir_internf("%s: block 0, op %zu '%s'", st->ctx->main_path, pos,
-                      st->b0->ops[pos]->type);
+                      st->in.b0->ops[pos]->type);
 }
 
 /* Fills a lookup table's new-op description and checks that one op can
@@ -83,7 +83,7 @@ static const char *op_where(tp_plan *st, size_t pos)
 static int plan_table(tp_plan *st, const ir_defuse *du, remote_table *t, const size_t *ops)
 {
     tp_placement *pl = st->draft;
-    const ir_block *b = st->b0;
+    const ir_block *b = st->in.b0;
     const char *param = pl->pairs[t->pair].param.name;
     long anchor = -1, writer_of = -1;
     size_t anchor_op = ops[0];
@@ -137,7 +137,7 @@ static int plan_table(tp_plan *st, const ir_defuse *du, remote_table *t, const s
 static GArray **remote_uses(const tp_plan *st)
 {
     tp_placement *pl = st->draft;
-    const ir_block *b = st->b0;
+    const ir_block *b = st->in.b0;
     GArray **uses = NULL;
     for (size_t i = 0; i < b->n_ops; i++) {
         ir_block_prefetch_op(b, i);
@@ -168,7 +168,7 @@ static GArray **remote_uses(const tp_plan *st)
 /* Pair pi's remote ops, at pos[0..n): all of one type, or an error. */
 static int check_one_type(tp_plan *st, const tp_pair *p, const size_t *pos, size_t n)
 {
-    const ir_block *b = st->b0;
+    const ir_block *b = st->in.b0;
     const char *type = b->ops[pos[0]]->type;
     for (size_t k = 1; k < n; k++)
         if (b->ops[pos[k]]->type != type) {
@@ -186,7 +186,7 @@ static int check_one_type(tp_plan *st, const tp_pair *p, const size_t *pos, size
 int tp_find_remote_prefetch(tp_plan *st)
 {
     tp_placement *pl = st->draft;
-    const ir_block *b = st->b0;
+    const ir_block *b = st->in.b0;
     GArray **uses = remote_uses(st);
     if (!uses)
         return PDT_OK;
@@ -194,7 +194,7 @@ int tp_find_remote_prefetch(tp_plan *st)
     ir_defuse *du = NULL;
     GArray *tables = g_array_new(FALSE, TRUE, sizeof(remote_table));
     for (size_t pi = 0; pi < pl->n_pairs && rc == PDT_OK; pi++) {
-        tp_pair *p = &pl->pairs[pi];
+        tp_pair *p = &st->draft_pairs[pi];
         GArray *u = uses[pi];
         /* transpile()'s send loop: only a SELECTED_ROWS grad makes the
          * param a remote table (sparse_param_to_height_sections). */
@@ -223,7 +223,7 @@ int tp_find_remote_prefetch(tp_plan *st)
         if (rc)
             break;
         for (size_t k = 0; k < u->len; k++)
-            pl->op_kind[pos[k]] = TP_OP_PREFETCHED;
+            st->draft_op_kind[pos[k]] = TP_OP_PREFETCHED;
         g_array_append_val(tables, t);
     }
     if (rc == PDT_OK && tables->len) {
@@ -248,23 +248,24 @@ int tp_find_remote_prefetch(tp_plan *st)
  * which runs after _init_splited_vars renamed the grads, it takes the
  * names the lookups have now: a lookup writing a var that is also a grad
  * (fuzzing built one) writes NAME.trainer_<id> by then. */
-static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
+static ir_op *make_op(const tp_placement *pl, const tp_inputs *in, ir_program *p,
+                      const remote_table *t)
 {
     const ir_block *b = p->blocks[0];
-    const char **ids = ir_arena_alloc(st->arena, t->n_ops * sizeof *ids);
-    const char **outs = ir_arena_alloc(st->arena, t->n_ops * sizeof *outs);
+    const char **ids = ir_arena_alloc(in->arena, t->n_ops * sizeof *ids);
+    const char **outs = ir_arena_alloc(in->arena, t->n_ops * sizeof *outs);
     for (size_t k = 0; k < t->n_ops; k++) {
         ids[k] = ir_op_input1(b->ops[t->pos[k]], "Ids");
         outs[k] = ir_op_output1(b->ops[t->pos[k]], "Out");
     }
-    const tp_pair *pr = &st->pl->pairs[t->pair];
+    const tp_pair *pr = &pl->pairs[t->pair];
     size_t n = pr->param.n_slices;
-    const char **names = ir_arena_alloc(st->arena, n * sizeof *names);
-    const char **eps = ir_arena_alloc(st->arena, n * sizeof *eps);
-    int64_t *heights = ir_arena_alloc(st->arena, n * sizeof *heights);
+    const char **names = ir_arena_alloc(in->arena, n * sizeof *names);
+    const char **eps = ir_arena_alloc(in->arena, n * sizeof *eps);
+    int64_t *heights = ir_arena_alloc(in->arena, n * sizeof *heights);
     for (size_t k = 0; k < n; k++) {
         names[k] = pr->param.slices[k].name;
-        eps[k] = st->pl->eps[pr->ep[k]];
+        eps[k] = pl->eps[pr->ep[k]];
         heights[k] = pr->grad.slices[k].dims[0];
     }
     ir_op *op = ir_op_new(p, "distributed_lookup_table");
@@ -275,7 +276,7 @@ static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
     ir_op_set_longs(op, "height_sections", heights, n);
     ir_op_set_strings(op, "endpoints", eps, n);
     ir_op_set_long(op, "padding_idx", t->padding_idx);
-    ir_op_set_int(op, "trainer_id", st->ctx->transpile.trainer_id);
+    ir_op_set_int(op, "trainer_id", in->o->trainer_id);
     ir_op_set_string(op, "lookup_table_version", t->type);
     /* The seed passes no op_role; Python's Operator adds Program._op_role,
      * Forward outside any role guard. */
@@ -283,10 +284,10 @@ static ir_op *make_op(tp_plan *st, ir_program *p, const remote_table *t)
     return op;
 }
 
-void tp_prefetch_emit(tp_plan *st, ir_program *p, long anchor, GPtrArray *ops)
+void tp_prefetch_emit(const tp_placement *pl, const tp_inputs *in, ir_program *p, long anchor,
+                      GPtrArray *ops, size_t *next)
 {
-    const struct tp_prefetch *pf = st->pl->prefetch;
-    size_t *next = &st->prefetch_next;
+    const struct tp_prefetch *pf = pl->prefetch;
     while (pf && *next < pf->n && pf->tables[*next].anchor == anchor)
-        g_ptr_array_add(ops, make_op(st, p, &pf->tables[(*next)++]));
+        g_ptr_array_add(ops, make_op(pl, in, p, &pf->tables[(*next)++]));
 }

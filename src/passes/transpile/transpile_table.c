@@ -37,7 +37,7 @@ static const ir_var *slot_var(tp_plan *st, const ir_op *op, size_t pos, bool out
 {
     const char *slot = out ? "Out" : "Ids";
     const char *n = out ? ir_op_output1(op, slot) : ir_op_input1(op, slot);
-    const ir_var *v = n ? ir_block_find_var(st->b0, n) : NULL;
+    const ir_var *v = n ? ir_block_find_var(st->in.b0, n) : NULL;
     if (!v)
         pdt_error("%s: block 0, op %zu '%s': %s '%s' of the distributed table lookup %s%s%s",
                   st->ctx->main_path, pos, op->type, out ? "output" : "input", slot,
@@ -50,7 +50,7 @@ static const ir_var *slot_var(tp_plan *st, const ir_op *op, size_t pos, bool out
  * says), or NULL. */
 static int find_table(tp_plan *st, const char **table)
 {
-    const ir_block *b = st->b0;
+    const ir_block *b = st->in.b0;
     GArray *plain = g_array_new(FALSE, FALSE, sizeof(size_t));
     int rc = PDT_OK;
     *table = NULL;
@@ -97,8 +97,8 @@ static int find_table(tp_plan *st, const char **table)
 static int check_lookups(tp_plan *st, tp_table *t)
 {
     tp_placement *pl = st->draft;
-    for (size_t i = 0; i < st->b0->n_ops; i++) {
-        const ir_op *op = st->b0->ops[i];
+    for (size_t i = 0; i < st->in.b0->n_ops; i++) {
+        const ir_op *op = st->in.b0->ops[i];
         if (!is_lookup(op) || ir_op_input1(op, "W") != t->name)
             continue;
         const ir_var *ids = slot_var(st, op, i, false);
@@ -129,7 +129,7 @@ int tp_table_find(tp_plan *st)
         pi++;
     bool have_opt = false;
     for (size_t i = 0; i < pl->n_opt && !have_opt; i++) {
-        const ir_op *op = st->b0->ops[pl->opt_pos[i]];
+        const ir_op *op = st->in.b0->ops[pl->opt_pos[i]];
         if (ir_op_input(op, "Param") && ir_op_input1(op, "Param") == name) {
             t->opt_pos = pl->opt_pos[i];
             have_opt = true;
@@ -141,9 +141,9 @@ int tp_table_find(tp_plan *st)
         return PDT_EBADINPUT;
     }
     /* table_block gives the pservers' sgd the optimizer's learning rate. */
-    const ir_op *topt = st->b0->ops[t->opt_pos];
+    const ir_op *topt = st->in.b0->ops[t->opt_pos];
     const char *lr = ir_op_input1(topt, "LearningRate");
-    if (!lr || !ir_block_find_var(st->b0, lr)) {
+    if (!lr || !ir_block_find_var(st->in.b0, lr)) {
         pdt_error("%s: block 0, op %zu '%s': distributed lookup table '%s': the optimizer "
                   "needs input 'LearningRate' naming a var of block 0",
                   path, t->opt_pos, topt->type, name);
@@ -170,7 +170,7 @@ int tp_table_find(tp_plan *st)
     /* _update_dist_lookup_table_vars: the table and its grad are neither
      * sliced nor dispatched, so they leave the pairs. */
     t->pair_pos = pi;
-    memmove(&pl->pairs[pi], &pl->pairs[pi + 1], (pl->n_pairs - pi - 1) * sizeof *pl->pairs);
+    memmove(&st->draft_pairs[pi], &pl->pairs[pi + 1], (pl->n_pairs - pi - 1) * sizeof *pl->pairs);
     pl->n_pairs--;
     t->trainer_grads = ir_arena_alloc(pl->arena, pl->n_eps * sizeof *t->trainer_grads);
     for (size_t k = 0; k < pl->n_eps; k++)
@@ -178,7 +178,7 @@ int tp_table_find(tp_plan *st)
             pl->sync ? ir_internf("%s.trainer_%d.pserver_%zu", t->grad,
                                   st->ctx->transpile.trainer_id, k)
                      : ir_internf("%s.pserver_%zu", t->grad, k);
-    const ir_op *opt = st->b0->ops[t->opt_pos];
+    const ir_op *opt = st->in.b0->ops[t->opt_pos];
     if (st->ctx->transpile.role != PDT_ROLE_TRAINER && opt->type != IR_WK(sgd))
         pdt_warning("distributed lookup table '%s' is updated with sgd on the pservers, "
                     "not with its optimizer '%s'", name, opt->type);
@@ -188,22 +188,19 @@ int tp_table_find(tp_plan *st)
 
 /* ---- trainer ---- */
 
-const char *tp_table_send_dummy(tp_plan *st, ir_block *b, unsigned *ctl)
+const char *tp_table_send_dummy(const tp_placement *pl, ir_block *b, unsigned *ctl)
 {
-    if (!st->pl->table)
-        return NULL;
-    st->table_dummy = tp_control_var(st, b, ctl);
-    return st->table_dummy;
+    return pl->table ? tp_control_var(b, ctl) : NULL;
 }
 
-GPtrArray *tp_sparse_table_names(tp_plan *st)
+GPtrArray *tp_sparse_table_names(const tp_placement *pl, const tp_inputs *in)
 {
     GPtrArray *names = g_ptr_array_new();
-    for (size_t pi = 0; pi <= st->pl->n_pairs; pi++) {
-        if (st->pl->table && st->pl->table->pair_pos == pi)
-            g_ptr_array_add(names, (void *)st->pl->table->name);
-        if (pi < st->pl->n_pairs && st->pl->pairs[pi].sparse_table)
-            g_ptr_array_add(names, (void *)st->pl->pairs[pi].param.name);
+    for (size_t pi = 0; pi <= pl->n_pairs; pi++) {
+        if (pl->table && pl->table->pair_pos == pi)
+            g_ptr_array_add(names, (void *)pl->table->name);
+        if (pi < pl->n_pairs && pl->pairs[pi].sparse_table)
+            g_ptr_array_add(names, (void *)pl->pairs[pi].param.name);
     }
     /* _get_sparse_table_names also lists the tables of is_sparse lookups
      * that no optimizer updates (a frozen embedding): they follow, in op
@@ -211,10 +208,10 @@ GPtrArray *tp_sparse_table_names(tp_plan *st)
     pmap seen = PMAP_INIT;
     for (guint i = 0; i < names->len; i++)
         pmap_add(&seen, names->pdata[i]);
-    for (size_t k = 0; k < st->b0->n_ops; k++) {
-        ir_block_prefetch_op(st->b0, k);
-        const char *w = tp_sparse_table_of(st->b0->ops[k]);
-        if (w && !pmap_has(&st->pl->pair_of_param, w) && pmap_add(&seen, w))
+    for (size_t k = 0; k < in->b0->n_ops; k++) {
+        ir_block_prefetch_op(in->b0, k);
+        const char *w = tp_sparse_table_of(in->b0->ops[k]);
+        if (w && !pmap_has(&pl->pair_of_param, w) && pmap_add(&seen, w))
             g_ptr_array_add(names, (void *)w);
     }
     pmap_free(&seen);
@@ -249,9 +246,9 @@ static const char *out_tmp(size_t k)
 /* _replace_lookup_table_op_with_prefetch: every lookup of the table goes;
  * one split_ids -> prefetch -> merge_ids for all of them stands where the
  * first was.  Returns the new op list. */
-static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
+static GPtrArray *replace_lookups(const tp_placement *pl, const tp_inputs *in, ir_block *b)
 {
-    const tp_table *t = st->pl->table;
+    const tp_table *t = pl->table;
     ir_program *p = b->program;
     GPtrArray *ops = g_ptr_array_sized_new((guint)b->n_ops + 8);
     GPtrArray *ids = g_ptr_array_new(), *outs = g_ptr_array_new();
@@ -267,24 +264,24 @@ static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
         }
         g_ptr_array_add(ops, op);
     }
-    size_t n = st->pl->n_eps;
-    const char **in = ir_arena_alloc(st->arena, n * sizeof *in);
-    const char **out = ir_arena_alloc(st->arena, n * sizeof *out);
+    size_t n = pl->n_eps;
+    const char **ins = ir_arena_alloc(in->arena, n * sizeof *ins);
+    const char **outv = ir_arena_alloc(in->arena, n * sizeof *outv);
     for (size_t k = 0; k < n; k++) {
-        in[k] = like_var(b, in_tmp(k), t->ids);
-        out[k] = like_var(b, out_tmp(k), t->out);
+        ins[k] = like_var(b, in_tmp(k), t->ids);
+        outv[k] = like_var(b, out_tmp(k), t->out);
     }
     ir_op *split = new_op(p, "split_ids", IR_ROLE_FORWARD);
     ir_op_set_input(split, "Ids", (const char *const *)ids->pdata, ids->len);
-    ir_op_set_output(split, "Out", in, n);
+    ir_op_set_output(split, "Out", ins, n);
     ir_op *fetch = new_op(p, "prefetch", IR_ROLE_FORWARD);
-    ir_op_set_input(fetch, "X", in, n);
-    ir_op_set_output(fetch, "Out", out, n);
-    ir_op_set_strings(fetch, "epmap", st->pl->eps, n);
+    ir_op_set_input(fetch, "X", ins, n);
+    ir_op_set_output(fetch, "Out", outv, n);
+    ir_op_set_strings(fetch, "epmap", pl->eps, n);
     ir_op *merge = new_op(p, "merge_ids", IR_ROLE_FORWARD);
     ir_op_set_input(merge, "Ids", (const char *const *)ids->pdata, ids->len);
-    ir_op_set_input(merge, "Rows", in, n);
-    ir_op_set_input(merge, "X", out, n);
+    ir_op_set_input(merge, "Rows", ins, n);
+    ir_op_set_input(merge, "X", outv, n);
     ir_op_set_output(merge, "Out", (const char *const *)outs->pdata, outs->len);
     g_ptr_array_insert(ops, (gint)first, merge);
     g_ptr_array_insert(ops, (gint)first, fetch);
@@ -296,10 +293,11 @@ static GPtrArray *replace_lookups(tp_plan *st, ir_block *b)
 
 /* _split_table_grad_and_add_send_vars: split_ids and send right after the
  * first op that writes the table's grad. */
-static void send_grad(tp_plan *st, ir_block *b, GPtrArray *ops)
+static void send_grad(const tp_placement *pl, const tp_inputs *in, ir_block *b, GPtrArray *ops,
+                      const char *table_dummy)
 {
-    const tp_table *t = st->pl->table;
-    size_t n = st->pl->n_eps;
+    const tp_table *t = pl->table;
+    size_t n = pl->n_eps;
     /* _update_dist_lookup_table_vars declares them up front, whether or
      * not an op writes the grad. */
     for (size_t k = 0; k < n; k++)
@@ -314,21 +312,22 @@ static void send_grad(tp_plan *st, ir_block *b, GPtrArray *ops)
     ir_op_set_output(split, "Out", t->trainer_grads, n);
     ir_op *send = new_op(b->program, "send", IR_ROLE_RPC);
     ir_op_set_input(send, "X", t->trainer_grads, n);
-    ir_op_set_output(send, "Out", &st->table_dummy, st->pl->sync ? 1 : 0);
-    ir_op_set_strings(send, "epmap", st->pl->eps, n);
-    ir_op_set_int(send, "trainer_id", st->ctx->transpile.trainer_id);
+    ir_op_set_output(send, "Out", &table_dummy, pl->sync ? 1 : 0);
+    ir_op_set_strings(send, "epmap", pl->eps, n);
+    ir_op_set_int(send, "trainer_id", in->o->trainer_id);
     const char *rv[2] = {t->name, t->grad};
     ir_op_set_strings(send, "op_role_var", rv, 2);
     g_ptr_array_insert(ops, (gint)at + 1, send);
     g_ptr_array_insert(ops, (gint)at + 1, split);
 }
 
-void tp_table_trainer(tp_plan *st, ir_block *b)
+void tp_table_trainer(const tp_placement *pl, const tp_inputs *in, ir_block *b,
+                      const char *table_dummy)
 {
-    if (!st->pl->table)
+    if (!pl->table)
         return;
-    GPtrArray *ops = replace_lookups(st, b);
-    send_grad(st, b, ops);
+    GPtrArray *ops = replace_lookups(pl, in, b);
+    send_grad(pl, in, b, ops, table_dummy);
     ir_block_set_ops(b, (ir_op *const *)ops->pdata, ops->len);
     g_ptr_array_free(ops, TRUE);
 }
@@ -337,22 +336,22 @@ void tp_table_trainer(tp_plan *st, ir_block *b)
 
 /* _create_table_optimize_block: sum the trainers' rows (sync) and apply
  * sgd, whatever the table's optimizer was (the seed only supports sgd). */
-static ir_block *table_block(tp_plan *st, size_t ep, ir_program *p, int32_t pre,
-                             GPtrArray *grad_to_block)
+static ir_block *table_block(const tp_placement *pl, const tp_inputs *in, size_t ep,
+                             ir_program *p, int32_t pre, GPtrArray *grad_to_block)
 {
-    const tp_table *t = st->pl->table;
+    const tp_table *t = pl->table;
     ir_block *g = p->blocks[0];
     ir_block *tb = ir_program_add_block(p, pre);
-    const ir_op *opt = st->b0->ops[t->opt_pos];
-    int64_t *dims = ir_arena_dup(st->arena, t->var->dims, t->var->n_dims * sizeof *dims);
-    int64_t n_eps = (int64_t)st->pl->n_eps;
+    const ir_op *opt = in->b0->ops[t->opt_pos];
+    int64_t *dims = ir_arena_dup(in->arena, t->var->dims, t->var->n_dims * sizeof *dims);
+    int64_t n_eps = (int64_t)pl->n_eps;
     dims[0] = (dims[0] + n_eps - 1) / n_eps;
     tp_create_var(g, t->name, IR_SELECTED_ROWS, t->var->dtype, dims, t->var->n_dims, -1, 1);
     const char *grad = t->grad;
-    if (st->pl->sync) {
+    if (pl->sync) {
         tp_clone_variable(g, t->grad_var, NULL);
-        int n = st->ctx->transpile.trainers;
-        const char **xs = ir_arena_alloc(st->arena, (size_t)n * sizeof *xs);
+        int n = in->o->trainers;
+        const char **xs = ir_arena_alloc(in->arena, (size_t)n * sizeof *xs);
         for (int i = 0; i < n; i++)
             xs[i] = like_var(g, ir_internf("%s.trainer_%d.pserver_%zu", t->grad, i, ep),
                              t->grad_var);
@@ -366,7 +365,7 @@ static ir_block *table_block(tp_plan *st, size_t ep, ir_program *p, int32_t pre,
         tp_clone_variable(g, t->grad_var, grad);
     }
     const char *lr = ir_op_input1(opt, "LearningRate");
-    tp_clone_variable(g, ir_block_find_var(st->b0, lr), NULL);
+    tp_clone_variable(g, ir_block_find_var(in->b0, lr), NULL);
     ir_op *sgd = ir_block_append_op(tb, "sgd");
     ir_op_set_input1(sgd, "Param", t->name);
     ir_op_set_input1(sgd, "Grad", grad);
@@ -380,14 +379,14 @@ static ir_block *table_block(tp_plan *st, size_t ep, ir_program *p, int32_t pre,
     return tb;
 }
 
-int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray *blocks,
-                     GPtrArray *grad_to_block, tp_table_ps *out)
+int tp_table_pserver(const tp_placement *pl, const tp_inputs *in, size_t ep, ir_program *p,
+                     int32_t pre, GArray *blocks, GPtrArray *grad_to_block, tp_table_ps *out)
 {
-    const tp_table *t = st->pl->table;
+    const tp_table *t = pl->table;
     if (!t)
         return PDT_OK;
     ir_block *g = p->blocks[0];
-    ir_block *tb = table_block(st, ep, p, pre, grad_to_block);
+    ir_block *tb = table_block(pl, in, ep, p, pre, grad_to_block);
     g_array_append_val(blocks, tb->idx);
 
     /* _create_prefetch_block */
@@ -416,9 +415,9 @@ int tp_table_pserver(tp_plan *st, size_t ep, ir_program *p, int32_t pre, GArray 
     return PDT_OK;
 }
 
-void tp_table_serv_attrs(tp_plan *st, ir_op *serv, const tp_table_ps *tps)
+void tp_table_serv_attrs(const tp_placement *pl, ir_op *serv, const tp_table_ps *tps)
 {
-    if (!st->pl->table)
+    if (!pl->table)
         return;
     /* "checkpint" is Paddle's spelling of the attr. */
     ir_op_set_int(serv, "checkpint_block_id", tps->checkpoint_block);
@@ -441,7 +440,7 @@ void *tp_table_json(tp_plan *st)
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(t->name));
     json_object_set_new(o, "shape", dims_json(t->var->dims, t->var->n_dims));
-    int64_t *rows = ir_arena_dup(st->arena, t->var->dims, t->var->n_dims * sizeof *rows);
+    int64_t *rows = ir_arena_dup(st->in.arena, t->var->dims, t->var->n_dims * sizeof *rows);
     rows[0] = (rows[0] + (int64_t)st->pl->n_eps - 1) / (int64_t)st->pl->n_eps;
     json_object_set_new(o, "pserver_shape", dims_json(rows, t->var->n_dims));
     json_object_set_new(o, "grad", json_string(t->grad));

@@ -48,17 +48,17 @@ void tp_copied_op(ir_op *op)
         ir_op_set_string(op, "op_namescope", "/");
 }
 
-void tp_rename_role_var(const tp_plan *st, ir_op *op)
+void tp_rename_role_var(const tp_placement *pl, ir_op *op)
 {
     size_t n = 0;
     ir_arena *scratch = ir_arena_new();     /* not the plan's: read once */
     const char **rv = ir_op_get_names(op, "op_role_var", &n, scratch);
     bool hit = false;
     for (size_t i = 0; i < n; i++) {
-        void *k = pmap_get(&st->pl->pair_of_grad, rv[i]);
+        void *k = pmap_get(&pl->pair_of_grad, rv[i]);
         if (!k)
             continue;
-        const tp_dvar *g = &st->pl->pairs[GPOINTER_TO_SIZE(k) - 1].grad;
+        const tp_dvar *g = &pl->pairs[GPOINTER_TO_SIZE(k) - 1].grad;
         if (g->n_slices == 1 && g->slices[0].name != g->name) {
             rv[i] = g->slices[0].name;
             hit = true;
@@ -93,9 +93,8 @@ ir_var *tp_clone_variable(ir_block *b, const ir_var *src, const char *name)
     return v;
 }
 
-const char *tp_control_var(tp_plan *st, ir_block *b, unsigned *counter)
+const char *tp_control_var(ir_block *b, unsigned *counter)
 {
-    (void)st;
     /* Paddle appends str(random.random()); pdtrans counts instead, so that
      * the output is reproducible. */
     const char *name = ir_internf("__control_var@%u", (*counter)++);
