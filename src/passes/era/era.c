@@ -6,25 +6,34 @@
 #include "era.h"
 
 #include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../pass.h"
 
 typedef enum {
-    ERA_DROP_ATTR, ERA_ADD_BOOL, ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT,
-    ERA_SCOPE_PER_PARAM
+    ERA_DROP_ATTR, ERA_ADD_BOOL, ERA_ADD_INT, ERA_ADD_FLOAT, ERA_ADD_STRING,
+    ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT, ERA_ADD_INPUT,
+    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE
 } era_kind;
 
 #define ERA_ANY_ROLE (-1)
+/* Any role but backward: the ops Python builds through Operator.__init__,
+ * whose check_attrs adds the proto's defaults; backward.py's
+ * _create_op_desc_ ops and the C++ grad makers' ops skip it. */
+#define ERA_NOT_BACKWARD (-2)
 #define ERA_ROLE_BACKWARD IR_ROLE_BACKWARD
 #define ERA_ROLE_OPTIMIZE IR_ROLE_OPTIMIZE
+/* UNTIL of a row that still holds for the newest version pdtrans knows. */
+#define ERA_LATEST 10000
 
 typedef struct {
     era_kind kind;
     const char *op;
     int role;
     const char *name;
-    int value;
+    const char *value;
     int from, until;
 } era_row;
 
@@ -76,6 +85,73 @@ static void scope_per_param(ir_op *op, const era_row *r, GHashTable *order)
     g_free(want);
 }
 
+static bool is_true(const char *v)
+{
+    return !strcmp(v, "true");
+}
+
+/* Python's str(float(v)) of the value the user passed, read back from
+ * the FLOAT attr: the fewest digits that give the same float, then
+ * repr's layout ("0.9", "300300.0", "5e-05", "1e+16"). */
+static void python_float_str(float v, char *buf, size_t cap)
+{
+    char digits[32];
+    int prec = 1;
+    for (; prec < 9; prec++) {
+        snprintf(digits, sizeof digits, "%.*e", prec - 1, (double)v);
+        if (strtof(digits, NULL) == v)
+            break;
+    }
+    snprintf(digits, sizeof digits, "%.*e", prec - 1, (double)v);
+    char *e = strchr(digits, 'e');
+    int exp = (int)strtol(e + 1, NULL, 10);
+    if (exp < -4 || exp >= 16) {
+        /* mantissa as printed, exponent with at least two digits */
+        *e = '\0';
+        snprintf(buf, cap, "%se%c%02d", digits, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        return;
+    }
+    int dec = prec - 1 - exp;
+    snprintf(buf, cap, "%.*f", dec > 0 ? dec : 1, (double)v);
+}
+
+/* ConstantInitializer (initializer.py 2.2 on) passes str_value as
+ * str(float(value)); its fill_constant ops are the ones with no input
+ * slot and pdtrans writes them with the check_attrs default "". */
+static void str_value(ir_op *op)
+{
+    const ir_attr *s = ir_op_attr(op, "str_value"), *v = ir_op_attr(op, "value");
+    if (op->n_inputs || !s || s->type != IR_ATTR_STRING || s->s.len || !v ||
+        v->type != IR_ATTR_FLOAT)
+        return;
+    char buf[48];
+    python_float_str(v->f, buf, sizeof buf);
+    ir_op_set_string(op, "str_value", buf);
+}
+
+/* The kinds that add: an attr of a type when absent, an empty input
+ * slot when absent. */
+static void add_row(ir_op *op, const era_row *r)
+{
+    if (r->kind == ERA_ADD_INPUT) {
+        for (size_t s = 0; s < op->n_inputs; s++)
+            if (!strcmp(op->inputs[s].name, r->name))
+                return;
+        ir_op_set_input(op, r->name, NULL, 0);
+        return;
+    }
+    if (ir_op_attr(op, r->name))
+        return;
+    if (r->kind == ERA_ADD_BOOL)
+        ir_op_set_bool(op, r->name, is_true(r->value));
+    else if (r->kind == ERA_ADD_INT)
+        ir_op_set_int(op, r->name, (int32_t)strtol(r->value, NULL, 10));
+    else if (r->kind == ERA_ADD_FLOAT)
+        ir_op_set_float(op, r->name, strtof(r->value, NULL));
+    else
+        ir_op_set_string(op, r->name, r->value);
+}
+
 static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
 {
     ir_attr *a;
@@ -85,8 +161,11 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
             ir_op_remove_attr(op, r->name);
         break;
     case ERA_ADD_BOOL:
-        if (!ir_op_attr(op, r->name))
-            ir_op_set_bool(op, r->name, r->value != 0);
+    case ERA_ADD_INT:
+    case ERA_ADD_FLOAT:
+    case ERA_ADD_STRING:
+    case ERA_ADD_INPUT:
+        add_row(op, r);
         break;
     case ERA_BOOL_TO_INT:
         if ((a = ir_op_attr(op, r->name)) && a->type == IR_ATTR_BOOLEAN) {
@@ -96,8 +175,8 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
         }
         break;
     case ERA_SET_BOOL:
-        if ((a = ir_op_attr(op, r->name)) && a->type == IR_ATTR_BOOLEAN && a->b != (r->value != 0))
-            ir_op_set_bool(op, r->name, r->value != 0);
+        if ((a = ir_op_attr(op, r->name)) && a->type == IR_ATTR_BOOLEAN && a->b != is_true(r->value))
+            ir_op_set_bool(op, r->name, is_true(r->value));
         break;
     case ERA_DROP_INPUT:
         for (size_t s = 0; s < op->n_inputs; s++)
@@ -108,6 +187,9 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
         break;
     case ERA_SCOPE_PER_PARAM:
         scope_per_param(op, r, order);
+        break;
+    case ERA_STR_VALUE:
+        str_value(op);
         break;
     }
 }
@@ -121,6 +203,8 @@ static bool row_matches(const era_row *r, const ir_op *op, int era)
     if (r->role == ERA_ANY_ROLE)
         return true;
     int role = ir_op_role(op);
+    if (r->role == ERA_NOT_BACKWARD)
+        return !(role >= 0 && (role & ~IR_ROLE_LOSS) == IR_ROLE_BACKWARD);
     return role >= 0 && (role & ~IR_ROLE_LOSS) == r->role;
 }
 

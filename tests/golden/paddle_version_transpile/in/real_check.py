@@ -1,0 +1,1 @@
+../../../era/real_check.py
