@@ -48,7 +48,7 @@ static bool get_varint(pbd_msg *m, int max, uint64_t *v, int *used)
     return false;
 }
 
-bool pbd_next(pbd_msg *m, pbd_field *f, bool *bad)
+bool pbd_next_slow(pbd_msg *m, pbd_field *f, bool *bad)
 {
     *bad = false;
     if (m->at >= m->end)
@@ -183,6 +183,14 @@ ir_bytes pbd_unknown(ir_arena *a, const uint8_t *data, size_t len, uint32_t know
 
 #define BIT(n) (1u << (n))
 
+/* pbd_unknown when the caller's walk saw an unknown field, else none
+ * without a walk (they are rare; issue 33 point 2). */
+static ir_bytes unknown_if(bool seen, ir_arena *a, const uint8_t *data, size_t len,
+                           uint32_t known)
+{
+    return seen ? pbd_unknown(a, data, len, known) : (ir_bytes){NULL, 0};
+}
+
 /* counted like protobuf-c's default allocator, released with free() */
 static void *dec_alloc(void *data, size_t size)
 {
@@ -226,7 +234,9 @@ static bool tensor_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *t
     uint32_t seen = 0;
     int32_t dtype = 0;
     size_t n_dims = 0;
+    bool other = false;
     while (pbd_next(&m, &f, &bad)) {
+        other |= f.num != 1 && f.num != 2;
         if (f.num == 1 && !(pbd_once(&seen, 1) && pbd_int32(&f, &dtype)))
             return false;
         if (f.num == 2 && f.wt != WT_VARINT)
@@ -244,7 +254,7 @@ static bool tensor_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *t
     while (k < n_dims && pbd_next(&m, &f, &bad))
         if (f.num == 2)
             pbd_int64(&f, &v->dims[k++]);
-    r->tensor_unknown = pbd_unknown(a, t->data, t->len, BIT(1) | BIT(2));
+    r->tensor_unknown = unknown_if(other, a, t->data, t->len, BIT(1) | BIT(2));
     return true;
 }
 
@@ -257,7 +267,9 @@ static bool lod_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *l,
     bool bad;
     uint32_t seen = 0;
     int32_t level = 0;
+    bool other = false;
     while (pbd_next(&m, &f, &bad)) {
+        other |= f.num != 1 && f.num != 2;
         if (f.num == 1 && !(pbd_once(&seen, 1) && pbd_len(&f)))
             return false;
         if (f.num == 1)
@@ -269,7 +281,7 @@ static bool lod_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *l,
         return false;
     v->has_lod_level = seen & BIT(2);
     v->lod_level = level;
-    r->lod_unknown = pbd_unknown(a, l->data, l->len, BIT(1) | BIT(2));
+    r->lod_unknown = unknown_if(other, a, l->data, l->len, BIT(1) | BIT(2));
     return true;
 }
 
@@ -300,9 +312,12 @@ static bool vartype_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *
     uint32_t seen = 0;
     int32_t type = 0;
     ir_tensor_slot slot = IR_TD_NONE;
+    bool other = false;
     while (pbd_next(&m, &f, &bad)) {
-        if (f.num >= 32 || !(VARTYPE_KNOWN >> f.num & 1))
+        if (f.num >= 32 || !(VARTYPE_KNOWN >> f.num & 1)) {
+            other = true;
             continue;
+        }
         if (!pbd_once(&seen, f.num))
             return false;
         if (f.num == 1) {
@@ -340,7 +355,7 @@ static bool vartype_in(ir_arena *a, ir_var *v, ir_var_rare *r, const pbd_field *
         return false;
     r->has_reader = seen & BIT(5);
     r->has_tuple = seen & BIT(7);
-    r->type_unknown = pbd_unknown(a, t->data, t->len, VARTYPE_KNOWN);
+    r->type_unknown = unknown_if(other, a, t->data, t->len, VARTYPE_KNOWN);
     return true;
 }
 
@@ -353,9 +368,12 @@ static bool var_in(ir_block *b, const pbd_field *d)
     bool bad, flag[7] = {false};
     uint32_t seen = 0;
     size_t n_attrs = 0;
+    bool other = false;
     while (pbd_next(&m, &f, &bad)) {
-        if (f.num == 0 || f.num > 7)
+        if (f.num == 0 || f.num > 7) {
+            other = true;
             continue;
+        }
         if (f.num != 7 && !pbd_once(&seen, f.num))
             return false;
         if (f.num <= 2 || f.num == 7) {
@@ -388,7 +406,7 @@ static bool var_in(ir_block *b, const pbd_field *d)
     while (k < n_attrs && pbd_next(&m, &f, &bad))
         if (f.num == 7 && !pbd_attr(a, &r.var_attrs[k++], f.data, f.len, true))
             return false;
-    r.unknown = pbd_unknown(a, d->data, d->len, 0xfe);
+    r.unknown = unknown_if(other, a, d->data, d->len, 0xfe);
     ir_var_set_rare(a, v, &r);
     return true;
 }
@@ -464,7 +482,7 @@ static bool block_in(ir_program *p, const pbd_field *d, GArray *runs)
     size_t k = 0;
     pbd_msg m = {d->data, d->data + d->len}, ahead = m;
     pbd_field f, next;
-    bool bad, ok = true, more = true, ahead_bad;
+    bool bad, ok = true, more = true, ahead_bad, other = false;
     for (int i = 0; i < PREFETCH_AHEAD && more; i++)
         if ((more = pbd_next(&ahead, &next, &ahead_bad)))
             pbd_prefetch_names(&next);
@@ -477,12 +495,14 @@ static bool block_in(ir_program *p, const pbd_field *d, GArray *runs)
                 run_add(runs, f.key, f.data + f.len);
         } else if (f.num == 4) {
             ok = (ops[k++] = pbd_op(p, f.data, f.len, runs != NULL)) != NULL;
+        } else if (f.num > 5) {
+            other = true;
         }
     }
     if (ok)
         ir_block_set_ops(b, ops, n_ops);
     free(ops);
-    b->unknown = pbd_unknown(p->arena, d->data, d->len, 0x3e);
+    b->unknown = unknown_if(other, p->arena, d->data, d->len, 0x3e);
     return ok;
 }
 

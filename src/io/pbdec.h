@@ -31,8 +31,46 @@ typedef struct {
 } pbd_msg;
 
 /* The next field of m into f; false at the end of m (with *bad false) or
- * on anything the fast reader leaves to protobuf-c (with *bad true). */
-bool pbd_next(pbd_msg *m, pbd_field *f, bool *bad);
+ * on anything the fast reader leaves to protobuf-c (with *bad true).
+ * pbd_next_slow reads any field; pbd_next (below) reads the common one
+ * inline and hands the rest to it. */
+bool pbd_next_slow(pbd_msg *m, pbd_field *f, bool *bad);
+
+/* Nearly every field of a Paddle program has a one-byte key and a one-byte
+ * varint or length (names, slots, small attrs): read those here, without a
+ * call.  The walks over an op's bytes (the canonical check, the scans, the
+ * lazy attr lookups) were a sixth of a transpile's instructions in
+ * pbd_next_slow (issue 33 point 2).  Reads exactly what pbd_next_slow
+ * reads for such a field: a key byte of 8 or more has a non-zero field
+ * number and no continuation, so none of its refusals apply. */
+static inline bool pbd_next(pbd_msg *m, pbd_field *f, bool *bad)
+{
+    const uint8_t *p = m->at;
+    if (m->end - p >= 2 && p[0] >= 8 && p[0] < 0x80 && p[1] < 0x80) {
+        unsigned wt = p[0] & 7u;
+        if (wt == WT_VARINT) {
+            f->key = p;
+            f->num = p[0] >> 3;
+            f->wt = WT_VARINT;
+            f->v = p[1];
+            f->vbytes = 1;
+            m->at = p + 2;
+            *bad = false;
+            return true;
+        }
+        if (wt == WT_LEN && p[1] <= m->end - (p + 2)) {
+            f->key = p;
+            f->num = p[0] >> 3;
+            f->wt = WT_LEN;
+            f->data = p + 2;
+            f->len = p[1];
+            m->at = p + 2 + p[1];
+            *bad = false;
+            return true;
+        }
+    }
+    return pbd_next_slow(m, f, bad);
+}
 /* The field's value as each type reads it; false: leave it to protobuf-c. */
 bool pbd_int32(const pbd_field *f, int32_t *out);
 bool pbd_int64(const pbd_field *f, int64_t *out);

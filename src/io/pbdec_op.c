@@ -90,8 +90,10 @@ static bool attr_scan(const uint8_t *data, size_t len, bool var_attr, size_t cou
     uint32_t seen = 0;
     while (pbd_next(&m, &f, &bad)) {
         uint32_t k = attr_field(f.num, var_attr);
-        if (!k)
+        if (!k) {
+            count[0]++;         /* an unknown field: pbd_attr copies them */
             continue;
+        }
         if (f.wt != attr_wt[k])
             return false;
         if (!(ATTR_REPEATED >> k & 1) && !pbd_once(&seen, k))
@@ -164,7 +166,8 @@ bool pbd_attr(ir_arena *a, ir_attr *dst, const uint8_t *data, size_t len, bool v
         if (k && !attr_field_in(a, &full, k, &f))
             return false;
     }
-    full.unknown = pbd_unknown(a, data, len, var_attr ? VAR_ATTR_KNOWN : ATTR_KNOWN);
+    if (count[0])   /* the scan saw some: a walk to copy them */
+        full.unknown = pbd_unknown(a, data, len, var_attr ? VAR_ATTR_KNOWN : ATTR_KNOWN);
     ir_attr_compact(a, dst, &full);
     return true;
 }
@@ -178,7 +181,9 @@ static bool slot_in(ir_arena *a, ir_slot *d, const pbd_field *s, ir_bytes *unkno
     bool bad;
     uint32_t seen = 0;
     size_t n = 0;
+    bool other = false;
     while (pbd_next(&m, &f, &bad)) {
+        other |= f.num != 1 && f.num != 2;
         if ((f.num == 1 || f.num == 2) && !pbd_len(&f))
             return false;
         if (f.num == 1 && !pbd_once(&seen, 1))
@@ -197,7 +202,8 @@ static bool slot_in(ir_arena *a, ir_slot *d, const pbd_field *s, ir_bytes *unkno
     while (k < n && pbd_next(&m, &f, &bad))
         if (f.num == 2)
             d->args[k++] = pbd_name(&f);
-    *unknown = pbd_unknown(a, s->data, s->len, BIT(1) | BIT(2));
+    /* unknown fields are rare: walk again only when the scan saw one */
+    *unknown = other ? pbd_unknown(a, s->data, s->len, BIT(1) | BIT(2)) : (ir_bytes){NULL, 0};
     return true;
 }
 
@@ -209,8 +215,10 @@ static bool op_scan(const uint8_t *data, size_t len, size_t count[6], pbd_field 
     pbd_field f;
     bool bad;
     while (pbd_next(&m, &f, &bad)) {
-        if (f.num > 5)
+        if (f.num > 5) {
+            count[0]++;         /* unknown: pbd_op copies them */
             continue;
+        }
         if (f.num == 5) {
             if (!(pbd_once(seen, 5) && pbd_bool(&f, is_target)))
                 return false;
@@ -225,6 +233,25 @@ static bool op_scan(const uint8_t *data, size_t len, size_t count[6], pbd_field 
     return !bad && (*seen & BIT(3));
 }
 
+/* How the name of the kept attr f compares with `name`: 0 equal, -1 not
+ * it (go on), 1 not it and no later attr can be (the op's attrs are
+ * sorted, `attrs_sorted`: names strictly increase, so a walk for a name the
+ * op lacks, which passes make on every op, stops at the first name after
+ * it instead of at the end; issue 33 point 2). */
+static int kept_name_cmp(const ir_op *op, const pbd_field *f, const char *name)
+{
+    /* canonical: an attr's first field is its name */
+    pbd_msg am = {f->data, f->data + f->len};
+    pbd_field first = {0};
+    bool bad;
+    if (!pbd_next(&am, &first, &bad) || first.num != 1)
+        return -1;
+    int c = pbd_name_cmp(first.data, first.len, name, strlen(name));
+    if (c == 0)
+        return 0;
+    return c > 0 && ir_enc(op)->attrs_sorted ? 1 : -1;
+}
+
 /* Decodes an op's kept attrs into `out`, their lists and strings in `a`
  * (the op's own arena when the op decodes them for itself, a scratch one
  * when they are only copied to another op): all of them (n_attrs bounds
@@ -233,20 +260,18 @@ static bool op_scan(const uint8_t *data, size_t len, size_t count[6], pbd_field 
 static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
                                    const char *only)
 {
-    size_t n = op->n_attrs, k = 0, only_len = only ? strlen(only) : 0;
+    size_t n = op->n_attrs, k = 0;
     pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
-    pbd_field f, first;
+    pbd_field f;
     bool bad;
     while (k < n && pbd_next(&m, &f, &bad)) {
         if (f.num != 4)
             continue;
-        if (only) {
-            /* canonical: an attr's first field is its name */
-            pbd_msg am = {f.data, f.data + f.len};
-            if (!pbd_next(&am, &first, &bad) || first.len != only_len ||
-                memcmp(first.data, only, only_len) != 0)
-                continue;
-        }
+        int c = only ? kept_name_cmp(op, &f, only) : 0;
+        if (c > 0)
+            return 0;   /* sorted, and past it: not there */
+        if (c < 0)
+            continue;
         if (!pbd_attr(a, &out[k++], f.data, f.len, false))
             abort();    /* pbd_op_canonical checked these bytes when read */
         if (only)
@@ -257,17 +282,15 @@ static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
 
 static bool probe_pending_attr(const ir_op *op, const char *name)
 {
-    size_t n = strlen(name);
     pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
-    pbd_field f, first;
+    pbd_field f;
     bool bad;
     while (pbd_next(&m, &f, &bad)) {
         if (f.num != 4)
             continue;
-        /* canonical: an attr's first field is its name */
-        pbd_msg am = {f.data, f.data + f.len};
-        if (pbd_next(&am, &first, &bad) && first.len == n && memcmp(first.data, name, n) == 0)
-            return true;
+        int c = kept_name_cmp(op, &f, name);
+        if (c >= 0)
+            return c == 0;
     }
     return false;
 }
@@ -342,7 +365,8 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
         return NULL;
     op->has_is_target = seen & BIT(5);
     op->is_target = is_target;
-    ir_op_set_unknown(op, pbd_unknown(a, data, len, 0x3e));
+    if (count[0])
+        ir_op_set_unknown(op, pbd_unknown(a, data, len, 0x3e));
     return op;
 }
 

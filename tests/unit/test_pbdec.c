@@ -294,6 +294,47 @@ START_TEST(decoding_in_place_gives_back_the_vars_pages)
 }
 END_TEST
 
+/* Lookups in attrs kept as bytes (issue 33 point 2): on an op whose attr
+ * names strictly increase the walk stops at the first name past the one
+ * asked for; names before, between and after the kept ones are absent,
+ * and each kept one is found, on a sorted op and on an unsorted one. */
+static const char sorted_program[] =
+    "blocks { idx: 0 parent_idx: -1\n"
+    "  ops { type: \"s\" attrs { name: \"b\" type: INT i: 2 } "
+    "attrs { name: \"d\" type: INT i: 4 } attrs { name: \"f\" type: INT i: 6 } }\n"
+    "  ops { type: \"u\" attrs { name: \"f\" type: INT i: 6 } "
+    "attrs { name: \"b\" type: INT i: 2 } attrs { name: \"d\" type: INT i: 4 } }\n"
+    "}\n";
+
+START_TEST(lookups_in_sorted_kept_attrs_stop_past_the_name)
+{
+    ir_program *t = pdio_parse("t.pbtxt", (const uint8_t *)sorted_program,
+                               strlen(sorted_program));
+    ck_assert_ptr_nonnull(t);
+    size_t len = 0;
+    uint8_t *bin = pdio_serialize(t, false, &len);
+    ir_program_free(t);
+    ir_program *p = pbconv_decode(bin, len);
+    ck_assert_ptr_nonnull(p);
+    for (int i = 0; i < 2; i++) {
+        ir_op *op = p->blocks[0]->ops[i];
+        ck_assert(ir_enc(op)->attrs_pending);
+        ck_assert_int_eq(ir_enc(op)->attrs_sorted, i == 0);
+        ck_assert(!ir_op_has_attr(op, "a") && !ir_op_has_attr(op, "c"));
+        ck_assert(!ir_op_has_attr(op, "e") && !ir_op_has_attr(op, "g"));
+        ck_assert(!ir_op_has_attr(op, "bb") && !ir_op_has_attr(op, ""));
+        ck_assert(ir_op_has_attr(op, "b") && ir_op_has_attr(op, "d") && ir_op_has_attr(op, "f"));
+        ck_assert_int_eq(ir_op_get_int(op, "b", 0), 2);
+        ck_assert_int_eq(ir_op_get_int(op, "d", 0), 4);
+        ck_assert_int_eq(ir_op_get_int(op, "f", 0), 6);
+        ck_assert_int_eq(ir_op_get_int(op, "c", 9), 9);
+        ck_assert_int_eq(ir_op_get_int(op, "g", 9), 9);
+    }
+    ir_program_free(p);
+    free(bin);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pbdec");
@@ -301,6 +342,7 @@ Suite *make_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, unusual_bytes_are_left_to_protobuf_c);
     tcase_add_test(tc, decoding_in_place_gives_back_the_vars_pages);
+    tcase_add_test(tc, lookups_in_sorted_kept_attrs_stop_past_the_name);
     tcase_add_test(tc, golden_programs_decode_as_protobuf_c_unpacks);
     tcase_add_test(tc, fuzz_inputs_decode_as_protobuf_c_unpacks);
     tcase_add_test(tc, real_programs_decode_as_protobuf_c_unpacks);
