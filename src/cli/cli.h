@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../passes/pass.h"
+#include "../job/manifest.h"
 
 #define CMD(name, summary) int cmd_##name(int argc, char **argv);
 #include "commands.def"
@@ -20,12 +21,12 @@
 int cli_run_memory_pass(int argc, char **argv, const char *cmd, const char *usage,
                         const char *pass);
 
-/* `verify transpile` of a --geo job (verify_geo.c): vars_info and the
- * push interval of manifest M (a json_t *) into cluster C (an ex_cluster
- * *); false after an error message. */
+/* `verify transpile` of a --geo job (verify_geo.c): vars_info (the params'
+ * slices) and the push interval of the job's manifest M into cluster C (an
+ * ex_cluster *); false after an error message. */
 struct json_t;
 struct ex_cluster;
-bool cli_verify_geo_info(struct json_t *m, struct ex_cluster *c);
+bool cli_verify_geo_info(const pdt_manifest *m, struct ex_cluster *c);
 /* `verify rewrite` (verify_rewrite.c) and `verify transpile`
  * (verify_transpile.c), dispatched by cmd_verify. */
 int cmd_verify_rewrite(int argc, char **argv);
@@ -37,7 +38,7 @@ bool cli_verify_parse_double(const char *flag, const char *s, double min, double
 int cmd_verify_job(int argc, char **argv);
 /* The symbolic check of a transpile's outputs, shared by `verify job` and
  * `verify transpile --symbolic` (verify_job.c): manifests are added one by
- * one (M, a json_t *, is taken), each with the loader of the files it
+ * one (M is taken: a job's, or manifest.json read back), each with the loader of the files it
  * names (LOADER(CTX, FILE), a new program or NULL after an error message);
  * cli_sym_check runs src/sym's check against MAIN and prints its report.
  * WHERE names the job in messages.  Both return false / PDT_EBADINPUT
@@ -46,7 +47,7 @@ struct ir_program;
 typedef struct cli_sym_job cli_sym_job;
 typedef struct ir_program *(*cli_sym_loader)(void *ctx, const char *file);
 cli_sym_job *cli_sym_job_new(void);
-bool cli_sym_add_manifest(cli_sym_job *f, struct json_t *m, const char *where,
+bool cli_sym_add_manifest(cli_sym_job *f, pdt_manifest *m, const char *where,
                           cli_sym_loader loader, void *ctx);
 int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label,
                   struct ir_program *main, struct ir_program *startup, int steps);
@@ -105,6 +106,19 @@ int cli_take_input_options(int *argc, char **argv);
 void cli_print_program(FILE *out, const ir_program *p, bool ops);
 /* Prints "pdtrans VERSION" to stdout. */
 void cli_print_version(void);
+
+/* manifest_json.c: manifest.json, the job's manifest M as JSON with the
+ * run RUN (NULL: none) described (g_free it; it ends in "\n}\n", which
+ * tcli_manifest_final replaces); the job id every manifest of a job
+ * records, SHA-256 (hex, malloc'd) of the inputs' hashes and the options
+ * that shape the programs, without what tells the roles apart (README.md,
+ * "Output folders"); S as a JSON string, escaped as jansson would; and
+ * manifest.json read back (mode, role, distributed_mode, flags, files:
+ * what verify job reads). */
+char *cli_manifest_json(const pdt_manifest *m, const pdt_run_info *run);
+char *cli_job_id(const pdt_ctx *ctx);
+void cli_json_string(GString *g, const char *s);
+pdt_manifest *cli_manifest_parse(struct json_t *j);
 
 /* run.c: the description of a run that manifest.json carries. */
 typedef struct {

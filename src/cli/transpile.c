@@ -124,13 +124,15 @@ static void open_outputs(output_set *out, const opts *o)
 static int write_outputs(output_set *out, const char *job, GPtrArray *stale)
 {
     opts *o = (opts *)out->o;
-    const char *manifest = pdt_job_manifest(o->job);
+    const pdt_manifest *manifest = pdt_job_manifest(o->job);
     int rc = PDT_OK;
     tcli_remove_stale(o, out->batch, stale);
     if (manifest) {
         /* Added last, so it is renamed into place last. */
         char *path = g_strdup_printf("%s/%s", o->out_dir, tcli_manifest_name(o->ctx));
-        char *text = tcli_manifest_final(manifest, job, out->batch);
+        char *json = cli_manifest_json(manifest, o->ctx->run);
+        char *text = tcli_manifest_final(json, job, out->batch);
+        g_free(json);
         pdio_batch_add_bytes(out->batch, path, text, strlen(text), false);
         g_free(text);
         g_free(path);
@@ -208,7 +210,7 @@ int cmd_transpile(int argc, char **argv)
     record_options(&o);
     const pdt_list *pl = pdt_job_passes(job);
     ctx->run = cli_run_info(&o.run, pl->items, pl->n);
-    char *job_id = tp_job_id(ctx);
+    char *job_id = cli_job_id(ctx);
     GPtrArray *stale = NULL;
     if (!rc)
         rc = tcli_check_folder(&o, job_id, &stale);

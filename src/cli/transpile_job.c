@@ -75,7 +75,7 @@ void tcli_remove_stale(const tcli_opts *o, pdio_batch *b, GPtrArray *stale)
     bool removed;
     for (size_t i = 0; pdio_batch_file(b, i, &path, &sha, &removed); i++)
         g_hash_table_add(written, (gpointer)base_of(path));
-    if (o->ctx->manifest_json)
+    if (o->ctx->manifest)
         g_hash_table_add(written, (gpointer)tcli_manifest_name(o->ctx));
     for (guint i = 0; stale && i < stale->len; i++) {
         const char *name = g_ptr_array_index(stale, i);
@@ -91,7 +91,7 @@ void tcli_remove_stale(const tcli_opts *o, pdio_batch *b, GPtrArray *stale)
 char *tcli_manifest_final(const char *manifest, const char *job, const pdio_batch *b)
 {
     size_t n = strlen(manifest);
-    /* The manifest writer ends with "\n}\n" (transpile_manifest.c). */
+    /* The manifest writer ends with "\n}\n" (manifest_json.c). */
     GString *g = g_string_new_len(manifest, n >= 3 ? (gssize)(n - 3) : 0);
     g_string_append_printf(g, ",\n  \"job\": \"%s\",\n  \"sha256\": {", job);
     const char *path, *sha;
@@ -100,7 +100,7 @@ char *tcli_manifest_final(const char *manifest, const char *job, const pdio_batc
         if (removed || !sha)
             continue;
         g_string_append(g, first ? "\n    " : ",\n    ");
-        tp_json_string(g, base_of(path));
+        cli_json_string(g, base_of(path));
         g_string_append_printf(g, ": \"%s\"", sha);
         first = false;
     }

@@ -44,7 +44,7 @@ struct cli_sym_job {
     const char *mode;
     bool grad_allreduce;                /* flags.collective_mode */
     const char *collective_mode;        /* ... as written, for refusals */
-    json_t *manifests;                  /* kept: their strings are used */
+    GPtrArray *manifests;               /* kept: their strings are used */
     cli_sym_loader loader;              /* of the manifest being read */
     void *loader_ctx;
 };
@@ -70,22 +70,17 @@ static ir_program *load_file(void *ctx, const char *name)
     return prog;
 }
 
-static const char *jstr(json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* One entry of a manifest's "files". */
-static bool add_file(job_files *f, const char *dir, json_t *e)
+static bool add_file(job_files *f, const char *dir, const pdt_manifest_file *e)
 {
-    const char *role = jstr(e, "role");
+    const char *role = e->role;
     bool tr = role && !strcmp(role, "trainer"), ps = role && !strcmp(role, "pserver");
-    json_int_t id = json_integer_value(json_object_get(e, tr ? "trainer_id" : "pserver"));
+    long long id = e->id;
     if (!tr && !ps)
         return true;
     GArray *a = tr ? f->trainers : f->pservers;
     if (id < 0 || id > 100000) {
-        pdt_error("%s: a manifest lists a %s numbered %lld", dir, role, (long long)id);
+        pdt_error("%s: a manifest lists a %s numbered %lld", dir, role, id);
         return false;
     }
     if ((guint)id >= a->len)
@@ -93,9 +88,9 @@ static bool add_file(job_files *f, const char *dir, json_t *e)
     sym_role *r = &g_array_index(a, sym_role, id);
     if (r->main)
         return true;
-    r->label = jstr(e, "main");
-    r->startup_label = jstr(e, "startup");
-    r->endpoint = jstr(e, "endpoint");
+    r->label = e->main;
+    r->startup_label = e->startup;
+    r->endpoint = e->endpoint;
     if (!r->label || !(r->main = load(f, dir, r->label)) ||
         (r->startup_label && !(r->startup = load(f, dir, r->startup_label)))) {
         if (!r->label)
@@ -105,23 +100,22 @@ static bool add_file(job_files *f, const char *dir, json_t *e)
     return true;
 }
 
-bool cli_sym_add_manifest(cli_sym_job *f, json_t *m, const char *where,
+bool cli_sym_add_manifest(cli_sym_job *f, pdt_manifest *m, const char *where,
                           cli_sym_loader loader, void *ctx)
 {
-    json_array_append_new(f->manifests, m);
+    g_ptr_array_add(f->manifests, m);
     f->loader = loader;
     f->loader_ctx = ctx;
-    json_t *t = json_object_get(json_object_get(m, "flags"), "trainers"), *e;
-    size_t n = json_is_array(t) ? json_array_size(t)
-             : json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
+    size_t n = pdt_manifest_trainers(m);
     f->n_trainers = n > f->n_trainers ? n : f->n_trainers;
-    f->mode = jstr(m, "mode") ? jstr(m, "mode") : f->mode;
-    const char *cm = jstr(json_object_get(m, "flags"), "collective_mode");
-    f->grad_allreduce = cm && !strcmp(cm, "grad_allreduce");
-    f->collective_mode = cm;
-    f->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
-    size_t i;
-    json_array_foreach(json_object_get(m, "files"), i, e) if (!add_file(f, where, e)) return false;
+    f->mode = m->mode ? m->mode : f->mode;
+    const pdt_manifest_flag *cm = pdt_manifest_get_flag(m, "collective_mode");
+    f->collective_mode = cm && cm->kind == PDT_MF_STRING ? cm->s : NULL;
+    f->grad_allreduce = f->collective_mode && !strcmp(f->collective_mode, "grad_allreduce");
+    f->dist_mode = m->distributed_mode;
+    for (size_t i = 0; i < m->n_files; i++)
+        if (!add_file(f, where, &m->files[i]))
+            return false;
     return true;
 }
 
@@ -129,10 +123,13 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
 {
     char *path = g_build_filename(dir, name, NULL);
     json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    if (!m)
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j)
         pdt_error("%s: line %d: not a manifest: %s", path, je.line, je.text);
     g_free(path);
+    /* the parts verify job reads, into the struct the job API hands out */
+    pdt_manifest *m = j ? cli_manifest_parse(j) : NULL;
+    json_decref(j);
     return m && cli_sym_add_manifest(f, m, dir, load_file, (void *)dir);
 }
 
@@ -210,7 +207,7 @@ cli_sym_job *cli_sym_job_new(void)
     f->progs = g_ptr_array_new_with_free_func((GDestroyNotify)ir_program_free);
     f->trainers = g_array_new(FALSE, TRUE, sizeof(sym_role));
     f->pservers = g_array_new(FALSE, TRUE, sizeof(sym_role));
-    f->manifests = json_array();
+    f->manifests = g_ptr_array_new_with_free_func((GDestroyNotify)pdt_manifest_free);
     return f;
 }
 
@@ -221,7 +218,7 @@ void cli_sym_job_free(cli_sym_job *f)
     g_ptr_array_free(f->progs, TRUE);
     g_array_free(f->trainers, TRUE);
     g_array_free(f->pservers, TRUE);
-    json_decref(f->manifests);
+    g_ptr_array_free(f->manifests, TRUE);
     free(f);
 }
 

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "../diag.h"
 #include "../exec/dist.h"
 #include "../io/pdio.h"
@@ -75,29 +73,18 @@ static bool minimize_flag(const char *a)
     return false;
 }
 
-static const char *jstr(json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
-static size_t trainer_count(json_t *m)
-{
-    json_t *t = json_object_get(json_object_get(m, "flags"), "trainers");
-    if (json_is_array(t))
-        return json_array_size(t);
-    return json_is_integer(t) && json_integer_value(t) > 0 ? (size_t)json_integer_value(t) : 1;
-}
-
 /* single_process_multi_thread: each trainer's process runs its program on
  * every selected GPU, each on its own batch, and c_comm_init_multitrainer's
  * ring spans trainers x GPUs (Paddle's CreateNCCLCommMultiTrainer), so
  * every GPU is a simulated device.  Other modes: one device per trainer. */
-static size_t devices_per_trainer(json_t *m)
+static size_t devices_per_trainer(const pdt_manifest *m)
 {
-    json_t *f = json_object_get(m, "flags");
-    const char *cm = jstr(f, "collective_mode");
-    json_int_t gpus = json_integer_value(json_object_get(f, "selected_gpus"));
-    return cm && !strcmp(cm, "single_process_multi_thread") && gpus > 0 ? (size_t)gpus : 1;
+    const pdt_manifest_flag *cm = pdt_manifest_get_flag(m, "collective_mode");
+    const pdt_manifest_flag *gpus = pdt_manifest_get_flag(m, "selected_gpus");
+    return cm && cm->kind == PDT_MF_STRING && !strcmp(cm->s, "single_process_multi_thread") &&
+                   gpus && gpus->kind == PDT_MF_INT && gpus->i > 0
+               ? (size_t)gpus->i
+               : 1;
 }
 
 static int report_transpile(const char *path, ex_param_result *r, size_t n, bool exact, double tol)
@@ -281,51 +268,45 @@ static bool take_output(vt_outputs *v, pdt_job *job, const char *file, const cha
 
 /* Takes trainer `t`'s programs (and, from run 0, the pservers', whose
  * endpoints go to v->endpoints) as the manifest M lists them. */
-static bool take_run(vt_outputs *v, pdt_job *job, size_t t, json_t *m)
+static bool take_run(vt_outputs *v, pdt_job *job, size_t t, const pdt_manifest *m)
 {
-    size_t i;
-    json_t *f;
     char stem[64], startup[80];
-    json_array_foreach(json_object_get(m, "files"), i, f) {
-        const char *role = jstr(f, "role");
-        if (role && !strcmp(role, "trainer") &&
-            (size_t)json_integer_value(json_object_get(f, "trainer_id")) == t) {
+    for (size_t i = 0; i < m->n_files; i++) {
+        const pdt_manifest_file *f = &m->files[i];
+        if (!strcmp(f->role, "trainer") && f->id >= 0 && (size_t)f->id == t) {
             snprintf(stem, sizeof stem, "trainer_%zu", t);
-        } else if (role && !strcmp(role, "pserver") && t == 0) {
+        } else if (!strcmp(f->role, "pserver") && t == 0) {
             snprintf(stem, sizeof stem, "pserver_%zu", v->n_endpoints);
             v->endpoints = xrealloc_n(v->endpoints, v->n_endpoints + 1, sizeof *v->endpoints);
-            v->endpoints[v->n_endpoints++] =
-                ir_intern(jstr(f, "endpoint") ? jstr(f, "endpoint") : "");
+            v->endpoints[v->n_endpoints++] = ir_intern(f->endpoint ? f->endpoint : "");
         } else {
             continue;
         }
         snprintf(startup, sizeof startup, "%s.startup", stem);
-        if (!take_output(v, job, jstr(f, "main"), stem) ||
-            !take_output(v, job, jstr(f, "startup"), startup))
+        if (!take_output(v, job, f->main, stem) || !take_output(v, job, f->startup, startup))
             return false;
     }
     return true;
 }
 
 /* Run 0's manifest: the cluster's shape (and GEO's vars_info into c). */
-static bool read_shape(json_t *m, ex_cluster *c, ex_cluster_shape *shape)
+static bool read_shape(const pdt_manifest *m, ex_cluster *c, ex_cluster_shape *shape)
 {
-    shape->n_trainers = trainer_count(m);
-    const char *mode = jstr(m, "mode");
+    shape->n_trainers = pdt_manifest_trainers(m);
+    const char *mode = m->mode;
     shape->mode = mode && !strcmp(mode, "nccl2") ? EX_CL_NCCL2
                   : mode && !strcmp(mode, "collective") ? EX_CL_COLLECTIVE : EX_CL_PSERVER;
-    shape->dist_mode = (int)json_integer_value(json_object_get(m, "distributed_mode"));
+    shape->dist_mode = m->distributed_mode;
     shape->devices = devices_per_trainer(m);
     return shape->dist_mode != 3 || cli_verify_geo_info(m, c);
 }
 
-/* Trainer t's transpile in process and its manifest, parsed (*m, NULL
+/* Trainer t's transpile in process and its manifest, the job's (*m, NULL
  * on failure, with *rc set). */
-static pdt_job *run_manifest(const vt_args *a, size_t t, json_t **m, int *rc)
+static pdt_job *run_manifest(const vt_args *a, size_t t, const pdt_manifest **m, int *rc)
 {
     pdt_job *job = run_job(a, t, NULL, rc);
-    const char *text = job ? pdt_job_manifest(job) : NULL;
-    *m = text ? json_loads(text, 0, NULL) : NULL;
+    *m = job ? pdt_job_manifest(job) : NULL;
     if (job && !*m) {
         pdt_error("verify: the transpile made no manifest");
         *rc = PDT_EBADINPUT;
@@ -340,13 +321,12 @@ static int build_cluster(const vt_args *a, ex_cluster *c, vt_outputs *v)
     ex_cluster_shape shape = {.n_trainers = 1, .devices = 1};
     int rc = PDT_OK;
     for (size_t t = 0; rc == PDT_OK && t < shape.n_trainers; t++) {
-        json_t *m = NULL;
+        const pdt_manifest *m = NULL;
         pdt_job *job = run_manifest(a, t, &m, &rc);
         if (rc == PDT_OK && t == 0 && !read_shape(m, c, &shape))
             rc = PDT_EBADINPUT;
         if (rc == PDT_OK && !take_run(v, job, t, m))
             rc = PDT_EBADINPUT;
-        json_decref(m);
         pdt_job_free(job);
     }
     shape.n_pservers = v->n_endpoints;
@@ -413,12 +393,13 @@ static int symbolic_job(const vt_args *a, int steps)
     cli_sym_job *f = cli_sym_job_new();
     size_t n_trainers = 1;
     for (size_t t = 0; rc == PDT_OK && t < n_trainers; t++) {
-        json_t *m = NULL;
+        const pdt_manifest *m = NULL;
         pdt_job *job = run_manifest(a, t, &m, &rc);
         if (m && t == 0)
-            n_trainers = trainer_count(m);
+            n_trainers = pdt_manifest_trainers(m);
         /* the trainer's files only: the pservers come from run 0 */
-        if (m && !cli_sym_add_manifest(f, m, a->main_path, load_output, job))
+        if (m && !cli_sym_add_manifest(f, pdt_job_take_manifest(job), a->main_path, load_output,
+                                       job))
             rc = PDT_EBADINPUT;
         pdt_job_free(job);
     }

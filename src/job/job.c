@@ -450,8 +450,8 @@ static int other_trainers(pdt_job *job)
 {
     pdt_ctx *ctx = &job->ctx;
     pdt_transpile_opts *t = &ctx->transpile;
-    char *manifest = ctx->manifest_json;
-    ctx->manifest_json = NULL;
+    pdt_manifest *manifest = ctx->manifest;
+    ctx->manifest = NULL;
     ctx->settings.print_after = NULL;
     ctx->settings.print_after_all = false;
     t->role = PDT_ROLE_TRAINER;
@@ -469,12 +469,12 @@ static int other_trainers(pdt_job *job)
             rc = pdt_run_pipeline(ctx, job->passes.items, job->passes.n);
         if (rc == PDT_OK)
             rc = flush_outputs(ctx);
-        g_free(ctx->manifest_json);
-        ctx->manifest_json = NULL;
+        pdt_manifest_free(ctx->manifest);
+        ctx->manifest = NULL;
     }
     t->role = PDT_ROLE_ALL;
     t->trainer_id = 0;
-    ctx->manifest_json = manifest;
+    ctx->manifest = manifest;
     ir_program_free(job->kept_main);
     ir_program_free(job->kept_startup);
     job->kept_main = job->kept_startup = NULL;
@@ -491,12 +491,12 @@ int pdt_job_run(pdt_job *job, pdt_output_sink sink, void *arg)
     int rc = pdt_run_pipeline(ctx, job->passes.items, job->passes.n);
     /* --stop-after before any output or plan exists: what exists is the
      * main and startup programs as the passes left them. */
-    if (!rc && ctx->stopped && ctx->n_outputs == 0 && !ctx->manifest_json) {
+    if (!rc && ctx->stopped && ctx->n_outputs == 0 && !ctx->manifest) {
         pdt_ctx_add_output(ctx, "main", ctx->main);
         pdt_ctx_add_output(ctx, "startup", ctx->startup);
         ctx->main = ctx->startup = NULL;
     }
-    if (!rc && ctx->n_outputs == 0 && !ctx->manifest_json) {
+    if (!rc && ctx->n_outputs == 0 && !ctx->manifest) {
         pdt_error("the pipeline produced no programs (does --passes include 'transpile'?)");
         rc = PDT_EBADINPUT;
     }
@@ -525,7 +525,14 @@ ir_program *pdt_job_take_output(pdt_job *job, const char *stem)
     return NULL;
 }
 
-const char *pdt_job_manifest(const pdt_job *job)
+const pdt_manifest *pdt_job_manifest(const pdt_job *job)
 {
-    return job->ctx.manifest_json;
+    return job->ctx.manifest;
+}
+
+pdt_manifest *pdt_job_take_manifest(pdt_job *job)
+{
+    pdt_manifest *m = job->ctx.manifest;
+    job->ctx.manifest = NULL;
+    return m;
 }

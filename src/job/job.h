@@ -1,7 +1,8 @@
 /* job.h - the job API: one pdtrans job as a library call.  Set options by
  * family and name (with where each came from), give the inputs, run the
- * passes, and get the output programs and the manifest in memory.  The
- * `transpile` command and `verify transpile` are thin adapters over it:
+ * passes, and get the output programs and the manifest (manifest.h) in
+ * memory.  The `transpile` command and `verify transpile` are thin
+ * adapters over it:
  * the command parses flags and the environment, then writes the outputs
  * and the manifest to its folder (JSON is written only there); verify runs
  * the job once per trainer in process and hands the outputs to the
@@ -13,6 +14,7 @@
 #include <stddef.h>
 
 #include "../passes/pass.h"
+#include "manifest.h"
 
 typedef struct pdt_job pdt_job;
 
@@ -76,9 +78,12 @@ int pdt_job_run(pdt_job *job, pdt_output_sink sink, void *arg);
 const pdt_output *pdt_job_outputs(const pdt_job *job, size_t *n);
 /* Takes output STEM over (the caller frees it), or NULL. */
 ir_program *pdt_job_take_output(pdt_job *job, const char *stem);
-/* The manifest the job's passes made (the transpile family's JSON text,
- * before the command adds the job id and file hashes), or NULL. */
-const char *pdt_job_manifest(const pdt_job *job);
+/* The manifest the job's passes made (manifest.h: what was written and
+ * where every slice lives; the command writes it as manifest.json with the
+ * run, the job id and the file hashes), or NULL; take_ hands it over (the
+ * caller frees it with pdt_manifest_free). */
+const pdt_manifest *pdt_job_manifest(const pdt_job *job);
+pdt_manifest *pdt_job_take_manifest(pdt_job *job);
 
 /* The check of commands that train a program: some var of block 0 is a
  * parameter, or --params names them (PDT_EUSAGE naming CMD otherwise);

@@ -104,8 +104,9 @@ typedef struct pdt_ctx {
     const pdt_run_info *run;    /* NULL: the manifest describes no run */
 
     pdt_run_settings settings;
-    /* The analysis cache (pdt_analysis_get): analyses[id] while valid;
-     * the manager drops it after any pass that does not preserve it. */
+    /* The analysis cache (pdt_analysis_get): analyses[id] while valid,
+     * built on demand by its create hook; the manager drops it after any
+     * pass that does not preserve it. */
     void *analyses[PDT_N_ANALYSES];
     /* Programs passes built for output, not yet handed over: the pipeline
      * hands them to `outputs` only when every pass succeeded, and frees
@@ -126,8 +127,9 @@ typedef struct {
      * returns, which the pipeline runs one by one; with ctx NULL, every
      * pass it may stand for (whose options it takes).  NULL for a pass. */
     const char *const *(*members)(const pdt_ctx *ctx, size_t *n);
-    /* The analyses it reads or extends (PDT_AN_BIT of each), which stay
-     * valid after it; the manager drops every other one after it runs. */
+    /* The analyses that stay valid after it (PDT_AN_BIT of each): those
+     * it reads, extends or makes; the manager drops every other one after
+     * it runs. */
     unsigned preserves;
     /* A sharded pass (SHARDED_PASS) builds outputs only: it changes
      * neither ctx->main nor ctx->startup, and with the analysis `shard_on`
@@ -135,15 +137,20 @@ typedef struct {
      * pipeline's run_sharded). */
     bool sharded;
     pdt_analysis_id shard_on;
+    /* The analyses it reads (PDT_AN_BIT of each): the manager builds each
+     * one not cached (its create hook) before the pass runs. */
+    unsigned requires;
 } pdt_pass;
 
 /* How the manager handles one analysis (passes.def: ANALYSIS(name, ops)).
  * Every hook but `free` may be NULL. */
 typedef struct pdt_analysis {
     const char *name;
-    /* A fresh, empty analysis for the pass that makes it
-     * (pdt_analysis_fresh); the pass fills it. */
-    void *(*create)(pdt_ctx *ctx);
+    /* Builds the analysis from the context into *out: PDT_OK, or the
+     * status after an error message (*out NULL).  The manager runs it
+     * when a pass requires the analysis and none is cached, and for the
+     * pass that makes it afresh (pdt_analysis_fresh). */
+    int (*create)(pdt_ctx *ctx, void **out);
     void (*free)(void *a);
     /* Before the manager drops it after a successful pass, at the end of a
      * successful run, or before a fresh one replaces it: whatever it owes
@@ -171,12 +178,14 @@ typedef struct pdt_analysis {
  * has `members_NAME` too. */
 #define PASS(name, summary) int pass_##name(pdt_ctx *ctx);
 #define PRESERVING_PASS(name, summary, analysis) int pass_##name(pdt_ctx *ctx);
+#define MAKING_PASS(name, summary, analysis) int pass_##name(pdt_ctx *ctx);
 #define PASS_GROUP(name, summary) int pass_##name(pdt_ctx *ctx); \
     const char *const *members_##name(const pdt_ctx *ctx, size_t *n);
 #define ANALYSIS(name, ops) extern const pdt_analysis ops;
 #include "passes.def"
 #undef ANALYSIS
 #undef PASS_GROUP
+#undef MAKING_PASS
 #undef PRESERVING_PASS
 #undef PASS
 
@@ -187,13 +196,17 @@ const pdt_pass *pdt_pass_find(const char *name);
 /* The analyses, indexed by pdt_analysis_id (analyses.c). */
 extern const pdt_analysis *const pdt_analyses[];
 extern const size_t pdt_n_analyses;
-/* The cached analysis ID of ctx, or NULL when none is valid. */
-void *pdt_analysis_get(const pdt_ctx *ctx, pdt_analysis_id id);
+/* Analysis ID of ctx: the cached one, or one built now by its create hook
+ * (and cached); NULL after the build's error message. */
+void *pdt_analysis_get(pdt_ctx *ctx, pdt_analysis_id id);
+/* The cached analysis ID of ctx, or NULL when none is valid (no build). */
+void *pdt_analysis_cached(const pdt_ctx *ctx, pdt_analysis_id id);
 /* Drops the cached analysis ID (finished first when FINISH). */
 void pdt_analysis_drop(pdt_ctx *ctx, pdt_analysis_id id, bool finish);
-/* Replaces analysis ID with a fresh one from its create hook (the old one
- * finished and dropped) and returns it: for the pass that makes it. */
-void *pdt_analysis_fresh(pdt_ctx *ctx, pdt_analysis_id id);
+/* Replaces analysis ID with one built now by its create hook (the old one
+ * finished and dropped first): for the pass that makes it (MAKING_PASS).
+ * PDT_OK, or the build's status (nothing cached then). */
+int pdt_analysis_fresh(pdt_ctx *ctx, pdt_analysis_id id);
 /* "; did you mean 'P'?" naming the passes nearest to NAME, or "" (g_free it). */
 char *pdt_pass_hint(const char *name);
 /* hints.c: "; did you mean 'V'?" naming the vars of B nearest to NAME (or

@@ -1,9 +1,9 @@
 /* pipeline.c - the pass manager: runs passes in order, verifying after
- * each, and keeps the analyses of passes.def: cached in the context, made
- * by the pass that needs them first (pdt_analysis_fresh), finished and
- * dropped after a pass that does not preserve them; sharded passes run
- * shard by shard.  It names no pass family: what an analysis is comes from
- * its pdt_analysis hooks. */
+ * each, and keeps the analyses of passes.def: built by their create hook
+ * when a pass requires one that is not cached (or afresh for the pass that
+ * makes it), cached in the context, finished and dropped after a pass that
+ * does not preserve them; sharded passes run shard by shard.  It names no
+ * pass family: what an analysis is comes from its pdt_analysis hooks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,9 +36,30 @@ char *pdt_pass_hint(const char *name)
     return pdt_near_hint(&near, "");
 }
 
-void *pdt_analysis_get(const pdt_ctx *ctx, pdt_analysis_id id)
+void *pdt_analysis_cached(const pdt_ctx *ctx, pdt_analysis_id id)
 {
     return ctx->analyses[id];
+}
+
+/* Analysis ID built by its create hook into the cache, unless cached. */
+static int build(pdt_ctx *ctx, pdt_analysis_id id)
+{
+    if (ctx->analyses[id])
+        return PDT_OK;
+    void *a = NULL;
+    int rc = pdt_analyses[id]->create(ctx, &a);
+    if (rc != PDT_OK) {
+        if (a)
+            pdt_analyses[id]->free(a);
+        return rc;
+    }
+    ctx->analyses[id] = a;
+    return PDT_OK;
+}
+
+void *pdt_analysis_get(pdt_ctx *ctx, pdt_analysis_id id)
+{
+    return build(ctx, id) == PDT_OK ? ctx->analyses[id] : NULL;
 }
 
 void pdt_analysis_drop(pdt_ctx *ctx, pdt_analysis_id id, bool finish)
@@ -52,10 +73,20 @@ void pdt_analysis_drop(pdt_ctx *ctx, pdt_analysis_id id, bool finish)
     ctx->analyses[id] = NULL;
 }
 
-void *pdt_analysis_fresh(pdt_ctx *ctx, pdt_analysis_id id)
+int pdt_analysis_fresh(pdt_ctx *ctx, pdt_analysis_id id)
 {
     pdt_analysis_drop(ctx, id, true);
-    return ctx->analyses[id] = pdt_analyses[id]->create(ctx);
+    return build(ctx, id);
+}
+
+/* Before a pass: each analysis it requires, built unless cached. */
+static int require(pdt_ctx *ctx, unsigned requires)
+{
+    int rc = PDT_OK;
+    for (size_t id = 0; id < pdt_n_analyses && rc == PDT_OK; id++)
+        if (requires & (1u << id))
+            rc = build(ctx, (pdt_analysis_id)id);
+    return rc;
 }
 
 /* After a pass: every analysis it does not preserve is dropped, finished
@@ -314,7 +345,9 @@ static int run_one(pdt_ctx *ctx, const pdt_pass *pass, const pdt_pass *group, bo
         pdt_note("running pass '%s'", group->name);
     pdt_alloc_doing("running pass '%s'", pass->name);
     pdt_progress_enter(PDT_PHASE_PASS, pass->name);
-    int rc = pass->run(ctx);
+    int rc = require(ctx, pass->requires);
+    if (rc == PDT_OK)
+        rc = pass->run(ctx);
     invalidate(ctx, pass->preserves, rc == PDT_OK);
     pdt_progress_enter(PDT_PHASE_VERIFY, NULL);
     if (rc == PDT_OK && !ctx->no_verify_each)
@@ -445,7 +478,9 @@ int pdt_run_members(pdt_ctx *ctx, const char *const *names, size_t n)
     int rc = PDT_OK;
     for (size_t i = 0; i < n && rc == PDT_OK; i++) {
         const pdt_pass *pass = pdt_pass_find(names[i]);
-        rc = pass ? pass->run(ctx) : PDT_EUSAGE;
+        rc = pass ? require(ctx, pass->requires) : PDT_EUSAGE;
+        if (rc == PDT_OK)
+            rc = pass->run(ctx);
     }
     if (rc == PDT_OK)
         finish_all(ctx);

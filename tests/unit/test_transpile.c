@@ -6,6 +6,7 @@
 
 #include "io/pdio.h"
 #include "io/pdio_job.h"
+#include "cli/cli.h"
 #include "passes/pass.h"
 #include "passes/transpile/placement.h"
 #include "unit.h"
@@ -355,7 +356,7 @@ START_TEST(errors_leave_no_outputs)
     tpf_load(&ctx, BASIC, BASIC_STARTUP);
     ck_assert_int_eq(pass_build_pserver(&ctx), PDT_EINTERNAL);
     ck_assert_uint_eq(ctx.n_outputs + ctx.n_staged, 0);
-    ck_assert_ptr_null(ctx.manifest_json);
+    ck_assert_ptr_null(ctx.manifest);
     pdt_ctx_free(&ctx);
 
     tpf_load(&ctx, "tests/golden/transpile_errors/in/no_optimize.pbtxt", BASIC_STARTUP);
@@ -496,7 +497,9 @@ START_TEST(manifest_is_valid_json_with_odd_names)
     }
     ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
     json_error_t err;
-    json_t *m = json_loads(ctx.manifest_json, 0, &err);
+    char *text = cli_manifest_json(ctx.manifest, NULL);
+    json_t *m = json_loads(text, 0, &err);
+    g_free(text);
     ck_assert_ptr_nonnull(m);
     /* params: one row per param (manifest_version 2), name first */
     json_t *p0 = json_array_get(json_object_get(m, "params"), 0);

@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "io/pdio.h"
+#include "cli/cli.h"
 #include "passes/pass.h"
 #include "passes/transpile/builders.h"
 #include "unit.h"
@@ -429,11 +430,11 @@ START_TEST(validate_guards_the_pass)
             ck_assert_int_eq(rc, PDT_OK);
             ck_assert_uint_eq(ctx.n_outputs, 2);
             ck_assert_str_eq(ctx.outputs[0].stem, "trainer_1");
-            ck_assert_ptr_nonnull(strstr(ctx.manifest_json, "\"mode\": \"collective\""));
+            ck_assert_str_eq(ctx.manifest->mode, "collective");
         } else {
             ck_assert_msg(rc == PDT_EUSAGE, "case %zu: status %d", i, rc);
             ck_assert_uint_eq(ctx.n_outputs, 0);
-            ck_assert_ptr_null(ctx.manifest_json);
+            ck_assert_ptr_null(ctx.manifest);
         }
         pdt_ctx_free(&ctx);
     }

@@ -60,15 +60,17 @@ typedef struct tp_plan {
     bool *pserver_written;      /* n_eps: main and startup built */
     ir_program *trainer_main, *trainer_startup;   /* 'insert_send_recv' */
     bool trainer_written;
-    bool manifest_stale;    /* outputs changed since ctx->manifest_json was made */
+    bool manifest_stale;    /* outputs changed since ctx->manifest was made */
     size_t narrow;          /* the one pserver the SHARDED_PASS passes build, or -1: all */
 } tp_plan;
 
 /* ---- transpile.c: the plan ---- */
 /* The plan is the analysis transpile_plan of passes.def; its hooks
  * (tp_plan_ops, transpile.c) are these.  Each takes a tp_plan. */
-/* find_optimize.c: a new plan with the settings resolved from ctx. */
+/* find_optimize.c: a new plan with the settings resolved from ctx; the
+ * plan as 'find_optimize' makes it (the create hook). */
 void *tp_plan_create(pdt_ctx *ctx);
+int tp_plan_build(pdt_ctx *ctx, void **plan);
 void tp_plan_free(void *plan);
 /* manifest.json made again from the plan if a pass changed the outputs
  * since it was last made (NULL is fine): the pass manager calls it when
@@ -241,7 +243,7 @@ int tp_table_pserver(const tp_placement *pl, const tp_inputs *in, size_t ep, ir_
                      int32_t pre, GArray *blocks, GPtrArray *grad_to_block, tp_table_ps *out);
 void tp_table_serv_attrs(const tp_placement *pl, ir_op *serv, const tp_table_ps *tps);
 /* The manifest's "distributed_table" object (a jansson json_t *). */
-void *tp_table_json(tp_plan *st);
+const pdt_manifest_table *tp_table_manifest(tp_plan *st, pdt_manifest *m);
 /* The placement's copy of v (find_optimize.c): the desc with its own dims
  * and no rare part (nothing the placement's readers look at), in arena a,
  * detached from any block, so it stays as find_optimize saw it whatever
@@ -325,9 +327,10 @@ GPtrArray *tp_coll_startup_params(const ir_program *main, const ir_program *star
 void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank, int nrings,
                      const char *endpoint, const char *const *others, size_t n_others,
                      bool local_sgd);
-/* manifest.json text (malloc'd) describing what was written. */
-char *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written);
-char *tp_manifest_nccl2(pdt_ctx *ctx);
-char *tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt);
+/* The manifest (src/job/manifest.h) describing what was written; the
+ * nccl2 and collective ones replace ctx->manifest. */
+pdt_manifest *tp_manifest(tp_plan *st, const bool *pserver_written, bool trainer_written);
+void tp_manifest_nccl2(pdt_ctx *ctx);
+void tp_manifest_collective(pdt_ctx *ctx, const tp_spmt_env *spmt);
 
 #endif

@@ -329,8 +329,7 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
         tp_spmt_main(m->blocks[0], nranks, &env);
         *main_out = m;
         *startup_out = s;
-        g_free(ctx->manifest_json);
-        ctx->manifest_json = tp_manifest_collective(ctx, &env);
+        tp_manifest_collective(ctx, &env);
         return PDT_OK;
     }
     size_t n_others;
@@ -350,8 +349,7 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     free(others);
     *main_out = m;
     *startup_out = s;
-    g_free(ctx->manifest_json);
-    ctx->manifest_json = tp_manifest_collective(ctx, NULL);
+    tp_manifest_collective(ctx, NULL);
     return PDT_OK;
 }
 

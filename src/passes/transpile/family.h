@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <glib.h>
 #include "../list.h"
+#include "../../job/manifest.h"
 
 typedef enum { PDT_SYNC = 0, PDT_ASYNC, PDT_HALF_ASYNC } pdt_sync_mode;
 typedef enum { PDT_MODE_PSERVER = 0, PDT_MODE_NCCL2, PDT_MODE_COLLECTIVE } pdt_dist_mode;
@@ -83,13 +84,14 @@ typedef struct {
     } given;
 } pdt_transpile_opts;
 
-/* Its result: the JSON text of manifest.json (g_malloc'd: free with
- * g_free), made when the pass manager finishes the plan. */
-#define PDT_TRANSPILE_RESULTS char *manifest_json;
+/* Its result: the manifest (src/job/manifest.h; the command writes it as
+ * manifest.json), made when the pass manager finishes the plan, or by the
+ * nccl2 and collective passes. */
+#define PDT_TRANSPILE_RESULTS struct pdt_manifest *manifest;
 /* What --trainers resolves to when not given. */
 #define pdt_transpile_init(ctx) ((void)((ctx)->transpile.trainers = 1))
 #define pdt_transpile_release(ctx)                                                  \
     (pdt_list_free(&(ctx)->transpile.pservers),                                     \
-     pdt_list_free(&(ctx)->transpile.trainer_endpoints), g_free((ctx)->manifest_json))
+     pdt_list_free(&(ctx)->transpile.trainer_endpoints), pdt_manifest_free((ctx)->manifest))
 
 #endif

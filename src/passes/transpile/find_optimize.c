@@ -349,8 +349,7 @@ static tp_placement *new_placement(const pdt_ctx *ctx)
     return pl;
 }
 
-/* A new plan: the analysis's create hook (tp_plan_ops), for
- * pdt_analysis_fresh. */
+/* A new plan with the settings resolved from ctx, before the search. */
 void *tp_plan_create(pdt_ctx *ctx)
 {
     tp_plan *st = xcalloc(1, sizeof *st);
@@ -390,17 +389,20 @@ static int lr_counters(pdt_ctx *ctx, tp_placement *pl)
     return rc;
 }
 
-/* Pass 'find_optimize': the async LR counter rewrite (_get_lr_ops with
- * sync_mode=False), then the plan's search: params_grads, the optimize,
- * clip and LR ops, the distributed lookup table, remote prefetch. */
-int pass_find_optimize(pdt_ctx *ctx)
+/* The plan as 'find_optimize' makes it: the async LR counter rewrite
+ * (_get_lr_ops with sync_mode=False), then the plan's search:
+ * params_grads, the optimize, clip and LR ops, the distributed lookup
+ * table, remote prefetch.  The analysis's create hook (tp_plan_ops): the
+ * pass manager runs it for the pass, and for any pass that needs the plan
+ * when none is cached. */
+int tp_plan_build(pdt_ctx *ctx, void **out)
 {
     if (!ctx->main || ctx->main->n_blocks == 0) {
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;
     }
-    /* A plan made before is finished (its manifest made) and replaced. */
-    tp_plan *st = pdt_analysis_fresh(ctx, PDT_AN_transpile_plan);
+    tp_plan *st = tp_plan_create(ctx);
+    *out = st;
     tp_placement *pl = st->draft;
     int rc = PDT_OK;
     /* lr_move.c: before the counters, which then count the moved increment */
@@ -413,10 +415,8 @@ int pass_find_optimize(pdt_ctx *ctx)
     st->in.b0 = ctx->main->blocks[0];
     if (!rc)
         rc = tp_find_optimize(st);
-    if (rc) {
-        pdt_analysis_drop(ctx, PDT_AN_transpile_plan, false);
+    if (rc)
         return rc;
-    }
     ir_op **ops0 = ir_arena_alloc(st->in.arena, (st->in.b0->n_ops + 1) * sizeof *ops0);
     if (st->in.b0->n_ops)
         memcpy(ops0, st->in.b0->ops, st->in.b0->n_ops * sizeof *ops0);
@@ -424,4 +424,11 @@ int pass_find_optimize(pdt_ctx *ctx)
     st->in.n_ops0 = st->in.b0->n_ops;
     pl->stage = TP_PLAN_FOUND;
     return PDT_OK;
+}
+
+/* Pass 'find_optimize': a new plan (a plan made before is finished, its
+ * manifest made, and replaced). */
+int pass_find_optimize(pdt_ctx *ctx)
+{
+    return pdt_analysis_fresh(ctx, PDT_AN_transpile_plan);
 }

@@ -39,8 +39,7 @@ int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out
     ir_op_set_role(op, IR_ROLE_FORWARD);
     *main_out = m;
     *startup_out = s;
-    g_free(ctx->manifest_json);
-    ctx->manifest_json = tp_manifest_nccl2(ctx);
+    tp_manifest_nccl2(ctx);
     return PDT_OK;
 }
 

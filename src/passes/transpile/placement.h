@@ -20,6 +20,7 @@
 #include "../../ir/pmap.h"
 #include "../../ir/util.h"
 #include "../pass.h"
+#include "../../job/manifest.h"
 
 /* Seed values of DistributedMode (listen_and_serv's distributed_mode). */
 enum { TP_DM_SYNC = 0, TP_DM_ASYNC = 1, TP_DM_HALF_ASYNC = 2, TP_DM_GEO = 3 };
@@ -165,12 +166,9 @@ uint64_t tp_fnv1a64(const char *s);
 /* The file an output is written to: STEM.pbtxt under
  * ctx->settings.text_output, STEM.pb otherwise (manifest.json names it). */
 const char *tp_file_name(const pdt_ctx *ctx, const char *stem);
-/* The job id that every manifest of a job records: SHA-256 (hex, malloc'd)
- * of the inputs' hashes and the options that shape the programs, without
- * what tells the roles apart (README.md, "Output folders"). */
-char *tp_job_id(const pdt_ctx *ctx);
-/* S as a JSON string, escaped as jansson would (the manifest's hand-written
- * lines). */
-void tp_json_string(GString *g, const char *s);
+/* The manifest's "flags": the transpile options that shaped the outputs,
+ * in the order written (NCCL2: those of --mode=nccl2 or collective); the
+ * command's job id hashes them too (src/cli/manifest_json.c). */
+void tp_manifest_flags(pdt_manifest *m, const pdt_ctx *ctx, bool nccl2);
 
 #endif

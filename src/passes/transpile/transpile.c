@@ -111,8 +111,8 @@ void tp_plan_make_manifest(void *a)
     tp_plan *st = a;
     if (!st || !st->manifest_stale)
         return;
-    g_free(st->ctx->manifest_json);
-    st->ctx->manifest_json = tp_manifest(st, st->pserver_written, st->trainer_written);
+    pdt_manifest_free(st->ctx->manifest);
+    st->ctx->manifest = tp_manifest(st, st->pserver_written, st->trainer_written);
     st->manifest_stale = false;
 }
 
@@ -134,11 +134,12 @@ void tp_plan_output_freed(void *a, const ir_program *p)
 }
 
 /* The plan as the pass manager sees it (passes.def: ANALYSIS): made by
- * 'find_optimize', extended by 'split_vars', read by the passes after
- * them; finishing it makes manifest.json; its shards are the pservers. */
+ * 'find_optimize' (its create hook), extended by 'split_vars', read by the
+ * passes after them; finishing it makes the manifest; its shards are the
+ * pservers. */
 const pdt_analysis tp_plan_ops = {
     .name = "transpile_plan",
-    .create = tp_plan_create,
+    .create = tp_plan_build,
     .free = tp_plan_free,
     .finish = tp_plan_make_manifest,
     .check_order = tp_check_order,

@@ -10,7 +10,6 @@
  * rows with prefetch and sends its grad cut by split_ids (row id modulo the
  * pserver count).  Seed defect 1 (`op.type == LOOKUP_TABLE_TYPE`, a string
  * against a list) is fixed: every lookup op of the table is replaced. */
-#include <jansson.h>
 #include <string.h>
 
 #include "../../diag.h"
@@ -426,27 +425,22 @@ void tp_table_serv_attrs(const tp_placement *pl, ir_op *serv, const tp_table_ps 
 
 /* ---- manifest ---- */
 
-static json_t *dims_json(const int64_t *d, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_integer(d[i]));
-    return a;
-}
-
-void *tp_table_json(tp_plan *st)
+const pdt_manifest_table *tp_table_manifest(tp_plan *st, pdt_manifest *m)
 {
     const tp_table *t = st->pl->table;
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(t->name));
-    json_object_set_new(o, "shape", dims_json(t->var->dims, t->var->n_dims));
-    int64_t *rows = ir_arena_dup(st->in.arena, t->var->dims, t->var->n_dims * sizeof *rows);
-    rows[0] = (rows[0] + (int64_t)st->pl->n_eps - 1) / (int64_t)st->pl->n_eps;
-    json_object_set_new(o, "pserver_shape", dims_json(rows, t->var->n_dims));
-    json_object_set_new(o, "grad", json_string(t->grad));
-    json_t *g = json_array();
+    pdt_manifest_table *mt = pdt_manifest_alloc(m, sizeof *mt);
+    mt->name = pdt_manifest_str(m, t->name);
+    mt->n_shape = t->var->n_dims;
+    mt->shape = pdt_manifest_dims(m, t->var->dims, t->var->n_dims);
+    int64_t *rows = (int64_t *)pdt_manifest_dims(m, t->var->dims, t->var->n_dims);
+    if (t->var->n_dims)
+        rows[0] = (rows[0] + (int64_t)st->pl->n_eps - 1) / (int64_t)st->pl->n_eps;
+    mt->pserver_shape = rows;
+    mt->grad = pdt_manifest_str(m, t->grad);
+    const char **g = pdt_manifest_alloc(m, (st->pl->n_eps + 1) * sizeof *g);
     for (size_t k = 0; k < st->pl->n_eps; k++)
-        json_array_append_new(g, json_string(t->trainer_grads[k]));
-    json_object_set_new(o, "trainer_grads", g);
-    return o;
+        g[k] = pdt_manifest_str(m, t->trainer_grads[k]);
+    mt->trainer_grads = g;
+    mt->n_trainer_grads = st->pl->n_eps;
+    return mt;
 }
