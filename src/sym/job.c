@@ -10,6 +10,7 @@
 
 #include "../ir/util.h"
 #include "job.h"
+#include "table.h"
 
 static sym_proc *pserver_at(sym_job *j, const char *ep)
 {
@@ -28,6 +29,10 @@ static const char *wire_name(sym_proc *p, const char *v)
     char suf[32];
     int k = snprintf(suf, sizeof suf, ".trainer_%d", p->emulate_from);
     size_t n = strlen(v);
+    /* a table grad's shard: NAME.trainer_K.pserver_P */
+    const char *mid = strstr(v, suf);
+    if (mid && !strncmp(mid + k, ".pserver_", 9))
+        return ir_internf("%.*s.trainer_%d%s", (int)(mid - v), v, p->trainer, mid + k);
     if (n < (size_t)k || strcmp(v + n - (size_t)k, suf))
         return v;
     return ir_internf("%.*s.trainer_%d", (int)(n - (size_t)k), v, p->trainer);
@@ -49,7 +54,7 @@ static bool accepts(sym_proc *ps, const char *name)
     for (uint32_t k = 0; x && k < x->n_args; k++)
         if (x->args[k] == name)
             return true;
-    return false;
+    return sym_table_accepts(ps, name);
 }
 
 /* The block of grad_to_block_id for `name` (async), or -1. */
@@ -205,8 +210,7 @@ static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t 
 static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
 {
     static const char *const unmodelled[] = {
-        "prefetch", "split_ids", "merge_ids", "lookup_sparse_table", "distributed_lookup_table",
-        "checkpoint_notify", "fake_init", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
+        "distributed_lookup_table", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
         "c_allreduce_prod", "c_broadcast", "allreduce", "broadcast", NULL};
     sym_job *j = c->job;
     const char *t = op->type;
@@ -217,6 +221,8 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
         return do_send(j, p, prog, block, i, op);
     if (!strcmp(t, "recv"))
         return do_recv(j, p, prog, block, i, op);
+    if ((r = sym_table_op(c, p, prog, block, i, op)))
+        return r;
     /* communicator set-up: no value a program computes depends on it */
     if (!strcmp(t, "send_barrier") || !strcmp(t, "fetch_barrier") ||
         !strcmp(t, "listen_and_serv") || !strcmp(t, "gen_nccl_id") ||

@@ -6,6 +6,7 @@
 
 #include "../ir/util.h"
 #include "job.h"
+#include "table.h"
 
 static void short_args(GString *g, const sym_term *t, int depth)
 {
@@ -259,12 +260,17 @@ static bool run_steps(sym_job *j, int step, GString **diff)
         const char *p = j->params->pdata[k];
         for (size_t t = 0; !diff[k] && t < j->n_tr; t++) {
             sym_proc *want = j->async ? &j->view[t] : &j->ref;
-            sym_term *w = sym_read(&j->c, want, b, p), *got = pmap_get(&j->tr[t].vals, p);
+            sym_term *tab = sym_table_value(j, p);   /* a table: R's, shared and live */
+            sym_term *w = sym_read(&j->c, tab ? &j->ref : want, b, p);
+            sym_term *got = tab ? tab : pmap_get(&j->tr[t].vals, p);
             if (got == w)
                 continue;
             diff[k] = g_string_new(NULL);
             g_string_append_printf(diff[k], "%s: differs at step %d on trainer %zu: ", p, step, t);
-            sym_explain(j, diff[k], &j->tr[t], p, w);
+            if (tab)
+                sym_table_explain(j, diff[k], p, tab, w);
+            else
+                sym_explain(j, diff[k], &j->tr[t], p, w);
         }
     }
     return true;
@@ -273,7 +279,8 @@ static bool run_steps(sym_job *j, int step, GString **diff)
 long sym_verify_job(const sym_job_in *in, FILE *out, char *err, size_t errlen)
 {
     sym_job j;
-    bool ok = sym_job_setup(&j, in) && sym_job_startups(&j) && sym_ref_setup(&j);
+    bool ok = sym_job_setup(&j, in) && sym_job_startups(&j) && sym_ref_setup(&j) &&
+              sym_table_setup(&j);
     if (ok && !j.params->len) {
         snprintf(j.c.err, sizeof j.c.err, "%s has no optimizer ops (op_role_var pairs): no "
                  "parameter to compare", in->main_label);

@@ -249,6 +249,12 @@ static void run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, 
     free(prev);
 }
 
+void sym_run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, ir_op *op,
+                     const sym_site *site)
+{
+    run_generic(c, p, prog, b, op, site);
+}
+
 /* sum and scale (without a ScaleTensor), the interpreted arithmetic. */
 static bool run_arith(sym_ctx *c, sym_proc *p, ir_block *b, ir_op *op, const sym_site *site)
 {

@@ -45,6 +45,11 @@ void sym_write(sym_proc *p, const char *name, sym_term *t, const sym_site *site)
 /* Runs op i of block `block` of prog (labelled `label`) in p's scope. */
 bool sym_run_op(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, int block,
                 size_t i);
+/* Runs op (of block b of prog) as an uninterpreted function, its outputs
+ * written in p's scope with `site` (table.c: MAIN's lookup op for a
+ * merge_ids; a lookup_table_grad with its W's dims). */
+void sym_run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, ir_op *op,
+                     const sym_site *site);
 /* Runs every op of a block. */
 bool sym_run_block(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, int block);
 /* The rows (dim 0) a var is declared with in b or its ancestors, or -1. */

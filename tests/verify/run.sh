@@ -184,9 +184,22 @@ usage 1 "collective local_sgd jobs are not modelled by verify job yet" "$W/local
     "$G/transpile_collective_local_sgd/in/main.pbtxt" "$G/transpile_collective_local_sgd/in/startup.pbtxt"
 usage 1 "pserver_0.pb: DC-ASGD is not modelled by verify job yet" "$W/dc_asgd" \
     "$G/transpile_dc_asgd/in/main.pbtxt" "$G/transpile_dc_asgd/in/startup.pbtxt"
+# Distributed lookup tables (src/sym/table.c): sync (adam: the pservers'
+# table block is Paddle's sgd on the summed grads, which is the reference),
+# async, and a table that is the only param (three pservers, LR decay).
 job table transpile_dist_table $P2 --trainers=2
-usage 1 "op 5 'fake_init': not modelled by verify job yet" "$W/table" \
-    "$G/transpile_dist_table/in/main.pbtxt" "$G/transpile_dist_table/in/startup.pbtxt"
+job table_async transpile_dist_table_async $P2 --trainers=2 --async
+job table_only transpile_dist_table_only $P3 --trainers=3
+for j in table table_async table_only; do equal $j; done
+mutant prefetch_wrong_pserver table "trainer_0.pb: block 0, op 1 'prefetch': prefetches 'prefetch_compress_in_tmp_0' from '127.0.0.1:6175' (pserver_1.pb), whose listen_and_serv has no prefetch block for it" \
+    trainer_0.pb set-epmap 0 1 0 127.0.0.1:6175
+mutant merge_parts_swapped table "fc_w: differs at step 1 on trainer 0: trainer_0.pb block 0 op 3 'sequence_pool' reads 'title_emb' (written by trainer_0.pb block 0 op 2 'merge_ids')" \
+    trainer_0.pb swap-input 0 2 X 0 1
+mutant table_grad_wrong_pserver table "trainer_0.pb: block 0, op 24 'send': sends 'shared_w@GRAD.trainer_0.pserver_0' to 127.0.0.1:6175, whose listen_and_serv does not receive it" \
+    trainer_0.pb set-epmap 0 24 0 127.0.0.1:6175
+job remote transpile_remote_prefetch $P2 --trainers=2
+usage 1 "op 0 'distributed_lookup_table': not modelled by verify job yet" "$W/remote" \
+    "$G/transpile_remote_prefetch/in/main.pbtxt" "$G/transpile_remote_prefetch/in/startup.pbtxt"
 
 # Real programs in every mode (point 5): real.sh.
 . "$HERE/real.sh"
