@@ -45,6 +45,9 @@ void sym_write(sym_proc *p, const char *name, sym_term *t, const sym_site *site)
 /* Runs op i of block `block` of prog (labelled `label`) in p's scope. */
 bool sym_run_op(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, int block,
                 size_t i);
+/* intfold.c: fill_constant, increment and sum of int64 [1] values known
+ * exactly, and ref_by_trainer_id by a known id; true when it wrote Out. */
+bool sym_fold_int(sym_ctx *c, sym_proc *p, ir_block *b, ir_op *op, const sym_site *site);
 /* Runs every op of a block. */
 bool sym_run_block(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, int block);
 /* The rows (dim 0) a var is declared with in b or its ancestors, or -1. */
