@@ -37,8 +37,14 @@ static void put_clipped(const char *msg, size_t len)
         while (close < len && !(msg[close] == '\'' &&
                                 (close + 1 == len || !is_word_byte(msg[close + 1]))))
             close++;
-        if (close - i <= QUOTE_MAX)
+        if (close - i <= QUOTE_MAX) {
+            /* the closing quote too: after a name ending in '@' it would
+             * open another quote, running to the message's end */
+            size_t end = close < len ? close + 1 : close;
+            fwrite(msg + i, 1, end - i, stderr);
+            i = end;
             continue;
+        }
         size_t cut = i + QUOTE_MAX;
         while (cut > i && ((unsigned char)msg[cut] & 0xC0) == 0x80)
             cut--;      /* not inside a UTF-8 character */

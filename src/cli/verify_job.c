@@ -30,8 +30,11 @@ static void help(void)
            "each step every parameter a trainer holds must be single-process\n"
            "training's on the trainers' averaged gradient (nccl2 and collective\n"
            "grad_allreduce jobs too); async and half-async: each update applies one\n"
-           "trainer's gradient.  Prints one line per parameter; exit 1 on a difference.  A\n"
-           "trainer DIR lacks runs the programs of the first trainer it holds.\n\n"
+           "trainer's gradient (the LR-decay block runs as Paddle's pservers run it: a\n"
+           "warning names how far its step counter runs ahead; DC-ASGD corrects the\n"
+           "gradient as Paddle does).  Prints one line per parameter; exit 1 on a\n"
+           "difference.  A trainer DIR lacks runs the programs of the first trainer\n"
+           "it holds.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  -h, --help           show this help\n");
 }
@@ -236,7 +239,9 @@ int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_
                      .mode = !f->mode || !strcmp(f->mode, "pserver") ? SYM_PSERVER
                            : !strcmp(f->mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
                      .steps = steps};
-    char err[1200];
+    char err[1200], note[1024] = "";
+    in.note = note;
+    in.note_len = sizeof note;
     /* the report is held until the run ends, so that the progress line
      * (a terminal's stderr, progress.h) ends before it */
     char *buf = NULL;
@@ -249,6 +254,8 @@ int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_
     if (buf)
         fwrite(buf, 1, len, stdout);
     free(buf);
+    if (bad >= 0 && note[0])
+        pdt_warning("%s: %s", where, note);
     if (bad < 0)
         pdt_error("%s: %s", where, err);
     else if (bad)

@@ -121,6 +121,11 @@ bool ex_transpile_check(ex_cluster *c, const ir_program *main, const ir_program 
  * attrs hold it. */
 double ex_mean_factor(size_t n);
 
+/* dist_lr.c: an async or half-async job's reference starts each LR step
+ * counter the pservers' LR-decay block sums per trainer at n-1, where
+ * Paddle's async counter puts it (verify job's criterion). */
+void ex_lr_counter_start(ex_cluster *c, ex_scope *R);
+
 /* Runs the pservers' and then the trainers' startup programs. */
 bool ex_cluster_startup(ex_cluster *c, uint64_t seed);
 /* Runs every trainer's main program once (one step), with the pservers. */

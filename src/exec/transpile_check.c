@@ -427,6 +427,8 @@ static bool reference_start(ex_cluster *c, ex_scope *R, const ir_program *main,
     if (ok)
         adopt_initial_values(R, c->trainers[0].scope, b0);
     ok = ok && set_user_values(c, main, R, seed);
+    if (ok)
+        ex_lr_counter_start(c, R);
     for (size_t i = 0; ok && i < c->n_tables; i++) {
         ex_tensor *t = ex_table_gather(c, &c->tables[i]);
         ok = t != NULL;

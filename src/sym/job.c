@@ -101,8 +101,8 @@ static int deliver(sym_job *j, sym_proc *p, const char *label, int block, size_t
                  w, ep, ps->label);
         return -1;
     }
-    (void)p;
     sym_write(ps, w, t, site);
+    sym_dc_deliver(j, p, ps, site);
     int gb = j->async || j->half ? grad_block(ps, w) : -2;
     int rc = 1;
     if (gb == -1) {
@@ -135,6 +135,10 @@ static int do_send(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t 
     const ir_slot *x = ir_op_input(op, "X");
     ir_arena *a = ir_arena_new();
     bool notify = !ir_op_get_bool(op, "use_send_handler", true);
+    if (notify) {
+        ir_arena_free(a);
+        return sym_lr_notify(j, p, prog, block, i, op);
+    }
     size_t nv = 0, n;
     const char **vn = ir_op_get_names(op, "send_varnames", &nv, a);
     ir_block *b = ir_program_block(prog, block);
@@ -198,6 +202,8 @@ static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t 
         } else if (!nv) {
             sym_write(p, o->args[k], t, site);
         }
+        if (t)
+            sym_dc_recv(j, p, ps, w, t, site);
         parts[k] = t;
     }
     if (rc > 0 && nv)
@@ -282,22 +288,7 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
         snprintf(j->c.err, sizeof j->c.err, "GEO jobs are not modelled by verify job yet");
         return false;
     }
-    for (size_t k = 0; k < j->n_ps; k++) {
-        ir_op *l = listen_op(&j->ps[k]);
-        if (l && ir_op_get_bool(l, "dc_asgd", false)) {
-            snprintf(j->c.err, sizeof j->c.err, "%s: DC-ASGD is not modelled by verify job yet",
-                     j->ps[k].label);
-            return false;
-        }
-        /* Paddle's notify handler and the LR block's run after the startup */
-        if (l && (j->async || j->half) && ir_op_get_int(l, "lr_decay_block_id", -1) >= 0) {
-            snprintf(j->c.err, sizeof j->c.err,
-                     "%s: an async job's LR-decay block is not modelled by verify job yet",
-                     j->ps[k].label);
-            return false;
-        }
-    }
-    return true;
+    return ((!j->async && !j->half) || sym_lr_setup(j)) && sym_dc_setup(j);
 }
 
 void sym_job_free(sym_job *j)
@@ -319,6 +310,8 @@ void sym_job_free(sym_job *j)
     if (j->shared)
         g_ptr_array_free(j->shared, TRUE);
     pmap_free(&j->shared_set);
+    sym_lr_free(j);
+    sym_dc_free(j);
     sym_store_free(j->c.st);
 }
 
@@ -329,6 +322,8 @@ bool sym_job_startups(sym_job *j)
         if (j->ps[k].startup &&
             !sym_run_block(&j->c, &j->ps[k], j->ps[k].startup, j->ps[k].startup_label, 0))
             return false;
+    if (!sym_lr_startup(j))
+        return false;
     for (size_t t = 0; t < j->n_tr; t++)
         if (j->tr[t].startup &&
             !sym_run_block(&j->c, &j->tr[t], j->tr[t].startup, j->tr[t].startup_label, 0))
@@ -385,4 +380,19 @@ bool sym_job_step(sym_job *j, int step, int only)
         if (!run_trainer(j, &j->tr[t], false))
             return false;
     return true;
+}
+
+sym_proc *sym_pserver_at(sym_job *j, const char *ep)
+{
+    return pserver_at(j, ep);
+}
+
+const char *sym_wire_name(sym_proc *p, const char *v)
+{
+    return wire_name(p, v);
+}
+
+ir_op *sym_listen_op(sym_proc *ps)
+{
+    return listen_op(ps);
 }

@@ -21,6 +21,8 @@ typedef struct {
     GPtrArray *params, *grads;          /* MAIN's optimizer (param, grad) pairs, by param */
     GPtrArray *shared;                  /* names the reference's update writes, or adopted */
     pmap shared_set;                    /* the same, as a set */
+    struct sym_lr *lr;                  /* async LR-decay blocks (lr_decay.c), or NULL */
+    struct sym_dc *dc;                  /* DC-ASGD (dcasgd.c), or NULL */
 } sym_job;
 
 /* job.c */
@@ -29,6 +31,33 @@ void sym_job_free(sym_job *j);
 bool sym_job_startups(sym_job *j);
 /* One step of the job; trainer t's whole step alone when `only` >= 0 (async). */
 bool sym_job_step(sym_job *j, int step, int only);
+
+/* job.c: the pserver at an endpoint, or NULL; the name trainer p gives
+ * var v on the wire; a pserver's listen_and_serv op. */
+sym_proc *sym_pserver_at(sym_job *j, const char *ep);
+const char *sym_wire_name(sym_proc *p, const char *v);
+ir_op *sym_listen_op(sym_proc *ps);
+
+/* lr_decay.c: an async or half-async job's LR-decay blocks */
+bool sym_lr_setup(sym_job *j);
+void sym_lr_free(sym_job *j);
+bool sym_lr_startup(sym_job *j);
+/* A send with use_send_handler false (Paddle's notify RPC). */
+int sym_lr_notify(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op);
+void sym_lr_ref_setup(sym_job *j);
+void sym_lr_ref_view(sym_job *j, size_t t);
+/* What the check assumed of the counters, for the report ("" when none). */
+void sym_lr_note(sym_job *j, GString *g);
+
+/* dcasgd.c: DC-ASGD's runtime and its reference */
+bool sym_dc_setup(sym_job *j);
+void sym_dc_free(sym_job *j);
+void sym_dc_deliver(sym_job *j, sym_proc *p, sym_proc *ps, const sym_site *site);
+void sym_dc_recv(sym_job *j, sym_proc *p, sym_proc *ps, const char *w, sym_term *t,
+                 const sym_site *site);
+void sym_dc_ref_trainer(sym_job *j, size_t t);
+/* MAIN's update op i on the reference, an optimizer on the corrected grad. */
+bool sym_dc_ref_op(sym_job *j, size_t i);
 
 /* collective.c: a step of an nccl2 or collective job, and its ops */
 bool sym_coll_step(sym_job *j, int step);

@@ -7,7 +7,10 @@
  * shared state takes trainer 0's values, each optimizer grad becomes the
  * mean over the trainers (scale(sum, float(1/n)), the job's float32
  * factor), and MAIN's optimize and LR-schedule ops run once.  Async: one
- * trainer per update, on its own grad, and only its view is refreshed. */
+ * trainer per update, on its own grad, and only its view is refreshed.
+ * An async job's LR-decay counters start where Paddle's pservers put them
+ * (lr_decay.c), and DC-ASGD's optimizer reads the corrected grad
+ * (dcasgd.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +121,7 @@ bool sym_ref_setup(sym_job *j)
         j->view[t].trainer = (int)t;
         copy_vals(&j->view[t], r, NULL, NULL);
     }
+    sym_lr_ref_setup(j);
     return true;
 }
 
@@ -126,7 +130,8 @@ static bool run_main(sym_job *j, sym_proc *p, bool updates)
     ir_block *b = ir_program_block(j->in->main, 0);
     for (size_t i = 0; b && i < b->n_ops; i++)
         if (update_role(b->ops[i]) == updates &&
-            !sym_run_op(&j->c, p, j->in->main, j->in->main_label, 0, i))
+            !(updates ? sym_dc_ref_op(j, i)
+                      : sym_run_op(&j->c, p, j->in->main, j->in->main_label, 0, i)))
             return false;
     return true;
 }
@@ -135,6 +140,7 @@ bool sym_ref_step(sym_job *j, int step, size_t t0, size_t t1)
 {
     for (size_t t = t0; t < t1; t++) {
         j->view[t].feed_tag = ir_internf("t%zu.s%d", t, step);
+        sym_lr_ref_view(j, t);
         if (!run_main(j, &j->view[t], false))
             return false;
     }
@@ -154,6 +160,7 @@ bool sym_ref_step(sym_job *j, int step, size_t t0, size_t t1)
     }
     free(g);
     j->ref.feed_tag = ir_internf("t%zu.s%d", t0, step);
+    sym_dc_ref_trainer(j, t0);
     if (!run_main(j, &j->ref, true))
         return false;
     for (size_t t = t0; t < t1; t++)

@@ -299,6 +299,13 @@ long sym_verify_job(const sym_job_in *in, FILE *out, char *err, size_t errlen)
             fprintf(out, "%s: equal (%d steps)\n", (const char *)j.params->pdata[k], in->steps);
         bad += diff[k] != NULL;
     }
+    if (in->note_len) {
+        GString *note = g_string_new(NULL);
+        if (ok)
+            sym_lr_note(&j, note);
+        snprintf(in->note, in->note_len, "%s", note->str);
+        g_string_free(note, TRUE);
+    }
     for (guint k = 0; diff && k < j.params->len; k++)
         if (diff[k])
             g_string_free(diff[k], TRUE);

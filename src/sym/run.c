@@ -342,8 +342,8 @@ bool sym_run_op(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, in
             sym_write(p, o->args[k], sym_read(c, p, b, x->args[k]), pmap_get(&p->sites, x->args[k]));
         return true;
     }
-    if (!run_arith(c, p, b, op, site) && !run_split(c, p, b, op, site) &&
-        !run_concat(c, p, b, op, site))
+    if (!sym_fold_int(c, p, b, op, site) && !run_arith(c, p, b, op, site) &&
+        !run_split(c, p, b, op, site) && !run_concat(c, p, b, op, site))
         run_generic(c, p, prog, b, op, site);
     sym_store_set_site(c->st, NULL);
     return true;

@@ -50,6 +50,9 @@ bool sym_run_op(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, in
  * merge_ids; a lookup_table_grad with its W's dims). */
 void sym_run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, ir_op *op,
                      const sym_site *site);
+/* intfold.c: fill_constant, increment and sum of int64 [1] values known
+ * exactly, and ref_by_trainer_id by a known id; true when it wrote Out. */
+bool sym_fold_int(sym_ctx *c, sym_proc *p, ir_block *b, ir_op *op, const sym_site *site);
 /* Runs every op of a block. */
 bool sym_run_block(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, int block);
 /* The rows (dim 0) a var is declared with in b or its ancestors, or -1. */

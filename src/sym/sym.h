@@ -27,6 +27,10 @@ typedef struct {
     int dist_mode;                      /* 0 sync, 1 half-async, 2 async */
     int mode;                           /* SYM_PSERVER, SYM_NCCL2, SYM_COLLECTIVE */
     int steps;
+    /* out, when note_len > 0: what equal assumed of Paddle's runtime (an
+     * async LR schedule's counter offset, lr_decay.c), or "" */
+    char *note;
+    size_t note_len;
 } sym_job_in;
 
 /* Prints one line per parameter to out ("PARAM: equal (N steps)" or its

@@ -13,9 +13,12 @@
  *   their rows is one fill; a concat of the same output of row-wise ops
  *   (optimizers) of one type and attrs is that op on the concats of its
  *   param-shaped inputs (the others must be the same term in every part);
+ *   so is a concat of one elementwise_add, _sub or _mul alike whose
+ *   operands all have the part's rows (DC-ASGD's correction);
  * - an optimizer's output not shaped like its Param (adam's Beta1PowOut)
  *   does not depend on its param-shaped inputs: those are replaced by a
- *   placeholder, so every slice's copy of it is one term. */
+ *   placeholder, so every slice's copy of it is one term.
+ * An int64 [1] value known exactly is a leaf of its own (sym_int). */
 #include <glib.h>
 #include <string.h>
 
@@ -137,12 +140,33 @@ sym_term *sym_leaf(sym_store *s, const char *label, int64_t rows)
     return intern(s, &p);
 }
 
+sym_term *sym_int(sym_store *s, int64_t v)
+{
+    sym_term p = {.kind = SYM_LEAF, .name = ir_internf("%lld", (long long)v), .a = v, .b = 1,
+                  .rows = 1};
+    return intern(s, &p);
+}
+
+bool sym_int_value(const sym_term *t, int64_t *v)
+{
+    if (t->kind != SYM_LEAF || t->b != 1)
+        return false;
+    *v = t->a;
+    return true;
+}
+
 sym_term *sym_app(sym_store *s, const char *type, const char *key, sym_term **args,
                   const char **slots, uint32_t n, int64_t fill_rows)
 {
     sym_term p = {.kind = SYM_APP, .name = type, .key = key, .args = args, .arg_slots = slots,
                   .n = n, .a = fill_rows, .rows = fill_rows};
     return intern(s, &p);
+}
+
+bool sym_elementwise_type(const char *type)
+{
+    return !strcmp(type, "elementwise_add") || !strcmp(type, "elementwise_sub") ||
+           !strcmp(type, "elementwise_mul");
 }
 
 static bool is_fill(const sym_term *t)
@@ -289,7 +313,8 @@ sym_term *sym_slice(sym_store *s, sym_term *x, int64_t off, int64_t rows)
 static sym_term *pull_rowwise(sym_store *s, sym_term **parts, uint32_t n)
 {
     sym_term *p0 = parts[0], *a0 = p0->kind == SYM_PROJ ? p0->args[0] : NULL;
-    if (!a0 || a0->kind != SYM_APP || !sym_rowwise_type(a0->name))
+    bool ew = a0 && a0->kind == SYM_APP && sym_elementwise_type(a0->name);
+    if (!a0 || a0->kind != SYM_APP || (!sym_rowwise_type(a0->name) && !ew))
         return NULL;
     for (uint32_t k = 0; k < n; k++) {
         sym_term *p = parts[k], *a = p->args[0];
@@ -311,6 +336,8 @@ static sym_term *pull_rowwise(sym_store *s, sym_term **parts, uint32_t n)
         }
         if (rowwise && (!same || parts[0]->rows > 1))
             args[j] = sym_concat(s, col, n);
+        else if (ew)    /* an operand that broadcasts: not row by row */
+            ok = false;
         else if (same)
             args[j] = col[0];
         else
@@ -445,7 +472,8 @@ static sym_term *slice_in(sym_store *s, sym_term *x, int64_t off, int64_t rows, 
     if (x->kind == SYM_SCALE && x->bias == 0)
         return sym_scale(s, slice_in(s, x->args[0], off, rows, depth + 1), x->scale, 0, true);
     if (x->kind == SYM_SUM || (x->kind == SYM_PROJ && x->args[0]->kind == SYM_APP &&
-                               sym_rowwise_type(x->args[0]->name))) {
+                               (sym_rowwise_type(x->args[0]->name) ||
+                                sym_elementwise_type(x->args[0]->name)))) {
         sym_term *app = x->kind == SYM_SUM ? x : x->args[0];
         sym_term **args = xmalloc_n(app->n, sizeof *args), *r;
         for (uint32_t i = 0; i < app->n; i++)

@@ -59,6 +59,12 @@ const sym_site *sym_site_make(sym_store *s, const char *prog, int block, int ind
 size_t sym_store_size(const sym_store *s);
 
 sym_term *sym_leaf(sym_store *s, const char *label, int64_t rows);
+/* An int64 [1] value known exactly (a step counter, a trainer id; intfold.c
+ * folds the ops on them): a leaf named by its value, apart from any var's
+ * leaf of that name. */
+sym_term *sym_int(sym_store *s, int64_t v);
+/* Whether t is such a value; it in *v. */
+bool sym_int_value(const sym_term *t, int64_t *v);
 /* An op application; fill_rows >= 0 only for fill_constant (its shape[0]). */
 sym_term *sym_app(sym_store *s, const char *type, const char *key, sym_term **args,
                   const char **slots, uint32_t n, int64_t fill_rows);
@@ -78,5 +84,8 @@ void sym_note_args(sym_store *s, sym_term *t, const sym_site **sites, const char
 /* Whether ops of this type act row by row on their param-shaped inputs
  * (optimizers; not lars_momentum or lamb, which take whole-param norms). */
 bool sym_rowwise_type(const char *type);
+/* elementwise_add, _sub and _mul: row by row when every operand has the
+ * rows of the output (no broadcast), as DC-ASGD's correction on a slice. */
+bool sym_elementwise_type(const char *type);
 
 #endif

@@ -93,6 +93,12 @@ job async1 transpile_async $P2 --trainers=1 --async
 job lr_decay transpile_lr_decay $P2 --trainers=2 --optimizer=sgd:learning_rate=1.0 $EXP
 job piecewise transpile_piecewise_decay $P2 --trainers=2 --optimizer=sgd \
     --lr-schedule=piecewise:boundaries=1,2,values=1.0,0.5,0.25
+job async_lr transpile_async_lr_decay $P2 --trainers=2 --async --optimizer=sgd:learning_rate=1.0 $EXP
+job half_async_lr transpile_async_lr_decay $P2 --trainers=2 --half-async \
+    --optimizer=sgd:learning_rate=1.0 $EXP
+job async_lr3 transpile_async_lr_decay $P3 --trainers=3 --trainer-id=2 --async \
+    --optimizer=sgd:learning_rate=1.0 $EXP
+job two_counters transpile_async_two_counters $P2 --trainers=2 --async
 job warmup transpile_lr_warmup $P2 --trainers=2 --optimizer=sgd \
     --lr-schedule=piecewise:boundaries=10000,20000,values=1.0,0.5,1.0 \
     --lr-warmup=warmup_steps=100,start_lr=0.1,end_lr=1.0
@@ -108,9 +114,45 @@ job rings transpile_collective_rings --mode=collective --collective-mode=grad_al
     --endpoint=10.0.0.1:6170 --nccl-comm-num=2 --optimizer=sgd:learning_rate=0.1
 for j in basic adam momentum rmsprop l2_clip hash balanced three_uneven three_uneven_t0 \
          more_pservers no_slice large_block name_prefix update_vars trainers1 async async1 \
-         lr_decay piecewise warmup nccl2 nccl2_hier collective rings; do
+         lr_decay piecewise warmup nccl2 nccl2_hier collective rings async_lr half_async_lr \
+         async_lr3 two_counters; do
     equal $j
 done
+# the async LR-decay block's counter offset is named on stderr
+for j in async_lr:2:-1 half_async_lr:2:-1 async_lr3:3:-1; do
+    n=$((n + 1))
+    set -- $(echo "$j" | tr : ' ')
+    "$PDTRANS" verify job "$W/$1" $(cat "$W/$1.inputs") >/dev/null 2>"$W/err"
+    want="schedule runs $(($2 - 1 - $3)) steps ahead of single-process training's (its counter starts at $3)"
+    # the whole line: a quoted name ending in '@' must not clip the rest
+    if grep -qF "$want" "$W/err" && grep -q "whose counter starts at $(($2 - 1))\$" "$W/err"; then
+        echo "ok: $1: the counter offset is named"
+    else fail "$1: expected '$want' on stderr"; cat "$W/err"; fi
+done
+# one trainer: the numeric verify transpile compares async jobs exactly,
+# with its reference's counter at n-1 too, and agrees with --symbolic
+A=$G/transpile_async_lr_decay/in
+for k in async half-async; do
+    n=$((n + 1))
+    set -- $P2 --trainers=1 --$k --loss=mean_0.tmp_0 --optimizer=sgd:learning_rate=1.0 \
+        --lr-schedule=exponential:decay_steps=2,decay_rate=0.1,staircase=false \
+        "$A/forward.pbtxt" "$A/startup.pbtxt"
+    "$PDTRANS" verify transpile "$@" >"$W/out" 2>&1
+    st=$?
+    "$PDTRANS" verify transpile --symbolic "$@" >"$W/out2" 2>&1
+    ss=$?
+    if [ $st = 0 ] && [ $ss = 0 ] && [ "$(grep -c 'difference from single-process training 0.00e+00$' "$W/out")" = 2 ] &&
+        [ "$(grep -c ': equal (2 steps)$' "$W/out2")" = 2 ]; then
+        echo "ok: --$k, one trainer, LR decay: numeric and symbolic verify transpile agree"
+    else
+        fail "--$k, one trainer, LR decay: numeric status $st, symbolic $ss"; cat "$W/out" "$W/out2"
+    fi
+done
+n=$((n + 1))
+"$PDTRANS" verify job "$W/two_counters" $(cat "$W/two_counters.inputs") >/dev/null 2>"$W/err"
+if grep -qF "counter 'step_counter' stays at the trainer count 2" "$W/err"; then
+    echo "ok: two_counters: the counter Paddle's notify handler never raises is named"
+else fail "two_counters: expected step_counter named on stderr"; cat "$W/err"; fi
 
 # One folder of per-role calls, as a launcher writes it (a manifest per role).
 B=$G/transpile_basic/in
@@ -135,8 +177,11 @@ mutant recv_dropped basic "fc_b: differs at step 1 on trainer 0: no op of traine
 mutant trainer_grad_dropped basic "fc_b: differs at step 1 on trainer 0: pserver_0.pb block 1 op 1 'scale' reads 'fc_b@GRAD' (written by pserver_0.pb block 1 op 0 'sum')" \
     pserver_0.pb drop-input 1 0 X 1
 mutant optimizer_attr adam "it is made by pserver_1.pb block 1 op 2 'adam'" pserver_1.pb set-attr 1 2 beta1 f 0.5
-mutant lr_counter_twice lr_decay "pserver_0.pb block 1 op 1 'increment' reads '@LR_DECAY_COUNTER@' (written by pserver_0.pb block 1 op 0 'increment')" pserver_0.pb dup-op 1 0
+mutant lr_counter_twice lr_decay "pserver_0.pb block 1 op 2 'cast' reads '@LR_DECAY_COUNTER@' (written by pserver_0.pb block 1 op 1 'increment') = 1 where single-process training has 0" pserver_0.pb dup-op 1 0
 mutant missing_sub_block piecewise "(written by pserver_0.pb block 1 op 6 'conditional_block')" pserver_0.pb set-attr 1 6 sub_block block_idx 99
+# trainer 0's notify sends its LR counter to pserver 0 twice, never to pserver 1
+mutant notify_one_pserver async_lr "fc_b: differs at step 1 on trainer 1: pserver_0.pb block 1 op 1 'cast' reads '@LR_DECAY_COUNTER@' (written by pserver_0.pb block 1 op 0 'sum') = 4 where single-process training has 3" \
+    trainer_0.pb set-epmap 0 14 1 127.0.0.1:6174
 mutant allreduce_dropped collective "fc_w: differs at step 1 on trainer 0: trainer_0.pb block 0 op 17 'momentum' reads 'fc_w@GRAD' (written by trainer_0.pb block 0 op 13 'mul_grad')" \
     trainer_0.pb drop-op 0 15
 mutant loss_scale_changed collective "fc_b: differs at step 1 on trainer 0: trainer_0.pb block 0 op 17 'momentum' reads 'fc_b@GRAD' (written by trainer_0.pb block 0 op 12 'c_allreduce_sum') = scale(sum(" \
@@ -182,8 +227,20 @@ job local_sgd transpile_collective_local_sgd --mode=collective --collective-mode
     --endpoint=10.0.0.1:6170
 usage 1 "collective local_sgd jobs are not modelled by verify job yet" "$W/local_sgd" \
     "$G/transpile_collective_local_sgd/in/main.pbtxt" "$G/transpile_collective_local_sgd/in/startup.pbtxt"
-usage 1 "pserver_0.pb: DC-ASGD is not modelled by verify job yet" "$W/dc_asgd" \
-    "$G/transpile_dc_asgd/in/main.pbtxt" "$G/transpile_dc_asgd/in/startup.pbtxt"
+# DC-ASGD (one, two and three trainers: with one, every backup is the
+# param; with more, each update corrects by the trainer's own backup)
+equal dc_asgd
+job dc_asgd2 transpile_dc_asgd $P2 --trainers=2 --async --dc-asgd
+job dc_asgd3 transpile_dc_asgd $P3 --trainers=3 --async --dc-asgd
+equal dc_asgd2
+equal dc_asgd3
+# each pserver block picks the sender's backup: swapped, trainer 1's
+# first update corrects by trainer 0's
+mutant dc_bak_swapped dc_asgd2 "fc_b: differs at step 1 on trainer 1: pserver_0.pb block 1 op 1 'elementwise_sub' reads 'fc_b.local_bak' (written by pserver_0.pb block 1 op 0 'ref_by_trainer_id')" \
+    pserver_0.pb swap-input 1 0 X 0 1
+# the correction's P - P_k made P - P (plain async on pserver 0)
+mutant dc_correction_dropped dc_asgd2 "fc_b: differs at step 1 on trainer 1: pserver_0.pb block 1 op 1 'elementwise_sub' reads 'fc_b' (written by pserver_0.pb block 1 op 5 'momentum')" \
+    pserver_0.pb set-input 1 1 Y 0 fc_b
 # Distributed lookup tables (src/sym/table.c): sync (adam: the pservers'
 # table block is Paddle's sgd on the summed grads, which is the reference),
 # async, and a table that is the only param (three pservers, LR decay).
@@ -287,10 +344,16 @@ if [ -d "$R" ]; then
             fail "$m: verify transpile --symbolic --lr-ops=move: expected equal (status $st)"
             head -3 "$W/out"
         fi
-        "$PDTRANS" transpile $P2 --trainers=2 --async --lr-ops=move "$R/${m}_train.pdmodel" \
-            -o "$W/$m.async.move" >/dev/null 2>&1 || fail "$m async --lr-ops=move: transpile"
-        usage 1 "pserver_0.pb: an async job's LR-decay block is not modelled by verify job yet" \
-            "$W/$m.async.move" "$R/${m}_train.pdmodel"
+        # async and half-async with the moved learning rate: equal, with
+        # Paddle's async counter offset named (no startup: no known start)
+        for k in async half-async; do
+            "$PDTRANS" transpile $P2 --trainers=2 --$k --lr-ops=move "$R/${m}_train.pdmodel" \
+                -o "$W/$m.$k.move" >/dev/null 2>&1 || fail "$m $k --lr-ops=move: transpile"
+            echo "$R/${m}_train.pdmodel" >"$W/$m.$k.move.inputs"
+            equal $m.$k.move
+            grep -qF "runs ahead of single-process training's (whose counter no startup op sets)" \
+                "$W/err" || fail "$m $k --lr-ops=move: expected the counter named on stderr"
+        done
     done
 else
     skip "tests/verify real programs" "no ../shared/testdata-real"
