@@ -13,22 +13,6 @@
 
 #include "dist.h"
 
-/* A sum whose X args are all OUT.trainer_<i>: OUT, a per-trainer counter. */
-static const char *counter_of(const ir_op *op)
-{
-    const ir_slot *x = ir_op_input(op, "X");
-    const char *out = ir_op_output1(op, "Out");
-    if (strcmp(op->type, "sum") || !x || !x->n_args || !out)
-        return NULL;
-    size_t n = strlen(out);
-    for (uint32_t k = 0; k < x->n_args; k++) {
-        const char *a = x->args[k];
-        if (strncmp(a, out, n) || strncmp(a + n, ".trainer_", 9) || !a[n + 9] ||
-            strspn(a + n + 9, "0123456789") != strlen(a + n + 9))
-            return NULL;
-    }
-    return out;
-}
 
 void ex_lr_counter_start(ex_cluster *c, ex_scope *R)
 {
@@ -39,7 +23,7 @@ void ex_lr_counter_start(ex_cluster *c, ex_scope *R)
         int64_t lb = ls ? ir_op_get_int(ls, "lr_decay_block_id", -1) : -1;
         const ir_block *b = lb > 0 ? ir_program_block(c->pservers[k].main, (int32_t)lb) : NULL;
         for (size_t i = 0; b && i < b->n_ops; i++) {
-            const char *name = counter_of(b->ops[i]);
+            const char *name = ir_op_trainer_counter_sum(b->ops[i]);
             if (!name)
                 continue;
             int64_t one = 1;

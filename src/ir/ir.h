@@ -404,6 +404,10 @@ ir_slot *ir_op_output(const ir_op *op, const char *slot);
 /* First argument of a slot, or NULL. */
 const char *ir_op_input1(const ir_op *op, const char *slot);
 const char *ir_op_output1(const ir_op *op, const char *slot);
+/* OUT when op is a `sum` whose X args are all OUT.trainer_<i> (the
+ * transpiler's per-trainer step counters, summed on a pserver), or NULL.
+ * verify's numeric reference and its symbolic model find them alike. */
+const char *ir_op_trainer_counter_sum(const ir_op *op);
 /* Replaces the slot's arguments (creating the slot). */
 void ir_op_set_input(ir_op *op, const char *slot, const char *const *args, size_t n);
 void ir_op_set_output(ir_op *op, const char *slot, const char *const *args, size_t n);

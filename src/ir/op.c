@@ -469,3 +469,19 @@ bool ir_op_writes(const ir_op *op, const char *name)
 {
     return slots_mention(op->outputs, op->n_outputs, ir_intern(name));
 }
+
+const char *ir_op_trainer_counter_sum(const ir_op *op)
+{
+    const ir_slot *x = ir_op_input(op, "X");
+    const char *out = ir_op_output1(op, "Out");
+    if (strcmp(op->type, "sum") || !x || !x->n_args || !out)
+        return NULL;
+    size_t n = strlen(out);
+    for (uint32_t k = 0; k < x->n_args; k++) {
+        const char *a = x->args[k];
+        if (strncmp(a, out, n) || strncmp(a + n, ".trainer_", 9) || !a[n + 9] ||
+            strspn(a + n + 9, "0123456789") != strlen(a + n + 9))
+            return NULL;
+    }
+    return out;
+}

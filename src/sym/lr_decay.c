@@ -37,23 +37,6 @@ static int lr_block(sym_proc *ps)
     return l ? (int)ir_op_get_int(l, "lr_decay_block_id", -1) : -1;
 }
 
-/* A sum whose X args are all OUT.trainer_<i>: a per-trainer counter (the
- * numeric reference finds them alike: src/exec/dist_lr.c). */
-static const char *counter_of(const ir_op *op)
-{
-    const ir_slot *x = ir_op_input(op, "X");
-    const char *out = ir_op_output1(op, "Out");
-    if (strcmp(op->type, "sum") || !x || !x->n_args || !out)
-        return NULL;
-    size_t n = strlen(out);
-    for (uint32_t k = 0; k < x->n_args; k++) {
-        const char *a = x->args[k];
-        if (strncmp(a, out, n) || strncmp(a + n, ".trainer_", 9) || !a[n + 9] ||
-            strspn(a + n + 9, "0123456789") != strlen(a + n + 9))
-            return NULL;
-    }
-    return out;
-}
 
 bool sym_lr_setup(sym_job *j)
 {
@@ -79,7 +62,7 @@ bool sym_lr_setup(sym_job *j)
                 for (uint32_t q = 0; q < op->outputs[o].n_args; q++)
                     if (*op->outputs[o].args[q] && pmap_add(&j->lr->state_set, op->outputs[o].args[q]))
                         g_ptr_array_add(j->lr->state, (void *)op->outputs[o].args[q]);
-            const char *c = counter_of(op);
+            const char *c = ir_op_trainer_counter_sum(op);
             bool seen = false;
             for (guint q = 0; c && q < j->lr->counters->len; q++)
                 seen |= j->lr->counters->pdata[q] == c;

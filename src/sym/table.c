@@ -114,19 +114,10 @@ sym_term *sym_modcat(sym_store *s, sym_term **parts, int n)
     return r;
 }
 
-static ir_op *listen_op(sym_proc *ps)
-{
-    ir_block *b = ir_program_block(ps->main, 0);
-    for (size_t i = 0; b && i < b->n_ops; i++)
-        if (!strcmp(b->ops[i]->type, "listen_and_serv"))
-            return b->ops[i];
-    return NULL;
-}
-
 /* The block of prefetch_var_name_to_block_id for `name`, or -1. */
 static int prefetch_block(sym_proc *ps, const char *name)
 {
-    ir_op *l = listen_op(ps);
+    ir_op *l = sym_listen_op(ps);
     ir_attr *a = l ? ir_op_attr(l, "prefetch_var_name_to_block_id") : NULL;
     size_t n = strlen(name);
     for (size_t k = 0; a && a->type == IR_ATTR_STRINGS && k < a->n_strings; k++) {
@@ -140,7 +131,7 @@ static int prefetch_block(sym_proc *ps, const char *name)
 /* The tables pserver ps serves: the W of its prefetch blocks' lookups. */
 static size_t table_names(sym_proc *ps, const char **out)
 {
-    ir_op *l = listen_op(ps);
+    ir_op *l = sym_listen_op(ps);
     ir_attr *a = l ? ir_op_attr(l, "prefetch_var_name_to_block_id") : NULL;
     size_t n = 0;
     for (size_t k = 0; a && a->type == IR_ATTR_STRINGS && k < a->n_strings; k++) {
