@@ -27,7 +27,9 @@ without() {
 stops() {
     case_=$1 pkg=$2 why=$3; shift 3
     rm -rf "$d/build"
-    env "$@" make --no-print-directory BUILD="$d/build" "$d/build/libpdtrans.a" >"$d/out" 2>"$d/err"; rc=$?
+    # (a parent make -jN passes its jobserver in MAKEFLAGS: the inner make
+    # would warn about it, a second line)
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@" make --no-print-directory BUILD="$d/build" "$d/build/libpdtrans.a" >"$d/out" 2>"$d/err"; rc=$?
     lines=$(cat "$d/out" "$d/err" | wc -l)
     if [ $rc != 0 ] && [ "$lines" = 1 ] && grep -q "missing build packages: .*$pkg ($why" "$d/err" &&
        grep -q "install them with: \(sudo \)\?apt-get install .*$pkg" "$d/err" && [ ! -e "$d/build" ]
