@@ -12,6 +12,7 @@
 
 #include "../../diag.h"
 #include "../optimizer/optimizer_table.h"
+#include "../../ir/infershape.h"
 #include "../../ir/unique.h"
 #include "builders.h"
 
@@ -512,6 +513,20 @@ ir_program *tp_build_pserver(const tp_placement *pl, const tp_inputs *in, size_t
     return ps.p;
 }
 
+/* Paddle's get_pserver_program (and the GEO one) adds every op with
+ * Block.append_op, whose Operator.__init__ runs the op's infer_var_type and
+ * compile-time infer_shape; the builders make the whole program first, so
+ * the effects are played afterwards, block by block in index order (the
+ * order the optimize blocks were appended).  Real Paddle output shows them
+ * (src/ir/README.md, "pserver and GEO programs"): the merged grad var gets
+ * `lod_level: 0` from sum's ShareLoD, and a var a copied op writes from a
+ * param slice gets the slice's dims. */
+static void infer_built(ir_program *p)
+{
+    for (size_t i = 0; i < p->n_blocks; i++)
+        ir_infer_apply_made(p->blocks[i], 0);
+}
+
 /* Builds every wanted pserver's main program with BUILD and stages them;
  * all are built before any is staged, so a failure stages none. */
 int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build)
@@ -531,6 +546,7 @@ int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build)
             ir_program_free(built[e]);
             continue;
         }
+        infer_built(built[e]);
         st->pserver_main[e] = built[e];
         pdt_ctx_stage_output(ctx, ir_internf("pserver_%zu", e), built[e]);
     }
