@@ -8,7 +8,14 @@
  *   norm:        clip_by_norm(X=g, max_norm) -> clip_by_norm_N.tmp_0
  *   global_norm: per grad square -> reduce_sum; then sum, sqrt,
  *                fill_constant(clip_norm), elementwise_max, elementwise_div;
- *                per grad elementwise_mul(g, scale) */
+ *                per grad elementwise_mul(g, scale)
+ * For a Paddle 2.2 or later target (--paddle-version, ctx->settings.era)
+ * global_norm is written as that fluid/clip.py builds it (PR #34586,
+ * "optimize ClipGradByGlobalNorm"): one squared_l2_norm per grad instead
+ * of square -> reduce_sum, and the scaling elementwise_mul in place (Out
+ * is the grad itself, with no attrs: a bare block.append_op).  An op
+ * sequence, so not an era.def row: the one place a family looks at the
+ * target version. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +123,61 @@ static void correct_role_vars(opt_ops *ops, size_t from, const size_t *owner, co
     }
 }
 
+/* fluid/clip.py from 2.2 (PR #34586, merged 2021-08; its NPU follow-up
+ * #34836 was cherry-picked to the release branch as #35289, 2021-08-31):
+ * _squared_l2_norm and the in-place scaling.  era.def's versions. */
+#define CLIP_SQUARED_L2_FROM 202
+
+static bool clip_2x(const pdt_ctx *ctx)
+{
+    return ctx->settings.era >= CLIP_SQUARED_L2_FROM;
+}
+
+/* One gradient's squared L2 norm into ops; its output var's name. */
+static const char *squared_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                                const char *pn, const char *g, const ir_var *gv)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    if (clip_2x(ctx)) {
+        /* _squared_l2_norm: LayerHelper('squared_l2_norm') output of the
+         * grad's dtype; its InferShape sets dims [1] */
+        const char *out = opt_namer_layer_tmp(names, "squared_l2_norm");
+        opt_var_like(b, out, NULL, true, false)->dtype = gv->dtype;
+        opt_ops_push(ops, unary(ctx->main, "squared_l2_norm", g, out, scope, pn, g));
+        return out;
+    }
+    const char *sq = layer_out(b, opt_namer_layer_tmp(names, "square"), gv, false);
+    opt_ops_push(ops, unary(ctx->main, "square", g, sq, scope, pn, g));
+    const char *sum = layer_out(b, opt_namer_layer_tmp(names, "reduce_sum"), NULL, false);
+    ir_op *rs = unary(ctx->main, "reduce_sum", sq, sum, scope, pn, g);
+    const int32_t dim0 = 0;
+    ir_op_set_ints(rs, "dim", &dim0, 1);
+    ir_op_set_bool(rs, "keep_dim", false);
+    ir_op_set_bool(rs, "reduce_all", true);
+    opt_ops_push(ops, rs);
+    return sum;
+}
+
+/* The scaled gradient of G: a new elementwise_mul output (1.8), or G
+ * itself scaled in place (2.2 on). */
+static const char *scaled_grad(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                               const char *pn, const char *g, const char *scale)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    if (clip_2x(ctx)) {
+        ir_op *op = opt_op_new(ctx->main, "elementwise_mul", IR_ROLE_OPTIMIZE, scope, pn, g, NULL);
+        ir_op_set_input1(op, "X", g);
+        ir_op_set_input1(op, "Y", scale);
+        ir_op_set_output1(op, "Out", g);
+        opt_ops_push(ops, op);
+        return g;
+    }
+    const char *out = layer_out(b, opt_namer_gen(names, "elementwise_mul"), ir_block_find_var(b, g),
+                                false);
+    opt_ops_push(ops, binary(ctx->main, "elementwise_mul", g, scale, out, scope, pn, g));
+    return out;
+}
+
 static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
                             double clip_norm, const char **new_grads)
 {
@@ -134,17 +196,17 @@ static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const 
             free(owner);
             return PDT_EBADINPUT;
         }
-        const char *sq = layer_out(b, opt_namer_layer_tmp(names, "square"), gv, false);
-        opt_ops_push(ops, unary(p, "square", g, sq, scope, pn, g));
-        sums[i] = layer_out(b, opt_namer_layer_tmp(names, "reduce_sum"), NULL, false);
-        ir_op *rs = unary(p, "reduce_sum", sq, sums[i], scope, pn, g);
-        const int32_t dim0 = 0;
-        ir_op_set_ints(rs, "dim", &dim0, 1);
-        ir_op_set_bool(rs, "keep_dim", false);
-        ir_op_set_bool(rs, "reduce_all", true);
-        opt_ops_push(ops, rs);
-        owner[k++] = i;
-        owner[k++] = i;
+        if (clip_2x(ctx) && gv->dtype == IR_FP16) {
+            pdt_error("%s: block 0: gradient '%s' is FP16; '--clip=global_norm' for Paddle 2.2 "
+                      "and later does not write the FP16 sums and casts yet", ctx->main_path, g);
+            free(sums);
+            free(owner);
+            return PDT_EBADINPUT;
+        }
+        size_t before = ops->n;
+        sums[i] = squared_norm(ctx, names, ops, scope, pn, g, gv);
+        while (before++ < ops->n)
+            owner[k++] = i;
     }
     /* These run under the guard of the last pair. */
     const char *lp = ctx->bw_params.items[n - 1], *lg = ctx->bw_grads.items[n - 1];
@@ -166,11 +228,8 @@ static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const 
     for (int j = 0; j < 5; j++)
         owner[k++] = n - 1;
     for (size_t i = 0; i < n; i++) {
-        const char *g = ctx->bw_grads.items[i];
-        const ir_var *gv = ir_block_find_var(b, g);
-        new_grads[i] = layer_out(b, opt_namer_gen(names, "elementwise_mul"), gv, false);
-        opt_ops_push(ops, binary(p, "elementwise_mul", g, scale, new_grads[i], scope,
-                                 ctx->bw_params.items[i], g));
+        new_grads[i] = scaled_grad(ctx, names, ops, scope, ctx->bw_params.items[i],
+                                   ctx->bw_grads.items[i], scale);
         owner[k++] = i;
     }
     correct_role_vars(ops, from, owner, ctx, new_grads);
