@@ -25,12 +25,25 @@ for f in $(grep -rlE '#include *"[^"]*transpile/builders\.h"' src | grep -v '^sr
     echo "private_headers: $f includes transpile/builders.h (only src/passes/transpile may; use placement.h)"
     fail=1
 done
+# The placement is written only while find_optimize and split_vars draft it
+# (issue 28 point 5): the draft handles appear in them and their helpers only,
+# and the lookups' maps are defined in placement_lookup.c alone, so the
+# builders reach the placement through const pointers and accessors.
+for f in $(grep -lE -e '->draft' src/passes/transpile/*.c src/passes/transpile/*.h |
+           grep -vE '/(find_optimize|split_vars|transpile_dispatch|transpile_table|transpile_prefetch|placement_lookup)\.c$|/builders\.h$'); do
+    echo "private_headers: $f names the placement's draft handles (only find_optimize, split_vars and their helpers may)"
+    fail=1
+done
+for f in $(grep -rlE 'struct tp_lookup *\{' src | grep -v '^src/passes/transpile/placement_lookup\.c$'); do
+    echo "private_headers: $f defines struct tp_lookup (only placement_lookup.c may: the maps are read through its accessors)"
+    fail=1
+done
 grep -rnE --include='*.c' --include='*.h' -e '->attrs\b' src | grep -vE '^src/(ir|io)/' |
     while IFS= read -r line; do
         echo "private_headers: $line: reads op->attrs (walk them with ir_attr_iter or ir_op_attrs)"
         exit 1
     done || fail=1
 if [ "$fail" = 0 ]; then
-    echo "private_headers: ir_internal.h and env_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them, transpile/builders.h in src/passes/transpile only"
+    echo "private_headers: ir_internal.h and env_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them, transpile/builders.h in src/passes/transpile only, the placement's draft handles and lookup maps in its writers only"
 fi
 exit "$fail"

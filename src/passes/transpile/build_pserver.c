@@ -53,14 +53,14 @@ static const tp_slice *slice_here(pserver *ps, size_t pi, bool grad, size_t *k_o
  * slice held here, or NULL. */
 static const char *dist_name(pserver *ps, const char *name)
 {
-    void *k = pmap_get(&ps->pl->pair_of_param, name);
-    if (k) {
-        const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, false, NULL);
+    const tp_pair *p = tp_pair_of_param(ps->pl, name);
+    if (p) {
+        const tp_slice *s = slice_here(ps, (size_t)(p - ps->pl->pairs), false, NULL);
         return s ? s->name : NULL;
     }
-    k = pmap_get(&ps->pl->pair_of_grad, name);
-    if (k) {
-        const tp_slice *s = slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL);
+    p = tp_pair_of_grad(ps->pl, name);
+    if (p) {
+        const tp_slice *s = slice_here(ps, (size_t)(p - ps->pl->pairs), true, NULL);
         return s ? s->merged : NULL;
     }
     return NULL;
@@ -131,8 +131,8 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
 {
     const tp_placement *pl = ps->pl;
     const tp_inputs *in = ps->in;
-    void *pk = pmap_get(&pl->pair_of_param, ir_op_input1(src, "Param"));
-    const tp_slice *ps_slice = pk ? slice_here(ps, GPOINTER_TO_SIZE(pk) - 1, false, NULL) : NULL;
+    const tp_pair *pp = tp_pair_of_param(pl, ir_op_input1(src, "Param"));
+    const tp_slice *ps_slice = pp ? slice_here(ps, (size_t)(pp - pl->pairs), false, NULL) : NULL;
     if (!ps_slice)
         return PDT_OK;  /* the seed returns when the param is not here */
     int sliced_kind = opt_accumulator_sliced(src->type, "");
@@ -142,8 +142,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
         return PDT_EBADINPUT;
     }
     if (in->o->dc_asgd)
-        merged = tp_dc_append(in, blk, &pl->pairs[GPOINTER_TO_SIZE(pk) - 1], ps_slice, merged,
-                              &ps->dc_tmp);
+        merged = tp_dc_append(in, blk, pp, ps_slice, merged, &ps->dc_tmp);
     /* The seed builds the op from new_inputs, which holds Param, Grad,
      * LearningRate and the accumulators; Beta1Tensor/Beta2Tensor (and, in
      * pdtrans, empty slots) are left out. */
@@ -214,8 +213,8 @@ static const char *append_merge(pserver *ps, ir_block *blk, const char *grad)
 {
     const tp_placement *pl = ps->pl;
     const tp_inputs *in = ps->in;
-    void *k = pmap_get(&pl->pair_of_grad, grad);
-    const tp_slice *s = k ? slice_here(ps, GPOINTER_TO_SIZE(k) - 1, true, NULL) : NULL;
+    const tp_pair *p = tp_pair_of_grad(pl, grad);
+    const tp_slice *s = p ? slice_here(ps, (size_t)(p - pl->pairs), true, NULL) : NULL;
     if (!s)
         return NULL;
     const char *entry = ir_internf("%s:%d", s->merged, blk->idx);
@@ -410,11 +409,10 @@ static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
         const ir_op *op = in->b0->ops[pos];
         if (!tp_is_optimizer_op(op))
             continue;
-        void *pk = pmap_get(&pl->pair_of_param, ir_op_input1(op, "Param"));
-        if (!pk)
+        const tp_pair *pair = tp_pair_of_param(pl, ir_op_input1(op, "Param"));
+        if (!pair)
             continue;
-        size_t pi = GPOINTER_TO_SIZE(pk) - 1;
-        const tp_pair *pair = &pl->pairs[pi];
+        size_t pi = (size_t)(pair - pl->pairs);
         size_t n_rv = 0;
         const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, scratch);
         for (size_t k = 0; k < pair->param.n_slices; k++) {
@@ -429,17 +427,18 @@ static int optimize_blocks_in(pserver *ps, GArray *blocks, ir_arena *scratch)
             ps->cur_slice = k;
             ir_block *blk = ir_program_add_block(ps->p, pre);
             g_array_append_val(blocks, blk->idx);
-            GArray *same = pmap_get(&pl->opt_by_param, rv[0]);
+            size_t n_same = 0;
+            const size_t *same = tp_opt_ops_of(pl, rv[0], &n_same);
             const char *merged = NULL;
-            for (guint j = 0; same && j < same->len && !merged; j++) {
+            for (size_t j = 0; j < n_same && !merged; j++) {
                 size_t n2 = 0;
-                const ir_op *o = in->b0->ops[g_array_index(same, size_t, j)];
+                const ir_op *o = in->b0->ops[same[j]];
                 const char **rv2 = ir_op_get_names(o, "op_role_var", &n2, scratch);
                 if (n2 >= 2)
                     merged = append_merge(ps, blk, rv2[1]);
             }
-            for (guint j = 0; merged && same && j < same->len; j++) {
-                size_t p2 = g_array_index(same, size_t, j);
+            for (size_t j = 0; merged && j < n_same; j++) {
+                size_t p2 = same[j];
                 const ir_op *o = in->b0->ops[p2];
                 if (tp_is_optimizer_op(o)) {
                     int rc = append_opt(ps, blk, o, p2, merged);

@@ -19,10 +19,9 @@ static bool is_init_op(const char *type)
 /* _get_splited_name_and_shape: the slice of a split param held here. */
 static const tp_slice *split_slice_here(const tp_placement *pl, size_t ep, const char *name)
 {
-    void *k = pmap_get(&pl->pair_of_param, name);
-    if (!k)
+    const tp_pair *p = tp_pair_of_param(pl, name);
+    if (!p)
         return NULL;
-    const tp_pair *p = &pl->pairs[GPOINTER_TO_SIZE(k) - 1];
     if (p->param.n_slices < 2)
         return NULL;
     for (size_t i = 0; i < p->param.n_slices; i++)

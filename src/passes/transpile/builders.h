@@ -50,6 +50,7 @@ typedef struct tp_plan {
      * steps fill in turn; cleared with draft. */
     tp_pair *draft_pairs;
     uint8_t *draft_op_kind;
+    tp_lookup *draft_lookup;    /* pl->lookup, which find_optimize fills */
     pdt_ctx *ctx;
     tp_inputs in;
 
@@ -107,11 +108,6 @@ tp_plan *tp_plan_need(pdt_ctx *ctx, const char *pass, int stage);
 /* PDT_OK while ctx->main and ctx->startup are still the inputs the plan
  * was made from; after 'insert_send_recv' took them over, tp_order_bug. */
 int tp_plan_need_inputs(const tp_plan *st, const char *pass);
-/* Passes 'nccl2' and 'collective' (for --mode=MODE only; the pipeline
- * checks it): `build` takes ctx->main and ctx->startup over and rewrites
- * them; they are staged as trainer_<id> and trainer_<id>.startup. */
-int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
-                             int (*build)(pdt_ctx *, ir_program **, ir_program **));
 /* After a pass that built or extended programs: their framework attrs,
  * the staged outputs in the order they are written (trainer, then each
  * pserver's main and startup), and manifest.json marked stale: the
@@ -123,8 +119,16 @@ void tp_plan_outputs_changed(tp_plan *st, ir_program *const *progs, size_t n);
 bool tp_pserver_wanted(const tp_plan *st, size_t e);
 
 
+/* ---- placement_lookup.c: the writers of the placement's lookups ---- */
+tp_lookup *tp_lookup_new(void);
+void tp_lookup_free(tp_lookup *lk);
+/* The optimize op at POS has op_role_var[0] PARAM (positions in order). */
+void tp_lookup_add_opt(tp_lookup *lk, const char *param, size_t pos);
+/* pl->pairs[i] is (PARAM, GRAD). */
+void tp_lookup_set_pair(tp_lookup *lk, const char *param, const char *grad, size_t i);
+
 /* ---- find_optimize.c ---- */
-/* Fills op_kind, opt_pos, opt_by_param, pairs (without slices).
+/* Fills op_kind, opt_pos, the lookups, pairs (without slices).
  * Fails (message printed) on a program the transpiler cannot handle. */
 int tp_find_optimize(tp_plan *st);
 /* _get_sparse_table_names' test: the table an is_sparse lookup_table or
@@ -300,19 +304,39 @@ int tp_build_pservers(pdt_ctx *ctx, const char *pass, tp_pserver_builder build);
 /* The startup of pserver ep, whose main program is pmain; never fails. */
 ir_program *tp_build_pserver_startup(const tp_placement *pl, const tp_inputs *in, size_t ep,
                                      const ir_program *pmain);
-/* nccl2.c, collective.c: on options validate() accepted, take ctx->main
- * and ctx->startup over (leaving empty programs there) and rewrite them
- * into *main and *startup.  On bad input (collective: the ops it reads;
- * message printed) ctx is untouched. */
-int tp_build_nccl2(pdt_ctx *ctx, ir_program **main, ir_program **startup);
-/* ---- collective.c (--mode=collective) ---- */
-int tp_build_collective(pdt_ctx *ctx, ir_program **main, ir_program **startup);
-/* What Paddle's SingleProcessMultiThread reads from the environment: the
+/* ---- nccl2.c, collective.c (--mode=nccl2, --mode=collective) ----
+ * Those modes have no placement; their builders read only the options.
+ * What Paddle's SingleProcessMultiThread reads from the environment: the
  * count of FLAGS_selected_gpus items, PADDLE_FUSE_ALLREDUCE and
- * PADDLE_LOSS_SCALE (taken from ctx->runtime). */
+ * PADDLE_LOSS_SCALE (taken from ctx->transpile.runtime). */
 typedef struct {
     int gpus, fuse_allreduce, loss_scale;
 } tp_spmt_env;
+/* What the nccl2 and collective builders read besides the programs, made
+ * once by their pass (tp_stage_trainer_rewrite, transpile.c) from the
+ * options validate() accepted; the builders take it const and never see
+ * ctx. */
+typedef struct {
+    const pdt_transpile_opts *o;    /* ctx->transpile */
+    const char *main_path;          /* the main program's file, for messages */
+    const char *endpoint;           /* o->endpoint, interned */
+    tp_spmt_env spmt;               /* o->runtime's part SingleProcessMultiThread reads */
+} tp_collective_plan;
+/* Rewrite main and startup (the inputs, which the pass took over from ctx)
+ * into the trainer's.  On bad input (collective: the ops it reads;
+ * message printed) they change nothing and the pass gives the programs
+ * back to ctx. */
+typedef int (*tp_collective_builder)(const tp_collective_plan *cp, ir_program *main,
+                                     ir_program *startup);
+int tp_build_nccl2(const tp_collective_plan *cp, ir_program *main, ir_program *startup);
+int tp_build_collective(const tp_collective_plan *cp, ir_program *main, ir_program *startup);
+/* transpile.c: passes 'nccl2' and 'collective' (for --mode=MODE only; the
+ * pipeline checks it): makes the builders' tp_collective_plan from ctx,
+ * takes ctx->main and ctx->startup over, has `build` rewrite them (ctx
+ * gets them back when it refuses), stages them as trainer_<id> and
+ * trainer_<id>.startup and makes the manifest. */
+int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
+                             tp_collective_builder build);
 /* The steps, on a block already checked (every op_role_var name and update
  * op Param is a var of the block); exposed for the unit tests. */
 void tp_coll_scale_loss_grads(ir_block *b, double scale);

@@ -306,39 +306,29 @@ void tp_coll_startup(ir_block *b, const GPtrArray *params, int nranks, int rank,
 
 /* ---- the mode ---- */
 
-int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out)
+int tp_build_collective(const tp_collective_plan *cp, ir_program *m, ir_program *s)
 {
-    const pdt_transpile_opts *o = &ctx->transpile;
+    const pdt_transpile_opts *o = cp->o;
     const pdt_list *eps = &o->trainer_endpoints;
-    const char *ep = ir_intern(o->endpoint);
-    tp_coll c = {.path = ctx->main_path ? ctx->main_path : "main", .nranks = (int)eps->n,
+    const char *ep = cp->endpoint;
+    tp_coll c = {.path = cp->main_path ? cp->main_path : "main", .nranks = (int)eps->n,
                  .rank = o->trainer_id, .nrings = o->nccl_comm_num, .endpoint = ep};
     bool local_sgd = o->collective_mode == PDT_COLL_LOCAL_SGD;
-    bool spmt = o->collective_mode == PDT_COLL_SPMT;
-    const ir_block *b0 = ctx->main->blocks[0];
+    const ir_block *b0 = m->blocks[0];
     int rc = local_sgd ? check_local_sgd(&c, b0) : check_grad_allreduce(&c, b0);
-    tp_spmt_env env = {o->runtime.selected_gpus, o->runtime.fuse_allreduce,
-                       o->runtime.loss_scale};
     if (rc)
         return rc;
-    if (spmt) {
-        ir_program *s = tp_take_over(&ctx->startup);
+    if (o->collective_mode == PDT_COLL_SPMT) {
         int nranks = 1;
         tp_spmt_startup(s->blocks[0], eps, ep, c.rank, &nranks);
-        ir_program *m = tp_take_over(&ctx->main);
-        tp_spmt_main(m->blocks[0], nranks, &env);
-        *main_out = m;
-        *startup_out = s;
-        tp_manifest_collective(ctx, &env);
+        tp_spmt_main(m->blocks[0], nranks, &cp->spmt);
         return PDT_OK;
     }
     size_t n_others;
     const char **others = tp_coll_others(eps, ep, &n_others);
-    GPtrArray *params = tp_coll_startup_params(ctx->main, ctx->startup);
-    ir_program *s = tp_take_over(&ctx->startup);
+    GPtrArray *params = tp_coll_startup_params(m, s);
     tp_coll_startup(s->blocks[0], params, c.nranks, c.rank, c.nrings, ep, others, n_others,
                     local_sgd);
-    ir_program *m = tp_take_over(&ctx->main);
     if (local_sgd) {
         tp_coll_local_sgd_main(m->blocks[0], c.nranks, c.nrings);
     } else {
@@ -347,9 +337,6 @@ int tp_build_collective(pdt_ctx *ctx, ir_program **main_out, ir_program **startu
     }
     g_ptr_array_free(params, TRUE);
     free(others);
-    *main_out = m;
-    *startup_out = s;
-    tp_manifest_collective(ctx, NULL);
     return PDT_OK;
 }
 

@@ -111,9 +111,9 @@ static void mark_sparse_tables(tp_plan *st)
     for (size_t i = 0; i < st->in.b0->n_ops; i++) {
         ir_block_prefetch_op(st->in.b0, i);
         const char *w = tp_sparse_table_of(st->in.b0->ops[i]);
-        void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
-        if (k)
-            st->draft_pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+        const tp_pair *p = w ? tp_pair_of_param(pl, w) : NULL;
+        if (p)
+            st->draft_pairs[p - pl->pairs].sparse_table = true;
     }
 }
 
@@ -128,9 +128,9 @@ static void mark_geo_distributed_tables(tp_plan *st)
         if (op->type != IR_WK(lookup_table) || !ir_op_get_bool(op, "is_distributed", false))
             continue;
         const char *w = ir_op_input1(op, "W");
-        void *k = w ? pmap_get(&pl->pair_of_param, w) : NULL;
-        if (k)
-            st->draft_pairs[GPOINTER_TO_SIZE(k) - 1].sparse_table = true;
+        const tp_pair *p = w ? tp_pair_of_param(pl, w) : NULL;
+        if (p)
+            st->draft_pairs[p - pl->pairs].sparse_table = true;
     }
 }
 
@@ -226,12 +226,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen, size_t *opt_pos)
         const char **rv = ir_op_get_names(op, "op_role_var", &n_rv, scratch);
         if (n_rv == 0)
             continue;
-        GArray *list = pmap_get(&pl->opt_by_param, rv[0]);
-        if (!list) {
-            list = g_array_new(FALSE, FALSE, sizeof(size_t));
-            pmap_put(&pl->opt_by_param, rv[0], list);
-        }
-        g_array_append_val(list, i);
+        tp_lookup_add_opt(st->draft_lookup, rv[0], i);
         if (n_rv < 2 || !pmap_add(seen, rv[0]))
             continue;
         rc = add_pair(st, pairs, rv[0], rv[1], op, i);
@@ -242,15 +237,14 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen, size_t *opt_pos)
 
 /* The seed dedups params and grads through one name set; a grad shared by
  * two params (or a param that is another's grad) would break its pairing,
- * so refuse it with a clear message instead.  Fills pair_of_param/grad. */
+ * so refuse it with a clear message instead.  Fills the pair lookups. */
 static int index_pairs(tp_plan *st)
 {
     tp_placement *pl = st->draft;
     for (size_t i = 0; i < pl->n_pairs; i++) {
         const tp_pair *p = &pl->pairs[i];
-        if (pmap_has(&pl->pair_of_grad, p->grad.name) ||
-            pmap_has(&pl->pair_of_grad, p->param.name) ||
-            pmap_has(&pl->pair_of_param, p->grad.name) ||
+        if (tp_pair_of_grad(pl, p->grad.name) || tp_pair_of_grad(pl, p->param.name) ||
+            tp_pair_of_param(pl, p->grad.name) ||
             (p->grad.name == p->param.name && !p->update_var)) {
             if (p->update_var) {
                 pdt_error("%s: var '%s' in attr 'distribute_update_vars' is also the grad of "
@@ -261,8 +255,7 @@ static int index_pairs(tp_plan *st)
                       st->ctx->main_path, p->param.name, p->grad.name);
             return PDT_EBADINPUT;
         }
-        pmap_put(&pl->pair_of_param, p->param.name, GSIZE_TO_POINTER(i + 1));
-        pmap_put(&pl->pair_of_grad, p->grad.name, GSIZE_TO_POINTER(i + 1));
+        tp_lookup_set_pair(st->draft_lookup, p->param.name, p->grad.name, i);
     }
     return PDT_OK;
 }
@@ -359,6 +352,8 @@ void *tp_plan_create(pdt_ctx *ctx)
     st->in.arena = ir_arena_new();
     st->draft = new_placement(ctx);
     st->pl = st->draft;
+    st->draft_lookup = tp_lookup_new();
+    st->draft->lookup = st->draft_lookup;
     st->narrow = (size_t)-1;
     size_t n = st->pl->n_eps + 1;
     st->pserver_main = ir_arena_alloc(st->in.arena, n * sizeof *st->pserver_main);

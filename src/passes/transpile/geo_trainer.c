@@ -32,8 +32,8 @@ static void declare_vars(const tp_placement *pl, ir_block *b)
 
 static bool is_sparse_param(const tp_placement *pl, const char *name)
 {
-    void *k = pmap_get(&pl->pair_of_param, name);
-    return k && pl->pairs[GPOINTER_TO_SIZE(k) - 1].sparse_grad;
+    const tp_pair *p = tp_pair_of_param(pl, name);
+    return p && p->sparse_grad;
 }
 
 /* The ids the communicator is sent: over every op with an is_sparse attr

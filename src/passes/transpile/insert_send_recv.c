@@ -144,9 +144,9 @@ static long *last_writers(const tp_placement *pl, const tp_inputs *in)
         const ir_op *op = in->b0->ops[k];
         for (size_t s = 0; s < op->n_outputs; s++)
             for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                void *pk = pmap_get(&pl->pair_of_grad, op->outputs[s].args[a]);
-                if (pk)
-                    at[GPOINTER_TO_SIZE(pk) - 1] = (long)k;
+                const tp_pair *p = tp_pair_of_grad(pl, op->outputs[s].args[a]);
+                if (p)
+                    at[p - pl->pairs] = (long)k;
             }
     }
     return at;

@@ -13,13 +13,12 @@ static void raw_var(ir_block *b, const char *name)
     v->tensor_slot = IR_TD_NONE;
 }
 
-int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out)
+int tp_build_nccl2(const tp_collective_plan *cp, ir_program *main, ir_program *startup)
 {
-    const pdt_transpile_opts *o = &ctx->transpile;
+    (void)main;     /* written unchanged */
+    const pdt_transpile_opts *o = cp->o;
     const pdt_list *eps = &o->trainer_endpoints;
-    ir_program *m = tp_take_over(&ctx->main);
-    ir_program *s = tp_take_over(&ctx->startup);
-    ir_block *b = s->blocks[0];
+    ir_block *b = startup->blocks[0];
     raw_var(b, "NCCLID");
     for (int i = 1; i < o->nccl_comm_num; i++)
         raw_var(b, ir_internf("NCCLID_%d", i));
@@ -37,9 +36,6 @@ int tp_build_nccl2(pdt_ctx *ctx, ir_program **main_out, ir_program **startup_out
     ir_op_set_bool(op, "use_hierarchical_allreduce", o->hierarchical_allreduce);
     ir_op_set_int(op, "hierarchical_allreduce_inter_nranks", o->hierarchical_inter_nranks);
     ir_op_set_role(op, IR_ROLE_FORWARD);
-    *main_out = m;
-    *startup_out = s;
-    tp_manifest_nccl2(ctx);
     return PDT_OK;
 }
 

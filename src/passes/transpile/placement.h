@@ -78,6 +78,7 @@ typedef struct {
 } tp_endpoint;
 
 typedef struct tp_table tp_table;     /* transpile_table.c */
+typedef struct tp_lookup tp_lookup;   /* placement_lookup.c */
 
 /* How far the plan is: after 'find_optimize', after 'split_vars'. */
 enum { TP_PLAN_FOUND = 1, TP_PLAN_SPLIT = 2 };
@@ -94,7 +95,7 @@ struct tp_prefetch;                   /* transpile_prefetch.c */
  * it needs (the settings, the endpoint list, the params' and grads' var
  * descs, the LR counters), all in `arena`, so it never aliases the input
  * programs that 'insert_send_recv' takes over and rewrites: op positions
- * (op_kind, opt_pos, opt_by_param) count ops of the input's block 0 as
+ * (op_kind, opt_pos, tp_opt_ops_of) count ops of the input's block 0 as
  * find_optimize saw it. */
 typedef struct tp_placement {
     int stage;              /* TP_PLAN_* */
@@ -114,12 +115,14 @@ typedef struct tp_placement {
     const uint8_t *op_kind; /* TP_OP_* per op of b0 */
     size_t n_opt;
     const size_t *opt_pos;  /* positions of TP_OP_OPTIMIZE ops, in order */
-    pmap opt_by_param;      /* op_role_var[0] -> GArray of size_t positions */
 
     size_t n_pairs;
     const tp_pair *pairs;   /* params_grads order; var descs are copies */
-    pmap pair_of_param;     /* name -> pair index + 1 */
-    pmap pair_of_grad;
+    /* The name lookups (pair of a param or grad, optimize ops of a param):
+     * opaque, read through tp_pair_of_param, tp_pair_of_grad and
+     * tp_opt_ops_of, so nothing reached from a const placement is
+     * writable. */
+    const tp_lookup *lookup;
 
     /* _get_lr_ops, sync_mode=False: this trainer's step counters
      * (COUNTER.trainer_<id>, one per LRSched increment), which the trainer
@@ -135,6 +138,16 @@ typedef struct tp_placement {
     const size_t *send_order;   /* pair indices in the order grads are sent */
     const tp_endpoint *epl;     /* n_eps of them */
 } tp_placement;
+
+/* ---- placement_lookup.c ---- */
+/* The pair whose param (grad) is NAME, or NULL; its index is the pointer
+ * minus pl->pairs. */
+const tp_pair *tp_pair_of_param(const tp_placement *pl, const char *name);
+const tp_pair *tp_pair_of_grad(const tp_placement *pl, const char *name);
+/* The positions in the input's block 0 of the optimize ops whose
+ * op_role_var[0] is PARAM, in op order; *n gets their count (NULL, 0:
+ * none). */
+const size_t *tp_opt_ops_of(const tp_placement *pl, const char *param, size_t *n);
 
 /* ---- endpoints.c ---- */
 /* The one endpoint grammar (HOST:PORT, HOST an RFC 1123 hostname, dotted

@@ -243,6 +243,7 @@ int pass_split_vars(pdt_ctx *ctx)
     st->draft = NULL;       /* complete: from now on only read (st->pl) */
     st->draft_pairs = NULL;
     st->draft_op_kind = NULL;
+    st->draft_lookup = NULL;
     if (pdt_verbosity > 0 && !pdt_quiet_warnings && !pdt_quiet)
         print_plan(st, stderr, "pdtrans: block map: ");
     tp_plan_outputs_changed(st, NULL, 0);

@@ -59,11 +59,7 @@ static void placement_free(tp_placement *pl)
 {
     if (!pl)
         return;
-    PMAP_FOR(&pl->opt_by_param, s)
-        g_array_free(s->val, TRUE);
-    pmap_free(&pl->opt_by_param);
-    pmap_free(&pl->pair_of_param);
-    pmap_free(&pl->pair_of_grad);
+    tp_lookup_free((tp_lookup *)pl->lookup);
     ir_arena_free(pl->arena);
     free(pl);
 }
@@ -312,8 +308,10 @@ int tp_plan_need_inputs(const tp_plan *st, const char *pass)
     return st->trainer_main ? tp_order_bug(pass) : PDT_OK;
 }
 
+/* The pass layer of nccl2 and collective: the builders see the options
+ * through a tp_collective_plan and the programs they rewrite, never ctx. */
 int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
-                             int (*build)(pdt_ctx *, ir_program **, ir_program **))
+                             tp_collective_builder build)
 {
     if (ctx->transpile.mode != mode)
         return tp_order_bug(pass);
@@ -322,14 +320,30 @@ int tp_stage_trainer_rewrite(pdt_ctx *ctx, const char *pass, pdt_dist_mode mode,
                   ctx->main->n_blocks ? ctx->startup_path : ctx->main_path);
         return PDT_EBADINPUT;
     }
+    const pdt_transpile_opts *o = &ctx->transpile;
+    /* only collective reads the endpoint (nccl2 lists them all) */
+    const char *ep = mode == PDT_MODE_COLLECTIVE ? ir_intern(o->endpoint) : NULL;
+    const tp_collective_plan cp = {
+        .o = o, .main_path = ctx->main_path, .endpoint = ep,
+        .spmt = {o->runtime.selected_gpus, o->runtime.fuse_allreduce, o->runtime.loss_scale}};
     tp_op_set *input_ops = tp_input_ops(ctx);
-    ir_program *m = NULL, *s = NULL;
-    int rc = build(ctx, &m, &s);
+    ir_program *m = tp_take_over(&ctx->main), *s = tp_take_over(&ctx->startup);
+    int rc = build(&cp, m, s);
     if (rc == PDT_OK) {
         tp_framework_attrs(input_ops, m);
         tp_framework_attrs(input_ops, s);
-        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", ctx->transpile.trainer_id), m);
-        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", ctx->transpile.trainer_id), s);
+        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", o->trainer_id), m);
+        pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", o->trainer_id), s);
+        if (mode == PDT_MODE_NCCL2)
+            tp_manifest_nccl2(ctx);
+        else
+            tp_manifest_collective(ctx, o->collective_mode == PDT_COLL_SPMT ? &cp.spmt : NULL);
+    } else {
+        /* the builder refused before changing them: ctx gets them back */
+        ir_program_free(ctx->main);
+        ir_program_free(ctx->startup);
+        ctx->main = m;
+        ctx->startup = s;
     }
     tp_op_set_free(input_ops);
     return rc;

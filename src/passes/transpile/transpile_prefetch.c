@@ -152,10 +152,10 @@ static GArray **remote_uses(const tp_plan *st)
             uses = xcalloc(pl->n_pairs + 1, sizeof(GArray *));
         for (size_t s = 0; s < op->n_inputs; s++)
             for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                void *k = pmap_get(&pl->pair_of_param, op->inputs[s].args[a]);
-                if (!k)
+                const tp_pair *p = tp_pair_of_param(pl, op->inputs[s].args[a]);
+                if (!p)
                     continue;
-                GArray **u = &uses[GPOINTER_TO_SIZE(k) - 1];
+                GArray **u = &uses[p - pl->pairs];
                 if (!*u)
                     *u = g_array_new(FALSE, FALSE, sizeof(size_t));
                 if ((*u)->len == 0 || g_array_index(*u, size_t, (*u)->len - 1) != i)

@@ -210,7 +210,7 @@ GPtrArray *tp_sparse_table_names(const tp_placement *pl, const tp_inputs *in)
     for (size_t k = 0; k < in->b0->n_ops; k++) {
         ir_block_prefetch_op(in->b0, k);
         const char *w = tp_sparse_table_of(in->b0->ops[k]);
-        if (w && !pmap_has(&pl->pair_of_param, w) && pmap_add(&seen, w))
+        if (w && !tp_pair_of_param(pl, w) && pmap_add(&seen, w))
             g_ptr_array_add(names, (void *)w);
     }
     pmap_free(&seen);

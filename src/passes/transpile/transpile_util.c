@@ -55,10 +55,10 @@ void tp_rename_role_var(const tp_placement *pl, ir_op *op)
     const char **rv = ir_op_get_names(op, "op_role_var", &n, scratch);
     bool hit = false;
     for (size_t i = 0; i < n; i++) {
-        void *k = pmap_get(&pl->pair_of_grad, rv[i]);
-        if (!k)
+        const tp_pair *p = tp_pair_of_grad(pl, rv[i]);
+        if (!p)
             continue;
-        const tp_dvar *g = &pl->pairs[GPOINTER_TO_SIZE(k) - 1].grad;
+        const tp_dvar *g = &p->grad;
         if (g->n_slices == 1 && g->slices[0].name != g->name) {
             rv[i] = g->slices[0].name;
             hit = true;
