@@ -227,6 +227,18 @@ static ir_op *main_lookup(sym_job *j, const char *out)
     return NULL;
 }
 
+/* MAIN's nce writing Cost `cost`, or NULL. */
+static ir_op *main_nce(sym_job *j, const char *cost)
+{
+    ir_block *b = ir_program_block(j->in->main, 0);
+    for (size_t i = 0; cost && b && i < b->n_ops; i++) {
+        const char *o = ir_op_output1(b->ops[i], "Cost");
+        if (!strcmp(b->ops[i]->type, "nce") && o && !strcmp(o, cost))
+            return b->ops[i];
+    }
+    return NULL;
+}
+
 /* distributed_lookup_table: Outputs[q] is MAIN's lookup of Ids[q] in the
  * table the pservers' slices make. */
 static int do_dlt(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
@@ -310,7 +322,13 @@ static int do_reader(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_
         sym_term *t = fetch_table(c, p, prog, block, i, op, "epmap");
         if (!t)
             return -1;
-        run_with(c, p, prog, b, op, site, w, t, site);
+        /* MAIN's own nce (the same Cost): where the rows come from (epmap,
+         * table_names, height_sections) is modelled, not an attr */
+        ir_op *mop = main_nce(j, ir_op_output1(op, "Cost"));
+        if (mop)
+            run_with(c, p, j->in->main, ir_program_block(j->in->main, 0), mop, site, w, t, site);
+        else
+            run_with(c, p, prog, b, op, site, w, t, site);
     } else {
         sym_run_generic(c, p, prog, b, op, site);
     }

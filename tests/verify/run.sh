@@ -282,6 +282,23 @@ if [ $st = 1 ] && grep -qF -- "$want" "$W/out" && grep -q "^nce_w: differs at st
 else
     fail "remote_nce: expected status 1 and '$want' (status $st)"; cat "$W/out"
 fi
+# The same nce given the prefetch attrs the transpiler leaves out (epmap,
+# table_names, height_sections: nce_w.block0 is on pserver 1) prefetches
+# its rows from the pservers and verifies equal; with the endpoints
+# swapped it asks a pserver for a slice it does not hold.
+rm -rf "$W/remote_nce_epmap"; cp -r "$W/remote_nce" "$W/remote_nce_epmap"
+cp "$W/remote_nce.inputs" "$W/remote_nce_epmap.inputs"
+for f in trainer_0.pb trainer_1.pb; do
+    python3 "$HERE/mutate.py" "$PDTRANS" "$W/remote_nce_epmap/$f" add-attr 0 0 epmap STRINGS strings \
+        '"127.0.0.1:6175"' '"127.0.0.1:6174"' &&
+    python3 "$HERE/mutate.py" "$PDTRANS" "$W/remote_nce_epmap/$f" add-attr 0 0 table_names STRINGS \
+        strings '"nce_w.block0"' '"nce_w.block1"' &&
+    python3 "$HERE/mutate.py" "$PDTRANS" "$W/remote_nce_epmap/$f" add-attr 0 0 height_sections LONGS \
+        longs 500 500 || fail "remote_nce_epmap: mutate"
+done
+equal remote_nce_epmap
+mutant remote_nce_epmap_swapped remote_nce_epmap "trainer_0.pb: block 0, op 0 'nce': prefetches 'nce_w.block0' from '127.0.0.1:6174' (pserver_0.pb), which does not hold it" \
+    trainer_0.pb set-attr 0 0 epmap strings '"127.0.0.1:6174"'
 
 # Real programs in every mode (point 5): real.sh.
 . "$HERE/real.sh"
