@@ -40,7 +40,10 @@ static bool is_lookup(const char *t)
 static const char *remote_table(const ir_op *op)
 {
     bool nce = !strcmp(op->type, "nce");
-    if ((!nce && !is_lookup(op->type)) || !ir_op_get_bool(op, "remote_prefetch", false))
+    /* a distributed table (is_distributed) is table.c's: the transpiler
+     * gives it split_ids / prefetch / merge_ids whatever remote_prefetch */
+    if ((!nce && !is_lookup(op->type)) || !ir_op_get_bool(op, "remote_prefetch", false) ||
+        ir_op_get_bool(op, "is_distributed", false))
         return NULL;
     const char *w = ir_op_input1(op, nce ? "Weight" : "W");
     return w && *w ? w : NULL;
