@@ -315,6 +315,7 @@ void sym_job_free(sym_job *j)
     pmap_free(&j->shared_set);
     sym_lr_free(j);
     sym_dc_free(j);
+    pmap_destroy(j->remote);
     sym_store_free(j->c.st);
 }
 

@@ -108,7 +108,8 @@ static sym_term *slice_val(sym_job *j, const slice *s)
     return sym_read(&j->c, s->ps, ir_program_block(s->ps->main, 0), s->var);
 }
 
-sym_term *sym_remote_value(sym_job *j, const char *name)
+/* The slices of `name` put together, or NULL when it is not remote. */
+static sym_term *remote_value(sym_job *j, const char *name)
 {
     slice s[MAX_SLICES];
     int m = j->n_ps && main_remote(j, name) ? find_slices(j, name, s) : 0;
@@ -122,13 +123,21 @@ sym_term *sym_remote_value(sym_job *j, const char *name)
     return r;
 }
 
+sym_term *sym_remote_value(sym_job *j, const char *name)
+{
+    return j->remote && pmap_get(j->remote, name) ? remote_value(j, name) : NULL;
+}
+
 bool sym_remote_setup(sym_job *j)
 {
+    /* which params are remote, once: the steps ask for every param */
+    j->remote = pmap_new();
     for (guint k = 0; k < j->params->len; k++) {
         const char *p = j->params->pdata[k];
-        sym_term *v = sym_remote_value(j, p);
+        sym_term *v = remote_value(j, p);
         if (!v)
             continue;
+        pmap_put(j->remote, p, (void *)p);
         slice s[MAX_SLICES];
         find_slices(j, p, s);
         /* the pservers' initial slices put together, adopted as the
