@@ -11,6 +11,7 @@
 #include "../ir/util.h"
 #include "job.h"
 #include "table.h"
+#include "remote_prefetch.h"
 
 static sym_proc *pserver_at(sym_job *j, const char *ep)
 {
@@ -216,7 +217,7 @@ static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t 
 static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op)
 {
     static const char *const unmodelled[] = {
-        "distributed_lookup_table", "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
+        "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min",
         "c_allreduce_prod", "c_broadcast", "allreduce", "broadcast", NULL};
     sym_job *j = c->job;
     const char *t = op->type;
@@ -228,6 +229,8 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
     if (!strcmp(t, "recv"))
         return do_recv(j, p, prog, block, i, op);
     if ((r = sym_table_op(c, p, prog, block, i, op)))
+        return r;
+    if ((r = sym_remote_op(c, p, prog, block, i, op)))   /* remote_prefetch.c */
         return r;
     /* communicator set-up: no value a program computes depends on it */
     if (!strcmp(t, "send_barrier") || !strcmp(t, "fetch_barrier") ||
@@ -312,6 +315,7 @@ void sym_job_free(sym_job *j)
     pmap_free(&j->shared_set);
     sym_lr_free(j);
     sym_dc_free(j);
+    pmap_destroy(j->remote);
     sym_store_free(j->c.st);
 }
 

@@ -23,6 +23,7 @@ typedef struct {
     pmap shared_set;                    /* the same, as a set */
     struct sym_lr *lr;                  /* async LR-decay blocks (lr_decay.c), or NULL */
     struct sym_dc *dc;                  /* DC-ASGD (dcasgd.c), or NULL */
+    pmap *remote;                       /* remote-prefetch params (remote_prefetch.c), or NULL */
 } sym_job;
 
 /* job.c */

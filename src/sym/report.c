@@ -7,6 +7,7 @@
 #include "../ir/util.h"
 #include "job.h"
 #include "table.h"
+#include "remote_prefetch.h"
 
 static void short_args(GString *g, const sym_term *t, int depth)
 {
@@ -128,6 +129,12 @@ static bool sum_pair(const sym_term *x, const sym_term *y, uint32_t *jx, uint32_
                 hits++;
                 at = k;
             }
+        }
+        /* several alike (one per trainer): the one at the same place in
+         * the sorted operands, a guess for the report only */
+        if (!in_y && hits > 1 && i < y->n && same_head(y->args[i], x->args[i])) {
+            hits = 1;
+            at = i;
         }
         if (!in_y) {
             if (hits != 1)
@@ -261,14 +268,17 @@ static bool run_steps(sym_job *j, int step, GString **diff)
         for (size_t t = 0; !diff[k] && t < j->n_tr; t++) {
             sym_proc *want = j->async ? &j->view[t] : &j->ref;
             sym_term *tab = sym_table_value(j, p);   /* a table: R's, shared and live */
-            sym_term *w = sym_read(&j->c, tab ? &j->ref : want, b, p);
-            sym_term *got = tab ? tab : pmap_get(&j->tr[t].vals, p);
+            sym_term *rem = tab ? NULL : sym_remote_value(j, p);   /* likewise */
+            sym_term *w = sym_read(&j->c, tab || rem ? &j->ref : want, b, p);
+            sym_term *got = tab ? tab : rem ? rem : pmap_get(&j->tr[t].vals, p);
             if (got == w)
                 continue;
             diff[k] = g_string_new(NULL);
             g_string_append_printf(diff[k], "%s: differs at step %d on trainer %zu: ", p, step, t);
             if (tab)
                 sym_table_explain(j, diff[k], p, tab, w);
+            else if (rem)
+                sym_remote_explain(j, diff[k], p, w);
             else
                 sym_explain(j, diff[k], &j->tr[t], p, w);
         }
@@ -280,7 +290,7 @@ long sym_verify_job(const sym_job_in *in, FILE *out, char *err, size_t errlen)
 {
     sym_job j;
     bool ok = sym_job_setup(&j, in) && sym_job_startups(&j) && sym_ref_setup(&j) &&
-              sym_table_setup(&j);
+              sym_table_setup(&j) && sym_remote_setup(&j);
     if (ok && !j.params->len) {
         snprintf(j.c.err, sizeof j.c.err, "%s has no optimizer ops (op_role_var pairs): no "
                  "parameter to compare", in->main_label);

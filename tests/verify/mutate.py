@@ -14,6 +14,7 @@ MUTATIONS (BLOCK and OP are indexes; TYPE an op type):
   drop-op BLOCK OP               remove an op
   dup-op BLOCK OP                repeat an op right after itself
   set-attr BLOCK OP NAME FIELD VALUE   e.g. beta1 f 0.5, sub_block block_idx 99
+  add-attr BLOCK OP NAME TYPE FIELD VALUE...   e.g. epmap STRINGS strings '"a:1"' '"b:2"'
 """
 import os
 import subprocess
@@ -105,6 +106,9 @@ def mutate(root, m, a):
         s.remove(nth(s, "arguments", int(a[3])))
     elif m == "set-attr":
         fields(attr(op, a[2]), a[3])[0][1] = a[4]
+    elif m == "add-attr":
+        op[1].append(["attrs", [["name", '"%s"' % a[2]], ["type", a[3]]] +
+                      [[a[4], v] for v in a[5:]]])
     else:
         raise SystemExit("unknown mutation " + m)
 

@@ -254,9 +254,51 @@ mutant merge_parts_swapped table "fc_w: differs at step 1 on trainer 0: trainer_
     trainer_0.pb swap-input 0 2 X 0 1
 mutant table_grad_wrong_pserver table "trainer_0.pb: block 0, op 24 'send': sends 'shared_w@GRAD.trainer_0.pserver_0' to 127.0.0.1:6175, whose listen_and_serv does not receive it" \
     trainer_0.pb set-epmap 0 24 0 127.0.0.1:6175
+# Remote prefetch (src/sym/remote_prefetch.c): distributed_lookup_table
+# reads the pservers' slices; sync, async, half-async, three pservers
+# (uneven sections) verify equal.  The nce the transpiler leaves without an
+# epmap reads the trainer's fake_init W: a real difference, named.
 job remote transpile_remote_prefetch $P2 --trainers=2
-usage 1 "op 0 'distributed_lookup_table': not modelled by verify job yet" "$W/remote" \
-    "$G/transpile_remote_prefetch/in/main.pbtxt" "$G/transpile_remote_prefetch/in/startup.pbtxt"
+job remote_async transpile_remote_prefetch $P2 --trainers=2 --async
+job remote_half transpile_remote_prefetch $P2 --trainers=2 --half-async
+job remote3 transpile_remote_prefetch $P3 --trainers=3
+for j in remote remote_async remote_half remote3; do equal $j; done
+mutant remote_sections remote "trainer_0.pb: block 0, op 0 'distributed_lookup_table': puts the slices together by height_sections [400, 500], but 'shared_w.block0' on '127.0.0.1:6174' has 500 rows" \
+    trainer_0.pb set-attr 0 0 height_sections longs 400
+mutant remote_endpoints remote "trainer_0.pb: block 0, op 0 'distributed_lookup_table': prefetches 'shared_w.block0' from '127.0.0.1:6175' (pserver_1.pb), which does not hold it" \
+    trainer_0.pb set-attr 0 0 endpoints strings '"127.0.0.1:6175"'
+mutant remote_ids_swapped remote_async "fc_b: differs at step 1 on trainer 0: trainer_0.pb block 0 op 0 'distributed_lookup_table' reads 'title_ids' = brand_ids@t0.s1" \
+    trainer_0.pb swap-input 0 0 Ids 0 1
+mutant remote_section_send_dropped remote "profile_emb: differs at step 1 on trainer 0: the pservers' 2 slices of 'profile_emb' put together differ: 'profile_emb.block1' on pserver_1.pb (rows 500 to 1000): pserver_1.pb block 2 op 2 'adam' reads 'profile_emb@GRAD.block1' (written by pserver_1.pb block 2 op 1 'scale') = scale(sum(...[500:1000], unset:profile_emb@GRAD.block1.trainer_0), 0.5)" \
+    trainer_0.pb drop-input 0 22 X 1
+job remote_nce transpile_remote_nce $P2 --trainers=2
+n=$((n + 1))
+set -- $(cat "$W/remote_nce.inputs")
+"$PDTRANS" verify job "$W/remote_nce" "$@" >"$W/out" 2>&1
+st=$?
+want="nce_b: differs at step 1 on trainer 0: trainer_0.pb block 0 op 0 'nce' reads 'nce_w' (written by trainer_0.startup.pb block 0 op 3 'fake_init')"
+if [ $st = 1 ] && grep -qF -- "$want" "$W/out" && grep -q "^nce_w: differs at step 1" "$W/out"; then
+    echo "ok: remote_nce: the nce reads the trainer's fake_init nce_w"
+else
+    fail "remote_nce: expected status 1 and '$want' (status $st)"; cat "$W/out"
+fi
+# The same nce given the prefetch attrs the transpiler leaves out (epmap,
+# table_names, height_sections: nce_w.block0 is on pserver 1) prefetches
+# its rows from the pservers and verifies equal; with the endpoints
+# swapped it asks a pserver for a slice it does not hold.
+rm -rf "$W/remote_nce_epmap"; cp -r "$W/remote_nce" "$W/remote_nce_epmap"
+cp "$W/remote_nce.inputs" "$W/remote_nce_epmap.inputs"
+for f in trainer_0.pb trainer_1.pb; do
+    python3 "$HERE/mutate.py" "$PDTRANS" "$W/remote_nce_epmap/$f" add-attr 0 0 epmap STRINGS strings \
+        '"127.0.0.1:6175"' '"127.0.0.1:6174"' &&
+    python3 "$HERE/mutate.py" "$PDTRANS" "$W/remote_nce_epmap/$f" add-attr 0 0 table_names STRINGS \
+        strings '"nce_w.block0"' '"nce_w.block1"' &&
+    python3 "$HERE/mutate.py" "$PDTRANS" "$W/remote_nce_epmap/$f" add-attr 0 0 height_sections LONGS \
+        longs 500 500 || fail "remote_nce_epmap: mutate"
+done
+equal remote_nce_epmap
+mutant remote_nce_epmap_swapped remote_nce_epmap "trainer_0.pb: block 0, op 0 'nce': prefetches 'nce_w.block0' from '127.0.0.1:6174' (pserver_0.pb), which does not hold it" \
+    trainer_0.pb set-attr 0 0 epmap strings '"127.0.0.1:6174"'
 
 # Real programs in every mode (point 5): real.sh.
 . "$HERE/real.sh"
