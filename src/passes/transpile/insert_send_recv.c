@@ -10,12 +10,23 @@
 #include "builders.h"
 
 typedef struct {
+    ir_op *a, *b;           /* b only, or a then b */
+    uint32_t next;          /* the group added before it at its anchor */
+} tp_group;
+
+typedef struct {
     const tp_placement *pl;
     const tp_inputs *in;
     ir_program *p, *s;      /* trainer main and startup (the inputs, taken over) */
     ir_block *b, *sb;       /* their block 0 */
     unsigned ctl;           /* __control_var counter */
-    GPtrArray **groups;     /* per anchor + 1: GPtrArray of op groups */
+    /* The split/send groups, each chained to the one added before it at
+     * the same anchor: head[anchor + 1] is the newest (index + 1; 0: none).
+     * A GPtrArray per group and per anchor was 1.4 MB of the bench MLP's
+     * peak, all freed right after (issue 33). */
+    tp_group *grp;
+    uint32_t *head;
+    uint32_t n_grp;
     GPtrArray *tail;        /* ops appended after the last original op */
     const char *table_dummy;    /* the lookup table's send dummy, or NULL */
     size_t prefetch_next;       /* tp_prefetch_emit's cursor */
@@ -121,15 +132,11 @@ static ir_op *new_op(trainer *t, const char *type, int role)
 
 static void add_group(trainer *t, long anchor, ir_op *a, ir_op *b)
 {
-    GPtrArray **slot = &t->groups[anchor + 1];
-    if (!*slot)
-        *slot = g_ptr_array_new();
-    GPtrArray *g = g_ptr_array_new();
-    if (a)
-        g_ptr_array_add(g, a);
-    if (b)
-        g_ptr_array_add(g, b);
-    g_ptr_array_add(*slot, g);
+    tp_group *g = &t->grp[t->n_grp++];
+    g->a = a;
+    g->b = b;
+    g->next = t->head[anchor + 1];
+    t->head[anchor + 1] = t->n_grp;
 }
 
 /* For each pair, the last op of the input's block 0 that writes its grad
@@ -421,18 +428,13 @@ static void assemble(trainer *t)
                 g_ptr_array_add(ops, t->b->ops[i]);
         }
         tp_prefetch_emit(pl, in, t->p, i, ops, &t->prefetch_next);
-        GPtrArray *gs = t->groups[i + 1];
-        if (!gs)
-            continue;
         /* Each grad's ops went in at anchor + 1, so a later grad with the
-         * same anchor lands before an earlier one. */
-        for (guint g = gs->len; g-- > 0;) {
-            GPtrArray *grp = gs->pdata[g];
-            for (guint k = 0; k < grp->len; k++)
-                g_ptr_array_add(ops, grp->pdata[k]);
-            g_ptr_array_free(grp, TRUE);
+         * same anchor lands before an earlier one: newest first. */
+        for (uint32_t g = t->head[i + 1]; g; g = t->grp[g - 1].next) {
+            if (t->grp[g - 1].a)
+                g_ptr_array_add(ops, t->grp[g - 1].a);
+            g_ptr_array_add(ops, t->grp[g - 1].b);
         }
-        g_ptr_array_free(gs, TRUE);
     }
     for (guint k = 0; k < t->tail->len; k++)
         g_ptr_array_add(ops, t->tail->pdata[k]);
@@ -452,7 +454,8 @@ int tp_insert_send_recv(const tp_placement *pl, const tp_inputs *in, ir_program 
     t.b = t.p->blocks[0];
     t.sb = t.s->blocks[0];
     size_t n0 = in->b0->n_ops;
-    t.groups = xcalloc(n0 + 1, sizeof(GPtrArray *));
+    t.head = xcalloc(n0 + 1, sizeof *t.head);
+    t.grp = xmalloc_n(pl->n_pairs + 1, sizeof *t.grp);
     t.tail = g_ptr_array_new();
 
     for (size_t i = 0; i < n0; i++)
@@ -465,7 +468,8 @@ int tp_insert_send_recv(const tp_placement *pl, const tp_inputs *in, ir_program 
     assemble(&t);
     tp_table_trainer(pl, in, t.b, t.table_dummy);
     g_ptr_array_free(t.tail, TRUE);
-    free(t.groups);
+    free(t.head);
+    free(t.grp);
     return PDT_OK;
 }
 
