@@ -13,9 +13,10 @@
  * messages start (counted before it is allocated); a leaf message (slot,
  * attr, VarType and what it holds) is small and has its size counted again
  * just before it is written, which keeps the array to a few entries per op
- * instead of one per slot and attr.  The orders that need sorting (a dirty
- * op's slots and attrs, a block's added vars) are sorted in the first walk
- * and replayed in the second.
+ * instead of one per slot and attr.  A block's added vars are sorted in
+ * the first walk and the order replayed in the second; a dirty op's slots
+ * and attrs (a few each) are sorted again in each walk, so nothing per op
+ * is kept between the walks (pbenc_out.h `sorted`).
  *
  * The second walk writes into a buffer: the whole output (pbconv_encode),
  * or a chunk handed to a sink each time it fills (pbconv_encode_to), so a
@@ -222,9 +223,13 @@ static void slots(enc *e, unsigned field, const ir_op *op, bool out)
             slot_msg(e, field, &s[i]);
         return;
     }
-    size_t start = sorted(e, s, sizeof *s, n, cmp_slot);
+    const void *stackbuf[SORT_STACK];
+    const void **by = n <= SORT_STACK ? stackbuf : xmalloc_n(n, sizeof *by);
+    const void **order = sorted(s, sizeof *s, n, cmp_slot, by);
     for (size_t i = 0; i < n; i++)
-        slot_msg(e, field, sorted_item(e, start, s, sizeof *s, i));
+        slot_msg(e, field, order ? order[i] : &s[i]);
+    if (by != stackbuf)
+        free(by);
 }
 
 /* An interned name against a name in the bytes, in strcmp's order. */
@@ -298,9 +303,14 @@ static void op_msg(enc *e, const ir_op *op)
     if (oe->attrs_pending) {
         borrowed_attrs(e, op);  /* dirty and pending: a borrower */
     } else if (oe->dirty && op->n_attrs > 1) {
-        size_t start = sorted(e, attrs, sizeof *attrs, op->n_attrs, cmp_attr);
-        for (size_t i = 0; i < op->n_attrs; i++)
-            attr_msg(e, sorted_item(e, start, attrs, sizeof *attrs, i));
+        size_t n = op->n_attrs;
+        const void *stackbuf[SORT_STACK];
+        const void **by = n <= SORT_STACK ? stackbuf : xmalloc_n(n, sizeof *by);
+        const void **order = sorted(attrs, sizeof *attrs, n, cmp_attr, by);
+        for (size_t i = 0; i < n; i++)
+            attr_msg(e, order ? order[i] : &attrs[i]);
+        if (by != stackbuf)
+            free(by);
     } else {
         for (size_t i = 0; i < op->n_attrs; i++)
             attr_msg(e, &attrs[i]);

@@ -146,6 +146,15 @@ bool pdio_is_mapped(const void *bytes)
     return false;
 }
 
+size_t pdio_mapped_len(const void *bytes)
+{
+    const map_list *l = maps_now();
+    for (size_t i = 0; i < l->n_maps; i++)
+        if (l->maps[i].addr == bytes)
+            return l->maps[i].len;
+    return 0;
+}
+
 void pdio_unmap_input(void *bytes)
 {
     map_list *l = maps_now();

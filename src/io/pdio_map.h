@@ -3,6 +3,7 @@
 #define PDT_PDIO_MAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -13,6 +14,12 @@
 uint8_t *pdio_map_input(int fd, const struct stat *st, const char *name);
 /* True when BYTES is the start of a mapping from pdio_map_input. */
 bool pdio_is_mapped(const void *bytes);
+/* The length of the mapping that starts at BYTES; 0 if none does. */
+size_t pdio_mapped_len(const void *bytes);
+/* Gives back the pages of P's mapped input that none of P's ops reads
+ * (pdio_release.c); nothing if P's input is not a mapping. */
+struct ir_program;
+void pdio_release_unread(const struct ir_program *p);
 /* Gives a mapping back (ir_program's input_free). */
 void pdio_unmap_input(void *bytes);
 /* The name of an input whose size or modification time is not what it

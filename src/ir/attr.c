@@ -229,10 +229,18 @@ static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
     if (!ir_enc(op)->attrs_pending)
         return ir_op_attr(op, name);
     ir_attr *o = overlay_find(op, name);
-    if (o || !ir_op_probe_kept(op, name))
+    if (o)
         return o;
+    /* One walk over the bytes: decoding the named attr finds it or tells
+     * it is absent, as the probe would, so the probe first was a second
+     * walk to every attr found (issue 33 point 2).  The scratch arena is
+     * only a calloc until something is decoded into it. */
     *scratch = ir_arena_new();
-    return ir_op_decode_kept(op, *scratch, out, name) == 1 ? out : NULL;
+    if (ir_op_decode_kept(op, *scratch, out, name) == 1)
+        return out;
+    ir_arena_free(*scratch);
+    *scratch = NULL;
+    return NULL;
 }
 
 void ir_op_remove_attr(ir_op *op, const char *name)

@@ -52,7 +52,8 @@ row() {
         $4 > r { r = $4 }
         END {
             s /= NR
-            lim = 4 * b / 1048576 + 16
+            # issue 33: peak RSS at most 3x the input + 16 MiB (issue 14 had 4x)
+            lim = 3 * b / 1048576 + 16
             printf "bench-scale: %-22s %8d ops  %8.2f us/op  sys %6.2f us/op  RSS %7.1f MiB (%5.1fx input; target %.0f MiB: %s)\n",
                    l, n, w * 1e6 / n, s * 1e6 / n, r / 1024, r * 1024 / b, lim,
                    (r / 1024 <= lim ? "met" : "over")
