@@ -238,12 +238,14 @@ typedef struct {
     int fd;
     int err;
     struct sha256_ctx sha;  /* of every byte written (the manifest's sha256) */
+    bool hash;              /* sha is wanted (pending's no_sha256) */
 } fd_sink;
 
 static bool sink_to_fd(void *arg, const uint8_t *data, size_t len)
 {
     fd_sink *s = arg;
-    sha256_update(&s->sha, len, data);
+    if (s->hash)
+        sha256_update(&s->sha, len, data);
     if (fs_write_all(s->fd, data, len))
         return true;
     s->err = errno;
@@ -256,7 +258,7 @@ static bool sink_to_fd(void *arg, const uint8_t *data, size_t len)
  * why it failed. */
 static const char *write_content(int fd, pending *f)
 {
-    fd_sink sink = {.fd = fd};
+    fd_sink sink = {.fd = fd, .hash = !f->no_sha256};
     sha256_init(&sink.sha);
     const char *why = NULL;
     if (f->program && f->binary) {
@@ -278,6 +280,8 @@ static const char *write_content(int fd, pending *f)
     } else if (!sink_to_fd(&sink, f->data, f->len)) {
         why = strerror(sink.err);
     }
+    if (!sink.hash)
+        return why;
     uint8_t md[SHA256_DIGEST_SIZE];
     sha256_digest(&sink.sha, sizeof md, md);
     for (size_t i = 0; i < sizeof md; i++)

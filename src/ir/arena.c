@@ -18,6 +18,7 @@ typedef struct arena_chunk {
 struct ir_arena {
     chunk *head;
     size_t held;    /* bytes of all chunks */
+    size_t expect;  /* bytes it will surely hold (ir_arena_expect) */
 };
 
 /* Once an arena holds 32 MB (a program of some hundred thousand ops),
@@ -41,7 +42,8 @@ static chunk *chunk_new(ir_arena *a, size_t size)
 {
     size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
     chunk *c;
-    if (a->held >= HUGE_AFTER && sizeof(chunk) + want <= PDT_HUGE_PAGE) {
+    if ((a->held >= HUGE_AFTER || a->held + PDT_HUGE_PAGE <= a->expect) &&
+        sizeof(chunk) + want <= PDT_HUGE_PAGE) {
         if (spare)
             c = spare, spare = spare->next;
         else
@@ -73,6 +75,30 @@ static size_t round_up(size_t size)
 ir_arena *ir_arena_new(void)
 {
     return xcalloc(1, sizeof(ir_arena));
+}
+
+/* Below HUGE_AFTER, a chunk is a huge page only when the arena is known to
+ * fill it: an arena told it will hold BYTES (a program decoded from a file
+ * of so many bytes, a backward pass about to add as much again) takes
+ * whole 2 MB pages while a whole page more still fits under BYTES, and
+ * 64 KB chunks for the rest.  Faults are then as few as with issue 14's 8
+ * MB threshold (one per 2 MB) without its cost in RSS (up to 2 MB of the
+ * newest chunk resident and unused): a wrong guess costs at most that one
+ * page.  Issue 28's bench, src/io/HISTORY.md. */
+void ir_arena_expect(ir_arena *a, size_t bytes)
+{
+    if (bytes > a->expect)
+        a->expect = bytes;
+}
+
+size_t ir_arena_held(const ir_arena *a)
+{
+    return a->held;
+}
+
+void ir_program_expect_next(size_t bytes)
+{
+    pdt_env_current->program_expect = bytes;
 }
 
 void ir_arena_free(ir_arena *a)

@@ -59,6 +59,7 @@ struct pdt_env {
     pdt_diag_settings diag;
     pdt_alloc_state alloc;
     struct arena_chunk *arena_spare;    /* arena.c: freed chunks, for the next arenas */
+    size_t program_expect;  /* arena.c: ir_program_expect_next, for ir_program_new */
 };
 
 /* The current env: never NULL (env.c). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../ckd.h"
+#include "env_internal.h"
 #include "ir_internal.h"
 #include "pmap.h"
 #include "util.h"
@@ -15,6 +16,8 @@
 ir_program *ir_program_new(void)
 {
     ir_arena *a = ir_arena_new();
+    ir_arena_expect(a, pdt_env_current->program_expect);
+    pdt_env_current->program_expect = 0;    /* for this program only */
     ir_program *p = ir_arena_alloc(a, sizeof *p);
     p->arena = a;
     return p;

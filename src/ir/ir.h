@@ -84,6 +84,13 @@ void *ir_arena_dup(ir_arena *a, const void *p, size_t size);  /* plus a NUL afte
 /* A copy with no NUL after it, for arrays that are not strings: a dup of
  * 16 bytes (two dims, two args) takes 16 bytes instead of 32. */
 void *ir_arena_memdup(ir_arena *a, const void *p, size_t size);
+/* A hint, never a limit: A will hold at least BYTES, so its chunks may be
+ * whole 2 MB pages (fewer page faults) up to there (arena.c). */
+void ir_arena_expect(ir_arena *a, size_t bytes);
+size_t ir_arena_held(const ir_arena *a);   /* bytes of its chunks */
+/* The next ir_program_new's arena will hold at least BYTES (a decoder
+ * that knows its input's size and creates the program inside); 0 clears. */
+void ir_program_expect_next(size_t bytes);
 
 /* ---- small value types ------------------------------------------------ */
 

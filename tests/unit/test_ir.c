@@ -687,6 +687,29 @@ START_TEST(freed_arenas_lend_their_huge_chunks)
 }
 END_TEST
 
+/* Issue 28's bench: below 32 MB an arena takes 2 MB chunks only when told
+ * it will fill them; ir_program_expect_next tells the next program only. */
+START_TEST(arena_told_its_size_takes_huge_chunks)
+{
+    ir_arena *a = ir_arena_new();
+    ir_arena_alloc(a, 16);
+    ck_assert_uint_eq(ir_arena_held(a), 64 * 1024);
+    ir_arena_free(a);
+    ir_arena *b = ir_arena_new();
+    ir_arena_expect(b, 3 * PDT_HUGE_PAGE);
+    ir_arena_alloc(b, 16);
+    ck_assert_uint_gt(ir_arena_held(b), PDT_HUGE_PAGE - 4096);
+    ir_arena_free(b);
+    ir_program_expect_next(4 * PDT_HUGE_PAGE);
+    ir_program *p = ir_program_new();
+    ck_assert_uint_gt(ir_arena_held(p->arena), PDT_HUGE_PAGE - 4096);
+    ir_program *q = ir_program_new();
+    ck_assert_uint_eq(ir_arena_held(q->arena), 64 * 1024);
+    ir_program_free(p);
+    ir_program_free(q);
+}
+END_TEST
+
 /* Issue 34: messages name a var's dims; any negative dim is unknown. */
 START_TEST(dims_text_and_unknown_dims)
 {
@@ -741,6 +764,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, grow_in_place_at_arena_top);
     tcase_add_test(tc, big_memory_asks_for_huge_pages);
     tcase_add_test(tc, freed_arenas_lend_their_huge_chunks);
+    tcase_add_test(tc, arena_told_its_size_takes_huge_chunks);
     tcase_add_test(tc, defuse_lists_positions);
     tcase_add_test(tc, xstrndup_bounds);
     suite_add_tcase(s, tc);
