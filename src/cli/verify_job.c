@@ -1,7 +1,7 @@
 /* verify_job.c - `pdtrans verify job DIR MAIN [STARTUP]`: the programs a
  * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
- * manifests' "files" lists, "mode", "distributed_mode", flags.trainers and
- * flags.collective_mode
+ * manifests' "files" lists, "mode", "distributed_mode", flags.trainers,
+ * flags.collective_mode and flags.selected_gpus
  * are read: the rest of a manifest's form may change.  The manifests and
  * the check (cli_sym_*) serve `verify transpile --symbolic` too, which
  * loads the programs from its in-process transpiles instead of DIR. */
@@ -29,7 +29,9 @@ static void help(void)
            "and sums, scales, slices and concats are normalised.  Sync jobs: after\n"
            "each step every parameter a trainer holds must be single-process\n"
            "training's on the trainers' averaged gradient (nccl2 and collective\n"
-           "grad_allreduce jobs too); async and half-async: each update applies one\n"
+           "grad_allreduce and single_process_multi_thread jobs too, over every GPU;\n"
+           "local_sgd: each trainer's param the mean of each one's own step, taken\n"
+           "from the step's snapshot); async and half-async: each update applies one\n"
            "trainer's gradient (the LR-decay block runs as Paddle's pservers run it: a\n"
            "warning names how far its step counter runs ahead; DC-ASGD corrects the\n"
            "gradient as Paddle does).  Prints one line per parameter; exit 1 on a\n"
