@@ -1,7 +1,7 @@
 /* verify_job.c - `pdtrans verify job DIR MAIN [STARTUP]`: the programs a
  * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
- * manifests' "files" lists, "mode", "distributed_mode", flags.trainers and
- * flags.collective_mode
+ * manifests' "files" lists, "mode", "distributed_mode", flags.trainers,
+ * flags.collective_mode and flags.selected_gpus
  * are read: the rest of a manifest's form may change.  The manifests and
  * the check (cli_sym_*) serve `verify transpile --symbolic` too, which
  * loads the programs from its in-process transpiles instead of DIR. */
@@ -29,7 +29,9 @@ static void help(void)
            "and sums, scales, slices and concats are normalised.  Sync jobs: after\n"
            "each step every parameter a trainer holds must be single-process\n"
            "training's on the trainers' averaged gradient (nccl2 and collective\n"
-           "grad_allreduce jobs too); async and half-async: each update applies one\n"
+           "grad_allreduce and single_process_multi_thread jobs too, over every GPU;\n"
+           "local_sgd: each trainer's param the mean of each one's own step, taken\n"
+           "from the step's snapshot); async and half-async: each update applies one\n"
            "trainer's gradient (the LR-decay block runs as Paddle's pservers run it: a\n"
            "warning names how far its step counter runs ahead; DC-ASGD corrects the\n"
            "gradient as Paddle does).  Prints one line per parameter; exit 1 on a\n"
@@ -47,6 +49,8 @@ struct cli_sym_job {
     const char *mode;
     bool grad_allreduce;                /* flags.collective_mode */
     const char *collective_mode;        /* ... as written, for refusals */
+    int coll_mode;                      /* SYM_GRAD_ALLREDUCE, SYM_LOCAL_SGD, SYM_SPMT, -1 */
+    size_t devices;                     /* single_process_multi_thread: flags.selected_gpus */
     GPtrArray *manifests;               /* kept: their strings are used */
     cli_sym_loader loader;              /* of the manifest being read */
     void *loader_ctx;
@@ -115,6 +119,13 @@ bool cli_sym_add_manifest(cli_sym_job *f, pdt_manifest *m, const char *where,
     const pdt_manifest_flag *cm = pdt_manifest_get_flag(m, "collective_mode");
     f->collective_mode = cm && cm->kind == PDT_MF_STRING ? cm->s : NULL;
     f->grad_allreduce = f->collective_mode && !strcmp(f->collective_mode, "grad_allreduce");
+    const char *cmn = f->collective_mode ? f->collective_mode : "";
+    f->coll_mode = f->grad_allreduce ? SYM_GRAD_ALLREDUCE
+                 : !strcmp(cmn, "local_sgd") ? SYM_LOCAL_SGD
+                 : !strcmp(cmn, "single_process_multi_thread") ? SYM_SPMT : -1;
+    const pdt_manifest_flag *gpus = pdt_manifest_get_flag(m, "selected_gpus");
+    f->devices = f->coll_mode == SYM_SPMT && gpus && gpus->kind == PDT_MF_INT && gpus->i > 0 &&
+                 gpus->i <= 4096 ? (size_t)gpus->i : 1;
     f->dist_mode = m->distributed_mode;
     for (size_t i = 0; i < m->n_files; i++)
         if (!add_file(f, where, &m->files[i]))
@@ -169,11 +180,12 @@ static bool read_dir(job_files *f, const char *dir)
 static int check_job(job_files *f, const char *dir)
 {
     if (f->mode && strcmp(f->mode, "pserver") && strcmp(f->mode, "nccl2") &&
-        (strcmp(f->mode, "collective") || !f->grad_allreduce)) {
+        (strcmp(f->mode, "collective") || f->coll_mode < 0)) {
         bool coll = !strcmp(f->mode, "collective");
         pdt_error("%s: %s%s%s jobs are not modelled by verify job yet (pserver, nccl2 and "
-                  "collective grad_allreduce only)", dir, f->mode, coll ? " " : "",
-                  coll ? (f->collective_mode ? f->collective_mode : "local_sgd") : "");
+                  "collective grad_allreduce, local_sgd and single_process_multi_thread only)",
+                  dir, f->mode, coll ? " " : "",
+                  coll ? (f->collective_mode ? f->collective_mode : "(no collective_mode)") : "");
         return PDT_EBADINPUT;
     }
     guint have = 0;
@@ -225,12 +237,33 @@ void cli_sym_job_free(cli_sym_job *f)
     free(f);
 }
 
+/* single_process_multi_thread: each endpoint's process runs its programs
+ * on every selected GPU, each a trainer of its own (device d of endpoint
+ * e at e * devices + d, as src/exec/cluster.c numbers them). */
+static void spread_devices(cli_sym_job *f)
+{
+    if (f->devices <= 1)
+        return;
+    GArray *a = g_array_new(FALSE, TRUE, sizeof(sym_role));
+    g_array_set_size(a, f->trainers->len * (guint)f->devices);
+    for (guint e = 0; e < f->trainers->len; e++)
+        for (size_t d = 0; d < f->devices; d++) {
+            sym_role r = g_array_index(f->trainers, sym_role, e);
+            if (d && r.main)
+                r.label = ir_internf("%s (device %zu)", r.label, d);
+            g_array_index(a, sym_role, e * (guint)f->devices + (guint)d) = r;
+        }
+    g_array_free(f->trainers, TRUE);
+    f->trainers = a;
+}
+
 int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_program *main,
                   ir_program *startup, int steps)
 {
     int rc = check_job(f, where);
     if (rc != PDT_OK)
         return rc;
+    spread_devices(f);
     sym_job_in in = {.main_label = main_label, .main = main, .startup = startup,
                      .trainers = (sym_role *)f->trainers->data,
                      .n_trainers = f->trainers->len,
@@ -238,6 +271,7 @@ int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_
                      .n_pservers = f->pservers->len, .dist_mode = f->dist_mode,
                      .mode = !f->mode || !strcmp(f->mode, "pserver") ? SYM_PSERVER
                            : !strcmp(f->mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
+                     .coll_mode = f->coll_mode,
                      .steps = steps};
     char err[1200], note[1024] = "";
     in.note = note;

@@ -38,9 +38,13 @@ int sym_coll_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, 
         sym_write(p, out, sym_read(c, r, b, x), site);
         return 1;
     }
+    int r = sym_lsgd_op(c, p, prog, block, i, op);
+    if (r || (r = sym_spmt_op(c, p, prog, block, i, op)))
+        return r;
     const sym_site *w = x ? pmap_get(&p->sites, x) : NULL;
     const ir_slot *st = ir_op_input(op, "ScaleTensor");
-    if (j->in->mode == SYM_COLLECTIVE && !strcmp(op->type, "scale") && x && out && w && w->op &&
+    /* (local_sgd writes no loss-grad scale: one there is the op it is) */
+    if (j->in->mode == SYM_COLLECTIVE && !sym_lsgd_active(j) && !strcmp(op->type, "scale") && x && out && w && w->op &&
         !strcmp(w->op->type, "fill_constant") && ir_op_role(w->op) == (IR_ROLE_BACKWARD | IR_ROLE_LOSS) &&
         (!st || !st->n_args) && ir_op_get_float(op, "bias", 0) == 0) {
         p->loss_scale *= ir_op_get_float(op, "scale", 1.0);
@@ -82,6 +86,8 @@ static void allreduce(sym_job *j, ir_op **ops, size_t at)
     const ir_slot *x = ir_op_input(ops[0], "X"), *o = ir_op_output(ops[0], "Out");
     sym_term **v = xmalloc_n(j->n_tr + 1, sizeof *v);
     for (uint32_t k = 0; x && o && k < x->n_args && k < o->n_args; k++) {
+        if (sym_spmt_fused(j, ops, at, k))   /* a coalesce_tensor's buffer: its members */
+            continue;
         for (size_t t = 0; t < j->n_tr; t++)
             v[t] = sym_read(&j->c, &j->tr[t], ir_program_block(j->tr[t].main, 0),
                             ir_op_input(ops[t], "X")->args[k]);

@@ -71,7 +71,7 @@ void sym_dc_ref_trainer(sym_job *j, size_t t)
 }
 
 /* An elementwise op of X and Y as the transpiler writes it (no attrs). */
-static sym_term *ew(sym_store *st, const char *type, sym_term *x, sym_term *y, int64_t rows)
+sym_term *sym_ew(sym_store *st, const char *type, sym_term *x, sym_term *y, int64_t rows)
 {
     sym_term *args[2] = {x, y};
     const char *slots[2] = {ir_intern("X"), ir_intern("Y")};
@@ -95,10 +95,10 @@ bool sym_dc_ref_op(sym_job *j, size_t i)
     sym_term *pk = sym_read(&j->c, &j->view[j->dc->trainer], b, pn);
     const sym_site *gsite = pmap_get(&r->sites, gn);
     sym_store_set_site(st, sym_site_make(st, "DC-ASGD's correction", 0, -1, NULL));
-    sym_term *o3 = ew(st, "elementwise_mul", ew(st, "elementwise_mul",
-                                                ew(st, "elementwise_sub", p, pk, p->rows), g,
-                                                p->rows), g, p->rows);
-    sym_term *dc = ew(st, "elementwise_add", g, o3, p->rows);
+    sym_term *o1 = sym_ew(st, "elementwise_sub", p, pk, p->rows);
+    sym_term *o3 = sym_ew(st, "elementwise_mul", sym_ew(st, "elementwise_mul", o1, g, p->rows), g,
+                          p->rows);
+    sym_term *dc = sym_ew(st, "elementwise_add", g, o3, p->rows);
     sym_store_set_site(st, NULL);
     sym_write(r, gn, dc, gsite);
     bool ok = sym_run_op(&j->c, r, j->in->main, j->in->main_label, 0, i);

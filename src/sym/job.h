@@ -64,6 +64,21 @@ bool sym_dc_ref_op(sym_job *j, size_t i);
 bool sym_coll_step(sym_job *j, int step);
 int sym_coll_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op);
 
+/* local_sgd.c: collective local_sgd (assign is a copy; the reference
+ * averages each trainer's own step) */
+bool sym_lsgd_active(const sym_job *j);
+int sym_lsgd_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op);
+bool sym_lsgd_ref_step(sym_job *j, int step);
+
+/* spmt.c: single_process_multi_thread's coalesce_tensor, and the
+ * allreduce of X[k] when it is such a fused buffer (true: done) */
+int sym_spmt_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op);
+bool sym_spmt_fused(sym_job *j, ir_op **ops, size_t at, uint32_t k);
+
+/* dcasgd.c: an elementwise op of X and Y as the transpiler writes it (no
+ * attrs), Out's term */
+sym_term *sym_ew(sym_store *st, const char *type, sym_term *x, sym_term *y, int64_t rows);
+
 /* ref.c */
 bool sym_ref_setup(sym_job *j);
 /* One reference step over the trainers in [t0, t1) (all in sync; one in async). */

@@ -138,6 +138,8 @@ static bool run_main(sym_job *j, sym_proc *p, bool updates)
 
 bool sym_ref_step(sym_job *j, int step, size_t t0, size_t t1)
 {
+    if (sym_lsgd_active(j))   /* local SGD's own reference */
+        return sym_lsgd_ref_step(j, step);
     for (size_t t = t0; t < t1; t++) {
         j->view[t].feed_tag = ir_internf("t%zu.s%d", t, step);
         sym_lr_ref_view(j, t);

@@ -16,6 +16,9 @@ typedef struct {
 } sym_role;
 
 enum { SYM_PSERVER = 0, SYM_NCCL2 = 1, SYM_COLLECTIVE = 2 };
+/* collective_mode; single_process_multi_thread's devices are trainers of
+ * their own (the caller gives each endpoint's programs once per device) */
+enum { SYM_GRAD_ALLREDUCE = 0, SYM_LOCAL_SGD = 1, SYM_SPMT = 2 };
 
 typedef struct {
     const char *main_label;
@@ -26,6 +29,7 @@ typedef struct {
     size_t n_pservers;
     int dist_mode;                      /* 0 sync, 1 half-async, 2 async */
     int mode;                           /* SYM_PSERVER, SYM_NCCL2, SYM_COLLECTIVE */
+    int coll_mode;                      /* SYM_COLLECTIVE: SYM_GRAD_ALLREDUCE, ... */
     int steps;
     /* out, when note_len > 0: what equal assumed of Paddle's runtime (an
      * async LR schedule's counter offset, lr_decay.c), or "" */

@@ -225,8 +225,38 @@ usage 1 "has no optimizer ops (op_role_var pairs): no parameter to compare" "$W/
 job dc_asgd transpile_dc_asgd $P2 --trainers=1 --async --dc-asgd
 job local_sgd transpile_collective_local_sgd --mode=collective --collective-mode=local_sgd $TR3 \
     --endpoint=10.0.0.1:6170
-usage 1 "collective local_sgd jobs are not modelled by verify job yet" "$W/local_sgd" \
-    "$G/transpile_collective_local_sgd/in/main.pbtxt" "$G/transpile_collective_local_sgd/in/startup.pbtxt"
+# collective local_sgd: every trainer's own step, then the average
+# s - scale(sum(s - p_i), 1/n) (local_sgd.c); a wrong 1/n, a snapshot never
+# refreshed
+equal local_sgd
+mutant local_sgd_scale local_sgd "fc_b: differs at step 1 on trainer 0: trainer_0.pb block 0 op 21 'elementwise_sub' reads 'fc_b' (written by trainer_0.pb block 0 op 20 'scale') = scale(" \
+    trainer_0.pb set-attr 0 20 scale f 0.5
+mutant local_sgd_snapshot local_sgd "fc_b: differs at step 2 on trainer 0: trainer_0.pb block 0 op 21 'elementwise_sub' reads 'fc_b@SNAPSHOT' (written by trainer_0.startup.pb block 0 op 10 'assign')" \
+    trainer_0.pb drop-op 0 22
+# single_process_multi_thread: every GPU a trainer (spmt.c); fused (one
+# endpoint, 8 GPUs) and unfused (two hosts, 2 GPUs each: 1/4 = the mean)
+SP="--mode=collective --collective-mode=single_process_multi_thread --optimizer=sgd:learning_rate=0.1"
+job spmt transpile_collective_spmt $SP --trainers=10.0.0.1:6170 --endpoint=10.0.0.1:6170
+job spmt2 transpile_collective_spmt $SP $TR2 --endpoint=10.0.0.1:6170 --selected-gpus=0,1 \
+    --fuse-allreduce=0
+equal spmt
+equal spmt2
+mutant spmt_fused_dropped spmt "fc_w: differs at step 1 on trainer 0: trainer_0.pb block 0 op 19 'sgd' reads 'fc_w@GRAD' (written by trainer_0.pb block 0 op 14 'coalesce_tensor') = mul_grad(" \
+    trainer_0.pb drop-op 0 16
+mutant spmt_coalesce_swapped spmt "fc_b2: differs at step 1 on trainer 0: trainer_0.pb block 0 op 19 'sgd' reads 'fc_b2@GRAD' (written by trainer_0.pb block 0 op 16 'c_allreduce_sum') = sum(mul_grad(" \
+    trainer_0.pb swap-input 0 14 Input 0 1
+# Paddle's loss scale is 1/(hosts x GPUs): two endpoints on each of two
+# hosts with 2 GPUs are 8 devices under 1/4, twice the mean (a real
+# difference, src/exec/README.md; golden-known.txt)
+job spmt_hosts transpile_collective_spmt $SP \
+    --trainers=10.0.0.1:6170,10.0.0.1:6171,10.0.0.2:6170,10.0.0.2:6171 --endpoint=10.0.0.1:6170 \
+    --selected-gpus=0,1
+n=$((n + 1))
+"$PDTRANS" verify job "$W/spmt_hosts" $(cat "$W/spmt_hosts.inputs") >"$W/out" 2>&1
+st=$?
+if [ $st = 1 ] && grep -q "written by trainer_0.pb block 0 op [0-9]* 'c_allreduce_sum') = scale(sum(.*8 args), 0.25) where single-process training has scale(sum(.*8 args), 0.125)" "$W/out"; then
+    echo "ok: spmt_hosts: the 1/4 loss scale over 8 devices is reported"
+else fail "spmt_hosts: expected the loss scale 0.25 against 0.125 (status $st)"; head -3 "$W/out"; fi
 # DC-ASGD (one, two and three trainers: with one, every backup is the
 # param; with more, each update corrects by the trainer's own backup)
 equal dc_asgd
