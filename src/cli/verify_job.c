@@ -48,6 +48,7 @@ struct cli_sym_job {
     bool grad_allreduce;                /* flags.collective_mode */
     const char *collective_mode;        /* ... as written, for refusals */
     GPtrArray *manifests;               /* kept: their strings are used */
+    cli_sym_geo *geo;                   /* GEO: vars_info, push interval (or NULL) */
     cli_sym_loader loader;              /* of the manifest being read */
     void *loader_ctx;
 };
@@ -116,6 +117,8 @@ bool cli_sym_add_manifest(cli_sym_job *f, pdt_manifest *m, const char *where,
     f->collective_mode = cm && cm->kind == PDT_MF_STRING ? cm->s : NULL;
     f->grad_allreduce = f->collective_mode && !strcmp(f->collective_mode, "grad_allreduce");
     f->dist_mode = m->distributed_mode;
+    if (!cli_sym_geo_manifest(&f->geo, where, m))
+        return false;
     for (size_t i = 0; i < m->n_files; i++)
         if (!add_file(f, where, &m->files[i]))
             return false;
@@ -132,6 +135,10 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
     g_free(path);
     /* the parts verify job reads, into the struct the job API hands out */
     pdt_manifest *m = j ? cli_manifest_parse(j) : NULL;
+    if (m && !cli_sym_geo_json(&f->geo, dir, j)) {
+        pdt_manifest_free(m);
+        m = NULL;
+    }
     json_decref(j);
     return m && cli_sym_add_manifest(f, m, dir, load_file, (void *)dir);
 }
@@ -222,6 +229,7 @@ void cli_sym_job_free(cli_sym_job *f)
     g_array_free(f->trainers, TRUE);
     g_array_free(f->pservers, TRUE);
     g_ptr_array_free(f->manifests, TRUE);
+    cli_sym_geo_free(f->geo);
     free(f);
 }
 
@@ -239,6 +247,7 @@ int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_
                      .mode = !f->mode || !strcmp(f->mode, "pserver") ? SYM_PSERVER
                            : !strcmp(f->mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
                      .steps = steps};
+    cli_sym_geo_fill(f->geo, &in.geo, &in.n_geo, &in.geo_push_nums);
     char err[1200], note[1024] = "";
     in.note = note;
     in.note_len = sizeof note;
