@@ -75,18 +75,18 @@ static void check_slice(sym_job *j, size_t v, size_t k)
     const char *s = gv->slices[k], *ep = gv->eps[k], *d = ir_internf("%s.delta", s);
     sym_proc *ps = sym_pserver_at(j, ep);
     if (!ps) {
-        bad(g, v, "vars_info sends '%s' to %s, which no pserver of the job serves", d, ep);
+        bad(g, v, "'%s' to %s, which no pserver of the job serves", d, ep);
         return;
     }
     for (size_t q = 0; q < j->n_ps; q++)
         if (&j->ps[q] != ps && sym_geo_delta_block(&j->ps[q], d) >= 0) {
-            bad(g, v, "vars_info sends '%s' to %s (%s), but %s's listen_and_serv has the block "
-                "for it", d, ep, ps->label, j->ps[q].label);
+            bad(g, v, "'%s' to %s (%s), but %s's listen_and_serv has the block for it", d, ep,
+                ps->label, j->ps[q].label);
             return;
         }
     if (sym_geo_delta_block(ps, d) < 0) {
-        bad(g, v, "vars_info sends '%s' to %s (%s), whose listen_and_serv's grad_to_block_id "
-            "has no block for it", d, ep, ps->label);
+        bad(g, v, "'%s' to %s (%s), whose listen_and_serv's grad_to_block_id has "
+            "no block for it", d, ep, ps->label);
         return;
     }
     if (lists_string(sym_listen_op(ps), "sparse_grad_to_param", ir_internf("%s:%s", d, s)) !=
@@ -96,11 +96,27 @@ static void check_slice(sym_job *j, size_t v, size_t k)
             gv->sparse ? "True" : "False");
 }
 
+/* Where a trainer pushes: its main program's last `send` ("the GEO
+ * send"), which the structural differences name. */
+static void push_op_text(sym_job *j, GString *out)
+{
+    sym_proc *p = &j->tr[0];
+    ir_block *b = ir_program_block(p->main, 0);
+    for (size_t i = b ? b->n_ops : 0; i-- > 0;)
+        if (!strcmp(b->ops[i]->type, "send")) {
+            g_string_printf(out, "%s block 0 op %zu 'send' pushes by vars_info: ", p->label, i);
+            return;
+        }
+    g_string_printf(out, "%s has no GEO send: ", p->label);
+}
+
 /* vars_info against MAIN and the pservers (the startup recvs are run). */
 static void check_structure(sym_job *j)
 {
     sym_geo *g = G(j);
     ir_block *b = ir_program_block(j->in->main, 0);
+    GString *at = g_string_new(NULL);
+    push_op_text(j, at);
     for (size_t v = 0; v < g->n; v++) {
         const sym_geo_var *gv = &g->vars[v];
         int64_t rows = 0, want = sym_var_rows(b, gv->name);
@@ -116,7 +132,10 @@ static void check_structure(sym_job *j)
                 gv->sparse ? "True" : "False", grad->name, sr ? "" : "not ");
         for (size_t k = 0; k < gv->n_slices; k++)
             check_slice(j, v, k);
+        if (g->bad[v])
+            g_string_prepend(g->bad[v], at->str);
     }
+    g_string_free(at, TRUE);
 }
 
 bool sym_geo_setup(sym_job *j)

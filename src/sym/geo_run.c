@@ -42,6 +42,30 @@ static sym_term *pulled(sym_job *j, const sym_geo_var *gv)
     return t;
 }
 
+/* The reference's server value of var v: its slices put together. */
+static sym_term *server_of(sym_job *j, const sym_geo_var *gv)
+{
+    sym_term **parts = xcalloc(gv->n_slices + 1, sizeof *parts);
+    for (size_t k = 0; k < gv->n_slices; k++)
+        parts[k] = pmap_get(&j->geo->server, gv->slices[k]);
+    sym_term *t = gv->n_slices == 1 ? parts[0]
+                                    : sym_concat(j->c.st, parts, (uint32_t)gv->n_slices);
+    free(parts);
+    return t;
+}
+
+/* Each slice of the reference's server value adds its rows of delta d. */
+static void server_add(sym_job *j, const sym_geo_var *gv, sym_term *d)
+{
+    int64_t off = 0;
+    for (size_t k = 0; k < gv->n_slices; k++) {
+        sym_term *part = gv->n_slices == 1 ? d : sym_slice(j->c.st, d, off, gv->sections[k]);
+        off += gv->sections[k];
+        sym_term *x[2] = {pmap_get(&j->geo->server, gv->slices[k]), part};
+        pmap_put(&j->geo->server, gv->slices[k], sym_sum(j->c.st, x, 2));
+    }
+}
+
 static int param_init(sym_job *j, sym_proc *p, ir_program *prog, int block)
 {
     sym_geo *g = j->geo;
@@ -114,6 +138,7 @@ static int push(sym_job *j, sym_proc *p, int block, size_t i, ir_op *op, const c
         return -1;
     const sym_site *site = sym_site_make(j->c.st, p->label, block, (int)i, op);
     g->push_site[t] = site;
+    sym_store_set_site(j->c.st, site);      /* the deltas are the send's */
     ir_block *b = ir_program_block(p->main, 0);
     for (size_t v = 0; v < g->n; v++) {
         const sym_geo_var *gv = &g->vars[v];
@@ -128,7 +153,9 @@ static int push(sym_job *j, sym_proc *p, int block, size_t i, ir_op *op, const c
         pmap_put(&g->old[t], gv->name, sym_sum(j->c.st, o, 2));
         if (!deliver(j, gv, d, site))
             return -1;
+        sym_store_set_site(j->c.st, site);
     }
+    sym_store_set_site(j->c.st, NULL);
     return 1;
 }
 
@@ -242,7 +269,10 @@ static void ref_init(sym_job *j)
     sym_geo *g = j->geo;
     ir_block *b = ir_program_block(j->in->main, 0);
     for (size_t v = 0; v < g->n; v++) {
-        pmap_put(&g->server, g->vars[v].name, pulled(j, &g->vars[v]));
+        const sym_geo_var *gv = &g->vars[v];
+        for (size_t k = 0; k < gv->n_slices; k++)
+            pmap_put(&g->server, gv->slices[k],
+                     ps_value(j, gv->eps[k], gv->slices[k], gv->sections[k]));
         for (size_t t = 0; t < j->n_tr; t++)
             pmap_put(&g->rold[t], g->vars[v].name,
                      sym_read(&j->c, &j->view[t], b, g->vars[v].name));
@@ -261,11 +291,8 @@ static bool ref_step(sym_job *j, int step)
                 return false;
         ref_ids(j, t);
     }
-    sym_term **terms = xcalloc(j->n_tr + 2, sizeof *terms);
     for (size_t v = 0; v < g->n; v++) {
         const sym_geo_var *gv = &g->vars[v];
-        uint32_t n = 0;
-        terms[n++] = pmap_get(&g->server, gv->name);
         for (size_t t = 0; t < j->n_tr; t++) {
             GPtrArray *ids = g->rids[t * g->n + v];
             if (gv->sparse && !ids->len)
@@ -276,47 +303,36 @@ static bool ref_step(sym_job *j, int step)
                 d = sym_geo_rows(st, d, ids);
             sym_term *o[2] = {old, d};
             pmap_put(&g->rold[t], gv->name, sym_sum(st, o, 2));
-            terms[n++] = d;
+            server_add(j, gv, d);
         }
-        pmap_put(&g->server, gv->name, n == 1 ? terms[0] : sym_sum(st, terms, n));
     }
-    free(terms);
     const sym_site *site = sym_site_make(st, "the reference's GEO pull", 0, -1, NULL);
     for (size_t t = 0; t < j->n_tr; t++)
         for (size_t v = 0; v < g->n; v++)
-            pull_one(j, &j->view[t], &g->rold[t], g->rids, v,
-                     pmap_get(&g->server, g->vars[v].name), site);
+            pull_one(j, &j->view[t], &g->rold[t], g->rids, v, server_of(j, &g->vars[v]), site);
     clear_ids(j, g->rids);
     return true;
 }
 
-/* The pservers' slices of var v against the reference's server value. */
+/* The pservers' slices of var v against the reference's. */
 static void compare_server(sym_job *j, size_t v, int step, GString **diff, const char *name)
 {
     const sym_geo_var *gv = &j->geo->vars[v];
-    sym_term *want = pmap_get(&j->geo->server, gv->name);
-    if (pulled(j, gv) == want)
-        return;
-    int64_t off = 0;
     for (size_t k = 0; k < gv->n_slices; k++) {
         sym_proc *ps = sym_pserver_at(j, gv->eps[k]);
-        sym_term *w = gv->n_slices == 1 ? want
-                                        : sym_slice_in(j->c.st, want, off, gv->sections[k]);
-        off += gv->sections[k];
+        sym_term *w = pmap_get(&j->geo->server, gv->slices[k]);
         if (!ps || ps_value(j, gv->eps[k], gv->slices[k], gv->sections[k]) == w)
             continue;
+        const sym_site *last = pmap_get(&ps->sites, gv->slices[k]);
         *diff = g_string_new(NULL);
         g_string_append_printf(*diff, "%s: differs at step %d on %s (%s), slice '%s': ", name,
                                step, ps->label, gv->eps[k], gv->slices[k]);
+        if (last && last->op)
+            g_string_append_printf(*diff, "last written by %s block %d op %d '%s'; ", last->prog,
+                                   last->block, last->index, last->op->type);
         sym_explain(j, *diff, ps, gv->slices[k], w);
         return;
     }
-    *diff = g_string_new(NULL);
-    g_string_append_printf(*diff, "%s: differs at step %d: the pservers' slices put together "
-                           "are ", name, step);
-    sym_short(*diff, pulled(j, gv), 3);
-    g_string_append(*diff, " where the GEO reference has ");
-    sym_short(*diff, want, 3);
 }
 
 bool sym_geo_steps(sym_job *j, int step, GString **diff)
@@ -338,6 +354,8 @@ bool sym_geo_steps(sym_job *j, int step, GString **diff)
                                    "list it: no trainer pushes or pulls it" : g->bad[v]->str);
             continue;
         }
+        /* the pservers first: a wrong push shows there at its block's op */
+        compare_server(j, (size_t)v, step, &diff[k], p);
         for (size_t t = 0; !diff[k] && t < j->n_tr; t++) {
             sym_term *w = sym_read(&j->c, &j->view[t], b, p);
             if (pmap_get(&j->tr[t].vals, p) == w)
@@ -346,8 +364,6 @@ bool sym_geo_steps(sym_job *j, int step, GString **diff)
             g_string_append_printf(diff[k], "%s: differs at step %d on trainer %zu: ", p, step, t);
             sym_explain(j, diff[k], &j->tr[t], p, w);
         }
-        if (!diff[k])
-            compare_server(j, (size_t)v, step, &diff[k], p);
     }
     return true;
 }
