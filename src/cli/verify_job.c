@@ -1,7 +1,7 @@
 /* verify_job.c - `pdtrans verify job DIR MAIN [STARTUP]`: the programs a
  * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
- * manifests' "files" lists, "mode", "distributed_mode", flags.trainers and
- * flags.collective_mode
+ * manifests' "files" lists, "mode", "distributed_mode", flags.trainers,
+ * flags.collective_mode and a GEO job's vars_info and flags.geo_push_nums
  * are read: the rest of a manifest's form may change.  The manifests and
  * the check (cli_sym_*) serve `verify transpile --symbolic` too, which
  * loads the programs from its in-process transpiles instead of DIR. */
@@ -32,7 +32,9 @@ static void help(void)
            "grad_allreduce jobs too); async and half-async: each update applies one\n"
            "trainer's gradient (the LR-decay block runs as Paddle's pservers run it: a\n"
            "warning names how far its step counter runs ahead; DC-ASGD corrects the\n"
-           "gradient as Paddle does).  Prints one line per parameter; exit 1 on a\n"
+           "gradient as Paddle does); GEO jobs: the communicator's push and pull\n"
+           "from the manifest's vars_info, each trainer training as MAIN.\n"
+           "Prints one line per parameter; exit 1 on a\n"
            "difference.  A trainer DIR lacks runs the programs of the first trainer\n"
            "it holds.\n\n"
            "  --steps=K            training steps (default 2)\n"
