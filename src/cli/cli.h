@@ -52,6 +52,16 @@ bool cli_sym_add_manifest(cli_sym_job *f, pdt_manifest *m, const char *where,
 int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label,
                   struct ir_program *main, struct ir_program *startup, int steps);
 void cli_sym_job_free(cli_sym_job *f);
+/* A GEO job's vars_info and push interval for the check (verify_job_geo.c):
+ * from manifest.json's "vars_info" (J), or from a manifest's params table
+ * and flags (M); false after an error message naming WHERE. */
+typedef struct cli_sym_geo cli_sym_geo;
+struct sym_geo_var;
+bool cli_sym_geo_json(cli_sym_geo **g, const char *where, struct json_t *j);
+bool cli_sym_geo_manifest(cli_sym_geo **g, const char *where, const pdt_manifest *m);
+void cli_sym_geo_fill(const cli_sym_geo *g, const struct sym_geo_var **vars, size_t *n,
+                      long *push);
+void cli_sym_geo_free(cli_sym_geo *g);
 
 typedef struct {
     const char *name;

@@ -1,7 +1,8 @@
 /* verify_job.c - `pdtrans verify job DIR MAIN [STARTUP]`: the programs a
  * transpile wrote into DIR against MAIN, symbolically (src/sym).  Only the
  * manifests' "files" lists, "mode", "distributed_mode", flags.trainers,
- * flags.collective_mode and flags.selected_gpus
+ * flags.collective_mode, flags.selected_gpus, and a GEO job's vars_info and
+ * flags.geo_push_nums
  * are read: the rest of a manifest's form may change.  The manifests and
  * the check (cli_sym_*) serve `verify transpile --symbolic` too, which
  * loads the programs from its in-process transpiles instead of DIR. */
@@ -34,7 +35,9 @@ static void help(void)
            "from the step's snapshot); async and half-async: each update applies one\n"
            "trainer's gradient (the LR-decay block runs as Paddle's pservers run it: a\n"
            "warning names how far its step counter runs ahead; DC-ASGD corrects the\n"
-           "gradient as Paddle does).  Prints one line per parameter; exit 1 on a\n"
+           "gradient as Paddle does); GEO jobs: the communicator's push and pull\n"
+           "from the manifest's vars_info, each trainer training as MAIN.\n"
+           "Prints one line per parameter; exit 1 on a\n"
            "difference.  A trainer DIR lacks runs the programs of the first trainer\n"
            "it holds.\n\n"
            "  --steps=K            training steps (default 2)\n"
@@ -52,6 +55,7 @@ struct cli_sym_job {
     int coll_mode;                      /* SYM_GRAD_ALLREDUCE, SYM_LOCAL_SGD, SYM_SPMT, -1 */
     size_t devices;                     /* single_process_multi_thread: flags.selected_gpus */
     GPtrArray *manifests;               /* kept: their strings are used */
+    cli_sym_geo *geo;                   /* GEO: vars_info, push interval (or NULL) */
     cli_sym_loader loader;              /* of the manifest being read */
     void *loader_ctx;
 };
@@ -127,6 +131,8 @@ bool cli_sym_add_manifest(cli_sym_job *f, pdt_manifest *m, const char *where,
     f->devices = f->coll_mode == SYM_SPMT && gpus && gpus->kind == PDT_MF_INT && gpus->i > 0 &&
                  gpus->i <= 4096 ? (size_t)gpus->i : 1;
     f->dist_mode = m->distributed_mode;
+    if (!cli_sym_geo_manifest(&f->geo, where, m))
+        return false;
     for (size_t i = 0; i < m->n_files; i++)
         if (!add_file(f, where, &m->files[i]))
             return false;
@@ -143,6 +149,10 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
     g_free(path);
     /* the parts verify job reads, into the struct the job API hands out */
     pdt_manifest *m = j ? cli_manifest_parse(j) : NULL;
+    if (m && !cli_sym_geo_json(&f->geo, dir, j)) {
+        pdt_manifest_free(m);
+        m = NULL;
+    }
     json_decref(j);
     return m && cli_sym_add_manifest(f, m, dir, load_file, (void *)dir);
 }
@@ -234,6 +244,7 @@ void cli_sym_job_free(cli_sym_job *f)
     g_array_free(f->trainers, TRUE);
     g_array_free(f->pservers, TRUE);
     g_ptr_array_free(f->manifests, TRUE);
+    cli_sym_geo_free(f->geo);
     free(f);
 }
 
@@ -273,6 +284,7 @@ int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_
                            : !strcmp(f->mode, "nccl2") ? SYM_NCCL2 : SYM_COLLECTIVE,
                      .coll_mode = f->coll_mode,
                      .steps = steps};
+    cli_sym_geo_fill(f->geo, &in.geo, &in.n_geo, &in.geo_push_nums);
     char err[1200], note[1024] = "";
     in.note = note;
     in.note_len = sizeof note;

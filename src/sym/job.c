@@ -224,6 +224,8 @@ static int dist_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t 
     int r = j->in->mode != SYM_PSERVER ? sym_coll_op(c, p, prog, block, i, op) : 0;
     if (r)
         return r;
+    if (j->geo && (r = sym_geo_op(c, p, prog, block, i, op)))
+        return r;
     if (!strcmp(t, "send"))
         return do_send(j, p, prog, block, i, op);
     if (!strcmp(t, "recv"))
@@ -287,10 +289,8 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
         init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[from], (int)from);
     for (size_t k = 0; k < j->n_ps; k++)
         init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k], -1);
-    if (in->dist_mode == 3) {
-        snprintf(j->c.err, sizeof j->c.err, "GEO jobs are not modelled by verify job yet");
-        return false;
-    }
+    if (in->dist_mode == 3)     /* GEO: the communicator around the programs (geo.c) */
+        return sym_geo_setup(j);
     return ((!j->async && !j->half) || sym_lr_setup(j)) && sym_dc_setup(j);
 }
 
@@ -316,6 +316,7 @@ void sym_job_free(sym_job *j)
     sym_lr_free(j);
     sym_dc_free(j);
     pmap_destroy(j->remote);
+    sym_geo_free(j);
     sym_store_free(j->c.st);
 }
 

@@ -24,7 +24,9 @@ typedef struct {
     struct sym_lr *lr;                  /* async LR-decay blocks (lr_decay.c), or NULL */
     struct sym_dc *dc;                  /* DC-ASGD (dcasgd.c), or NULL */
     pmap *remote;                       /* remote-prefetch params (remote_prefetch.c), or NULL */
+    struct sym_geo *geo;                /* GEO-SGD (geo.c), or NULL */
 } sym_job;
+typedef struct sym_geo sym_geo;
 
 /* job.c */
 bool sym_job_setup(sym_job *j, const sym_job_in *in);
@@ -59,6 +61,15 @@ void sym_dc_recv(sym_job *j, sym_proc *p, sym_proc *ps, const char *w, sym_term 
 void sym_dc_ref_trainer(sym_job *j, size_t t);
 /* MAIN's update op i on the reference, an optimizer on the corrected grad. */
 bool sym_dc_ref_op(sym_job *j, size_t i);
+
+/* geo.c, geo_run.c: GEO-SGD's communicator, its reference and report */
+bool sym_geo_setup(sym_job *j);
+void sym_geo_free(sym_job *j);
+/* A trainer's send (param_init, or the push after the step's sends). */
+int sym_geo_op(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i, ir_op *op);
+/* One step of the job and the reference, then the comparison into diff. */
+bool sym_geo_steps(sym_job *j, int step, GString **diff);
+void sym_geo_note(sym_job *j, GString *g);
 
 /* collective.c: a step of an nccl2 or collective job, and its ops */
 bool sym_coll_step(sym_job *j, int step);

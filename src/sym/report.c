@@ -247,6 +247,8 @@ void sym_explain(sym_job *j, GString *g, sym_proc *p, const char *name, sym_term
 
 static bool run_steps(sym_job *j, int step, GString **diff)
 {
+    if (j->geo)
+        return sym_geo_steps(j, step, diff);
     if (j->async) {
         for (size_t t = 0; t < j->n_tr; t++)
             if (!sym_job_step(j, step, (int)t) || !sym_ref_step(j, step, t, t + 1))
@@ -311,8 +313,10 @@ long sym_verify_job(const sym_job_in *in, FILE *out, char *err, size_t errlen)
     }
     if (in->note_len) {
         GString *note = g_string_new(NULL);
-        if (ok)
+        if (ok) {
             sym_lr_note(&j, note);
+            sym_geo_note(&j, note);
+        }
         snprintf(in->note, in->note_len, "%s", note->str);
         g_string_free(note, TRUE);
     }

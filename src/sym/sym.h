@@ -15,6 +15,16 @@ typedef struct {
     const char *endpoint;               /* pservers */
 } sym_role;
 
+/* GEO (distributed_mode 3): one param of the communicator's vars_info
+ * (geo.c): its split vars, each one's rows and pserver endpoint. */
+typedef struct sym_geo_var {
+    const char *name;
+    const char **slices, **eps;
+    const int64_t *sections;
+    size_t n_slices;
+    bool sparse;
+} sym_geo_var;
+
 enum { SYM_PSERVER = 0, SYM_NCCL2 = 1, SYM_COLLECTIVE = 2 };
 /* collective_mode; single_process_multi_thread's devices are trainers of
  * their own (the caller gives each endpoint's programs once per device) */
@@ -31,6 +41,9 @@ typedef struct {
     int mode;                           /* SYM_PSERVER, SYM_NCCL2, SYM_COLLECTIVE */
     int coll_mode;                      /* SYM_COLLECTIVE: SYM_GRAD_ALLREDUCE, ... */
     int steps;
+    const sym_geo_var *geo;             /* GEO: vars_info (NULL: the manifest has none) */
+    size_t n_geo;
+    long geo_push_nums;
     /* out, when note_len > 0: what equal assumed of Paddle's runtime (an
      * async LR schedule's counter offset, lr_decay.c), or "" */
     char *note;

@@ -431,6 +431,9 @@ else
     skip "tests/verify real programs" "no ../shared/testdata-real"
 fi
 
+# GEO-SGD jobs and their mutants (geo.sh)
+. "$HERE/geo.sh"
+
 # Every golden transpile case (golden.sh): equal, or refused by name.
 n=$((n + 1))
 PDTRANS=$PDTRANS sh "$HERE/golden.sh" >"$W/golden.out" 2>&1 || { fail "golden cases"; cat "$W/golden.out"; }
