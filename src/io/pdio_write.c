@@ -262,8 +262,7 @@ static const char *write_content(int fd, pending *f)
     sha256_init(&sink.sha);
     const char *why = NULL;
     if (f->program && f->binary) {
-        /* ops a pass removed keep their input pages resident otherwise
-         * (pdio_release.c) */
+        /* else ops a pass removed keep their input pages (pdio_release.c) */
         pdio_release_unread(f->program);
         int rc = pbconv_encode_to(f->program, PBCONV_CHUNK, sink_to_fd, &sink, NULL);
         why = rc == PBCONV_TOO_LARGE ? "a block, var or op would be 4 GiB or more"
