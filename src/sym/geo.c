@@ -32,15 +32,7 @@ static sym_geo *G(sym_job *j)
 
 int sym_geo_delta_block(sym_proc *ps, const char *name)
 {
-    ir_op *l = sym_listen_op(ps);
-    ir_attr *a = l ? ir_op_attr(l, "grad_to_block_id") : NULL;
-    size_t n = strlen(name);
-    for (size_t k = 0; a && a->type == IR_ATTR_STRINGS && k < a->n_strings; k++) {
-        const ir_bytes *s = &a->strings[k];
-        if (s->len > n + 1 && !memcmp(s->data, name, n) && s->data[n] == ':')
-            return atoi((const char *)s->data + n + 1);
-    }
-    return -1;
+    return sym_listen_block(ps, "grad_to_block_id", name);
 }
 
 static bool lists_string(ir_op *l, const char *attr, const char *want)

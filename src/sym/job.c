@@ -58,11 +58,12 @@ static bool accepts(sym_proc *ps, const char *name)
     return sym_table_accepts(ps, name);
 }
 
-/* The block of grad_to_block_id for `name` (async), or -1. */
-static int grad_block(sym_proc *ps, const char *name)
+/* The block that listen_and_serv's ATTR (strings "NAME:BLOCK":
+ * grad_to_block_id, prefetch_var_name_to_block_id) gives `name`, or -1. */
+int sym_listen_block(sym_proc *ps, const char *attr, const char *name)
 {
     ir_op *l = listen_op(ps);
-    ir_attr *a = l ? ir_op_attr(l, "grad_to_block_id") : NULL;
+    ir_attr *a = l ? ir_op_attr(l, attr) : NULL;
     size_t n = strlen(name);
     for (size_t k = 0; a && a->type == IR_ATTR_STRINGS && k < a->n_strings; k++) {
         const ir_bytes *s = &a->strings[k];
@@ -104,7 +105,7 @@ static int deliver(sym_job *j, sym_proc *p, const char *label, int block, size_t
     }
     sym_write(ps, w, t, site);
     sym_dc_deliver(j, p, ps, site);
-    int gb = j->async || j->half ? grad_block(ps, w) : -2;
+    int gb = j->async || j->half ? sym_listen_block(ps, "grad_to_block_id", w) : -2;
     int rc = 1;
     if (gb == -1) {
         sym_fail(&j->c, label, block, i, op, "sends '%s' to %s (%s), whose grad_to_block_id has no block for it",

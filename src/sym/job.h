@@ -40,6 +40,7 @@ bool sym_job_step(sym_job *j, int step, int only);
 sym_proc *sym_pserver_at(sym_job *j, const char *ep);
 const char *sym_wire_name(sym_proc *p, const char *v);
 ir_op *sym_listen_op(sym_proc *ps);
+int sym_listen_block(sym_proc *ps, const char *attr, const char *name);
 
 /* lr_decay.c: an async or half-async job's LR-decay blocks */
 bool sym_lr_setup(sym_job *j);

@@ -291,21 +291,6 @@ static int do_dlt(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_t i
     return 1;
 }
 
-/* Runs op with its var `w` holding `t` for the op only. */
-static void run_with(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, ir_op *op,
-                     const sym_site *site, const char *w, sym_term *t, const sym_site *t_site)
-{
-    sym_term *old = pmap_get(&p->vals, w);
-    const sym_site *old_site = pmap_get(&p->sites, w);
-    sym_write(p, w, t, t_site);
-    sym_run_generic(c, p, prog, b, op, site);
-    if (old) {
-        sym_write(p, w, old, old_site);
-    } else {
-        pmap_remove(&p->vals, w);
-        pmap_remove(&p->sites, w);
-    }
-}
 
 /* A lookup or nce with remote_prefetch.  A reference view reads the
  * shared (live) param, as a prefetch reads the pservers' current rows.  A
@@ -327,7 +312,7 @@ static int do_reader(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_
     ir_op_get_names(op, "epmap", &ne, a);
     ir_arena_free(a);
     if (j->view && p >= j->view && p < j->view + j->n_tr) {
-        run_with(c, p, prog, b, op, site, w, sym_read(c, &j->ref, b, w),
+        sym_run_with(c, p, prog, b, op, site, w, sym_read(c, &j->ref, b, w),
                  pmap_get(&j->ref.sites, w));
     } else if (!strcmp(op->type, "nce") && ne && p != &j->ref) {
         sym_store_set_site(c->st, site);
@@ -338,9 +323,9 @@ static int do_reader(sym_ctx *c, sym_proc *p, ir_program *prog, int block, size_
          * table_names, height_sections) is modelled, not an attr */
         ir_op *mop = main_nce(j, ir_op_output1(op, "Cost"));
         if (mop)
-            run_with(c, p, j->in->main, ir_program_block(j->in->main, 0), mop, site, w, t, site);
+            sym_run_with(c, p, j->in->main, ir_program_block(j->in->main, 0), mop, site, w, t, site);
         else
-            run_with(c, p, prog, b, op, site, w, t, site);
+            sym_run_with(c, p, prog, b, op, site, w, t, site);
     } else {
         sym_run_generic(c, p, prog, b, op, site);
     }
@@ -360,7 +345,7 @@ static int do_nce_grad(sym_ctx *c, sym_proc *p, ir_program *prog, int block, siz
         return 0;
     ir_block *b = ir_program_block(prog, block);
     const sym_site *site = sym_site_make(c->st, label_of(p, prog), block, (int)i, op);
-    run_with(c, p, prog, b, op, site, w, sym_leaf(c->st, ir_internf("dims:%s", w),
+    sym_run_with(c, p, prog, b, op, site, w, sym_leaf(c->st, ir_internf("dims:%s", w),
                                                    sym_var_rows(b, w)),
              pmap_get(&p->sites, w));
     return 1;

@@ -361,3 +361,19 @@ bool sym_run_block(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label,
             return false;
     return true;
 }
+
+/* Runs op with its var `w` holding `t` for the op only. */
+void sym_run_with(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, ir_op *op,
+                  const sym_site *site, const char *w, sym_term *t, const sym_site *t_site)
+{
+    sym_term *old = pmap_get(&p->vals, w);
+    const sym_site *old_site = pmap_get(&p->sites, w);
+    sym_write(p, w, t, t_site);
+    sym_run_generic(c, p, prog, b, op, site);
+    if (old) {
+        sym_write(p, w, old, old_site);
+    } else {
+        pmap_remove(&p->vals, w);
+        pmap_remove(&p->sites, w);
+    }
+}

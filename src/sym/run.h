@@ -48,6 +48,9 @@ bool sym_run_op(sym_ctx *c, sym_proc *p, ir_program *prog, const char *label, in
 /* Runs op (of block b of prog) as an uninterpreted function, its outputs
  * written in p's scope with `site` (table.c: MAIN's lookup op for a
  * merge_ids; a lookup_table_grad with its W's dims). */
+/* Runs op with its var `w` holding `t` (site t_site) for the op only. */
+void sym_run_with(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, ir_op *op,
+                  const sym_site *site, const char *w, sym_term *t, const sym_site *t_site);
 void sym_run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, ir_op *op,
                      const sym_site *site);
 /* intfold.c: fill_constant, increment and sum of int64 [1] values known

@@ -114,19 +114,6 @@ sym_term *sym_modcat(sym_store *s, sym_term **parts, int n)
     return r;
 }
 
-/* The block of prefetch_var_name_to_block_id for `name`, or -1. */
-static int prefetch_block(sym_proc *ps, const char *name)
-{
-    ir_op *l = sym_listen_op(ps);
-    ir_attr *a = l ? ir_op_attr(l, "prefetch_var_name_to_block_id") : NULL;
-    size_t n = strlen(name);
-    for (size_t k = 0; a && a->type == IR_ATTR_STRINGS && k < a->n_strings; k++) {
-        const ir_bytes *s = &a->strings[k];
-        if (s->len > n + 1 && !memcmp(s->data, name, n) && s->data[n] == ':')
-            return atoi((const char *)s->data + n + 1);
-    }
-    return -1;
-}
 
 /* The tables pserver ps serves: the W of its prefetch blocks' lookups. */
 static size_t table_names(sym_proc *ps, const char **out)
@@ -251,7 +238,7 @@ static int do_prefetch(sym_ctx *c, sym_proc *p, ir_program *prog, int block, siz
     for (uint32_t k = 0; x && rc > 0 && k < x->n_args; k++) {
         const char *v = x->args[k], *ep = k < ne ? eps[k] : NULL;
         sym_proc *ps = pserver_at(j, ep);
-        int blk = ps ? prefetch_block(ps, v) : -1;
+        int blk = ps ? sym_listen_block(ps, "prefetch_var_name_to_block_id", v) : -1;
         const char *o = out && k < out->n_args ? out->args[k] : NULL;
         rc = -1;
         if (!ps)
@@ -373,17 +360,9 @@ static int do_lookup_grad(sym_ctx *c, sym_proc *p, ir_program *prog, int block, 
     if (!w || !*w)
         return 0;
     ir_block *b = ir_program_block(prog, block);
-    sym_term *old = pmap_get(&p->vals, w);
-    const sym_site *old_site = pmap_get(&p->sites, w);
     const sym_site *site = sym_site_make(c->st, label_of(p, prog), block, (int)i, op);
-    sym_write(p, w, sym_leaf(c->st, ir_internf("dims:%s", w), sym_var_rows(b, w)), old_site);
-    sym_run_generic(c, p, prog, b, op, site);
-    if (old) {
-        sym_write(p, w, old, old_site);
-    } else {
-        pmap_remove(&p->vals, w);
-        pmap_remove(&p->sites, w);
-    }
+    sym_term *dims = sym_leaf(c->st, ir_internf("dims:%s", w), sym_var_rows(b, w));
+    sym_run_with(c, p, prog, b, op, site, w, dims, pmap_get(&p->sites, w));
     return 1;
 }
 
