@@ -10,19 +10,19 @@
  *                fill_constant(clip_norm), elementwise_max, elementwise_div;
  *                per grad elementwise_mul(g, scale)
  * For a Paddle 2.2 or later target (--paddle-version, ctx->settings.era)
- * global_norm is written as that fluid/clip.py builds it (PR #34586,
- * "optimize ClipGradByGlobalNorm"): one squared_l2_norm per grad instead
- * of square -> reduce_sum, and the scaling elementwise_mul in place (Out
- * is the grad itself, with no attrs: a bare block.append_op).  An op
- * sequence, so not an era.def row: the one place a family looks at the
- * target version. */
+ * global_norm is written by gradient_clip_2x.c, as that version's
+ * clip.py builds it (one squared_l2_norm per grad, sums per dtype with
+ * casts, the scaling in place).  An op sequence, so not an era.def row:
+ * the one place a family looks at the target version.  1.8's clip.py has
+ * no FP16 case: an FP16 grad takes the same square -> reduce_sum (of the
+ * grad's dtype), one sum over all, a float32 fill_constant. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../diag.h"
 #include "../../ir/util.h"
-#include "optimizer_util.h"
+#include "gradient_clip.h"
 
 int opt_parse_clip(const char *cmd, const char *text, opt_clip_kind *kind, double *max, double *min)
 {
@@ -125,30 +125,19 @@ static void correct_role_vars(opt_ops *ops, size_t from, const size_t *owner, co
 
 /* fluid/clip.py from 2.2 (PR #34586, merged 2021-08; its NPU follow-up
  * #34836 was cherry-picked to the release branch as #35289, 2021-08-31):
- * _squared_l2_norm and the in-place scaling.  era.def's versions. */
+ * gradient_clip_2x.c.  era.def's versions. */
 #define CLIP_SQUARED_L2_FROM 202
-
-static bool clip_2x(const pdt_ctx *ctx)
-{
-    return ctx->settings.era >= CLIP_SQUARED_L2_FROM;
-}
 
 /* One gradient's squared L2 norm into ops; its output var's name. */
 static const char *squared_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
                                 const char *pn, const char *g, const ir_var *gv)
 {
     ir_block *b = ir_program_block(ctx->main, 0);
-    if (clip_2x(ctx)) {
-        /* _squared_l2_norm: LayerHelper('squared_l2_norm') output of the
-         * grad's dtype; its InferShape sets dims [1] */
-        const char *out = opt_namer_layer_tmp(names, "squared_l2_norm");
-        opt_var_like(b, out, NULL, true, false)->dtype = gv->dtype;
-        opt_ops_push(ops, unary(ctx->main, "squared_l2_norm", g, out, scope, pn, g));
-        return out;
-    }
     const char *sq = layer_out(b, opt_namer_layer_tmp(names, "square"), gv, false);
     opt_ops_push(ops, unary(ctx->main, "square", g, sq, scope, pn, g));
+    /* reduce_sum's output has its input's dtype (helper.input_dtype()) */
     const char *sum = layer_out(b, opt_namer_layer_tmp(names, "reduce_sum"), NULL, false);
+    ir_block_find_var(b, sum)->dtype = gv->dtype;
     ir_op *rs = unary(ctx->main, "reduce_sum", sq, sum, scope, pn, g);
     const int32_t dim0 = 0;
     ir_op_set_ints(rs, "dim", &dim0, 1);
@@ -158,20 +147,11 @@ static const char *squared_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, co
     return sum;
 }
 
-/* The scaled gradient of G: a new elementwise_mul output (1.8), or G
- * itself scaled in place (2.2 on). */
+/* The scaled gradient of G: a new elementwise_mul output. */
 static const char *scaled_grad(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
                                const char *pn, const char *g, const char *scale)
 {
     ir_block *b = ir_program_block(ctx->main, 0);
-    if (clip_2x(ctx)) {
-        ir_op *op = opt_op_new(ctx->main, "elementwise_mul", IR_ROLE_OPTIMIZE, scope, pn, g, NULL);
-        ir_op_set_input1(op, "X", g);
-        ir_op_set_input1(op, "Y", scale);
-        ir_op_set_output1(op, "Out", g);
-        opt_ops_push(ops, op);
-        return g;
-    }
     const char *out = layer_out(b, opt_namer_gen(names, "elementwise_mul"), ir_block_find_var(b, g),
                                 false);
     opt_ops_push(ops, binary(ctx->main, "elementwise_mul", g, scale, out, scope, pn, g));
@@ -196,9 +176,12 @@ static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const 
             free(owner);
             return PDT_EBADINPUT;
         }
-        if (clip_2x(ctx) && gv->dtype == IR_FP16) {
-            pdt_error("%s: block 0: gradient '%s' is FP16; '--clip=global_norm' for Paddle 2.2 "
-                      "and later does not write the FP16 sums and casts yet", ctx->main_path, g);
+        /* layers.sums' helper.input_dtype() raises "Data Type mismatch" */
+        const ir_var *g0 = ir_block_find_var(b, ctx->bw_grads.items[0]);
+        if (gv->dtype != g0->dtype) {
+            pdt_error("%s: block 0: gradients '%s' and '%s' differ in dtype; Paddle before 2.2 "
+                      "sums all squared norms in one sum, which refuses that (--paddle-version)",
+                      ctx->main_path, ctx->bw_grads.items[0], g);
             free(sums);
             free(owner);
             return PDT_EBADINPUT;
@@ -274,7 +257,9 @@ int pass_gradient_clip(pdt_ctx *ctx)
         opt_ops_push(&ops, op);
     }
     if (kind == OPT_CLIP_GLOBAL_NORM)
-        rc = clip_global_norm(ctx, names, &ops, scope, max, new_grads);
+        rc = ctx->settings.era >= CLIP_SQUARED_L2_FROM
+                 ? clip_global_norm_2x(ctx, names, &ops, scope, max, new_grads)
+                 : clip_global_norm(ctx, names, &ops, scope, max, new_grads);
     if (rc == PDT_OK) {
         opt_ops_splice(&ops, b, b->n_ops, false);
         for (size_t i = 0; i < n; i++)
