@@ -23,7 +23,6 @@
  * Constant(float(scheduler())), the rate at epoch 0; the Executor writes
  * the scheduler's rate into it before every run (main_prog.lr_scheduler,
  * host-side Python state no ProgramDesc holds). */
-#include <math.h>
 #include <stdint.h>
 
 #include "../../diag.h"
@@ -84,10 +83,11 @@ void lr_build_host(pdt_ctx *ctx, const lr_cfg *c)
     ctx->optim.learning_rate_var = lr;
     char version[16];
     pdt_era_format(ctx->settings.era, version, sizeof version);
-    pdt_warning_raw("Paddle %s has no fluid.layers learning-rate schedules: as "
-                    "paddle.optimizer.lr.%s%s does, the program gets no schedule ops, only the "
-                    "persistable '%s' (startup value %g, the rate at epoch 0), which the "
-                    "executor must set each step from the host",
-                    version, c->warmup && c->kind != LR_NONE ? "LinearWarmup around " : "",
-                    scheduler_class(c->kind), lr, rate);
+    /* pdt_warning: once per run, though transpile builds each trainer. */
+    pdt_warning("Paddle %s has no fluid.layers learning-rate schedules: as "
+                "paddle.optimizer.lr.%s%s does, the program gets no schedule ops, only the "
+                "persistable '%s' (startup value %g, the rate at epoch 0), which the "
+                "executor must set each step from the host",
+                version, c->warmup && c->kind != LR_NONE ? "LinearWarmup around " : "",
+                scheduler_class(c->kind), lr, rate);
 }
