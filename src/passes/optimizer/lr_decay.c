@@ -331,10 +331,29 @@ static const char *polynomial(lr_build *s, const lr_cfg *c)
     return scale_op(s, m, 1.0, c->end_learning_rate);
 }
 
+/* The value's fill_constant in block 0 (1.8), or NULL (2.0-2.4). */
+static const char *piece_value(lr_build *s, double value)
+{
+    return s->fill_in_case ? NULL : layer_fill(s, value, false);
+}
+
+/* A case's body: assign the value's var (1.8), or fill lr itself. */
+static void piece_body(lr_build *s, const char *v, double value, const char *lr)
+{
+    if (v)
+        assign(s, v, lr);
+    else
+        opt_ops_push(s->out, opt_fill_constant_op(s->ctx->main, lr, IR_FP32, value, false, true,
+                                                  IR_ROLE_LRSCHED, "/", NULL, NULL));
+}
+
 /* piecewise_decay (1.8): per boundary a CPU fill_constant for the
  * boundary and one for the value in block 0, then a case assigning the
  * value to the persistable "learning_rate"; the default assigns the last
- * value.  (2.x fills the value inside the case instead.) */
+ * value.  For a 2.0-2.4 target (s->fill_in_case, lr_schedule_2x.c) each
+ * case and the default fill "learning_rate" themselves instead:
+ * tensor.fill_constant(..., out=lr) inside the case, nothing in block 0
+ * but the boundary. */
 static const char *piecewise(lr_build *s, const lr_cfg *c)
 {
     const char *step = step_counter(s, 0);
@@ -345,14 +364,14 @@ static const char *piecewise(lr_build *s, const lr_cfg *c)
     lr_case k;
     for (size_t i = 0; i < c->n_boundaries; i++) {
         const char *bound = layer_fill(s, c->boundaries[i], true);
-        const char *value = layer_fill(s, c->values[i], false);
+        const char *v = piece_value(s, c->values[i]);
         case_open(s, &k, &pre_not, binary(s, "less_than", step, bound));
-        assign(s, value, lr);
+        piece_body(s, v, c->values[i], lr);
         case_close(s, &k);
     }
-    const char *last = layer_fill(s, c->values[c->n_values - 1], false);
+    const char *last = piece_value(s, c->values[c->n_values - 1]);
     case_open(s, &k, &pre_not, NULL);
-    assign(s, last, lr);
+    piece_body(s, last, c->values[c->n_values - 1], lr);
     case_close(s, &k);
     return lr;
 }

@@ -330,15 +330,19 @@ int pass_lr_schedule(pdt_ctx *ctx)
         pdt_error("%s: program has no blocks", ctx->main_path);
         rc = PDT_EBADINPUT;
     }
-    if (rc == PDT_OK)
+    lr_writer writer = lr_writer_for(ctx);
+    if (rc == PDT_OK && writer != LR_WRITE_HOST)
         rc = check_fixed_names(ctx, b, &c);
     if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "lr_schedule");
-    if (rc != PDT_OK) {
+    if (rc != PDT_OK || writer == LR_WRITE_HOST) {
+        if (rc == PDT_OK)
+            lr_build_host(ctx, &c);
         lr_cfg_free(&c);
         return rc;
     }
-    lr_build s = {.ctx = ctx, .b = b, .names = opt_namer_new(ctx->main, ctx->startup)};
+    lr_build s = {.ctx = ctx, .b = b, .names = opt_namer_new(ctx->main, ctx->startup),
+                  .fill_in_case = writer == LR_WRITE_2X};
     opt_inits_begin(&s.inits, ctx->startup);
     lr_build_all(&s, &c);
     opt_ops_splice(&s.ops, b, forward_end(b), false);

@@ -54,9 +54,26 @@ typedef struct {
     ir_op *increment;       /* the counter's increment, prepended to block 0 */
     /* control_flow.Switch: the last "not any case so far" condition. */
     const char *pre_not;
+    /* piecewise_decay fills "learning_rate" inside each case (2.0-2.4)
+     * instead of assigning a value filled in block 0 (1.8). */
+    bool fill_in_case;
 } lr_build;
 
 /* Builds the schedule c describes; returns the learning-rate var. */
 const char *lr_build_all(lr_build *s, const lr_cfg *c);
+
+/* lr_schedule_2x.c: which op sequences the target version
+ * (ctx->settings.era, --paddle-version) takes. */
+typedef enum {
+    LR_WRITE_18,        /* fluid 1.8's (and every 1.x or unknown target) */
+    LR_WRITE_2X,        /* 2.0-2.4: 1.8's but piecewise_decay (fill_in_case) */
+    LR_WRITE_HOST,      /* 2.5 on: paddle.optimizer.lr, no schedule ops */
+} lr_writer;
+lr_writer lr_writer_for(const pdt_ctx *ctx);
+/* 2.5 and later: the persistable learning_rate_N that paddle.optimizer's
+ * _create_global_learning_rate makes for an LRScheduler, filled in the
+ * startup with the schedule's rate at epoch 0, and made the optimizer's
+ * learning rate; a warning says the schedule itself runs on the host. */
+void lr_build_host(pdt_ctx *ctx, const lr_cfg *c);
 
 #endif
