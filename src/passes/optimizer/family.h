@@ -20,6 +20,13 @@ typedef struct {
      * rate (fluid's Optimizer(learning_rate=Variable)), for schedules the
      * user built as forward ops. */
     const char *learning_rate_var;
+    /* Not an option: set by the LR schedule pass for a 2.5+ target
+     * (lr_schedule_2x.c), whose paddle.optimizer.lr rate is a host-side
+     * learning_rate_N the optimizer creates where it creates a constant
+     * rate's (after the accumulators, as _create_optimization_pass does),
+     * float32, with this startup value. */
+    bool lr_host;
+    double lr_host_rate;
 } pdt_optim_opts;
 
 /* No results of its own: the passes rewrite ctx->bw_grads. */

@@ -69,18 +69,15 @@ static double epoch0_rate(const lr_cfg *c)
 
 void lr_build_host(pdt_ctx *ctx, const lr_cfg *c)
 {
+    /* The optimizer pass creates the var (after its accumulators, where
+     * Paddle creates it); this names it for the warning by asking the
+     * same generator over the same programs. */
     opt_namer *names = opt_namer_new(ctx->main, ctx->startup);
-    opt_inits inits;
-    opt_inits_begin(&inits, ctx->startup);
     const char *lr = opt_namer_gen(names, "learning_rate");
-    const int64_t one = 1;
-    double rate = epoch0_rate(c);
-    opt_global_var(ctx, &inits, lr, IR_FP32, &one, 1, rate, false, NULL);
-    opt_inits_flush(&inits);
     opt_namer_free(names);
-    /* The optimizer pass takes it as Optimizer(learning_rate=Variable)
-     * does: no learning_rate_N of its own. */
-    ctx->optim.learning_rate_var = lr;
+    double rate = epoch0_rate(c);
+    ctx->optim.lr_host = true;
+    ctx->optim.lr_host_rate = rate;
     char version[16];
     pdt_era_format(ctx->settings.era, version, sizeof version);
     /* pdt_warning: once per run, though transpile builds each trainer. */

@@ -142,7 +142,7 @@ static int resolve_lr(const pdt_ctx *ctx, const ir_block *b, const char **lr)
         }
         *lr = v->name;
     }
-    if (scheduled && !*lr) {
+    if (scheduled && !*lr && !ctx->optim.lr_host) {
         pdt_error("%s: '%s' is set but block 0 has no learning-rate schedule op",
                   ctx->main_path, ctx->optim.lr_schedule ? "--lr-schedule" : "--lr-warmup");
         return PDT_EBADINPUT;
@@ -261,7 +261,10 @@ int pass_optimizer(pdt_ctx *ctx)
     if (!lr) {
         const int64_t one = 1;
         lr = opt_namer_gen(r.names, "learning_rate");
-        opt_global_var(ctx, &r.inits, lr, opt_loss_dtype(ctx), &one, 1, cfg.v[0], false, NULL);
+        if (ctx->optim.lr_host)
+            opt_global_var(ctx, &r.inits, lr, IR_FP32, &one, 1, ctx->optim.lr_host_rate, false, NULL);
+        else
+            opt_global_var(ctx, &r.inits, lr, opt_loss_dtype(ctx), &one, 1, cfg.v[0], false, NULL);
     }
     append_updates(&r, lr);
     if (cfg.def->adamax_finish)
