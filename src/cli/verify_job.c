@@ -147,7 +147,7 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
     if (!j)
         pdt_error("%s: line %d: not a manifest: %s", path, je.line, je.text);
     /* the parts verify job reads, into the struct the job API hands out */
-    pdt_manifest *m = j ? cli_manifest_parse(j) : NULL;
+    pdt_manifest *m = j && cli_sym_manifest_shape(path, j) ? cli_manifest_parse(j) : NULL;
     if (m && !cli_sym_geo_json(&f->geo, path, j)) {
         pdt_manifest_free(m);
         m = NULL;
