@@ -7,6 +7,7 @@
  * the manifest and the field; fields verify job does not read (inputs,
  * pipeline, params, pservers, sha256) are not checked. */
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../diag.h"
@@ -58,9 +59,10 @@ static bool check_flags(const char *path, json_t *f)
     return !bad;
 }
 
-/* files[i]: role "trainer" with trainer_id or "pserver" with pserver (other
- * roles are skipped by verify job), main, startup and endpoint strings. */
-static const char *check_file(json_t *e)
+/* files[i]: role "trainer" with trainer_id or "pserver" with pserver (the
+ * roles transpile writes), main, startup and endpoint strings; BUF holds a
+ * message that quotes the role. */
+static const char *check_file(json_t *e, char *buf, size_t n)
 {
     if (!json_is_object(e))
         return "is not an object";
@@ -69,11 +71,15 @@ static const char *check_file(json_t *e)
     if (!role)
         return "has no role string";
     bool tr = !strcmp(role, "trainer"), ps = !strcmp(role, "pserver");
+    if (!tr && !ps) {
+        snprintf(buf, n, "has a role other than trainer and pserver ('%.200s')", role);
+        return buf;
+    }
     if (tr && !int_in(e, "trainer_id", 0, 100000, false))
         return "has no trainer_id from 0 to 100000";
     if (ps && !int_in(e, "pserver", 0, 100000, false))
         return "has no pserver number from 0 to 100000";
-    if ((tr || ps) && !json_is_string(json_object_get(e, "main")))
+    if (!json_is_string(json_object_get(e, "main")))
         return "names no main program";
     if (!opt_string_or_null(e, "startup"))
         return "has a startup that is not a file name";
@@ -90,8 +96,9 @@ static bool check_files(const char *path, json_t *files)
     }
     size_t i, k;
     json_t *e, *d;
+    char buf[256];
     json_array_foreach(files, i, e) {
-        const char *bad = check_file(e);
+        const char *bad = check_file(e, buf, sizeof buf);
         for (k = 0; !bad && k < i; k++) {
             d = json_array_get(files, k);
             const char *role = json_string_value(json_object_get(e, "role"));

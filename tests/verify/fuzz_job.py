@@ -234,7 +234,7 @@ def mutate_text(r, root, prog):
             f[1] = '"%s"' % r.choice(STRS)
         if f[1] == old:
             return None, False
-        sem = (name in SEMANTIC_ATTRS and f[0] not in ("block_idx",) and
+        sem = (name in SEMANTIC_ATTRS and f[0] not in ("block_idx",) and t not in NEUTRAL_OPS and
                prog.endswith(".pb") and "startup" not in prog)
         return "%s attr %s %s: %s -> %s" % (where, name, f[0], old, f[1]), sem
     if k == 1:
@@ -250,7 +250,13 @@ def mutate_text(r, root, prog):
         return ("%s arg %s -> %s" % (where, old, a[1]), False) if a[1] != old else (None, False)
     if k == 2:
         b[1].remove(o)
-        sem = (t not in NEUTRAL_OPS and "startup" not in prog and b is all_ops[0][0])
+        # what it computes changes when another op of the program reads an
+        # output (a dropped mean whose loss only a fetch reads does not)
+        outs = {a[1] for s in pbt.fields(o[1], "outputs") for a in pbt.fields(s[1], "arguments")}
+        read = any(a[1] in outs for _, _, oo in all_ops if oo is not o
+                   for s in pbt.fields(oo[1], "inputs") for a in pbt.fields(s[1], "arguments"))
+        sem = (read and t not in NEUTRAL_OPS and "startup" not in prog and
+               b is all_ops[0][0])
         return "%s dropped" % where, sem
     if k == 3:
         b[1].insert(b[1].index(o) + 1, [o[0], [list(x) for x in o[1]]])

@@ -438,6 +438,10 @@ fi
 # GEO-SGD jobs and their mutants (geo.sh)
 . "$HERE/geo.sh"
 
+# Corrupt manifests, listen_and_serv modes, and the quick fuzz_job.py run
+# (job_fuzz.sh)
+. "$HERE/job_fuzz.sh"
+
 # Every golden transpile case (golden.sh): equal, or refused by name.
 n=$((n + 1))
 PDTRANS=$PDTRANS sh "$HERE/golden.sh" >"$W/golden.out" 2>&1 || { fail "golden cases"; cat "$W/golden.out"; }
