@@ -2,7 +2,7 @@
 # run.sh after geo.sh, whose geo_manifest and $W/geo it uses): manifest
 # fields of the wrong type or range are refused by name, a pserver whose
 # listen_and_serv runs another mode than the manifest's is refused, and
-# fuzz_job.py's quick run (FUZZ_JOB_CASES, default 150, seed 1: the same
+# fuzz_job.py's quick run (FUZZ_JOB_CASES, default 100, seed 1: the same
 # cases on every machine; `make fuzz-job` runs more) finds nothing.
 geo_manifest manifest_file_not_object "manifest.json: the manifest's files[1] is not an object" \
     's|{"role": "trainer", "trainer_id": 1, "main": "trainer_1.pb", "startup": "trainer_1.startup.pb"}|"../x"|'
@@ -27,6 +27,6 @@ mutant listen_async basic "pserver_0.pb: block 0, op 0 'listen_and_serv': runs d
 
 # the quick fuzz run: every finding is printed with its case number
 n=$((n + 1))
-if python3 "$HERE/fuzz_job.py" "$PDTRANS" --seed 1 --cases "${FUZZ_JOB_CASES:-150}" >"$W/fuzz" 2>&1; then
+if python3 "$HERE/fuzz_job.py" "$PDTRANS" --seed 1 --cases "${FUZZ_JOB_CASES:-100}" >"$W/fuzz" 2>&1; then
     echo "ok: $(tail -1 "$W/fuzz")"
 else fail "fuzz_job.py --seed 1: $(tail -1 "$W/fuzz")"; cat "$W/fuzz"; fi
