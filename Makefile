@@ -32,7 +32,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN = pdtrans$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check lint unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke fuzz-smoke-check alloc-sweep
+.PHONY: all check lint unit golden golden-update demo bench bench-scale install uninstall completion clean deps fuzz-truncate valgrind fuzz fuzz-smoke fuzz-smoke-check fuzz-job alloc-sweep
 
 all: $(BIN)
 
@@ -157,6 +157,16 @@ fuzz: deps
 
 fuzz-smoke: deps
 	@sh tests/fuzz/run.sh --smoke
+
+# Mutation fuzzing of `verify job` on GEO, local_sgd, spmt and remote
+# prefetch job folders (tests/verify/fuzz_job.py), under ASan and UBSan
+# (pdtrans-san, built in build-san): FUZZ_JOB_CASES (2000) cases from
+# FUZZ_JOB_SEED (random); findings kept in build-san/fuzz-job.  make check
+# runs 100 cases of seed 1 with its own binary (tests/verify/job_fuzz.sh).
+fuzz-job:
+	@$(MAKE) --no-print-directory SANITIZE=1 pdtrans-san
+	@python3 tests/verify/fuzz_job.py ./pdtrans-san --cases $${FUZZ_JOB_CASES:-2000} \
+	  --seed $${FUZZ_JOB_SEED:-$$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')} --keep build-san/fuzz-job
 
 # Every allocation of a transpile and a backward run failed in turn
 # (tests/alloc_fail.sh --full; check runs a sample).  Minutes under SANITIZE=1.

@@ -62,6 +62,9 @@ bool cli_sym_geo_manifest(cli_sym_geo **g, const char *where, const pdt_manifest
 void cli_sym_geo_fill(const cli_sym_geo *g, const struct sym_geo_var **vars, size_t *n,
                       long *push);
 void cli_sym_geo_free(cli_sym_geo *g);
+/* The manifest fields verify job reads have their types and ranges
+ * (verify_job_manifest.c); false after an error message naming PATH. */
+bool cli_sym_manifest_shape(const char *path, struct json_t *j);
 
 typedef struct {
     const char *name;

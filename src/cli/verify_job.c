@@ -146,13 +146,13 @@ static bool read_manifest(job_files *f, const char *dir, const char *name)
     json_t *j = json_load_file(path, 0, &je);
     if (!j)
         pdt_error("%s: line %d: not a manifest: %s", path, je.line, je.text);
-    g_free(path);
     /* the parts verify job reads, into the struct the job API hands out */
-    pdt_manifest *m = j ? cli_manifest_parse(j) : NULL;
-    if (m && !cli_sym_geo_json(&f->geo, dir, j)) {
+    pdt_manifest *m = j && cli_sym_manifest_shape(path, j) ? cli_manifest_parse(j) : NULL;
+    if (m && !cli_sym_geo_json(&f->geo, path, j)) {
         pdt_manifest_free(m);
         m = NULL;
     }
+    g_free(path);
     json_decref(j);
     return m && cli_sym_add_manifest(f, m, dir, load_file, (void *)dir);
 }
@@ -305,8 +305,8 @@ int cli_sym_check(cli_sym_job *f, const char *where, const char *main_label, ir_
     if (bad < 0)
         pdt_error("%s: %s", where, err);
     else if (bad)
-        pdt_error("%s: %ld parameters differ from single-process training of %s", where, bad,
-                  main_label);
+        pdt_error("%s: %ld %s from single-process training of %s", where, bad,
+                  bad == 1 ? "parameter differs" : "parameters differ", main_label);
     return bad ? PDT_EBADINPUT : PDT_OK;
 }
 

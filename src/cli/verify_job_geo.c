@@ -5,10 +5,12 @@
  * "vars_info" (the form GeoSgdTranspiler._get_vars_info() has, strings
  * throughout), `--symbolic` from the in-memory manifest's params table,
  * which is what transpile writes vars_info from. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ckd.h"
 #include "../diag.h"
 #include "../ir/util.h"
 #include "../sym/sym.h"
@@ -65,12 +67,22 @@ static bool json_var(cli_sym_geo *g, const char *where, const char *name, json_t
     const char *sp = nth_str(o, "is_sparse", 0);
     ok = ok && sp && (!strcmp(sp, "True") || !strcmp(sp, "False"));
     sym_geo_var *v = ok ? add_var(g, name, n) : NULL;
+    int64_t sum = 0;
     for (size_t k = 0; ok && k < n; k++) {
         const char *s = nth_str(o, "var_names", k), *e = nth_str(o, "epmap", k);
         const char *sec = nth_str(o, "sections", k);
         char *end = NULL;
+        errno = 0;
         long long rows = sec ? strtoll(sec, &end, 10) : -1;
         ok = s && e && sec && *sec && !*end && rows > 0;
+        /* strtoll clamps to LLONG_MAX, and geo.c sums and slices by these
+         * rows in int64: a section or a total past int64 is refused here */
+        if (ok && (errno == ERANGE || ckd_add_i64(&sum, sum, rows))) {
+            pdt_error("%s: vars_info of '%s': section %zu ('%s', %s) %s", where, name, k, s, sec,
+                      errno == ERANGE ? "is not a row count int64 holds"
+                                      : "makes the sections add up past int64");
+            return false;
+        }
         if (ok) {
             ((const char **)v->slices)[k] = ir_intern(s);
             ((const char **)v->eps)[k] = ir_intern(e);

@@ -22,6 +22,7 @@
 
 #include <stdarg.h>
 
+#include "../ckd.h"
 #include "../ir/util.h"
 #include "geo.h"
 
@@ -102,18 +103,39 @@ static void push_op_text(sym_job *j, GString *out)
     g_string_printf(out, "%s has no GEO send: ", p->label);
 }
 
+/* The rows of var v's sections, false (j->c.err set) when a section is
+ * not positive or the total is past int64: geo_run.c slices the deltas by
+ * these offsets, so such a vars_info is bad input, not a difference. */
+static bool sum_sections(sym_job *j, const sym_geo_var *gv, int64_t *rows)
+{
+    *rows = 0;
+    for (size_t k = 0; k < gv->n_slices; k++)
+        if (gv->sections[k] <= 0 || ckd_add_i64(rows, *rows, gv->sections[k])) {
+            snprintf(j->c.err, sizeof j->c.err, "the manifest's vars_info of '%s': section %zu "
+                     "('%s', %lld rows) %s", gv->name, k, gv->slices[k],
+                     (long long)gv->sections[k], gv->sections[k] <= 0
+                     ? "is not a positive row count" : "makes the sections add up past int64");
+            return false;
+        }
+    return true;
+}
+
 /* vars_info against MAIN and the pservers (the startup recvs are run). */
-static void check_structure(sym_job *j)
+static bool check_structure(sym_job *j)
 {
     sym_geo *g = G(j);
     ir_block *b = ir_program_block(j->in->main, 0);
+    for (size_t v = 0; v < g->n; v++) {
+        int64_t rows;
+        if (!sum_sections(j, &g->vars[v], &rows))
+            return false;
+    }
     GString *at = g_string_new(NULL);
     push_op_text(j, at);
     for (size_t v = 0; v < g->n; v++) {
         const sym_geo_var *gv = &g->vars[v];
         int64_t rows = 0, want = sym_var_rows(b, gv->name);
-        for (size_t k = 0; k < gv->n_slices; k++)
-            rows += gv->sections[k];
+        sum_sections(j, gv, &rows);
         ir_var *grad = ir_block_find_var(b, ir_internf("%s@GRAD", gv->name));
         bool sr = grad && grad->type == IR_SELECTED_ROWS;
         if (want > 0 && rows != want)
@@ -128,6 +150,7 @@ static void check_structure(sym_job *j)
             g_string_prepend(g->bad[v], at->str);
     }
     g_string_free(at, TRUE);
+    return true;
 }
 
 bool sym_geo_setup(sym_job *j)
@@ -154,8 +177,7 @@ bool sym_geo_setup(sym_job *j)
     g->push_site = xcalloc(j->n_tr + 1, sizeof *g->push_site);
     for (size_t v = 0; v < g->n; v++)
         g->sparse_init |= g->vars[v].sparse;
-    check_structure(j);
-    return true;
+    return check_structure(j);
 }
 
 void sym_geo_free(sym_job *j)

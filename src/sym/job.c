@@ -270,6 +270,29 @@ static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_rol
         p->label = ir_internf("%s (as trainer %d)", use->label, trainer);
 }
 
+/* Each pserver's listen_and_serv runs the job's mode: a sync loop in an
+ * async job (or a GEO pserver run as sync, which waits for barriers GEO
+ * trainers never send) is another job, not one to model as the manifest's
+ * (a fuzz finding: the attr was never read, and such jobs verified equal). */
+static bool listen_modes(sym_job *j, int mode)
+{
+    for (size_t k = 0; k < j->n_ps; k++) {
+        ir_block *b = ir_program_block(j->ps[k].main, 0);
+        for (size_t i = 0; b && i < b->n_ops; i++) {
+            ir_op *l = b->ops[i];
+            int64_t m = strcmp(l->type, "listen_and_serv") ? mode
+                                                           : ir_op_get_int(l, "distributed_mode", 0);
+            if (m != mode) {
+                snprintf(j->c.err, sizeof j->c.err, "%s: block 0, op %zu 'listen_and_serv': "
+                         "runs distributed_mode %lld, but the manifest's job is "
+                         "distributed_mode %d", j->ps[k].label, i, (long long)m, mode);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 bool sym_job_setup(sym_job *j, const sym_job_in *in)
 {
     memset(j, 0, sizeof *j);
@@ -290,6 +313,8 @@ bool sym_job_setup(sym_job *j, const sym_job_in *in)
         init_proc(&j->tr[t], &in->trainers[t], (int)t, &in->trainers[from], (int)from);
     for (size_t k = 0; k < j->n_ps; k++)
         init_proc(&j->ps[k], &in->pservers[k], -1, &in->pservers[k], -1);
+    if (!listen_modes(j, in->dist_mode))
+        return false;
     if (in->dist_mode == 3)     /* GEO: the communicator around the programs (geo.c) */
         return sym_geo_setup(j);
     return ((!j->async && !j->half) || sym_lr_setup(j)) && sym_dc_setup(j);

@@ -57,14 +57,35 @@ static const ir_op *packer(sym_job *j, size_t t, size_t at, const char *buf)
     return NULL;
 }
 
+/* Whether every trainer's allreduce k is in place on a buffer its own
+ * coalesce_tensor packs with trainer 0's members: only then do the members
+ * (views of the buffer) see the sum.  An allreduce into another var leaves
+ * them unreduced, which the generic allreduce shows (a fuzz finding: the
+ * members were summed whatever the Out). */
+static const ir_slot *fused_members(sym_job *j, ir_op **ops, size_t at, uint32_t k)
+{
+    const ir_slot *m = NULL;
+    for (size_t t = 0; t < j->n_tr; t++) {
+        const ir_slot *x = ir_op_input(ops[t], "X"), *o = ir_op_output(ops[t], "Out");
+        if (!x || !o || k >= x->n_args || k >= o->n_args || x->args[k] != o->args[k])
+            return NULL;
+        const ir_op *pk = packer(j, t, at, x->args[k]);
+        const ir_slot *mt = pk ? ir_op_output(pk, "Output") : NULL;
+        if (!mt || (m && (mt->n_args != m->n_args || (m->n_args &&
+                          memcmp(mt->args, m->args, m->n_args * sizeof *m->args)))))
+            return NULL;
+        m = mt;
+    }
+    return m;
+}
+
 bool sym_spmt_fused(sym_job *j, ir_op **ops, size_t at, uint32_t k)
 {
     if (j->in->mode != SYM_COLLECTIVE || j->in->coll_mode != SYM_SPMT)
         return false;
-    const ir_op *pk = packer(j, 0, at, ir_op_input(ops[0], "X")->args[k]);
-    if (!pk)
+    const ir_slot *m = fused_members(j, ops, at, k);
+    if (!m)
         return false;
-    const ir_slot *m = ir_op_output(pk, "Output");
     sym_term **v = xmalloc_n(j->n_tr + 1, sizeof *v);
     for (uint32_t a = 0; a < m->n_args; a++) {
         for (size_t t = 0; t < j->n_tr; t++)

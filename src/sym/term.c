@@ -107,10 +107,13 @@ static sym_term *intern(sym_store *s, const sym_term *probe)
     *t = *probe;
     t->id = s->next_id++;
     t->origin = s->site;
-    if (probe->n)
-        t->args = ir_arena_memdup(s->arena, probe->args, probe->n * sizeof(sym_term *));
-    if (probe->arg_slots)
-        t->arg_slots = ir_arena_memdup(s->arena, probe->arg_slots, probe->n * sizeof(char *));
+    /* a term keeps no pointer into the caller's arrays: with no args those
+     * would dangle once the caller frees them (a fuzz finding, ASan) */
+    t->args = probe->n ? ir_arena_memdup(s->arena, probe->args, probe->n * sizeof(sym_term *))
+                       : NULL;
+    t->arg_slots = probe->n && probe->arg_slots
+                       ? ir_arena_memdup(s->arena, probe->arg_slots, probe->n * sizeof(char *))
+                       : NULL;
     g_hash_table_add(s->nodes, t);
     return t;
 }
@@ -317,8 +320,11 @@ static sym_term *pull_rowwise(sym_store *s, sym_term **parts, uint32_t n)
     if (!a0 || a0->kind != SYM_APP || (!sym_rowwise_type(a0->name) && !ew))
         return NULL;
     for (uint32_t k = 0; k < n; k++) {
-        sym_term *p = parts[k], *a = p->args[0];
-        if (p->kind != SYM_PROJ || p->name != p0->name || p->a != p0->a || p->rows <= 0 ||
+        sym_term *p = parts[k];
+        if (p->kind != SYM_PROJ || !p->n)     /* a part of another kind may have no args */
+            return NULL;
+        sym_term *a = p->args[0];
+        if (p->name != p0->name || p->a != p0->a || p->rows <= 0 ||
             a->kind != SYM_APP || a->name != a0->name || a->key != a0->key || a->n != a0->n)
             return NULL;
     }

@@ -52,3 +52,21 @@ want="fc_w: differs: trainer_0.pb block 0 op 13 'send' pushes by vars_info: 'fc_
 if [ $st = 1 ] && grep -qF "$want" "$W/out"; then
     echo "ok: geo_vars_info_endpoint: $(grep -F "$want" "$W/out" | cut -c1-160)"
 else fail "geo_vars_info_endpoint: expected '$want'"; cat "$W/out"; fi
+# geo_manifest NAME WANT SED: geo's folder with its manifest.json edited by
+# SED is bad input: exit 1, nothing on stdout and one line on stderr, WANT
+geo_manifest() {
+    name=$1 want=$2; n=$((n + 1))
+    rm -rf "$W/$name"; cp -r "$W/geo" "$W/$name"
+    sed "$3" "$W/geo/manifest.json" >"$W/$name/manifest.json"
+    "$PDTRANS" verify job "$W/$name" $(cat "$W/geo.inputs") >"$W/out" 2>"$W/err"
+    st=$?
+    if [ $st = 1 ] && [ ! -s "$W/out" ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -qF "$want" "$W/err"; then
+        echo "ok: $name: $(cut -c1-160 "$W/err")"
+    else fail "$name: expected status 1 and only '$want' (status $st)"; cat "$W/out" "$W/err"; fi
+}
+# sections past int64, alone or in their sum (a signed overflow in geo.c's
+# sum, which printed "add up to -9223372036854775309 rows")
+geo_manifest geo_section_huge "manifest.json: vars_info of 'fc_w': section 0 ('fc_w.block0', 99999999999999999999999) is not a row count int64 holds" \
+    's|"sections": \["500", "500"\]|"sections": ["99999999999999999999999", "500"]|'
+geo_manifest geo_sections_overflow "manifest.json: vars_info of 'fc_w': section 1 ('fc_w.block1', 9223372036854775000) makes the sections add up past int64" \
+    's|"sections": \["500", "500"\]|"sections": ["9223372036854775000", "9223372036854775000"]|'

@@ -10,6 +10,7 @@ MUTATIONS (BLOCK and OP are indexes; TYPE an op type):
   set-epmap BLOCK OP I EP        the I-th endpoint of the op's epmap
   swap-input BLOCK OP SLOT I J   swap two args of an input slot
   set-input BLOCK OP SLOT I VAR  replace an input arg
+  set-output BLOCK OP SLOT I VAR replace an output arg
   drop-input BLOCK OP SLOT I     remove an input arg
   drop-op BLOCK OP               remove an op
   dup-op BLOCK OP                repeat an op right after itself
@@ -101,6 +102,8 @@ def mutate(root, m, a):
         x[1], y[1] = y[1], x[1]
     elif m == "set-input":
         nth(slot(op, "inputs", a[2]), "arguments", int(a[3]))[1] = '"%s"' % a[4]
+    elif m == "set-output":
+        nth(slot(op, "outputs", a[2]), "arguments", int(a[3]))[1] = '"%s"' % a[4]
     elif m == "drop-input":
         s = slot(op, "inputs", a[2])
         s.remove(nth(s, "arguments", int(a[3])))

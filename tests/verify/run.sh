@@ -245,6 +245,10 @@ mutant spmt_fused_dropped spmt "fc_w: differs at step 1 on trainer 0: trainer_0.
     trainer_0.pb drop-op 0 16
 mutant spmt_coalesce_swapped spmt "fc_b2: differs at step 1 on trainer 0: trainer_0.pb block 0 op 19 'sgd' reads 'fc_b2@GRAD' (written by trainer_0.pb block 0 op 16 'c_allreduce_sum') = mul_grad(" \
     trainer_0.pb swap-input 0 14 Input 0 1
+# the fused allreduce writes its sum elsewhere: the members stay unreduced
+# (fuzz_job.py finding: they were taken as summed whatever the Out)
+mutant spmt_allreduce_elsewhere spmt "fc_w: differs at step 1 on trainer 0: trainer_0.pb block 0 op 20 'sgd' reads 'fc_w@GRAD' (written by trainer_0.pb block 0 op 14 'coalesce_tensor')" \
+    trainer_0.pb set-output 0 16 Out 0 square_error_cost_0.tmp_1
 # Paddle's loss scale is 1/(hosts x GPUs): two endpoints on each of two
 # hosts with 2 GPUs are 8 devices under 1/4, twice the mean (a real
 # difference, src/exec/README.md; golden-known.txt)
@@ -433,6 +437,10 @@ fi
 
 # GEO-SGD jobs and their mutants (geo.sh)
 . "$HERE/geo.sh"
+
+# Corrupt manifests, listen_and_serv modes, and the quick fuzz_job.py run
+# (job_fuzz.sh)
+. "$HERE/job_fuzz.sh"
 
 # Every golden transpile case (golden.sh): equal, or refused by name.
 n=$((n + 1))
