@@ -27,10 +27,11 @@ typedef struct bw_run {
     pmap *grad_info;      /* forward name -> the grad name last created */
     const pmap *wanted;   /* the names grad_info is kept for (NULL: all) */
     bool wanted_are_params; /* wanted holds only vars with is_parameter */
-    /* When set, _append_backward_vars_ on role_block records here the last
-     * op writing each grad of a wanted name (for op_role_var). */
-    pmap *last_writer;
-    const ir_block *role_block;
+    /* pdt_run_settings.drop_input_pages (NULL: none), called every
+     * BW_SWEEP_DROP ops of a walk that reads the forward ops' kept bytes
+     * (bw_swept). */
+    void (*drop_input)(const ir_program *p);
+    size_t n_swept;
     pmap *unique;         /* unique_name.generate counters */
     /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
     const char *const *targets;
@@ -41,6 +42,11 @@ typedef struct bw_run {
 } bw_run;
 
 void bw_init(bw_run *r, ir_program *p, const char *path);
+/* One more op of a walk that reads the forward ops' kept bytes in program
+ * order: every BW_SWEEP_DROP of them the input's pages go back (issue 33:
+ * 24 MB of backward's peak at 100k ops), so about that many ops' bytes
+ * stay resident, not the whole file. */
+void bw_swept(bw_run *r);
 void bw_free(bw_run *r);
 /* Grows the per-block tables after blocks were added. */
 void bw_sync_blocks(bw_run *r);

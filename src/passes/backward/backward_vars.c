@@ -101,7 +101,6 @@ static const ir_op **parent_ops(const ir_program *p)
 typedef struct {
     ir_block *b;
     pmap *parent_vars;      /* the parent op's in-place vars */
-    bool track;
     bool *remove;
     size_t i;               /* the op being handled */
     bool descended;         /* its sub-block is done */
@@ -118,14 +117,10 @@ static void frame_open(bw_run *r, frame *f, ir_block *b, size_t start, const ir_
             for (size_t k = 0; k < parent_op->inputs[s].n_args; k++)
                 if (ir_op_writes(parent_op, parent_op->inputs[s].args[k]))
                     pmap_add(f->parent_vars, parent_op->inputs[s].args[k]);
-    f->track = r->last_writer && b == r->role_block;
     /* About two new grad vars per new op: room for them in one step. */
     ir_block_reserve_vars(b, (b->n_ops - start) * 2);
-    if (r->wanted) {
+    if (r->wanted)
         pmap_reserve(r->grad_info, r->wanted->n);
-        if (f->track)
-            pmap_reserve(r->last_writer, r->wanted->n);
-    }
     f->remove = xcalloc(b->n_ops + 1, sizeof *f->remove);
 }
 
@@ -225,14 +220,9 @@ static void make_vars(bw_run *r, const frame *f, ir_op *op, scratch *sc)
         const char *n = sc->outs->pdata[k];
         if (n == sc->empty)
             continue;
-        if (visible(b, n)) {
-            if (f->track) {
-                const char *fwd = pmap_get(r->grad_to_var, n);
-                if (fwd && wanted(r, fwd, NULL))
-                    pmap_put(r->last_writer, n, op);
-            }
+        /* (the last writer of each param grad is found after: append_backward.c) */
+        if (visible(b, n))
             continue;
-        }
         ir_var *v = ir_block_var(b, n);
         v->has_persistable = false;
         g_ptr_array_add(sc->fresh, v);
@@ -251,11 +241,8 @@ static void make_vars(bw_run *r, const frame *f, ir_op *op, scratch *sc)
         }
         const ir_var *fv = infer_dtype_shape(r, b, v, fwd, op);
         /* Parameters live in block 0; elsewhere fv could shadow one. */
-        if (fwd && wanted(r, fwd, b->idx == 0 ? fv : NULL)) {
+        if (fwd && wanted(r, fwd, b->idx == 0 ? fv : NULL))
             pmap_put(r->grad_info, fwd, (void *)v->name);
-            if (f->track)
-                pmap_put(r->last_writer, v->name, op);
-        }
     }
 }
 
