@@ -60,10 +60,6 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static bool is_trainable(const ir_var *v)
-{
-    return !v->removed && v->is_parameter && !v->stop_gradient;
-}
 
 /* parameter_list, or every trainable parameter of block 0 (a loaded
  * program lists its vars by name). */
@@ -86,10 +82,10 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
     /* counted first: the list lives through the pass, at its peak */
     size_t n = 0;
     for (size_t i = 0; i < b->n_vars; i++)
-        n += is_trainable(b->vars[i]);
+        n += bw_is_trainable(b->vars[i]);
     l.items = xcalloc(n + 1, sizeof *l.items);
     for (size_t i = 0; i < b->n_vars; i++)
-        if (is_trainable(b->vars[i]))
+        if (bw_is_trainable(b->vars[i]))
             l.items[l.n++] = b->vars[i]->name;
     qsort(l.items, l.n, sizeof *l.items, cmp_name);
     return l;
@@ -224,11 +220,22 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
 {
     /* Only the parameters' grad_info entries are ever read. */
     pdt_list params = param_names(ctx, b0);
-    pmap *wanted = pmap_new();
-    pmap_reserve(wanted, params.n);     /* exact: 1.4 MB at 100k ops, not 2 */
-    for (size_t i = 0; i < params.n; i++)
-        pmap_add(wanted, params.items[i]);
-    r->wanted = wanted;
+    /* Without --params, and one var per name in b0, the wanted names are
+     * b0's trainable vars: its var map tells (backward_vars.c's wanted). */
+    size_t live = 0;
+    for (size_t i = 0; i < b0->n_vars; i++)
+        live += !b0->vars[i]->removed;
+    pmap *wanted = NULL;
+    r->n_wanted = params.n;
+    if (!ctx->backward.params.n && ir_block_n_var_names(b0) == live) {
+        r->trainable_in = b0;
+    } else {
+        wanted = pmap_new();
+        pmap_reserve(wanted, params.n);     /* exact: 1.4 MB at 100k ops, not 2 */
+        for (size_t i = 0; i < params.n; i++)
+            pmap_add(wanted, params.items[i]);
+        r->wanted = wanted;
+    }
     /* Without --params the wanted names are parameters by construction. */
     r->wanted_are_params = !ctx->backward.params.n;
     bool ok =
@@ -245,6 +252,7 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
          * before op_role_var's overlays are made (issue 33). */
         pmap_free(r->grad_to_var);
         r->wanted = NULL;
+        r->trainable_in = NULL;
         pmap_destroy(wanted);
         wanted = NULL;
         if (ok) {
