@@ -43,6 +43,7 @@ int cmd_backward(int argc, char **argv)
         rc = PDT_EBADINPUT;
     if (rc == PDT_OK) {
         cli_warn_no_params(&ctx);
+        ctx.settings.drop_input_pages = pdio_drop_input_pages;
         const char *pass = "append_backward";
         rc = pdt_run_pipeline(&ctx, &pass, 1);
     }

@@ -54,6 +54,13 @@ enum { PBCONV_CHUNK = 64 * 1024, PBCONV_SINK_FAILED = 1, PBCONV_TOO_LARGE = 2 };
 typedef bool (*pbconv_sink)(void *arg, const uint8_t *data, size_t len);
 int pbconv_encode_to(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
                      uint64_t *len);
+/* The same (no *len); when DROP is p, gives p's input pages back
+ * (pdio_drop_input_pages) every 16 384 ops of the first walk, which reads
+ * every borrower's source bytes before the first byte is handed over (the
+ * sink drops them during the second: pdio_drop_input_behind).  For a
+ * program written once. */
+int pbconv_encode_sweep(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
+                        const ir_program *drop);
 
 /* The IR of binary ProgramDesc bytes straight from the wire (pbdec.c), the
  * program pbconv_to_ir builds from protobuf-c's unpacking of them; NULL

@@ -24,6 +24,7 @@
 #include "pbconv.h"
 #include "pbdec.h"
 #include "pbenc_out.h"
+#include "pdio.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -432,8 +433,12 @@ static void block_msg(enc *e, const ir_block *b)
     field_int32(e, 1, b->idx);
     field_int32(e, 2, b->parent_idx);
     block_vars(e, b);
-    for (size_t i = 0; i < b->n_ops; i++)
+    for (size_t i = 0; i < b->n_ops; i++) {
         op_msg(e, b->ops[i]);
+        /* sizing a borrower reads its source's bytes (issue 33) */
+        if (e->drop && !e->writing && ++e->n_swept % 16384 == 0)
+            pdio_drop_input_pages(e->drop);
+    }
     if (b->has_forward_block_idx)
         field_int32(e, 5, b->forward_block_idx);
     put_unknown(e, b->unknown);
@@ -518,10 +523,11 @@ uint8_t *pbconv_encode(const ir_program *p, size_t *len)
     return e.buf;
 }
 
-int pbconv_encode_to(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
-                     uint64_t *len)
+static int encode_to(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
+                     uint64_t *len, bool drop)
 {
     enc e = {0};
+    e.drop = drop ? p : NULL;
     uint64_t total = 0;
     if (!size_walk(&e, p, &total)) {
         enc_free(&e);
@@ -541,4 +547,16 @@ int pbconv_encode_to(const ir_program *p, size_t chunk, pbconv_sink sink, void *
     if (len)
         *len = total;
     return failed ? PBCONV_SINK_FAILED : 0;
+}
+
+int pbconv_encode_to(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
+                     uint64_t *len)
+{
+    return encode_to(p, chunk, sink, arg, len, false);
+}
+
+int pbconv_encode_sweep(const ir_program *p, size_t chunk, pbconv_sink sink, void *arg,
+                        const ir_program *drop)
+{
+    return encode_to(p, chunk, sink, arg, NULL, drop == p);
 }

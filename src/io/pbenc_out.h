@@ -40,6 +40,10 @@ typedef struct {
     const ir_op *slot_op;
     bool slot_out;
     const ir_slot *slot_base;
+    /* pbconv_encode_dropping: the program whose input pages go back every
+     * few thousand ops of the first walk, and the ops walked so far */
+    const ir_program *drop;
+    size_t n_swept;
 } enc;
 
 /* Hands the filled part of the chunk to the sink and starts it again. */

@@ -115,5 +115,9 @@ int pdio_write_stdout(const void *data, size_t len);
 
 /* Convenience: one program to one path (atomic as above). */
 int pdio_write(const ir_program *p, const char *path, bool text, bool force);
+/* Gives back every resident page of P's input when it is a mapped file
+ * (pdio_release.c); a page read again comes back from the file.  For a run
+ * that sweeps the kept bytes (pdt_run_settings.drop_input_pages). */
+void pdio_drop_input_pages(const ir_program *p);
 
 #endif

@@ -35,6 +35,8 @@ typedef struct {
     bool no_sha256;     /* nobody lists this file's sha256 (pdio_write's
                          * own batch): SHA-256 costs 0.7 ms a MB, 7% of a
                          * convert, so it is not computed */
+    bool drop_input;    /* the program's input pages go back as it is
+                         * written (pdio_write's batch; pdio_release.c) */
 } pending;
 
 struct pdio_batch {

@@ -20,6 +20,10 @@ size_t pdio_mapped_len(const void *bytes);
  * (pdio_release.c); nothing if P's input is not a mapping. */
 struct ir_program;
 void pdio_release_unread(const struct ir_program *p);
+/* For a writer of P: counts LEN more bytes written into *SINCE and, every
+ * few MB, gives back P's input pages (pdio_drop_input_pages).  P NULL:
+ * nothing. */
+void pdio_drop_input_behind(const struct ir_program *p, size_t *since, size_t len);
 /* Gives a mapping back (ir_program's input_free). */
 void pdio_unmap_input(void *bytes);
 /* The name of an input whose size or modification time is not what it

@@ -40,8 +40,12 @@ int pdio_write(const ir_program *p, const char *path, bool text, bool force)
     pdio_batch *b = pdio_batch_new(force);
     int rc = pdio_batch_add_program(b, path, p, text);
     /* A batch of one that nobody lists: its file's SHA-256 is never read. */
-    if (rc == PDT_OK && b->n == 1)
+    if (rc == PDT_OK && b->n == 1) {
         b->files[0].no_sha256 = true;
+        /* one program written once: the input pages behind the encoder
+         * are not read again (pdio_write.c's sink) */
+        b->files[0].drop_input = true;
+    }
     if (rc == PDT_OK)
         rc = pdio_batch_commit(b);
     pdio_batch_free(b);

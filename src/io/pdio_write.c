@@ -229,9 +229,8 @@ static int check_targets(pdio_batch *b)
  * into it. */
 static void remove_stale(pdio_batch *b)
 {
-    for (; b->n_clean < b->dirs->len; b->n_clean++) {
+    for (; b->n_clean < b->dirs->len; b->n_clean++)
         pdio_recover_folder(g_ptr_array_index(b->dirs, b->n_clean));
-    }
 }
 
 typedef struct {
@@ -239,6 +238,7 @@ typedef struct {
     int err;
     struct sha256_ctx sha;  /* of every byte written (the manifest's sha256) */
     bool hash;              /* sha is wanted (pending's no_sha256) */
+    const ir_program *drop; size_t since_drop;  /* pending's drop_input */
 } fd_sink;
 
 static bool sink_to_fd(void *arg, const uint8_t *data, size_t len)
@@ -246,25 +246,25 @@ static bool sink_to_fd(void *arg, const uint8_t *data, size_t len)
     fd_sink *s = arg;
     if (s->hash)
         sha256_update(&s->sha, len, data);
+    pdio_drop_input_behind(s->drop, &s->since_drop, len);
     if (fs_write_all(s->fd, data, len))
         return true;
     s->err = errno;
     return false;
 }
 
-/* Writes F's content to FD: a binary program encoded through a fixed
- * chunk, so its bytes are never whole in memory; a text program printed
- * whole (protobuf-c's printer) and freed; or the bytes F holds.  NULL, or
- * why it failed. */
+/* Writes F's content to FD: a binary program encoded through a fixed chunk,
+ * so its bytes are never whole in memory; a text program printed whole
+ * (protobuf-c's printer) and freed; or F's bytes.  NULL, or why it failed. */
 static const char *write_content(int fd, pending *f)
 {
-    fd_sink sink = {.fd = fd, .hash = !f->no_sha256};
+    fd_sink sink = {.fd = fd, .hash = !f->no_sha256, .drop = f->drop_input ? f->program : NULL};
     sha256_init(&sink.sha);
     const char *why = NULL;
     if (f->program && f->binary) {
         /* else ops a pass removed keep their input pages (pdio_release.c) */
         pdio_release_unread(f->program);
-        int rc = pbconv_encode_to(f->program, PBCONV_CHUNK, sink_to_fd, &sink, NULL);
+        int rc = pbconv_encode_sweep(f->program, PBCONV_CHUNK, sink_to_fd, &sink, sink.drop);
         why = rc == PBCONV_TOO_LARGE ? "a block, var or op would be 4 GiB or more"
               : rc                   ? strerror(sink.err)
                                      : NULL;

@@ -69,6 +69,11 @@ typedef struct {
      * first pass, into era. */
     const char *paddle_version;
     int era;
+    /* Gives back the resident pages of a program's mapped input (a pass
+     * that sweeps the ops' kept bytes calls it every few thousand ops, so
+     * that the file does not stay in its RSS whole: issue 33); supplied by
+     * the command, as only src/io knows the mapping.  NULL: never. */
+    void (*drop_input_pages)(const ir_program *p);
 } pdt_run_settings;
 
 /* The analyses (passes.def ANALYSIS): results that passes compute once and

@@ -60,10 +60,6 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static bool is_trainable(const ir_var *v)
-{
-    return !v->removed && v->is_parameter && !v->stop_gradient;
-}
 
 /* parameter_list, or every trainable parameter of block 0 (a loaded
  * program lists its vars by name). */
@@ -86,68 +82,91 @@ static pdt_list param_names(pdt_ctx *ctx, ir_block *b)
     /* counted first: the list lives through the pass, at its peak */
     size_t n = 0;
     for (size_t i = 0; i < b->n_vars; i++)
-        n += is_trainable(b->vars[i]);
+        n += bw_is_trainable(b->vars[i]);
     l.items = xcalloc(n + 1, sizeof *l.items);
     for (size_t i = 0; i < b->n_vars; i++)
-        if (is_trainable(b->vars[i]))
+        if (bw_is_trainable(b->vars[i]))
             l.items[l.n++] = b->vars[i]->name;
     qsort(l.items, l.n, sizeof *l.items, cmp_name);
     return l;
 }
 
-/* The last op writing each parameter grad gets op_role_var = [p, g] + its
- * previous value (the seed's loop over reversed(block.ops)).
- * _append_backward_vars_ recorded those writers while it walked the new
- * ops; no other op of block 0 writes a grad var created by this pass.
- * An op writing k param grads (concat_grad of k params) ends with the k
- * pairs, the last param first, then its old value: built once per op, as
- * prepending pair by pair copied the list k times (O(k^2) time and arena
- * memory: 7 GB at 20 000 inputs). */
-typedef struct {
-    ir_op *op;
-    size_t want, have;      /* strings: 2 per pair */
-    const char **val;
-} role_var_fill;
-
-static void tag_role_var(const pmap *last_writer, pdt_list *params, pdt_list *grads)
+static int cmp_desc(const void *a, const void *b)
 {
-    pmap slot_of = PMAP_INIT;   /* op -> index + 1 into fills */
-    role_var_fill *fills = xcalloc(params->n + 1, sizeof *fills);
-    size_t n_fills = 0;
-    for (size_t i = 0; i < params->n; i++) {
-        ir_op *op = pmap_get(last_writer, grads->items[i]);
-        if (!op)
-            continue;
-        size_t k = (size_t)pmap_get(&slot_of, op);
-        if (!k) {
-            fills[n_fills].op = op;
-            pmap_put(&slot_of, op, (void *)(k = ++n_fills));
-        }
-        fills[k - 1].want += 2;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* op_role_var = [p, g] pairs (pair indexes `at`, n of them) + its old value. */
+static void set_role_var(ir_op *op, const pdt_list *params, const pdt_list *grads, size_t *at,
+                         size_t n)
+{
+    if (n > 1)
+        qsort(at, n, sizeof *at, cmp_desc);
+    const ir_attr *old = ir_op_attr(op, IR_WK(op_role_var));
+    size_t n_old = old && old->type == IR_ATTR_STRINGS ? old->n_strings : 0;
+    const char **val = xcalloc(2 * n + n_old + 1, sizeof *val);
+    size_t have = 0;
+    for (size_t k = 0; k < n; k++) {
+        val[have++] = params->items[at[k]];
+        val[have++] = grads->items[at[k]];
     }
-    for (size_t i = params->n; i-- > 0;) {
-        ir_op *op = pmap_get(last_writer, grads->items[i]);
-        if (!op)
-            continue;
-        role_var_fill *f = &fills[(size_t)pmap_get(&slot_of, op) - 1];
-        const ir_attr *old = ir_op_attr(op, IR_WK(op_role_var));
-        size_t n_old = old && old->type == IR_ATTR_STRINGS ? old->n_strings : 0;
-        if (!f->val)
-            f->val = xcalloc(f->want + n_old + 1, sizeof *f->val);
-        f->val[f->have++] = params->items[i];
-        f->val[f->have++] = grads->items[i];
-        if (f->have < f->want)
-            continue;
-        for (size_t k = 0; k < n_old; k++)
-            f->val[f->have++] =
-                ir_intern_n((const char *)old->strings[k].data, old->strings[k].len);
-        ir_op_set_strings(op, IR_WK(op_role_var), f->val, f->have);
-        ir_op_settle(op);
-        free(f->val);
-        f->val = NULL;
+    for (size_t k = 0; k < n_old; k++)
+        val[have++] = ir_intern_n((const char *)old->strings[k].data, old->strings[k].len);
+    ir_op_set_strings(op, IR_WK(op_role_var), val, have);
+    ir_op_settle(op);
+    free(val);
+}
+
+/* The last op writing each parameter grad gets op_role_var = [p, g] + its
+ * previous value (the seed's loop over reversed(block.ops)): the new ops of
+ * b0 (from start) are walked from the last, and an op writing a grad no op
+ * after it wrote is that grad's last writer; no other op of block 0 writes
+ * a grad var created by this pass.  An op writing k param grads (concat_grad
+ * of k params) ends with the k pairs, the last param first, then its old
+ * value: built once per op, as prepending pair by pair copied the list k
+ * times (O(k^2): 7 GB at 20 000 inputs).  Found after the vars are made,
+ * with the grad and var tables gone, and walked in op order so that the
+ * forward bytes the grad ops borrow are read in one sweep (bw_swept): the
+ * pass's peak at 100k and 1M ops (issue 33). */
+static void tag_role_var(bw_run *r, ir_block *b0, size_t start, const pdt_list *params,
+                         const pdt_list *grads)
+{
+    /* g -> 1 + the last index naming it; next[i]: 1 + the one before that
+     * (a param given twice in --params) */
+    pmap idx = PMAP_INIT;
+    pmap_reserve(&idx, grads->n);
+    size_t *next = NULL, left = 0;
+    for (size_t i = 0; i < grads->n; i++) {
+        size_t prev = (size_t)pmap_get(&idx, grads->items[i]);
+        if (prev && !next)
+            next = xcalloc(grads->n, sizeof *next);
+        if (prev)
+            next[i] = prev;
+        left += !prev;
+        pmap_put(&idx, grads->items[i], (void *)(i + 1));
     }
-    free(fills);
-    pmap_free(&slot_of);
+    size_t *at = xmalloc_n(grads->n + 1, sizeof *at);
+    for (size_t k = b0->n_ops; left && k-- > start;) {
+        ir_op *op = b0->ops[k];
+        size_t n = 0;
+        for (size_t s = 0; s < op->n_outputs; s++)
+            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
+                size_t i1 = (size_t)pmap_get(&idx, op->outputs[s].args[a]);
+                if (!i1)
+                    continue;
+                pmap_put(&idx, op->outputs[s].args[a], NULL);  /* found its last writer */
+                left--;
+                for (; i1; i1 = next ? next[i1 - 1] : 0)
+                    at[n++] = i1 - 1;
+            }
+        if (n)
+            set_role_var(op, params, grads, at, n);
+        bw_swept(r);
+    }
+    free(at);
+    free(next);
+    pmap_free(&idx);
 }
 
 static bool locate_loss(pdt_ctx *ctx, ir_block *b0, const char *loss, ir_var **lv,
@@ -201,14 +220,24 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
 {
     /* Only the parameters' grad_info entries are ever read. */
     pdt_list params = param_names(ctx, b0);
-    pmap *wanted = pmap_new();
-    for (size_t i = 0; i < params.n; i++)
-        pmap_add(wanted, params.items[i]);
-    r->wanted = wanted;
+    /* Without --params, and one var per name in b0, the wanted names are
+     * b0's trainable vars: its var map tells (backward_vars.c's wanted). */
+    size_t live = 0;
+    for (size_t i = 0; i < b0->n_vars; i++)
+        live += !b0->vars[i]->removed;
+    pmap *wanted = NULL;
+    r->n_wanted = params.n;
+    if (!ctx->backward.params.n && ir_block_n_var_names(b0) == live) {
+        r->trainable_in = b0;
+    } else {
+        wanted = pmap_new();
+        pmap_reserve(wanted, params.n);     /* exact: 1.4 MB at 100k ops, not 2 */
+        for (size_t i = 0; i < params.n; i++)
+            pmap_add(wanted, params.items[i]);
+        r->wanted = wanted;
+    }
     /* Without --params the wanted names are parameters by construction. */
     r->wanted_are_params = !ctx->backward.params.n;
-    r->last_writer = pmap_new();
-    r->role_block = b0;
     bool ok =
         ctx->backward.checkpoints.n
             ? bw_append_backward_ops_with_checkpoints(r, b0, path, b0, &ctx->backward.checkpoints)
@@ -219,12 +248,18 @@ static bool emit_grads(pdt_ctx *ctx, bw_run *r, ir_block *b0, GPtrArray *path,
         bw_rename_grad(r, b0, fwd_op_num, NULL, NULL);
         ok = bw_append_backward_vars(r, b0, fwd_op_num);
         bw_recompute_prune_scratch(r);
-        /* Read by nothing after the vars: freed before op_role_var's
-         * overlays are made, at the pass's peak (3 MB at 100k ops). */
+        /* Read by nothing after the vars (grad_info after the pairs): freed
+         * before op_role_var's overlays are made (issue 33). */
         pmap_free(r->grad_to_var);
+        r->wanted = NULL;
+        r->trainable_in = NULL;
+        pmap_destroy(wanted);
+        wanted = NULL;
         if (ok) {
             publish_pairs(ctx, r, b0, &params);
-            tag_role_var(r->last_writer, &ctx->bw_params, &ctx->bw_grads);
+            pdt_list_free(&params);
+            pmap_free(r->grad_info);
+            tag_role_var(r, b0, fwd_op_num, &ctx->bw_params, &ctx->bw_grads);
         }
     }
     r->wanted = NULL;
@@ -250,6 +285,7 @@ int pass_append_backward(pdt_ctx *ctx)
 
     bw_run r;
     bw_init(&r, p, ctx->main_path);
+    r.drop_input = ctx->settings.drop_input_pages;
     bw_stop_gradients(&r);
     for (size_t i = 0; i < ctx->backward.no_grad.n; i++)
         pmap_add(r.no_grad[0], grad_name(ctx->backward.no_grad.items[i]));

@@ -26,11 +26,17 @@ typedef struct bw_run {
     pmap *grad_to_var;    /* grad name -> forward name */
     pmap *grad_info;      /* forward name -> the grad name last created */
     const pmap *wanted;   /* the names grad_info is kept for (NULL: all) */
+    /* Instead of wanted: the trainable parameters of this block (a live,
+     * parameter, not stop_gradient var), when it holds one var per name,
+     * so that its var map answers without a table (14 MB at 1M ops). */
+    const ir_block *trainable_in;
+    size_t n_wanted;      /* how many names either holds */
     bool wanted_are_params; /* wanted holds only vars with is_parameter */
-    /* When set, _append_backward_vars_ on role_block records here the last
-     * op writing each grad of a wanted name (for op_role_var). */
-    pmap *last_writer;
-    const ir_block *role_block;
+    /* pdt_run_settings.drop_input_pages (NULL: none), called every
+     * BW_SWEEP_DROP ops of a walk that reads the forward ops' kept bytes
+     * (bw_swept). */
+    void (*drop_input)(const ir_program *p);
+    size_t n_swept;
     pmap *unique;         /* unique_name.generate counters */
     /* Targets whose grad names `_remove_no_grad_branch_` must keep. */
     const char *const *targets;
@@ -41,6 +47,11 @@ typedef struct bw_run {
 } bw_run;
 
 void bw_init(bw_run *r, ir_program *p, const char *path);
+/* One more op of a walk that reads the forward ops' kept bytes in program
+ * order: every BW_SWEEP_DROP of them the input's pages go back (issue 33:
+ * 24 MB of backward's peak at 100k ops), so about that many ops' bytes
+ * stay resident, not the whole file. */
+void bw_swept(bw_run *r);
 void bw_free(bw_run *r);
 /* Grows the per-block tables after blocks were added. */
 void bw_sync_blocks(bw_run *r);
@@ -119,6 +130,8 @@ size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf);
 /* The op's slots in Paddle's order (sorted by name) as indexes into
  * op->inputs / op->outputs; `idx` must hold n_inputs / n_outputs entries. */
 void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx);
+/* A trainable parameter: live, is_parameter, not stop_gradient. */
+bool bw_is_trainable(const ir_var *v);
 /* Attr lookup by interned name (a pointer compare per attr). */
 const ir_attr *bw_attr(const ir_op *op, const char *interned);
 /* true if an input argument of op is `name` (interned). */

@@ -112,3 +112,8 @@ pmap *bw_input_set(const ir_op *op)
     return set;
 }
 
+
+bool bw_is_trainable(const ir_var *v)
+{
+    return !v->removed && v->is_parameter && !v->stop_gradient;
+}

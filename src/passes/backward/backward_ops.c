@@ -117,6 +117,7 @@ static int ops_frame_walk(bw_run *r, ops_frame *f, GPtrArray *out, ops_frame *ch
             return 1;
         }
         bool ok = make_grads(r, f, op, out);
+        bw_swept(r);    /* the grad ops borrowed op's bytes (attrs, op_device) */
         f->gsb = NULL;
         if (!ok)
             return -1;

@@ -56,6 +56,15 @@ void bw_init(bw_run *r, ir_program *p, const char *path)
     bw_sync_blocks(r);
 }
 
+/* 16 384 ops: about 4 MB of an MLP's forward ops; one madvise each. */
+enum { BW_SWEEP_DROP = 16384 };
+
+void bw_swept(bw_run *r)
+{
+    if (r->drop_input && ++r->n_swept % BW_SWEEP_DROP == 0)
+        r->drop_input(r->prog);
+}
+
 void bw_free(bw_run *r)
 {
     for (size_t i = 0; i < r->n_no_grad; i++)
@@ -68,7 +77,6 @@ void bw_free(bw_run *r)
     pmap_destroy(r->grad_to_var);
     pmap_destroy(r->grad_info);
     pmap_destroy(r->unique);
-    pmap_destroy(r->last_writer);
     memset(r, 0, sizeof *r);
 }
 

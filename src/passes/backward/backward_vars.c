@@ -70,6 +70,11 @@ static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const
  * without a lookup. */
 static bool wanted(const bw_run *r, const char *fwd, const ir_var *fv)
 {
+    if (r->trainable_in) {
+        if (!fv || fv->name != fwd)
+            fv = ir_block_find_var(r->trainable_in, fwd);
+        return fv && bw_is_trainable(fv);
+    }
     if (!r->wanted)
         return true;
     if (r->wanted_are_params && fv && fv->name == fwd && !fv->is_parameter)
@@ -101,7 +106,6 @@ static const ir_op **parent_ops(const ir_program *p)
 typedef struct {
     ir_block *b;
     pmap *parent_vars;      /* the parent op's in-place vars */
-    bool track;
     bool *remove;
     size_t i;               /* the op being handled */
     bool descended;         /* its sub-block is done */
@@ -118,14 +122,16 @@ static void frame_open(bw_run *r, frame *f, ir_block *b, size_t start, const ir_
             for (size_t k = 0; k < parent_op->inputs[s].n_args; k++)
                 if (ir_op_writes(parent_op, parent_op->inputs[s].args[k]))
                     pmap_add(f->parent_vars, parent_op->inputs[s].args[k]);
-    f->track = r->last_writer && b == r->role_block;
-    /* About two new grad vars per new op: room for them in one step. */
-    ir_block_reserve_vars(b, (b->n_ops - start) * 2);
-    if (r->wanted) {
-        pmap_reserve(r->grad_info, r->wanted->n);
-        if (f->track)
-            pmap_reserve(r->last_writer, r->wanted->n);
-    }
+    /* At most one new var per output arg of the new ops: room for them in
+     * one step, exactly for an MLP (about 1.7 per op; two per op left the
+     * var map 7 MB larger at 1M ops: issue 33). */
+    size_t outs = 0;
+    for (size_t i = start; i < b->n_ops; i++)
+        for (size_t s = 0; s < b->ops[i]->n_outputs; s++)
+            outs += b->ops[i]->outputs[s].n_args;
+    ir_block_reserve_vars(b, outs);
+    if (r->wanted || r->trainable_in)
+        pmap_reserve(r->grad_info, r->n_wanted);
     f->remove = xcalloc(b->n_ops + 1, sizeof *f->remove);
 }
 
@@ -225,14 +231,9 @@ static void make_vars(bw_run *r, const frame *f, ir_op *op, scratch *sc)
         const char *n = sc->outs->pdata[k];
         if (n == sc->empty)
             continue;
-        if (visible(b, n)) {
-            if (f->track) {
-                const char *fwd = pmap_get(r->grad_to_var, n);
-                if (fwd && wanted(r, fwd, NULL))
-                    pmap_put(r->last_writer, n, op);
-            }
+        /* (the last writer of each param grad is found after: append_backward.c) */
+        if (visible(b, n))
             continue;
-        }
         ir_var *v = ir_block_var(b, n);
         v->has_persistable = false;
         g_ptr_array_add(sc->fresh, v);
@@ -251,11 +252,8 @@ static void make_vars(bw_run *r, const frame *f, ir_op *op, scratch *sc)
         }
         const ir_var *fv = infer_dtype_shape(r, b, v, fwd, op);
         /* Parameters live in block 0; elsewhere fv could shadow one. */
-        if (fwd && wanted(r, fwd, b->idx == 0 ? fv : NULL)) {
+        if (fwd && wanted(r, fwd, b->idx == 0 ? fv : NULL))
             pmap_put(r->grad_info, fwd, (void *)v->name);
-            if (f->track)
-                pmap_put(r->last_writer, v->name, op);
-        }
     }
 }
 
