@@ -112,7 +112,7 @@ static ir_op *op_in(ir_program *p, const PbOp *s)
 {
     ir_arena *a = p->arena;
     ir_op *op = ir_op_new_bare(p, s->type);
-    ir_enc(op)->dirty = false;
+    op->enc_dirty_ = false;
     slots_in(op, false, s->inputs, s->n_inputs);
     slots_in(op, true, s->outputs, s->n_outputs);
     op->n_attrs = op->cap_attrs = ir_count32(s->n_attrs);

@@ -145,7 +145,7 @@ static PbSlot **slots_out(pbconv_out *out, const ir_op *op, bool is_out)
 {
     const ir_slot *s = is_out ? op->outputs : op->inputs;
     size_t n = is_out ? op->n_outputs : op->n_inputs;
-    bool sort = ir_enc(op)->dirty;
+    bool sort = op->enc_dirty_;
     static const PbSlot init = PADDLE__FRAMEWORK__PROTO__OP_DESC__VAR__INIT;
     if (!n)
         return NULL;
@@ -178,7 +178,7 @@ static PbOp *op_out(pbconv_out *out, const ir_op *s)
         d->attrs = ir_arena_alloc(out->scratch, s->n_attrs * sizeof *d->attrs);
         for (size_t i = 0; i < s->n_attrs; i++)
             d->attrs[i] = attr_out(out, &attrs[i]);
-        if (ir_enc(s)->dirty)
+        if (s->enc_dirty_)
             qsort(d->attrs, s->n_attrs, sizeof *d->attrs, cmp_attr);
     }
     d->has_is_target = s->has_is_target;

@@ -249,7 +249,7 @@ static int kept_name_cmp(const ir_op *op, const pbd_field *f, const char *name)
     int c = pbd_name_cmp(first.data, first.len, name, strlen(name));
     if (c == 0)
         return 0;
-    return c > 0 && ir_enc(op)->attrs_sorted ? 1 : -1;
+    return c > 0 && op->enc_attrs_sorted_ ? 1 : -1;
 }
 
 /* Decodes an op's kept attrs into `out`, their lists and strings in `a`
@@ -261,7 +261,7 @@ static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
                                    const char *only)
 {
     size_t n = op->n_attrs, k = 0;
-    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
+    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + op->enc_wire_len_};
     pbd_field f;
     bool bad;
     while (k < n && pbd_next(&m, &f, &bad)) {
@@ -282,7 +282,7 @@ static size_t decode_pending_attrs(const ir_op *op, ir_arena *a, ir_attr *out,
 
 static bool probe_pending_attr(const ir_op *op, const char *name)
 {
-    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
+    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + op->enc_wire_len_};
     pbd_field f;
     bool bad;
     while (pbd_next(&m, &f, &bad)) {
@@ -307,7 +307,7 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
     ir_arena *a = ir_op_arena(op);
     ir_op_enc *e = ir_enc(op);
     e->wire = in_place ? data : ir_arena_dup(a, data, len);
-    e->wire_len = (uint32_t)len;
+    ir_enc_op(e)->enc_wire_len_ = (uint32_t)len;
     if (peek.names_blocks || !n_attrs)
         return false;
     if (peek.role.data) {
@@ -318,8 +318,8 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
         if (!e->pending_role)
             e->pending_role = ir_arena_dup(a, &role, sizeof role);
     }
-    e->attrs_pending = true;
-    e->attrs_sorted = peek.attrs_sorted;
+    ir_enc_op(e)->enc_attrs_pending_ = true;
+    ir_enc_op(e)->enc_attrs_sorted_ = peek.attrs_sorted;
     /* the program's decoder of the attrs left as bytes (ir_codec.h) */
     static const ir_attr_codec codec = {decode_pending_attrs, probe_pending_attr};
     e->program->attr_codec = &codec;
@@ -337,7 +337,7 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
         return NULL;
     ir_arena *a = p->arena;
     ir_op *op = ir_op_new_bare(p, pbd_name(&type));
-    ir_enc(op)->dirty = false;
+    op->enc_dirty_ = false;
     op->n_inputs = op->cap_inputs = count[1];
     op->inputs = count[1] ? ir_arena_alloc(a, count[1] * sizeof *op->inputs) : NULL;
     op->n_outputs = op->cap_outputs = count[2];

@@ -215,7 +215,7 @@ static void slots(enc *e, unsigned field, const ir_op *op, bool out)
 {
     const ir_slot *s = out ? op->outputs : op->inputs;
     size_t n = out ? op->n_outputs : op->n_inputs;
-    bool sort = ir_enc(op)->dirty;
+    bool sort = op->enc_dirty_;
     e->slot_op = op;
     e->slot_out = out;
     e->slot_base = s;
@@ -263,7 +263,7 @@ static void borrowed_attrs(enc *e, const ir_op *op)
     for (size_t i = 0; i < n_over; i++)
         by_name[i] = &over[i];
     qsort(by_name, n_over, sizeof *by_name, cmp_attr);
-    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + ir_enc(op)->wire_len};
+    pbd_msg m = {ir_enc(op)->wire, ir_enc(op)->wire + op->enc_wire_len_};
     pbd_field f, name;
     bool bad;
     while (pbd_next(&m, &f, &bad)) {
@@ -276,7 +276,7 @@ static void borrowed_attrs(enc *e, const ir_op *op)
         if (overlay_has(over, n_over, &name))
             continue;
         const ir_op_enc *oe = ir_enc(op);
-        if (oe->role_set && cmp_name_bytes(oe->pending_role->name, &name) == 0)
+        if (ir_enc_op(oe)->enc_role_set_ && cmp_name_bytes(oe->pending_role->name, &name) == 0)
             attr_msg(e, oe->pending_role);  /* set since: ir_codec.h's role_set */
         else
             field_bytes(e, 4, f.data, f.len);
@@ -292,18 +292,18 @@ static void op_msg(enc *e, const ir_op *op)
     /* A clean op read from a file: its bytes are what the rest of this
      * function would write (pbdec_canon.c checked them when read). */
     const ir_op_enc *oe = ir_enc(op);
-    if (!oe->dirty && oe->wire) {
-        field_bytes(e, 4, oe->wire, oe->wire_len);
+    if (!ir_enc_op(oe)->enc_dirty_ && oe->wire) {
+        field_bytes(e, 4, oe->wire, ir_enc_op(oe)->enc_wire_len_);
         return;
     }
     msg_begin(e, 4);
     slots(e, 1, op, false);
     slots(e, 2, op, true);
     field_str(e, 3, op->type);
-    const ir_attr *attrs = oe->attrs_pending ? NULL : ir_op_attrs(op);
-    if (oe->attrs_pending) {
+    const ir_attr *attrs = ir_enc_op(oe)->enc_attrs_pending_ ? NULL : ir_op_attrs(op);
+    if (ir_enc_op(oe)->enc_attrs_pending_) {
         borrowed_attrs(e, op);  /* dirty and pending: a borrower */
-    } else if (oe->dirty && op->n_attrs > 1) {
+    } else if (ir_enc_op(oe)->enc_dirty_ && op->n_attrs > 1) {
         size_t n = op->n_attrs;
         const void *stackbuf[SORT_STACK];
         const void **by = n <= SORT_STACK ? stackbuf : xmalloc_n(n, sizeof *by);
@@ -475,7 +475,7 @@ static size_t count_recorded(const ir_program *p)
         for (size_t k = 0; k < b->n_vars; k++)
             n += !b->vars[k]->removed;
         for (size_t k = 0; k < b->n_ops; k++)
-            n += ir_enc(b->ops[k])->dirty || !ir_enc(b->ops[k])->wire;
+            n += b->ops[k]->enc_dirty_ || !ir_enc(b->ops[k])->wire;
     }
     return n;
 }

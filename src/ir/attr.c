@@ -44,12 +44,12 @@ static ir_attr *find_attr(ir_attr *attrs, size_t n, const char *name)
 
 static ir_attr *overlay_find(const ir_op *op, const char *name)
 {
-    return ir_enc(op)->attrs_pending ? find_attr(op->attrs, ir_enc(op)->n_overlay, name) : NULL;
+    return op->enc_attrs_pending_ ? find_attr(op->attrs, op->enc_n_overlay_, name) : NULL;
 }
 
 const ir_attr *ir_op_overlay(const ir_op *op, size_t *n)
 {
-    *n = ir_enc(op)->attrs_pending ? ir_enc(op)->n_overlay : 0;
+    *n = op->enc_attrs_pending_ ? op->enc_n_overlay_ : 0;
     return *n ? op->attrs : NULL;
 }
 
@@ -74,13 +74,13 @@ static void overlay_room(ir_op *op, size_t have, size_t need)
 static void decode_merged(const ir_op *op, ir_arena *a, ir_attr *out)
 {
     size_t k = ir_op_decode_kept(op, a, out, NULL);
-    if (ir_enc(op)->role_set) {
+    if (op->enc_role_set_) {
         ir_attr *role = find_attr(out, k, IR_WK(op_role));
         if (!role)
             abort();    /* role_set is only taken where the bytes have one */
         *role = *ir_enc(op)->pending_role;
     }
-    for (size_t i = 0; i < ir_enc(op)->n_overlay; i++) {
+    for (size_t i = 0; i < op->enc_n_overlay_; i++) {
         const ir_attr *o = &op->attrs[i];
         size_t j = 0;
         while (j < k && out[j].name != o->name)
@@ -96,7 +96,7 @@ static void decode_merged(const ir_op *op, ir_arena *a, ir_attr *out)
 /* Decoding pending attrs changes no value, so it is allowed on a const op. */
 static void load_attrs(const ir_op *op)
 {
-    if (!ir_enc(op)->attrs_pending)
+    if (!op->enc_attrs_pending_)
         return;
     ir_op *w = (ir_op *)(uintptr_t)op;
     ir_arena *a = ir_op_arena(w);
@@ -105,13 +105,13 @@ static void load_attrs(const ir_op *op)
     w->attrs = attrs;
     w->cap_attrs = w->n_attrs;
     ir_op_enc *e = ir_enc(w);
-    e->attrs_pending = false;
+    ir_enc_op(e)->enc_attrs_pending_ = false;
     e->pending_role = NULL;
-    e->role_set = false;
-    e->n_overlay = 0;
-    if (e->dirty) {
+    ir_enc_op(e)->enc_role_set_ = false;
+    ir_enc_op(e)->enc_n_overlay_ = 0;
+    if (ir_enc_op(e)->enc_dirty_) {
         e->wire = NULL;         /* a borrower's: only its attrs' source */
-        e->wire_len = 0;
+        ir_enc_op(e)->enc_wire_len_ = 0;
     }
 }
 
@@ -125,17 +125,17 @@ static bool names_block_or_var(ir_attr_type type)
  * when the attrs must be decoded instead. */
 static ir_attr *overlay_slot(ir_op *op, const char *name, ir_attr_type type)
 {
-    if (!ir_enc(op)->attrs_pending || !ir_enc(op)->dirty || names_block_or_var(type))
+    if (!op->enc_attrs_pending_ || !op->enc_dirty_ || names_block_or_var(type))
         return NULL;
     ir_attr *at = overlay_find(op, name);
     if (at)
         return at;
-    if (ir_enc(op)->n_overlay == UINT16_MAX || op->n_attrs == UINT32_MAX)
+    if (op->enc_n_overlay_ == UINT16_MAX || op->n_attrs == UINT32_MAX)
         return NULL;
     if (!ir_op_probe_kept(op, name))
         op->n_attrs++;
-    overlay_room(op, ir_enc(op)->n_overlay, (size_t)ir_enc(op)->n_overlay + 1);
-    return &op->attrs[ir_enc(op)->n_overlay++];
+    overlay_room(op, op->enc_n_overlay_, (size_t)op->enc_n_overlay_ + 1);
+    return &op->attrs[op->enc_n_overlay_++];
 }
 
 /* op borrows src's attrs (see above) when it may; op's own attrs that src
@@ -144,8 +144,8 @@ static bool borrow_attrs(ir_op *op, const ir_op *src)
 {
     ir_op_enc *e = ir_enc(op);
     const ir_op_enc *se = ir_enc(src);
-    if (!se->attrs_pending || !se->attrs_sorted || !e->dirty || e->attrs_pending ||
-        ir_op_arena(op) != ir_op_arena(src) || (size_t)op->n_attrs + se->n_overlay + 2 >
+    if (!ir_enc_op(se)->enc_attrs_pending_ || !ir_enc_op(se)->enc_attrs_sorted_ || !ir_enc_op(e)->enc_dirty_ || ir_enc_op(e)->enc_attrs_pending_ ||
+        ir_op_arena(op) != ir_op_arena(src) || (size_t)op->n_attrs + ir_enc_op(se)->enc_n_overlay_ + 2 >
         UINT16_MAX || (size_t)op->n_attrs + src->n_attrs > UINT32_MAX)
         return false;
     size_t own = 0;
@@ -156,17 +156,17 @@ static bool borrow_attrs(ir_op *op, const ir_op *src)
     }
     /* and room for op_role_var, which a grad op may get next (its op_role
      * goes to pending_role: ir_op_set_int) */
-    overlay_room(op, own, own + se->n_overlay + 1);
-    for (size_t i = 0; i < se->n_overlay; i++)
+    overlay_room(op, own, own + ir_enc_op(se)->enc_n_overlay_ + 1);
+    for (size_t i = 0; i < ir_enc_op(se)->enc_n_overlay_; i++)
         ir_attr_copy(ir_op_arena(op), &op->attrs[own + i], &src->attrs[i]);
-    e->n_overlay = (uint16_t)(own + se->n_overlay);
+    ir_enc_op(e)->enc_n_overlay_ = (uint16_t)(own + ir_enc_op(se)->enc_n_overlay_);
     op->n_attrs = ir_count32(own + src->n_attrs);
     e->wire = se->wire;
-    e->wire_len = se->wire_len;
-    e->attrs_pending = true;
-    e->attrs_sorted = true;
+    ir_enc_op(e)->enc_wire_len_ = ir_enc_op(se)->enc_wire_len_;
+    ir_enc_op(e)->enc_attrs_pending_ = true;
+    ir_enc_op(e)->enc_attrs_sorted_ = true;
     e->pending_role = se->pending_role;
-    e->role_set = se->role_set;
+    ir_enc_op(e)->enc_role_set_ = ir_enc_op(se)->enc_role_set_;
     return true;
 }
 
@@ -187,7 +187,7 @@ static bool names_role(const char *name)
  * (passes ask every op for it).  The pointer is not into op->attrs. */
 static bool pending_role(const ir_op *op, const char *name, ir_attr **out)
 {
-    if (!ir_enc(op)->attrs_pending || !names_role(name))
+    if (!op->enc_attrs_pending_ || !names_role(name))
         return false;
     ir_attr *o = overlay_find(op, IR_WK(op_role));
     *out = o ? o : (ir_attr *)(uintptr_t)ir_enc(op)->pending_role;
@@ -200,7 +200,7 @@ ir_attr *ir_op_attr(const ir_op *op, const char *name)
     if (pending_role(op, name, &role))
         return role;
     /* Passes ask every op for attrs few have: no need to decode them all. */
-    if (ir_enc(op)->attrs_pending) {
+    if (op->enc_attrs_pending_) {
         ir_attr *o = overlay_find(op, name);
         if (o || !ir_op_probe_kept(op, name))
             return o;
@@ -226,7 +226,7 @@ static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
     *scratch = NULL;
     if (pending_role(op, name, &role))
         return role;
-    if (!ir_enc(op)->attrs_pending)
+    if (!op->enc_attrs_pending_)
         return ir_op_attr(op, name);
     ir_attr *o = overlay_find(op, name);
     if (o)
@@ -293,7 +293,7 @@ static bool set_pending_role(ir_op *op, const char *name, int32_t v)
     ir_op_mark_dirty(op);
     const char *role = IR_WK(op_role);
     ir_op_enc *e = ir_enc(op);
-    if (!e->attrs_pending || !e->attrs_sorted || overlay_find(op, role) ||
+    if (!ir_enc_op(e)->enc_attrs_pending_ || !ir_enc_op(e)->enc_attrs_sorted_ || overlay_find(op, role) ||
         !ir_op_probe_kept(op, role))
         return false;
     ir_attr at = {.name = role, .type = IR_ATTR_INT, .has_i = true, .i = v};
@@ -301,7 +301,7 @@ static bool set_pending_role(ir_op *op, const char *name, int32_t v)
     if (!shared_role)
         return false;
     e->pending_role = shared_role;
-    e->role_set = true;
+    ir_enc_op(e)->enc_role_set_ = true;
     return true;
 }
 
@@ -439,7 +439,7 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
     load_attrs(op);
     if (borrow_attrs(op, src))
         return;
-    if (!ir_enc(src)->attrs_pending) {
+    if (!src->enc_attrs_pending_) {
         copy_all(op, src->attrs, src->n_attrs);
         return;
     }
@@ -465,7 +465,7 @@ bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name)
 {
     /* A borrower already holds what its source keeps as bytes. */
     const ir_op_enc *e = ir_enc(op), *se = ir_enc(src);
-    if (e->attrs_pending && se->attrs_pending && e->wire == se->wire &&
+    if (ir_enc_op(e)->enc_attrs_pending_ && ir_enc_op(se)->enc_attrs_pending_ && e->wire == se->wire &&
         !overlay_find(op, name) && !overlay_find(src, name) &&
         (e->pending_role == se->pending_role || !names_role(name)))
         return ir_op_probe_kept(src, name);

@@ -38,13 +38,20 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     ir_arena *a = p->arena;
     ir_op tmp = *src;
     tmp.block = NULL;
+    /* the encoding state's small parts (ir.h's enc_*_) stay the new op's */
+    tmp.enc_dirty_ = op->enc_dirty_;
+    tmp.enc_attrs_pending_ = op->enc_attrs_pending_;
+    tmp.enc_attrs_sorted_ = op->enc_attrs_sorted_;
+    tmp.enc_role_set_ = op->enc_role_set_;
+    tmp.enc_n_overlay_ = op->enc_n_overlay_;
+    tmp.enc_wire_len_ = op->enc_wire_len_;
     *op = tmp;
     /* Of the encoding state only dirtiness is copied.  The bytes belong to
      * the source's program, which may die first; a clean copy is encoded
      * from its fields, to the same bytes.  The copy holds the attrs
      * decoded; a source whose attrs are still bytes keeps them so (decoding
      * them into it would hold both forms). */
-    ir_enc(op)->dirty = ir_enc(src)->dirty;
+    op->enc_dirty_ = src->enc_dirty_;
     /* A copy into another program is an op Python's append_op built there
      * (Operator.__init__ gives it that version's framework attrs): made,
      * for the era step.  A copy within the program keeps the source's. */
@@ -59,7 +66,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
         slot_copy(a, &op->outputs[i], &src->outputs[i]);
     op->cap_attrs = at_least(op->n_attrs, room.n_attrs);
     op->attrs = op->cap_attrs ? ir_arena_alloc(a, op->cap_attrs * sizeof(ir_attr)) : NULL;
-    if (ir_enc(src)->attrs_pending)
+    if (src->enc_attrs_pending_)
         ir_op_decode_attrs_into(src, a, op->attrs);
     else
         for (size_t i = 0; i < src->n_attrs; i++)

@@ -7,6 +7,7 @@
 #ifndef PDT_IR_CODEC_H
 #define PDT_IR_CODEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ir.h"
@@ -27,25 +28,24 @@ typedef struct ir_op_enc {
      * once (every pass asks every op for it); NULL if the bytes have none.
      * With role_set, the value set since (shared, attr.c). */
     const ir_attr *pending_role;
-    uint32_t wire_len;          /* ops of 4 GiB or more keep no bytes */
-    /* A dirty op whose attrs are bytes borrowed from another op (`wire` is
-     * then only their source, never written as this op) holds the attrs
-     * set on it since in op->attrs: n_overlay of them, room for cap_attrs. */
-    uint16_t n_overlay;
-    /* Changed since read: written with slots and attrs sorted (Paddle's
-     * OpDesc::Flush), never as `wire`.  New ops are dirty. */
-    bool dirty : 1;
-    /* The attrs are still bytes (in `wire`): op->attrs is NULL (or the
-     * overlay) while n_attrs counts them, and ir_op_attrs (or any
-     * ir_op_attr* call) decodes them.  Never with a BLOCK, BLOCKS, VAR or
-     * VARS attr among them (the reader decodes those ops at once). */
-    bool attrs_pending : 1;
-    /* The kept attrs' names strictly increase (src/io), so that another op
-     * of the program may borrow them (ir_op_copy_attrs, attr.c). */
-    bool attrs_sorted : 1;
-    /* A dirty op whose attrs are still bytes, given an op_role since: the
-     * value is pending_role, not the bytes' op_role. */
-    bool role_set : 1;
+    /* The small parts live in the ir_op itself, in what was its padding
+     * (ir.h: enc_*_), read and written as ir_enc_op(e)->enc_NAME_:
+     * - wire_len: ops of 4 GiB or more keep no bytes.
+     * - n_overlay: a dirty op whose attrs are bytes borrowed from another op
+     *   (`wire` is then only their source, never written as this op) holds
+     *   the attrs set on it since in op->attrs: n_overlay of them, room for
+     *   cap_attrs.
+     * - dirty: changed since read: written with slots and attrs sorted
+     *   (Paddle's OpDesc::Flush), never as `wire`.  New ops are dirty.
+     * - attrs_pending: the attrs are still bytes (in `wire`): op->attrs is
+     *   NULL (or the overlay) while n_attrs counts them, and ir_op_attrs (or
+     *   any ir_op_attr* call) decodes them.  Never with a BLOCK, BLOCKS, VAR
+     *   or VARS attr among them (the reader decodes those ops at once).
+     * - attrs_sorted: the kept attrs' names strictly increase (src/io), so
+     *   that another op of the program may borrow them (ir_op_copy_attrs,
+     *   attr.c).
+     * - role_set: a dirty op whose attrs are still bytes, given an op_role
+     *   since: the value is pending_role, not the bytes' op_role. */
 } ir_op_enc;
 
 /* How every op is allocated (op.c), so that the state is found from the
@@ -62,18 +62,25 @@ static inline ir_op_enc *ir_enc(const ir_op *op)
     return &((ir_op_box *)(uintptr_t)op)->enc;
 }
 
+/* The op an encoding state belongs to, writable (as ir_enc): where the
+ * state's small parts are (ir_op.enc_*_). */
+static inline ir_op *ir_enc_op(const ir_op_enc *e)
+{
+    return &((ir_op_box *)((uintptr_t)e - offsetof(ir_op_box, enc)))->op;
+}
+
 /* The bytes the op was read as (empty: none). */
 static inline ir_bytes ir_op_wire(const ir_op *op)
 {
     const ir_op_enc *e = ir_enc(op);
-    return (ir_bytes){e->wire, e->wire_len};
+    return (ir_bytes){e->wire, ir_enc_op(e)->enc_wire_len_};
 }
 
 /* false when the op surely has no BLOCK, BLOCKS, VAR or VARS attr, known
  * without decoding its attrs (they are still bytes). */
 static inline bool ir_op_may_name_blocks(const ir_op *op)
 {
-    return !ir_enc(op)->attrs_pending;
+    return !op->enc_attrs_pending_;
 }
 
 /* ---- the decoder of attrs still encoded ---- */

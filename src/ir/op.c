@@ -10,7 +10,7 @@
 
 _Static_assert(sizeof(ir_slot) <= 24, "a slot fits in 24 bytes");
 _Static_assert(sizeof(ir_op) <= 80, "an op's public fields fit in 80 bytes");
-_Static_assert(sizeof(ir_op_box) <= 112, "an op with its encoding state fits in 112 bytes");
+_Static_assert(sizeof(ir_op_box) <= 104, "an op with its encoding state fits in 104 bytes");
 
 /* Detached ops find their program through their encoding state, so that
  * setters can allocate before the op is attached. */
@@ -24,7 +24,7 @@ ir_op *ir_op_new_bare(ir_program *p, const char *type)
     ir_op_box *box = ir_arena_alloc(p->arena, sizeof *box);
     box->enc.program = p;
     box->op.type = ir_intern(type);
-    box->enc.dirty = true;  /* new: written sorted, as Paddle flushes it */
+    box->op.enc_dirty_ = true;  /* new: written sorted, as Paddle flushes it */
     return &box->op;
 }
 
@@ -33,18 +33,18 @@ void ir_op_mark_dirty(ir_op *op)
     /* A dirty op's bytes, if any, are only the source of its attrs (attr.c's
      * overlay), which stay. */
     ir_op_enc *e = ir_enc(op);
-    if (e->dirty)
+    if (ir_enc_op(e)->enc_dirty_)
         return;
-    e->dirty = true;
+    ir_enc_op(e)->enc_dirty_ = true;
     /* Attrs still bytes with sorted names stay so: the op's own bytes become
      * their source, as a borrower's are (attr.c), and the rest of the op is
      * written from its fields.  Decoded, they were 5% of transpile's peak:
      * the passes rename op_role_var and slots of thousands of input ops. */
-    if (e->attrs_pending && e->attrs_sorted)
+    if (ir_enc_op(e)->enc_attrs_pending_ && ir_enc_op(e)->enc_attrs_sorted_)
         return;
     ir_op_attrs(op);        /* decoded from the bytes about to be dropped */
     e->wire = NULL;
-    e->wire_len = 0;
+    ir_enc_op(e)->enc_wire_len_ = 0;
 }
 
 static void sort_slots(ir_slot *s, size_t n)
@@ -66,7 +66,7 @@ static void sort_slots(ir_slot *s, size_t n)
 void ir_op_settle(ir_op *op)
 {
     ir_op_enc *e = ir_enc(op);
-    if (!e->dirty || e->attrs_pending)
+    if (!ir_enc_op(e)->enc_dirty_ || ir_enc_op(e)->enc_attrs_pending_)
         return;
     sort_slots(op->inputs, op->n_inputs);
     sort_slots(op->outputs, op->n_outputs);
@@ -79,7 +79,7 @@ void ir_op_settle(ir_op *op)
             op->attrs[k] = op->attrs[k - 1];
         op->attrs[k] = t;
     }
-    e->dirty = false;
+    ir_enc_op(e)->enc_dirty_ = false;
 }
 
 /* A clean op's bytes are the whole op; a dirty one's are at most the
@@ -87,8 +87,8 @@ void ir_op_settle(ir_op *op)
 bool ir_op_same_bytes(const ir_op *x, const ir_op *y)
 {
     const ir_op_enc *ex = ir_enc(x), *ey = ir_enc(y);
-    return !ex->dirty && !ey->dirty && ex->wire_len && ex->wire_len == ey->wire_len &&
-           memcmp(ex->wire, ey->wire, ex->wire_len) == 0;
+    return !ir_enc_op(ex)->enc_dirty_ && !ir_enc_op(ey)->enc_dirty_ && ir_enc_op(ex)->enc_wire_len_ && ir_enc_op(ex)->enc_wire_len_ == ir_enc_op(ey)->enc_wire_len_ &&
+           memcmp(ex->wire, ey->wire, ir_enc_op(ex)->enc_wire_len_) == 0;
 }
 
 /* Room for as many slots and attrs as ops of this type have had, so that

@@ -65,10 +65,18 @@ static void rehash(pmap *m, size_t cap)
 
 /* Doubling, as before capacities were free: growing by half kept tables
  * fuller (probes 50% longer in make bench's mapbench) for no memory that
- * mattered, since the big tables are reserved for what they will hold. */
+ * mattered, since the big tables are reserved for what they will hold.
+ * Past BIG_TABLE slots (1 MiB) by half, though: a block's var map is
+ * reserved for the vars it was read with, and the first var a pass adds
+ * (transpile's trainer, backward's grads) doubled it, a table half empty
+ * at the run's peak (4.7 of 7 MiB of maps at transpile's 100k ops;
+ * issue 33, src/io/HISTORY.md).  Every slot is written (calloc/memset),
+ * so the capacity is resident whole. */
+enum { BIG_TABLE = 1 << 16 };
+
 static void grow(pmap *m)
 {
-    rehash(m, m->cap ? m->cap * 2 : 16);
+    rehash(m, !m->cap ? 16 : m->cap < BIG_TABLE ? m->cap * 2 : m->cap + m->cap / 2);
 }
 
 /* Exactly the room for n more at three quarters full. */

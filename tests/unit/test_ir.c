@@ -283,9 +283,9 @@ START_TEST(attrs_replace_in_place)
 {
     ir_program *p = two_block_program();
     ir_op *op = p->blocks[0]->ops[0];
-    ir_enc(op)->dirty = false;
+    op->enc_dirty_ = false;
     ir_op_set_int(op, "a", 1);
-    ck_assert(ir_enc(op)->dirty);
+    ck_assert(op->enc_dirty_);
     ir_op_set_float(op, "b", 2.5f);
     ir_op_set_int(op, "a", 7);
     ck_assert_uint_eq(op->n_attrs, 2);

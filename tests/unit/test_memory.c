@@ -20,7 +20,7 @@ static void unary(ir_block *b, const char *type, const char *x, const char *y, c
     if (y)
         ir_op_set_input1(op, "Y", y);
     ir_op_set_output1(op, "Out", out);
-    ir_enc(op)->dirty = false;      /* as if read from a file */
+    op->enc_dirty_ = false;      /* as if read from a file */
 }
 
 /* memory-passes.md §5.4: mul(x,w1)->t0; relu->t1; mul(t1,w2)->t2; relu->t3. */
@@ -59,8 +59,8 @@ START_TEST(paddle_example_renames_from_the_first_reuse_on)
     ck_assert_str_eq(out_of(b, 3), "t1");
     /* Paddle's RenameInput marks every op from the first rename on as
      * changed (written with sorted slots), and none before it. */
-    ck_assert(!ir_enc(b->ops[0])->dirty && !ir_enc(b->ops[1])->dirty);
-    ck_assert(ir_enc(b->ops[2])->dirty && ir_enc(b->ops[3])->dirty);
+    ck_assert(!b->ops[0]->enc_dirty_ && !b->ops[1]->enc_dirty_);
+    ck_assert(b->ops[2]->enc_dirty_ && b->ops[3]->enc_dirty_);
     /* VarDescs stay (§5.3). */
     ck_assert_ptr_nonnull(ir_block_find_var(b, "t2"));
     ck_assert_ptr_nonnull(ir_block_find_var(b, "t3"));
@@ -129,7 +129,7 @@ START_TEST(skip_grads_and_op_role_var)
     ir_block *b = ctx.main->blocks[0];
     const char *rv[] = {"w2", "t2"};
     ir_op_set_strings(b->ops[2], "op_role_var", rv, 2);
-    ir_enc(b->ops[2])->dirty = false;
+    b->ops[2]->enc_dirty_ = false;
     const char *pass = "memory_optimize";
     ck_assert_int_eq(pdt_run_pipeline(&ctx, &pass, 1), PDT_OK);
     const ir_attr *a = ir_op_attr(b->ops[2], "op_role_var");

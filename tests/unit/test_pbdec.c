@@ -60,7 +60,7 @@ static int compare_bytes(const uint8_t *data, size_t len, const char *what)
             bool kept = ir_enc(fast->blocks[b]->ops[i])->wire != NULL;
             ops_kept += kept;
             ops_not_kept += !kept;
-            ops_pending += ir_enc(fast->blocks[b]->ops[i])->attrs_pending;
+            ops_pending += fast->blocks[b]->ops[i]->enc_attrs_pending_;
         }
     ir_program *ref = reference_decode(data, len);
     ck_assert_msg(ref != NULL, "%s: pbconv_decode accepts what protobuf-c refuses", what);
@@ -318,8 +318,8 @@ START_TEST(lookups_in_sorted_kept_attrs_stop_past_the_name)
     ck_assert_ptr_nonnull(p);
     for (int i = 0; i < 2; i++) {
         ir_op *op = p->blocks[0]->ops[i];
-        ck_assert(ir_enc(op)->attrs_pending);
-        ck_assert_int_eq(ir_enc(op)->attrs_sorted, i == 0);
+        ck_assert(op->enc_attrs_pending_);
+        ck_assert_int_eq(op->enc_attrs_sorted_, i == 0);
         ck_assert(!ir_op_has_attr(op, "a") && !ir_op_has_attr(op, "c"));
         ck_assert(!ir_op_has_attr(op, "e") && !ir_op_has_attr(op, "g"));
         ck_assert(!ir_op_has_attr(op, "bb") && !ir_op_has_attr(op, ""));

@@ -94,7 +94,7 @@ static void mark_all_edited(ir_program *p)
     for (size_t b = 0; b < p->n_blocks; b++) {
         ir_block *blk = p->blocks[b];
         for (size_t i = 0; i < blk->n_ops; i++)
-            ir_enc(blk->ops[i])->dirty = true;
+            blk->ops[i]->enc_dirty_ = true;
         for (size_t i = 0; i < blk->n_vars; i++)
             blk->vars[i]->from_input = false;
     }
@@ -259,30 +259,30 @@ START_TEST(clean_ops_are_written_as_read)
     for (size_t i = 0; i < b->n_ops; i++)
         ck_assert_ptr_nonnull(ir_enc(b->ops[i])->wire);
     /* Attrs stay bytes, except where one names a block (walks look). */
-    ck_assert(ir_enc(b->ops[1])->attrs_pending && !b->ops[1]->attrs && b->ops[1]->n_attrs == 3);
-    ck_assert(!ir_enc(b->ops[3])->attrs_pending && b->ops[3]->attrs);
+    ck_assert(b->ops[1]->enc_attrs_pending_ && !b->ops[1]->attrs && b->ops[1]->n_attrs == 3);
+    ck_assert(!b->ops[3]->enc_attrs_pending_ && b->ops[3]->attrs);
     assert_encodes_to(p, bin, len, true);
 
     /* op_role and absent attrs are answered without decoding the rest. */
     ck_assert_int_eq(ir_op_role(b->ops[1]), 1);
     ck_assert(!ir_op_has_attr(b->ops[1], "absent"));
     ck_assert(!ir_op_may_name_blocks(b->ops[1]));
-    ck_assert(ir_enc(b->ops[1])->attrs_pending);
-    ck_assert(ir_enc(b->ops[2])->attrs_pending && ir_enc(b->ops[0])->attrs_pending);
+    ck_assert(b->ops[1]->enc_attrs_pending_);
+    ck_assert(b->ops[2]->enc_attrs_pending_ && b->ops[0]->enc_attrs_pending_);
     /* A getter decodes only the attr it reads. */
     ck_assert_int_eq(ir_op_get_int(b->ops[1], "a", 0), 5);
-    ck_assert(ir_enc(b->ops[1])->attrs_pending);
+    ck_assert(b->ops[1]->enc_attrs_pending_);
     /* The reference (pbconv_from_ir) decodes every op's attrs. */
     assert_same_bytes(p, "clean", "as read");
     /* ir_op_attr decodes them all; the op stays clean and as read. */
     ck_assert_ptr_nonnull(ir_op_attr(b->ops[1], "a"));
-    ck_assert(!ir_enc(b->ops[1])->attrs_pending && b->ops[1]->attrs[2].i == 1);
-    ck_assert(!ir_enc(b->ops[1])->dirty && ir_enc(b->ops[1])->wire);
+    ck_assert(!b->ops[1]->enc_attrs_pending_ && b->ops[1]->attrs[2].i == 1);
+    ck_assert(!b->ops[1]->enc_dirty_ && ir_enc(b->ops[1])->wire);
     ck_assert_int_eq(ir_op_role(b->ops[1]), 1);
     assert_encodes_to(p, bin, len, true);
 
     ir_op_set_int(b->ops[2], "z", 7);
-    ck_assert(ir_enc(b->ops[2])->dirty && !ir_enc(b->ops[2])->wire && !ir_enc(b->ops[2])->attrs_pending);
+    ck_assert(b->ops[2]->enc_dirty_ && !ir_enc(b->ops[2])->wire && !b->ops[2]->enc_attrs_pending_);
     ck_assert_int_eq(ir_op_get_int(b->ops[2], "a", 0), 5);
     assert_same_bytes(p, "clean", "one op edited");
     assert_encodes_to(p, bin, len, false);
@@ -301,16 +301,16 @@ START_TEST(clean_ops_are_written_as_read)
     /* An edit of an op whose attrs are still bytes decodes them first. */
     ir_program *p2 = pbconv_decode(bin, len0);
     ir_op *e = p2->blocks[0]->ops[2];
-    ck_assert(ir_enc(e)->attrs_pending);
+    ck_assert(e->enc_attrs_pending_);
     ir_op_set_int(e, "z", 8);
-    ck_assert(!ir_enc(e)->attrs_pending && e->n_attrs == 2 && ir_op_get_int(e, "a", 0) == 5);
+    ck_assert(!e->enc_attrs_pending_ && e->n_attrs == 2 && ir_op_get_int(e, "a", 0) == 5);
     assert_same_bytes(p2, "clean", "a pending op edited");
     ir_program_free(p2);
 
     /* A copy does not share the bytes (their program may die first). */
     ir_program *copy = ir_program_clone(p);
     ck_assert_ptr_null(ir_enc(copy->blocks[0]->ops[1])->wire);
-    ck_assert(!ir_enc(copy->blocks[0]->ops[1])->attrs_pending);
+    ck_assert(!copy->blocks[0]->ops[1]->enc_attrs_pending_);
     size_t n1 = 0, n2 = 0;
     uint8_t *e1 = pbconv_encode(p, &n1), *e2 = pbconv_encode(copy, &n2);
     ck_assert(n1 == n2 && memcmp(e1, e2, n1) == 0);
@@ -331,18 +331,18 @@ START_TEST(copies_leave_the_source_as_bytes)
     uint8_t *bin = binary_of(clean_program, &len);
     ir_program *p = pbconv_decode(bin, len), *p2 = pbconv_decode(bin, len);
     ir_op *c = p->blocks[0]->ops[0], *r = p->blocks[0]->ops[1];
-    ck_assert(ir_enc(c)->attrs_pending && ir_enc(r)->attrs_pending);
+    ck_assert(c->enc_attrs_pending_ && r->enc_attrs_pending_);
 
     ck_assert_int_eq(ir_op_get_int(c, "z", 0), -1);
     ck_assert_int_eq(ir_op_get_int(c, "absent", 42), 42);
     ck_assert_ptr_null(ir_op_get_string(c, "a"));    /* STRINGS, not STRING */
     const char **names = ir_op_get_names(c, "a", &n, p->arena);
     ck_assert(n == 1 && strcmp(names[0], "s") == 0);
-    ck_assert(ir_enc(c)->attrs_pending);
+    ck_assert(c->enc_attrs_pending_);
 
     ir_op *g = ir_op_new(p, "g");
     ir_op_copy_attrs(g, c);
-    ck_assert(ir_enc(c)->attrs_pending);
+    ck_assert(c->enc_attrs_pending_);
     ck_assert_uint_eq(g->n_attrs, 2);
     ck_assert_uint_gt(g->cap_attrs, g->n_attrs);    /* room for op_role_var */
     ck_assert_int_eq(ir_op_get_int(g, "z", 0), -1);
@@ -354,13 +354,13 @@ START_TEST(copies_leave_the_source_as_bytes)
     ck_assert(ir_op_copy_attr_from(h, r, "a"));
     ck_assert(!ir_op_copy_attr_from(h, r, "absent"));
     ck_assert(ir_op_copy_attr_from(h, r, "op_role"));
-    ck_assert(ir_enc(r)->attrs_pending);
+    ck_assert(r->enc_attrs_pending_);
     ck_assert_uint_eq(h->n_attrs, 2);
     ck_assert_int_eq(ir_op_get_int(h, "a", 0), 5);
     ck_assert_int_eq(ir_op_role(h), 1);
 
     ir_op *k = ir_op_clone(p, r);
-    ck_assert(ir_enc(r)->attrs_pending && !ir_enc(k)->attrs_pending && k->n_attrs == 3);
+    ck_assert(r->enc_attrs_pending_ && !k->enc_attrs_pending_ && k->n_attrs == 3);
     ck_assert_int_eq(ir_op_get_int(k, "a", 0), 5);
     ck_assert_int_eq(ir_op_role(k), 1);
 
@@ -411,14 +411,14 @@ START_TEST(borrowed_attrs_read_and_write_as_a_copy)
     uint8_t *bin = binary_of(lender_program, &len);
     ir_program *p = pbconv_decode(bin, len), *ref = pbconv_decode(bin, len);
     ir_op *f = p->blocks[0]->ops[0], *u = p->blocks[0]->ops[1];
-    ck_assert(ir_enc(f)->attrs_pending && ir_enc(f)->attrs_sorted && ir_enc(u)->attrs_pending && !ir_enc(u)->attrs_sorted);
+    ck_assert(f->enc_attrs_pending_ && f->enc_attrs_sorted_ && u->enc_attrs_pending_ && !u->enc_attrs_sorted_);
 
     ir_op *g = grad_like(p, f);
-    ck_assert(ir_enc(g)->attrs_pending && ir_enc(g)->wire == ir_enc(f)->wire);
+    ck_assert(g->enc_attrs_pending_ && ir_enc(g)->wire == ir_enc(f)->wire);
     ck_assert_uint_eq(g->n_attrs, 6);       /* 4 kept, op_role_var and beta added */
-    ck_assert_uint_eq(ir_enc(g)->n_overlay, 3);     /* op_role_var, alpha, beta */
+    ck_assert_uint_eq(g->enc_n_overlay_, 3);     /* op_role_var, alpha, beta */
     /* op_role is in pending_role, shared, in place of the bytes' value */
-    ck_assert(ir_enc(g)->role_set && !ir_enc(f)->role_set && ir_enc(g)->pending_role != ir_enc(f)->pending_role);
+    ck_assert(g->enc_role_set_ && !f->enc_role_set_ && ir_enc(g)->pending_role != ir_enc(f)->pending_role);
     ck_assert_int_eq(ir_op_role(g), 1);
     ck_assert_int_eq(ir_op_role(f), 0);
     ck_assert_int_eq(ir_op_get_int(g, "op_role", -1), 1);
@@ -426,31 +426,31 @@ START_TEST(borrowed_attrs_read_and_write_as_a_copy)
      * op_role alone from g gives g's, not the bytes' */
     ir_op *k = ir_op_new(p, "k");
     ir_op_copy_attrs(k, g);
-    ck_assert(ir_enc(k)->attrs_pending && ir_enc(k)->role_set && ir_op_role(k) == 1);
+    ck_assert(k->enc_attrs_pending_ && k->enc_role_set_ && ir_op_role(k) == 1);
     ir_op *k2 = ir_op_new(p, "k2");
     ir_op_copy_attrs(k2, f);
     ck_assert(ir_op_copy_attr_from(k2, g, "op_role"));
     ck_assert_int_eq(ir_op_role(k2), 1);
     ir_op_attrs(k);     /* decoded: the role set, not the bytes' */
-    ck_assert(!ir_enc(k)->attrs_pending && !ir_enc(k)->role_set && ir_op_attr(k, "op_role")->i == 1);
+    ck_assert(!k->enc_attrs_pending_ && !k->enc_role_set_ && ir_op_attr(k, "op_role")->i == 1);
     ck_assert(ir_op_get_float(g, "alpha", 0) == 2.0 && ir_op_get_float(f, "alpha", 0) == 0.5);
     ck_assert_int_eq(ir_op_get_int(g, "zeta", 0), 7);
     const char **names = ir_op_get_names(g, "names", &n, p->arena);
     ck_assert(n == 2 && strcmp(names[0], "p") == 0 && strcmp(names[1], "q") == 0);
-    ck_assert(!ir_op_may_name_blocks(g) && ir_enc(f)->attrs_pending);
+    ck_assert(!ir_op_may_name_blocks(g) && f->enc_attrs_pending_);
 
     /* the same edits on a copy decoded first: the same bytes */
     ir_op *rf = ref->blocks[0]->ops[0];
     ir_op_attrs(rf);
     ir_op *rg = grad_like(ref, rf);
-    ck_assert(!ir_enc(rg)->attrs_pending && rg->n_attrs == 6);
+    ck_assert(!rg->enc_attrs_pending_ && rg->n_attrs == 6);
     size_t want_len = 0;
     uint8_t *want = pbconv_encode(ref, &want_len);
     assert_encodes_to(p, want, want_len, true);
 
     /* decoded, it holds the merged attrs and drops the borrowed bytes */
     const ir_attr *all = ir_op_attrs(g);
-    ck_assert(!ir_enc(g)->attrs_pending && !ir_enc(g)->wire && g->n_attrs == 6 && all);
+    ck_assert(!g->enc_attrs_pending_ && !ir_enc(g)->wire && g->n_attrs == 6 && all);
     ck_assert_int_eq(ir_op_role(g), 1);
     assert_encodes_to(p, want, want_len, true);
 
@@ -458,20 +458,20 @@ START_TEST(borrowed_attrs_read_and_write_as_a_copy)
      * block attr; removing an attr decodes the rest */
     ir_op *h = ir_op_new(p, "h");
     ir_op_copy_attrs(h, u);
-    ck_assert(!ir_enc(h)->attrs_pending && h->n_attrs == 2);
+    ck_assert(!h->enc_attrs_pending_ && h->n_attrs == 2);
     ir_op *x = ir_op_new(ref, "x");
     ir_op_copy_attrs(x, f);
-    ck_assert(!ir_enc(x)->attrs_pending && x->n_attrs == 4);
+    ck_assert(!x->enc_attrs_pending_ && x->n_attrs == 4);
     ir_op *b = ir_op_new(p, "b");
     ir_op_copy_attrs(b, f);
-    ck_assert(ir_enc(b)->attrs_pending);
+    ck_assert(b->enc_attrs_pending_);
     ir_op_set_block(b, "sub_block", 0);
-    ck_assert(!ir_enc(b)->attrs_pending && !ir_enc(b)->wire && b->n_attrs == 5);
+    ck_assert(!b->enc_attrs_pending_ && !ir_enc(b)->wire && b->n_attrs == 5);
     ir_op *r = ir_op_new(p, "r");
     ir_op_copy_attrs(r, f);
     ir_op_remove_attr(r, "alpha");
-    ck_assert(!ir_enc(r)->attrs_pending && r->n_attrs == 3 && !ir_op_has_attr(r, "alpha"));
-    ck_assert(ir_enc(f)->attrs_pending);
+    ck_assert(!r->enc_attrs_pending_ && r->n_attrs == 3 && !ir_op_has_attr(r, "alpha"));
+    ck_assert(f->enc_attrs_pending_);
     free(want);
     ir_program_free(ref);
     ir_program_free(p);
@@ -505,24 +505,24 @@ START_TEST(edited_ops_keep_sorted_attrs_as_bytes)
     ir_program *p = pbconv_decode(bin, len), *ref = pbconv_decode(bin, len);
     ir_op *f = p->blocks[0]->ops[0], *u = p->blocks[0]->ops[1];
     const uint8_t *bytes = ir_enc(f)->wire;
-    ck_assert(ir_enc(f)->attrs_pending && ir_enc(f)->attrs_sorted && !ir_enc(f)->dirty && bytes);
+    ck_assert(f->enc_attrs_pending_ && f->enc_attrs_sorted_ && !f->enc_dirty_ && bytes);
     ir_op_attrs(ref->blocks[0]->ops[0]);
     ir_op_attrs(ref->blocks[0]->ops[1]);
 
     edit_twins(p, ref);
-    ck_assert(ir_enc(f)->dirty && ir_enc(f)->attrs_pending && ir_enc(f)->wire == bytes);
+    ck_assert(f->enc_dirty_ && f->enc_attrs_pending_ && ir_enc(f)->wire == bytes);
     ck_assert_uint_eq(f->n_attrs, 5);       /* 4 kept, "extra" added */
-    ck_assert_uint_eq(ir_enc(f)->n_overlay, 2);     /* zeta, extra */
+    ck_assert_uint_eq(f->enc_n_overlay_, 2);     /* zeta, extra */
     ck_assert_int_eq(ir_op_get_int(f, "zeta", 0), 8);
     ck_assert(ir_op_get_float(f, "alpha", 0) == 0.5);
     ck_assert_int_eq(ir_op_role(f), 0);
-    ck_assert(ir_enc(u)->dirty && !ir_enc(u)->attrs_pending && !ir_enc(u)->wire);
+    ck_assert(u->enc_dirty_ && !u->enc_attrs_pending_ && !ir_enc(u)->wire);
 
     size_t want_len = 0;
     uint8_t *want = pbconv_encode(ref, &want_len);
     assert_encodes_to(p, want, want_len, true);
     ir_op_attrs(f);                         /* decoded: the bytes go */
-    ck_assert(!ir_enc(f)->attrs_pending && !ir_enc(f)->wire && f->n_attrs == 5);
+    ck_assert(!f->enc_attrs_pending_ && !ir_enc(f)->wire && f->n_attrs == 5);
     assert_encodes_to(p, want, want_len, true);
     free(want);
     ir_program_free(ref);

@@ -91,7 +91,7 @@ START_TEST(dirty_op_is_flushed_sorted)
 {
     ir_program *p = parse_text(SMALL);
     ir_op *op = p->blocks[0]->ops[0];
-    ck_assert(!ir_enc(op)->dirty);
+    ck_assert(!op->enc_dirty_);
     ir_op_set_int(op, "m", 3);
     char *out = serialize_text(p);
     /* Paddle's OpDesc::Flush sorts attrs by name: a, m, z. */
