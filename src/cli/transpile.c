@@ -201,6 +201,7 @@ int cmd_transpile(int argc, char **argv)
     if (rc)
         goto done;
     ctx->settings.text_output = o.text;
+    ctx->settings.drop_input_pages = pdio_drop_input_pages;
     if (!o.passes)
         rc = pdt_job_default_passes(job);
     if (!rc && !o.startup_path && ctx->transpile.mode == PDT_MODE_PSERVER &&

@@ -69,6 +69,7 @@ static void add(pdio_batch *b, const char *path, const ir_program *program, uint
 int pdio_batch_add_program(pdio_batch *b, const char *path, const ir_program *p, bool text)
 {
     add(b, path, p, NULL, 0, !text);
+    b->files[b->n - 1].drop_input = b->stream; /* written once, at once */
     return b->stream ? stream_last(b) : PDT_OK;
 }
 
@@ -225,8 +226,7 @@ static int check_targets(pdio_batch *b)
     return rc;
 }
 
-/* Stale temporaries go from each folder before the first file is written
- * into it. */
+/* Stale temporaries go from each folder before its first file is written. */
 static void remove_stale(pdio_batch *b)
 {
     for (; b->n_clean < b->dirs->len; b->n_clean++)
