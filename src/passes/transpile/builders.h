@@ -35,6 +35,9 @@ typedef struct tp_inputs {
     ir_op *const *ops0;     /* b0's ops as find_optimize saw them (op_kind order) */
     size_t n_ops0;
     ir_arena *arena;        /* the builders' scratch, freed with the plan */
+    /* pdt_run_settings.drop_input_pages: the trainer's builder gives the
+     * main input's pages back between its steps (NULL: never). */
+    void (*drop_input)(const ir_program *p);
 } tp_inputs;
 
 /* The analysis transpile_plan: the placement, the inputs the builders

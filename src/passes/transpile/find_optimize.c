@@ -349,6 +349,7 @@ void *tp_plan_create(pdt_ctx *ctx)
     st->ctx = ctx;
     st->in.o = &ctx->transpile;
     st->in.main_path = ctx->main_path;
+    st->in.drop_input = ctx->settings.drop_input_pages;
     st->in.arena = ir_arena_new();
     st->draft = new_placement(ctx);
     st->pl = st->draft;
