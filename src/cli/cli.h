@@ -65,6 +65,18 @@ void cli_sym_geo_free(cli_sym_geo *g);
 /* The manifest fields verify job reads have their types and ranges
  * (verify_job_manifest.c); false after an error message naming PATH. */
 bool cli_sym_manifest_shape(const char *path, struct json_t *j);
+/* verify job's check that DIR holds one job's files as transpile wrote
+ * them (verify_job_sha256.c): each manifest's "job" and "sha256" map
+ * added (NAME in DIR, its JSON J), then cli_vj_load as the loader hashes
+ * each program before parsing it, and cli_vj_rest hashes the listed files
+ * not read.  False / NULL after an error message naming the file. */
+typedef struct cli_vj_sums cli_vj_sums;
+cli_vj_sums *cli_vj_sums_new(const char *dir);
+bool cli_vj_sums_add(cli_vj_sums *s, const char *name, struct json_t *j);
+void cli_vj_sums_done(cli_vj_sums *s);
+struct ir_program *cli_vj_load(void *ctx, const char *name);
+bool cli_vj_rest(cli_vj_sums *s);
+void cli_vj_sums_free(cli_vj_sums *s);
 
 typedef struct {
     const char *name;

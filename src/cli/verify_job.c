@@ -3,7 +3,8 @@
  * manifests' "files" lists, "mode", "distributed_mode", flags.trainers,
  * flags.collective_mode, flags.selected_gpus, and a GEO job's vars_info and
  * flags.geo_push_nums
- * are read: the rest of a manifest's form may change.  The manifests and
+ * are read, and "job" and "sha256", which verify_job_sha256.c checks
+ * against the folder first: the rest of a manifest's form may change.  The manifests and
  * the check (cli_sym_*) serve `verify transpile --symbolic` too, which
  * loads the programs from its in-process transpiles instead of DIR. */
 #include <dirent.h>
@@ -72,15 +73,6 @@ static ir_program *load(job_files *f, const char *dir, const char *name)
     return prog;
 }
 
-/* verify job's loader: NAME in the folder CTX. */
-static ir_program *load_file(void *ctx, const char *name)
-{
-    char *p = g_build_filename((const char *)ctx, name, NULL);
-    ir_program *prog = pdio_read(p);
-    g_free(p);
-    return prog;
-}
-
 /* One entry of a manifest's "files". */
 static bool add_file(job_files *f, const char *dir, const pdt_manifest_file *e)
 {
@@ -139,22 +131,26 @@ bool cli_sym_add_manifest(cli_sym_job *f, pdt_manifest *m, const char *where,
     return true;
 }
 
-static bool read_manifest(job_files *f, const char *dir, const char *name)
+/* The parts verify job reads of manifest NAME, into the struct the job
+ * API hands out; its job id and sha256 map into SUMS.  NULL after an
+ * error message. */
+static pdt_manifest *read_manifest(job_files *f, cli_vj_sums *sums, const char *dir,
+                                   const char *name)
 {
     char *path = g_build_filename(dir, name, NULL);
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
     if (!j)
         pdt_error("%s: line %d: not a manifest: %s", path, je.line, je.text);
-    /* the parts verify job reads, into the struct the job API hands out */
-    pdt_manifest *m = j && cli_sym_manifest_shape(path, j) ? cli_manifest_parse(j) : NULL;
+    pdt_manifest *m = j && cli_sym_manifest_shape(path, j) && cli_vj_sums_add(sums, name, j)
+                    ? cli_manifest_parse(j) : NULL;
     if (m && !cli_sym_geo_json(&f->geo, path, j)) {
         pdt_manifest_free(m);
         m = NULL;
     }
     g_free(path);
     json_decref(j);
-    return m && cli_sym_add_manifest(f, m, dir, load_file, (void *)dir);
+    return m;
 }
 
 static gint cmp_str(gconstpointer x, gconstpointer y)
@@ -181,8 +177,27 @@ static bool read_dir(job_files *f, const char *dir)
     if (!ok)
         pdt_error("%s: no manifest.json (or manifest.ROLE.json): not a job folder that "
                   "transpile wrote", dir);
-    for (guint i = 0; ok && i < names->len; i++)
-        ok = read_manifest(f, dir, names->pdata[i]);
+    /* every manifest first, so that two jobs' manifests are refused before
+     * any program is read; then the programs, each hashed before it is
+     * parsed (verify_job_sha256.c), and the listed files not read */
+    cli_vj_sums *sums = cli_vj_sums_new(dir);
+    GPtrArray *ms = g_ptr_array_new_with_free_func((GDestroyNotify)pdt_manifest_free);
+    for (guint i = 0; ok && i < names->len; i++) {
+        pdt_manifest *m = read_manifest(f, sums, dir, names->pdata[i]);
+        ok = m != NULL;
+        if (m)
+            g_ptr_array_add(ms, m);
+    }
+    if (ok)
+        cli_vj_sums_done(sums);
+    for (guint i = 0; ok && i < ms->len; i++) {
+        pdt_manifest *m = ms->pdata[i];
+        ms->pdata[i] = NULL;            /* cli_sym_add_manifest takes it */
+        ok = cli_sym_add_manifest(f, m, dir, cli_vj_load, sums);
+    }
+    ok = ok && cli_vj_rest(sums);
+    g_ptr_array_free(ms, TRUE);
+    cli_vj_sums_free(sums);
     g_ptr_array_free(names, TRUE);
     return ok;
 }

@@ -5,7 +5,8 @@
  * otherwise be skipped or read as 0, and a job with a corrupt manifest
  * could verify equal against programs it never listed.  One message naming
  * the manifest and the field; fields verify job does not read (inputs,
- * pipeline, params, pservers, sha256) are not checked. */
+ * pipeline, params, pservers) are not checked; job and sha256 are
+ * verify_job_sha256.c's. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
