@@ -14,11 +14,18 @@ first.  Then each case copies one folder and mutates it once:
   a program in its text form (`pdtrans convert`, mutate.py's tree): an
     attr's value changed, an op's argument renamed, an op dropped or
     repeated, a var's dim made extreme.
-and runs `pdtrans verify job` on it.  A finding is:
+and runs `pdtrans verify job` on it.  A mutated program's manifest entry
+is made to match it (mutate.py's resign) in 3 cases of 4, as if transpile
+had written it, so that the semantic checks see the mutant; in the 4th
+(drawn from its own stream, so each case mutates as it did before verify
+job checked hashes) the entry is left and verify job must report the
+program as edited.  A finding is:
   - a sanitizer report, a signal, or an exit status other than 0 or 1
     (the flags are fixed and right, so 2 is a finding too);
   - exit 1 without exactly one "pdtrans: error: " line on stderr (besides
     warnings), or an error that names no file of the job (DIR);
+  - a program whose bytes changed and whose entry was left, not reported
+    as "DIR/FILE: sha256 differs" (exit 1);
   - exit 0 after a mutation that changes what the job computes: a
     vars_info value of GEO, a program's numeric attr of a computing op
     (SEMANTIC_ATTRS), an op of a trainer's or pserver's main program
@@ -303,8 +310,10 @@ def mutate_bytes(r, path):
 
 # ---- one case ----------------------------------------------------------------
 
-def one_case(a, base, r, folder, tmp):
-    """Mutates folder (a copy of a mode's job) once: (what, semantic)."""
+def one_case(a, base, r, folder, tmp, signed):
+    """Mutates folder (a copy of a mode's job) once: (what, semantic,
+    edited), edited the program whose bytes changed while its manifest
+    entry was left (not SIGNED), else None."""
     files = sorted(f for f in os.listdir(folder))
     k = r.random()
     man = os.path.join(folder, "manifest.json")
@@ -312,14 +321,25 @@ def one_case(a, base, r, folder, tmp):
         m = json.load(open(man))
         what, sem = mutate_json(r, m)
         json.dump(m, open(man, "w"), indent=r.choice([None, 2]))
-        return "manifest " + what, sem
+        return "manifest " + what, sem, None
     if k < 0.6:
-        return mutate_bytes(r, os.path.join(folder, r.choice(files))), False
-    prog = r.choice([f for f in files if f.endswith(".pb")])
-    return mutate_program(r, a.pdtrans, os.path.join(folder, prog), tmp)
+        path = os.path.join(folder, r.choice(files))
+        old = pbt.sha256(path)
+        what, sem = mutate_bytes(r, path), False
+    else:
+        prog = r.choice([f for f in files if f.endswith(".pb")])
+        path = os.path.join(folder, prog)
+        old = pbt.sha256(path)
+        what, sem = mutate_program(r, a.pdtrans, path, tmp)
+    if not path.endswith(".pb") or pbt.sha256(path) == old:
+        return what, sem, None
+    if signed:
+        pbt.resign(path, old)
+        return what, sem, None
+    return (what + " (entry left)") if what else what, sem, os.path.basename(path)
 
 
-def judge(rc, out, err, folder, sem):
+def judge(rc, out, err, folder, sem, edited):
     if rc == "timeout":
         return "timeout"
     if any(s in err for s in SAN):
@@ -331,6 +351,9 @@ def judge(rc, out, err, folder, sem):
         return "exit 1 with %d error lines" % len(errs)
     if rc == 1 and folder not in errs[0] and "differ" not in errs[0]:
         return "the error names no file of the job"
+    if edited and (rc != 1 or not errs[0].startswith(
+            "pdtrans: error: %s: sha256 differs" % os.path.join(folder, edited))):
+        return "%s edited, not reported as edited" % edited
     if rc == 0 and sem:
         return "exit 0 for a job that computes something else"
     return None
@@ -369,13 +392,14 @@ def main():
             folder = os.path.join(work, "case")
             shutil.rmtree(folder, ignore_errors=True)
             shutil.copytree(base, folder)
-            what, sem = one_case(a, base, r, folder, work)
+            signed = random.Random(a.seed * 1000003 + n + 0x51a).random() >= 0.25
+            what, sem, edited = one_case(a, base, r, folder, work, signed)
             if not what:
                 stats["no mutation"] = stats.get("no mutation", 0) + 1
                 continue
             rc, out, err = run([a.pdtrans, "verify", "job", folder] + inputs, a.timeout)
             stats[rc] = stats.get(rc, 0) + 1
-            bad = judge(rc, out, err, folder, sem)
+            bad = judge(rc, out, err, folder, sem, edited)
             if a.v or bad:
                 print("case %d (%s): %s: status %s%s" % (n, name, what, rc,
                                                          ": FINDING: " + bad if bad else ""))

@@ -193,6 +193,19 @@ job two_pservers transpile_basic $P2 --trainers=2 --role=pserver
 mkdir -p "$W/other_count"
 cp "$W/three_trainer"/* "$W/two_pservers"/* "$W/other_count"/
 cp "$W/basic.inputs" "$W/other_count.inputs"
+# the manifests name two jobs: refused before any program is read ...
+n=$((n + 1))
+"$PDTRANS" verify job "$W/other_count" "$B/main.pbtxt" "$B/startup.pbtxt" >"$W/out" 2>&1
+st=$?
+want="manifest.trainer_0.json is of job"
+if [ $st = 1 ] && grep -qF "$want" "$W/out" && grep -q "outputs of two jobs in one folder$" "$W/out"
+then echo "ok: other_pserver_count (two job ids): $(cut -c1-160 "$W/out")"
+else fail "other_pserver_count: expected status 1 and '$want' (status $st)"; cat "$W/out"; fi
+# ... and with the pservers' manifest made to name the trainer's job, the
+# programs themselves are what differs
+job_id() { sed -n 's/^  "job": "\(.*\)",$/\1/p' "$1"; }
+sed -i "s/$(job_id "$W/other_count/manifest.pserver.json")/$(job_id "$W/other_count/manifest.trainer_0.json")/" \
+    "$W/other_count/manifest.pserver.json"
 n=$((n + 1))
 "$PDTRANS" verify job "$W/other_count" "$B/main.pbtxt" "$B/startup.pbtxt" >"$W/out" 2>&1
 st=$?
