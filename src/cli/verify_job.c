@@ -40,7 +40,9 @@ static void help(void)
            "from the manifest's vars_info, each trainer training as MAIN.\n"
            "Prints one line per parameter; exit 1 on a\n"
            "difference.  A trainer DIR lacks runs the programs of the first trainer\n"
-           "it holds.\n\n"
+           "it holds.  First DIR must hold one job as transpile wrote it: the\n"
+           "manifests name one job id, and every file their sha256 maps list (every\n"
+           "program read among them) has that SHA-256; else exit 1 naming the file.\n\n"
            "  --steps=K            training steps (default 2)\n"
            "  -h, --help           show this help\n");
 }
