@@ -123,6 +123,17 @@ $VG "$PDTRANS" verify transpile $PS --steps=1 $g/transpile_basic/in/main.pbtxt \
 $VG "$PDTRANS" verify job "$tmp/job" $g/transpile_basic/in/main.pbtxt \
     $g/transpile_basic/in/startup.pbtxt >/dev/null 2>"$tmp/err"
 [ $? = 0 ] || { echo "valgrind: FAIL verify job"; cat "$tmp/err"; fail=1; }
+# the hash check's refusals (verify_job_sha256.c): an edited program, a
+# listed file missing, two job ids
+cp -r "$tmp/job" "$tmp/edited"; head -c 100 "$tmp/job/trainer_0.pb" >"$tmp/edited/trainer_0.pb"
+cp -r "$tmp/job" "$tmp/missing"; rm "$tmp/missing/pserver_1.startup.pb"
+cp -r "$tmp/job" "$tmp/twojobs"; cp "$tmp/job/manifest.json" "$tmp/twojobs/manifest.z.json"
+sed -i 's/"job": "./"job": "0/' "$tmp/twojobs/manifest.z.json"
+for d in edited missing twojobs; do
+    $VG "$PDTRANS" verify job "$tmp/$d" $g/transpile_basic/in/main.pbtxt >/dev/null 2>"$tmp/err"
+    [ $? = 1 ] && grep -q "sha256 differs\|but missing\|outputs of two jobs" "$tmp/err" ||
+        { echo "valgrind: FAIL verify job ($d)"; cat "$tmp/err"; fail=1; }
+done
 $VG "$PDTRANS" minimize --loss=loss --optimizer=momentum:momentum=0.9 \
     --lr-schedule=piecewise:boundaries=100,200,values=0.1,0.01,0.001 \
     --lr-warmup=warmup_steps=50,start_lr=0.01,end_lr=0.1 \
