@@ -179,16 +179,14 @@ static int mixed_half(const pdt_ctx *ctx, ir_block *b)
     return PDT_EBADINPUT;
 }
 
-int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
-                        double clip_norm, const char **new_grads)
+/* PDT_OK when the target's _static_clip takes every gradient. */
+static int check_grads(const pdt_ctx *ctx, ir_block *b)
 {
-    ir_block *b = ir_program_block(ctx->main, 0);
-    size_t n = ctx->bw_params.n, from = ops->n;
     /* Paddle raises on the mix whichever FP16 path it takes; before 2.5
      * the BF16 refusal below says more */
     if (ctx->settings.era >= CLIP_BF16_FROM && mixed_half(ctx, b) != PDT_OK)
         return PDT_EBADINPUT;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < ctx->bw_grads.n; i++) {
         const ir_var *gv = ir_block_find_var(b, ctx->bw_grads.items[i]);
         const char *why = refusal(ctx, gv);
         if (why) {
@@ -197,6 +195,16 @@ int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char
             return PDT_EBADINPUT;
         }
     }
+    return PDT_OK;
+}
+
+int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                        double clip_norm, const char **new_grads)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    size_t n = ctx->bw_params.n, from = ops->n;
+    if (check_grads(ctx, b) != PDT_OK)
+        return PDT_EBADINPUT;
     /* at most: 2 ops per grad, 4 sums, 3 casts, 1 more sum, 4 shared ops,
      * and per grad a cast and the mul */
     clip2x c = {ctx, names, ops, scope, xcalloc(4 * n + 12, sizeof(size_t)), 0};
