@@ -14,8 +14,14 @@
  * clip.py builds it (one squared_l2_norm per grad, sums per dtype with
  * casts, the scaling in place).  An op sequence, so not an era.def row:
  * the one place a family looks at the target version.  1.8's clip.py has
- * no FP16 case: an FP16 grad takes the same square -> reduce_sum (of the
- * grad's dtype), one sum over all, a float32 fill_constant. */
+ * no FP16 case (FP16 gradients are refused before 2.2: half_refusal).
+ * Its fill_constant(clip_norm) is float32 whatever the gradients' dtype,
+ * so with FP64 gradients elementwise_max(float32, FP64 norm) fails in
+ * Paddle at run time; PR #27437 "Fix GradientClipByGlobalNorm dtype bug"
+ * (merged 2020-09, so 2.0 (R)) gives it the norm's dtype, and pdtrans does
+ * so for every target: for 2.0-2.1 that is what Paddle writes, before 2.0
+ * a deliberate difference (README).  BF16 gradients are refused before
+ * 2.5 (no BF16 case in clip.py; gradient_clip_2x.c writes 2.5's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +164,23 @@ static const char *scaled_grad(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, con
     return out;
 }
 
+/* Error text for a half-precision gradient the pre-2.2 clip cannot take,
+ * or NULL.  FP16: the clip.py before PR #33565 (2.2) has no FP16 case, and
+ * that PR says why: "sum and reduce_sum etc. do not support fp16"
+ * (reduce_sum's FP16 kernel is PR #32966, 2021-05), so the program Paddle
+ * writes cannot run and pdtrans has no runnable form of it to write.
+ * BF16: no BF16 case before 2.5. */
+static const char *half_refusal(const ir_var *gv)
+{
+    if (gv->dtype == IR_BF16)
+        return "is BF16; Paddle's global-norm clip takes BF16 gradients from 2.5 on "
+               "(--paddle-version=2.5 or later)";
+    if (gv->dtype == IR_FP16)
+        return "is FP16; Paddle's global-norm clip takes FP16 gradients from 2.2 on "
+               "(before, its reduce_sum has no FP16 kernel): give --paddle-version=2.2 or later";
+    return NULL;
+}
+
 static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
                             double clip_norm, const char **new_grads)
 {
@@ -172,6 +195,13 @@ static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const 
         if (gv->type == IR_SELECTED_ROWS) {
             pdt_error("%s: block 0: gradient '%s' is SELECTED_ROWS; '--clip=global_norm' "
                       "does not merge sparse gradients yet", ctx->main_path, g);
+            free(sums);
+            free(owner);
+            return PDT_EBADINPUT;
+        }
+        const char *why = half_refusal(gv);
+        if (why) {
+            pdt_error("%s: block 0: gradient '%s' %s", ctx->main_path, g, why);
             free(sums);
             free(owner);
             return PDT_EBADINPUT;
@@ -201,8 +231,12 @@ static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const 
     opt_ops_push(ops, sum);
     const char *norm = layer_out(b, opt_namer_layer_tmp(names, "sqrt"), NULL, false);
     opt_ops_push(ops, unary(p, "sqrt", total, norm, scope, lp, lg));
+    /* dtype=global_norm_var.dtype (PR #27437, 2.0); 1.8 wrote 'float32',
+     * which elementwise_max cannot take with an FP64 norm */
+    int norm_dtype = ir_block_find_var(b, ctx->bw_grads.items[0])->dtype;
     const char *maxv = layer_out(b, opt_namer_layer_tmp(names, "fill_constant"), NULL, false);
-    opt_ops_push(ops, opt_fill_constant_op(p, maxv, IR_FP32, clip_norm, false, true,
+    ir_block_find_var(b, maxv)->dtype = norm_dtype;
+    opt_ops_push(ops, opt_fill_constant_op(p, maxv, norm_dtype, clip_norm, false, true,
                                            IR_ROLE_OPTIMIZE, scope, lp, lg));
     const char *bigger = layer_out(b, opt_namer_gen(names, "elementwise_max"), NULL, false);
     opt_ops_push(ops, binary(p, "elementwise_max", maxv, norm, bigger, scope, lp, lg));

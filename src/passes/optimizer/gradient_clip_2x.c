@@ -8,12 +8,17 @@
  *   - FP16 before 2.5: square -> reduce_sum instead (fluid layers; PR
  *     #33565, merged 2021-09-10, first release 2.2 (R)); from 2.6 FP16
  *     takes squared_l2_norm too (its FP16 kernel: PR #48315, 2023-01; 2.5
- *     is not pinned and refused).
- * The squared norms go to three lists by dtype (FP16, FP32, other) and,
+ *     is not pinned and refused);
+ *   - BF16 (2.5 on): squared_l2_norm of the grad's dtype too (its BF16
+ *     kernel: PR #50908, 2023-02).  Before 2.5 refused: clip.py had no
+ *     BF16 case.
+ * The squared norms go to lists by dtype (FP16, BF16 from 2.5: PR #51285,
+ * in release/2.5 by #52816, 2023-04-12; FP32; other; FP16 and BF16
+ * together raise NotSupportedError, refused here) and,
  * under the last pair's guard, each list is summed apart: sum op via
  * fluid's layers.sums (sum_N.tmp_0, use_mkldnn false) before 2.5, via
  * paddle.add_n (add_n_N.tmp_0, no attrs) from 2.5 (fluid API removal,
- * PR #48946 Dec 2022 (R)).  The FP16 sum is cast to the sum dtype (FP64
+ * PR #48946 Dec 2022 (R)).  The FP16 (or BF16) sum is cast to the sum dtype (FP64
  * when an FP64 list exists, else FP32) by Variable.astype: a cast op into
  * create_new_tmp_var's tmp_N; so is the FP32 sum when the sum dtype is
  * FP64.  More than one part: one more sum.  Then sqrt, fill_constant(
@@ -22,7 +27,8 @@
  * full / maximum / divide after, which write the same op types, names
  * (elementwise_max_N: LayerHelper sets kwargs['name']) and attrs.
  * Last, per gradient under its guard: an FP16 grad first casts the scale
- * to FP16 (astype('float16') -> tmp_N), then elementwise_mul(X=g, Y=scale)
+ * to FP16 (astype('float16') -> tmp_N), a BF16 grad to BF16
+ * (astype('bfloat16')), then elementwise_mul(X=g, Y=scale)
  * -> g in place, a bare block.append_op without attrs. */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +45,11 @@
  * sum for them in January 2023 (PR #48315's review points at
  * nn/clip.py's composite branch); the 2.6-era file has none. */
 #define CLIP_FP16_SQL2_FROM 206
+/* The BF16 list and scale cast (PR #51285, cherry-picked to release/2.5 by
+ * #52816 "the support of bf16 of grad_clip", 2023-04-12) over
+ * squared_l2_norm's BF16 kernel (PR #50908, 2023-02); 'uint16' in
+ * _squared_l2_norm's dtype check by then is (R): what #52816 was for. */
+#define CLIP_BF16_FROM 205
 
 typedef struct {
     pdt_ctx *ctx;
@@ -135,11 +146,12 @@ static const char *refusal(const pdt_ctx *ctx, const ir_var *gv)
 {
     if (gv->type == IR_SELECTED_ROWS)
         return "is SELECTED_ROWS; '--clip=global_norm' does not merge sparse gradients yet";
-    if (gv->dtype == IR_BF16)
-        return "is BF16; '--clip=global_norm' for Paddle 2.2 and later does not write "
-               "the BF16 sums and casts yet";
-    if (gv->dtype != IR_FP16 && gv->dtype != IR_FP32 && gv->dtype != IR_FP64)
-        return "is not FP16, FP32 or FP64, which Paddle's squared_l2_norm takes";
+    if (gv->dtype == IR_BF16 && ctx->settings.era < CLIP_BF16_FROM)
+        return "is BF16; Paddle's global-norm clip takes BF16 gradients from 2.5 on "
+               "(--paddle-version=2.5 or later)";
+    if (gv->dtype != IR_FP16 && gv->dtype != IR_BF16 && gv->dtype != IR_FP32 &&
+        gv->dtype != IR_FP64)
+        return "is not FP16, BF16, FP32 or FP64, which Paddle's squared_l2_norm takes";
     if (gv->dtype == IR_FP16 && ctx->settings.era >= CLIP_PADDLE_API_FROM &&
         ctx->settings.era < CLIP_FP16_SQL2_FROM)
         return "is FP16; whether Paddle 2.5 writes square and reduce_sum or squared_l2_norm "
@@ -147,12 +159,34 @@ static const char *refusal(const pdt_ctx *ctx, const ir_var *gv)
     return NULL;
 }
 
-int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
-                        double clip_norm, const char **new_grads)
+/* _static_clip raises NotSupportedError('FP16 and BF16 are not supported
+ * at the same time.') after computing the squared norms. */
+static int mixed_half(const pdt_ctx *ctx, ir_block *b)
 {
-    ir_block *b = ir_program_block(ctx->main, 0);
-    size_t n = ctx->bw_params.n, from = ops->n;
-    for (size_t i = 0; i < n; i++) {
+    const char *h16 = NULL, *b16 = NULL;
+    for (size_t i = 0; i < ctx->bw_grads.n; i++) {
+        int dt = ir_block_find_var(b, ctx->bw_grads.items[i])->dtype;
+        if (dt == IR_FP16 && !h16)
+            h16 = ctx->bw_grads.items[i];
+        if (dt == IR_BF16 && !b16)
+            b16 = ctx->bw_grads.items[i];
+    }
+    if (!h16 || !b16)
+        return PDT_OK;
+    pdt_error("%s: block 0: gradients '%s' (FP16) and '%s' (BF16): Paddle's global-norm clip "
+              "does not take FP16 and BF16 gradients at the same time",
+              ctx->main_path, h16, b16);
+    return PDT_EBADINPUT;
+}
+
+/* PDT_OK when the target's _static_clip takes every gradient. */
+static int check_grads(const pdt_ctx *ctx, ir_block *b)
+{
+    /* Paddle raises on the mix whichever FP16 path it takes; before 2.5
+     * the BF16 refusal below says more */
+    if (ctx->settings.era >= CLIP_BF16_FROM && mixed_half(ctx, b) != PDT_OK)
+        return PDT_EBADINPUT;
+    for (size_t i = 0; i < ctx->bw_grads.n; i++) {
         const ir_var *gv = ir_block_find_var(b, ctx->bw_grads.items[i]);
         const char *why = refusal(ctx, gv);
         if (why) {
@@ -161,28 +195,38 @@ int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char
             return PDT_EBADINPUT;
         }
     }
-    /* at most: 2 ops per grad, 3 sums, 2 casts, 1 more sum, 4 shared ops,
+    return PDT_OK;
+}
+
+int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                        double clip_norm, const char **new_grads)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    size_t n = ctx->bw_params.n, from = ops->n;
+    if (check_grads(ctx, b) != PDT_OK)
+        return PDT_EBADINPUT;
+    /* at most: 2 ops per grad, 4 sums, 3 casts, 1 more sum, 4 shared ops,
      * and per grad a cast and the mul */
-    clip2x c = {ctx, names, ops, scope, xcalloc(4 * n + 10, sizeof(size_t)), 0};
-    const char **lists[3];      /* FP16, FP32, other */
-    size_t len[3] = {0, 0, 0};
-    const int list_dtype[3] = {IR_FP16, IR_FP32, IR_FP64};
-    for (int k = 0; k < 3; k++)
+    clip2x c = {ctx, names, ops, scope, xcalloc(4 * n + 12, sizeof(size_t)), 0};
+    const char **lists[4];      /* FP16, BF16, FP32, other */
+    size_t len[4] = {0, 0, 0, 0};
+    const int list_dtype[4] = {IR_FP16, IR_BF16, IR_FP32, IR_FP64};
+    for (int k = 0; k < 4; k++)
         lists[k] = xcalloc(n, sizeof *lists[k]);
     for (size_t i = 0; i < n; i++) {
         const ir_var *gv = ir_block_find_var(b, ctx->bw_grads.items[i]);
-        int k = gv->dtype == IR_FP16 ? 0 : gv->dtype == IR_FP32 ? 1 : 2;
+        int k = gv->dtype == IR_FP16 ? 0 : gv->dtype == IR_BF16 ? 1 : gv->dtype == IR_FP32 ? 2 : 3;
         lists[k][len[k]++] = squared_norm(&c, i, gv);
     }
     size_t last = n - 1;
-    int sum_dtype = len[2] ? IR_FP64 : IR_FP32;
-    const char *parts[3];
+    int sum_dtype = len[3] ? IR_FP64 : IR_FP32;
+    const char *parts[4];
     size_t n_parts = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (!len[k])
             continue;
         const char *s = sums(&c, lists[k], len[k], list_dtype[k], last);
-        if (k < 2 && list_dtype[k] != sum_dtype)
+        if (k < 3 && list_dtype[k] != sum_dtype)
             s = astype(&c, s, list_dtype[k], sum_dtype, last);
         parts[n_parts++] = s;
     }
@@ -208,8 +252,9 @@ int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char
     for (size_t i = 0; i < n; i++) {
         const char *g = ctx->bw_grads.items[i];
         const char *y = scale;
-        if (ir_block_find_var(b, g)->dtype == IR_FP16)
-            y = astype(&c, scale, sum_dtype, IR_FP16, i);
+        int gd = ir_block_find_var(b, g)->dtype;
+        if (gd == IR_FP16 || gd == IR_BF16)
+            y = astype(&c, scale, sum_dtype, gd, i);
         ir_op *op = new_op(&c, "elementwise_mul", i);
         ir_op_set_input1(op, "X", g);
         ir_op_set_input1(op, "Y", y);
@@ -223,7 +268,7 @@ int clip_global_norm_2x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char
         const char *rv[2] = {ctx->bw_params.items[i], new_grads[i]};
         ir_op_set_strings(ops->ops[k], "op_role_var", rv, 2);
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         free(lists[k]);
     free(c.owner);
     return PDT_OK;
