@@ -339,9 +339,9 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
     ir_op *op = ir_op_new_bare(p, pbd_name(&type));
     op->enc_dirty_ = false;
     op->n_inputs = op->cap_inputs = count[1];
-    op->inputs = count[1] ? ir_arena_alloc(a, count[1] * sizeof *op->inputs) : NULL;
+    op->inputs_ = count[1] ? ir_arena_alloc(a, count[1] * sizeof *op->inputs_) : NULL;
     op->n_outputs = op->cap_outputs = count[2];
-    op->outputs = count[2] ? ir_arena_alloc(a, count[2] * sizeof *op->outputs) : NULL;
+    op->outputs_ = count[2] ? ir_arena_alloc(a, count[2] * sizeof *op->outputs_) : NULL;
     op->n_attrs = count[4];
     bool lazy = keep_bytes(op, data, len, in_place, count[4]);
     if (!lazy) {
@@ -355,7 +355,7 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
         if (f.num == 1 || f.num == 2) {
             bool is_out = f.num == 2;
             size_t i = is_out ? out++ : in++;
-            ok = slot_in(a, is_out ? &op->outputs[i] : &op->inputs[i], &f, &unknown);
+            ok = slot_in(a, is_out ? &op->outputs_[i] : &op->inputs_[i], &f, &unknown);
             if (ok)
                 ir_op_set_slot_unknown(op, is_out, i, unknown);
         } else if (f.num == 4 && !lazy)

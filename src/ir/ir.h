@@ -200,8 +200,11 @@ typedef struct ir_program ir_program;
  * parts of that state included), 104 with the rest (checked in op.c). */
 typedef struct ir_op {
     const char *type;           /* interned */
-    ir_slot *inputs;
-    ir_slot *outputs;
+    /* Not for passes: the slots (n_inputs / n_outputs of them) are read
+     * through ir_op_ins / ir_op_outs below, and changed through them or
+     * the ir_op_* setters (issue 33 point 2). */
+    ir_slot *inputs_;
+    ir_slot *outputs_;
     /* May be NULL, or hold only part of them, while the op's attrs are
      * still encoded (n_attrs counts them all): walk them with an
      * ir_attr_iter or take them from ir_op_attrs, never from here. */
@@ -224,6 +227,18 @@ typedef struct ir_op {
     ir_op_rare *rare;           /* NULL (most ops): read through ir_op_unknown */
     ir_block *block;            /* owner; NULL while detached */
 } ir_op;
+
+/* The op's input and output slots: n_inputs and n_outputs of them.
+ * Writable (a pass that edits an arg in place marks the op dirty itself). */
+static inline ir_slot *ir_op_ins(const ir_op *op)
+{
+    return op->inputs_;
+}
+
+static inline ir_slot *ir_op_outs(const ir_op *op)
+{
+    return op->outputs_;
+}
 
 /* The tensor part of a VarType, wherever it sits in the message. */
 typedef enum {
