@@ -36,6 +36,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
 {
     ir_op *op = ir_op_new_bare(p, src->type);
     ir_arena *a = p->arena;
+    ir_op_ins(src);         /* slots still bytes: decoded, then copied */
     ir_op tmp = *src;
     tmp.block = NULL;
     /* the encoding state's small parts (ir.h's enc_*_) stay the new op's */
@@ -43,6 +44,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     tmp.enc_attrs_pending_ = op->enc_attrs_pending_;
     tmp.enc_attrs_sorted_ = op->enc_attrs_sorted_;
     tmp.enc_role_set_ = op->enc_role_set_;
+    tmp.enc_slots_pending_ = op->enc_slots_pending_;
     tmp.enc_n_overlay_ = op->enc_n_overlay_;
     tmp.enc_wire_len_ = op->enc_wire_len_;
     *op = tmp;

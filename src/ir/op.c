@@ -35,6 +35,7 @@ void ir_op_mark_dirty(ir_op *op)
     ir_op_enc *e = ir_enc(op);
     if (ir_enc_op(e)->enc_dirty_)
         return;
+    ir_op_ins(op);          /* slots still bytes: decoded before anything */
     ir_enc_op(e)->enc_dirty_ = true;
     /* Attrs still bytes with sorted names stay so: the op's own bytes become
      * their source, as a borrower's are (attr.c), and the rest of the op is
@@ -306,6 +307,7 @@ static void rare_slot_removed(ir_op *op, bool out, size_t i)
 
 static ir_slot *get_or_add_slot(ir_op *op, bool out, const char *name)
 {
+    ir_op_ins(op);          /* the fields below, built if still bytes */
     ir_slot **slots = out ? &op->outputs_ : &op->inputs_;
     uint32_t *n = out ? &op->n_outputs : &op->n_inputs;
     uint32_t *cap = out ? &op->cap_outputs : &op->cap_inputs;
