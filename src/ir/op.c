@@ -249,6 +249,7 @@ static size_t rare_cap(const ir_op *op, bool out)
 
 ir_bytes ir_slot_unknown(const ir_op *op, bool out, size_t i)
 {
+    ir_op_ins(op);          /* slots still bytes: their unknown fields come with them */
     if (i >= rare_cap(op, out))
         return (ir_bytes){NULL, 0};
     return (out ? op->rare->out : op->rare->in)[i];
