@@ -43,7 +43,15 @@ grep -rnE --include='*.c' --include='*.h' -e '->attrs\b' src | grep -vE '^src/(i
         echo "private_headers: $line: reads op->attrs (walk them with ir_attr_iter or ir_op_attrs)"
         exit 1
     done || fail=1
+# An op read from a file keeps its slots as bytes until asked (issue 33
+# point 2): code outside the IR and the codec reads them through
+# ir_op_ins / ir_op_outs, which decode them first.
+grep -rnE --include='*.c' --include='*.h' -e '(->|\.)(in|out)puts_\b' src | grep -vE '^src/(ir|io)/' |
+    while IFS= read -r line; do
+        echo "private_headers: $line: reads op->inputs_/outputs_ (use ir_op_ins / ir_op_outs)"
+        exit 1
+    done || fail=1
 if [ "$fail" = 0 ]; then
-    echo "private_headers: ir_internal.h and env_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs outside them, transpile/builders.h in src/passes/transpile only, the placement's draft handles and lookup maps in its writers only"
+    echo "private_headers: ir_internal.h and env_internal.h in src/ir only, ir_codec.h in src/ir and src/io only, no op->attrs or op->inputs_/outputs_ outside them, transpile/builders.h in src/passes/transpile only, the placement's draft handles and lookup maps in its writers only"
 fi
 exit "$fail"

@@ -44,7 +44,7 @@ static uint64_t digits_below(uint64_t n)
 static uint64_t op_floor(const ir_op *op)
 {
     uint64_t n = 2 + strlen(op->type);
-    const ir_slot *lists[2] = {op->inputs, op->outputs};
+    const ir_slot *lists[2] = {ir_op_ins(op), ir_op_outs(op)};
     uint32_t counts[2] = {op->n_inputs, op->n_outputs};
     for (int l = 0; l < 2; l++)
         for (uint32_t s = 0; s < counts[l]; s++)

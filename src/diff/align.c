@@ -28,7 +28,7 @@ static bool key_equal(const ir_op *x, const ir_op *y)
     if (x->type != y->type || x->n_outputs != y->n_outputs)
         return false;
     for (uint32_t i = 0; i < x->n_outputs; i++) {
-        const ir_slot *s = &x->outputs[i], *t = &y->outputs[i];
+        const ir_slot *s = &ir_op_outs(x)[i], *t = &ir_op_outs(y)[i];
         if (s->name != t->name || s->n_args != t->n_args ||
             (s->n_args && memcmp(s->args, t->args, s->n_args * sizeof *s->args) != 0))
             return false;
@@ -41,9 +41,9 @@ static guint key_hash(gconstpointer p)
     const ir_op *op = p;
     uint64_t h = (uintptr_t)op->type * 0x9e3779b97f4a7c15u;
     for (uint32_t i = 0; i < op->n_outputs; i++) {
-        h = (h ^ (uintptr_t)op->outputs[i].name) * 0x100000001b3u;
-        for (uint32_t k = 0; k < op->outputs[i].n_args; k++)
-            h = (h ^ (uintptr_t)op->outputs[i].args[k]) * 0x100000001b3u;
+        h = (h ^ (uintptr_t)ir_op_outs(op)[i].name) * 0x100000001b3u;
+        for (uint32_t k = 0; k < ir_op_outs(op)[i].n_args; k++)
+            h = (h ^ (uintptr_t)ir_op_outs(op)[i].args[k]) * 0x100000001b3u;
     }
     return (guint)(h ^ (h >> 32));
 }

@@ -12,8 +12,8 @@ void pdiff_emit(pdiff_cmp *c, pdiff_kind kind, const ir_op *x, long ia, const ir
 {
     const ir_op *op = x ? x : y;
     const char *out = NULL;
-    if (op && op->n_outputs && op->outputs[0].n_args)
-        out = op->outputs[0].args[0];
+    if (op && op->n_outputs && ir_op_outs(op)[0].n_args)
+        out = ir_op_outs(op)[0].args[0];
     pdiff_item it = {kind, c->path_a, c->path_b, c->block, ia, ib,
                      op ? op->type : NULL, out, what, a, b};
     pdiff_report_add(c->r, &it);
@@ -60,7 +60,7 @@ static bool slot_equal(const ir_slot *s, const ir_slot *t)
 static void compare_slots(pdiff_cmp *c, const ir_op *x, long ia, const ir_op *y, long ib,
                           bool out)
 {
-    const ir_slot *sx = out ? x->outputs : x->inputs, *sy = out ? y->outputs : y->inputs;
+    const ir_slot *sx = out ? ir_op_outs(x) : ir_op_ins(x), *sy = out ? ir_op_outs(y) : ir_op_ins(y);
     uint32_t nx = out ? x->n_outputs : x->n_inputs, ny = out ? y->n_outputs : y->n_inputs;
     pdiff_kind kind = out ? PDIFF_OUTPUT : PDIFF_INPUT;
     const char *word = out ? "output" : "input";
@@ -187,7 +187,7 @@ static const char *op_text(GString *g, const ir_op *op)
     g_string_truncate(g, 0);
     for (uint32_t i = 0; i < op->n_inputs + op->n_outputs; i++) {
         bool out = i >= op->n_inputs;
-        const ir_slot *s = out ? &op->outputs[i - op->n_inputs] : &op->inputs[i];
+        const ir_slot *s = out ? &ir_op_outs(op)[i - op->n_inputs] : &ir_op_ins(op)[i];
         if (out && i == op->n_inputs)
             g_string_append(g, g->len ? " ->" : "->");
         g_string_append_printf(g, "%s%s=", g->len ? " " : "", s->name);

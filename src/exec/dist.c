@@ -100,7 +100,7 @@ static void accept_inputs(ex_proc *p, const ir_block *b)
     const ir_block *b0 = ir_program_block(p->main, 0);
     for (size_t i = 0; b && i < b->n_ops; i++)
         for (size_t s = 0; s < b->ops[i]->n_inputs; s++) {
-            const ir_slot *in = &b->ops[i]->inputs[s];
+            const ir_slot *in = &ir_op_ins(b->ops[i])[s];
             for (size_t a = 0; a < in->n_args; a++) {
                 const ir_var *v = ir_block_find_var(b0, in->args[a]);
                 if (v && !v->persistable)
@@ -223,8 +223,8 @@ static bool sent_for_good(ex_ctx *x, const char *name)
     for (size_t i = x->op_idx + 1; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
         for (uint32_t k = 0; k < op->n_inputs; k++)
-            for (uint32_t a = 0; a < op->inputs[k].n_args; a++)
-                if (op->inputs[k].args[a] == name)
+            for (uint32_t a = 0; a < ir_op_ins(op)[k].n_args; a++)
+                if (ir_op_ins(op)[k].args[a] == name)
                     return false;
     }
     return true;

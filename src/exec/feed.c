@@ -83,7 +83,7 @@ bool ex_feed_random(const ir_program *p, ex_scope *s, const ex_feed_opts *o, ex_
         if (!strcmp(op->type, "feed"))
             continue;
         for (size_t k = 0; k < op->n_inputs; k++) {
-            const ir_slot *sl = &op->inputs[k];
+            const ir_slot *sl = &ir_op_ins(op)[k];
             for (size_t j = 0; j < sl->n_args; j++) {
                 const char *a = sl->args[j];
                 if (!*a || !strcmp(a, "@EMPTY@") || pmap_has(&written, a) || ex_scope_get(s, a))
@@ -113,8 +113,8 @@ bool ex_feed_random(const ir_program *p, ex_scope *s, const ex_feed_opts *o, ex_
             }
         }
         for (size_t k = 0; k < op->n_outputs; k++)
-            for (size_t j = 0; j < op->outputs[k].n_args; j++)
-                pmap_add(&written, op->outputs[k].args[j]);
+            for (size_t j = 0; j < ir_op_outs(op)[k].n_args; j++)
+                pmap_add(&written, ir_op_outs(op)[k].args[j]);
     }
     pmap_free(&written);
     return ok;

@@ -44,12 +44,12 @@ static void read_and_written(const ir_block *b, pmap *set)
         const ir_op *op = b->ops[i];
         pmap_clear(&in);
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t k = 0; k < op->inputs[s].n_args; k++)
-                pmap_add(&in, op->inputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+                pmap_add(&in, ir_op_ins(op)[s].args[k]);
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                if (pmap_has(&in, op->outputs[s].args[k]))
-                    pmap_add(set, op->outputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+                if (pmap_has(&in, ir_op_outs(op)[s].args[k]))
+                    pmap_add(set, ir_op_outs(op)[s].args[k]);
     }
     pmap_free(&in);
 }

@@ -76,7 +76,7 @@ static bool grads_fit_their_vars(ex_ctx *x, const ir_op *op)
     if (ir_op_attr(op, "sub_block"))
         return true;
     for (uint32_t i = 0; i < op->n_inputs; i++) {
-        const ir_slot *g = &op->inputs[i];
+        const ir_slot *g = &ir_op_ins(op)[i];
         size_t len = strlen(g->name);
         if (len <= 5 || strcmp(g->name + len - 5, "@GRAD"))
             continue;

@@ -128,11 +128,11 @@ static GArray *unread_targets(const ir_block *b)
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
         for (size_t k = 0; k < op->n_inputs; k++)
-            for (size_t j = 0; j < op->inputs[k].n_args; j++)
-                pmap_add(&read, op->inputs[k].args[j]);
+            for (size_t j = 0; j < ir_op_ins(op)[k].n_args; j++)
+                pmap_add(&read, ir_op_ins(op)[k].args[j]);
         for (size_t k = 0; k < op->n_outputs; k++)
-            for (size_t j = 0; j < op->outputs[k].n_args; j++)
-                pmap_add(&written, op->outputs[k].args[j]);
+            for (size_t j = 0; j < ir_op_outs(op)[k].n_args; j++)
+                pmap_add(&written, ir_op_outs(op)[k].args[j]);
     }
     for (size_t i = 0; i < b->n_vars; i++) {
         const ir_var *v = b->vars[i];
@@ -178,13 +178,13 @@ static void find_writers(GArray *targets, const GPtrArray *ops)
     for (size_t i = ops->len; i-- > 0;) {
         const ir_op *op = ops->pdata[i];
         for (size_t k = 0; k < op->n_outputs; k++)
-            for (size_t j = 0; j < op->outputs[k].n_args; j++) {
-                uintptr_t t = (uintptr_t)pmap_get(&idx, op->outputs[k].args[j]);
+            for (size_t j = 0; j < ir_op_outs(op)[k].n_args; j++) {
+                uintptr_t t = (uintptr_t)pmap_get(&idx, ir_op_outs(op)[k].args[j]);
                 if (!t)
                     continue;
                 rw_target *r = &g_array_index(targets, rw_target, t - 1);
                 r->writer = (int64_t)i;
-                r->slot = op->outputs[k].name;
+                r->slot = ir_op_outs(op)[k].name;
                 r->arg = j;
                 pmap_put(&idx, r->name, NULL);
             }

@@ -235,8 +235,8 @@ static size_t step_state(const ir_block *b0, const char **params, size_t np, con
         if (!is_forward_backward_op(op))
             continue;
         for (uint32_t k = 0; k < op->n_outputs; k++)
-            for (uint32_t j = 0; j < op->outputs[k].n_args; j++) {
-                const char *name = op->outputs[k].args[j];
+            for (uint32_t j = 0; j < ir_op_outs(op)[k].n_args; j++) {
+                const char *name = ir_op_outs(op)[k].args[j];
                 const ir_var *v = ir_block_find_var(b0, name);
                 if (v && v->persistable && pmap_add(&skip, name))
                     g_ptr_array_add(a, (void *)name);

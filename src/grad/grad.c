@@ -131,24 +131,24 @@ static const ir_slot *find_slot(const ir_slot *slots, size_t n, const char *name
 
 const ir_slot *grad_fwd_in(grad_ctx *c, const char *slot)
 {
-    const ir_slot *s = find_slot(c->fwd->inputs, c->fwd->n_inputs, ir_intern(slot));
+    const ir_slot *s = find_slot(ir_op_ins(c->fwd), c->fwd->n_inputs, ir_intern(slot));
     return s ? s : &empty_slot;
 }
 
 const ir_slot *grad_fwd_out(grad_ctx *c, const char *slot)
 {
-    const ir_slot *s = find_slot(c->fwd->outputs, c->fwd->n_outputs, ir_intern(slot));
+    const ir_slot *s = find_slot(ir_op_outs(c->fwd), c->fwd->n_outputs, ir_intern(slot));
     return s ? s : &empty_slot;
 }
 
 bool grad_has_in(grad_ctx *c, const char *slot)
 {
-    return find_slot(c->fwd->inputs, c->fwd->n_inputs, ir_intern(slot)) != NULL;
+    return find_slot(ir_op_ins(c->fwd), c->fwd->n_inputs, ir_intern(slot)) != NULL;
 }
 
 bool grad_has_out(grad_ctx *c, const char *slot)
 {
-    return find_slot(c->fwd->outputs, c->fwd->n_outputs, ir_intern(slot)) != NULL;
+    return find_slot(ir_op_outs(c->fwd), c->fwd->n_outputs, ir_intern(slot)) != NULL;
 }
 
 void grad_set_in(grad_ctx *c, ir_op *op, const char *dst, const char *src)
@@ -334,13 +334,13 @@ static bool make_default(grad_ctx *c)
 {
     ir_op *op = grad_new_op(c, ir_internf("%s_grad", c->fwd->type));
     const char **names = g_newa(const char *, c->fwd->n_inputs + c->fwd->n_outputs + 1);
-    sorted_slots(c->fwd->inputs, c->fwd->n_inputs, names);
+    sorted_slots(ir_op_ins(c->fwd), c->fwd->n_inputs, names);
     for (size_t i = 0; i < c->fwd->n_inputs; i++) {
         grad_set_in(c, op, names[i], names[i]);
         if (!grad_set_ig(c, op, false, ir_internf("%s" GRAD_SUFFIX, names[i]), names[i], true))
             return false;
     }
-    sorted_slots(c->fwd->outputs, c->fwd->n_outputs, names);
+    sorted_slots(ir_op_outs(c->fwd), c->fwd->n_outputs, names);
     for (size_t i = 0; i < c->fwd->n_outputs; i++) {
         grad_set_out_as_in(c, op, names[i], names[i]);
         grad_set_og(c, op, false, ir_internf("%s" GRAD_SUFFIX, names[i]), names[i]);

@@ -56,8 +56,8 @@ bool grad_fn_while(grad_ctx *c)
     for (size_t i = 0; i < gb->n_ops; i++) {
         const ir_op *o = gb->ops[i];
         for (size_t s = 0; s < o->n_outputs; s++)
-            for (size_t k = 0; k < o->outputs[s].n_args; k++)
-                pmap_add(&inner_out, o->outputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_outs(o)[s].n_args; k++)
+                pmap_add(&inner_out, ir_op_outs(o)[s].args[k]);
     }
     ir_op *tmp = ir_op_new(c->prog, "tmp");
     if (!grad_set_ig(c, tmp, false, "G", "X", false)) {
@@ -82,8 +82,8 @@ bool grad_fn_while(grad_ctx *c)
     for (size_t i = 0; i < gb->n_ops; i++) {
         const ir_op *o = gb->ops[i];
         for (size_t s = 0; s < o->n_inputs; s++)
-            for (size_t k = 0; k < o->inputs[s].n_args; k++) {
-                const char *n = o->inputs[s].args[k];
+            for (size_t k = 0; k < ir_op_ins(o)[s].n_args; k++) {
+                const char *n = ir_op_ins(o)[s].args[k];
                 /* Out@GRAD are the names the grad block reads that nothing
                  * provides: not a while input/output, not written earlier
                  * in the grad block, not declared where the forward block
@@ -96,8 +96,8 @@ bool grad_fn_while(grad_ctx *c)
                 add_set(&og_set, og, n);
             }
         for (size_t s = 0; s < o->n_outputs; s++)
-            for (size_t k = 0; k < o->outputs[s].n_args; k++)
-                add_set(&block_ins, NULL, o->outputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_outs(o)[s].n_args; k++)
+                add_set(&block_ins, NULL, ir_op_outs(o)[s].args[k]);
     }
     ir_op_set_input(op, "Out" GRAD_SUFFIX, (const char *const *)og->pdata, og->len);
     ir_op_copy_attrs(op, c->fwd);

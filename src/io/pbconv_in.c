@@ -92,7 +92,7 @@ static void attr_in(ir_arena *a, ir_attr *d, const PbAttr *s)
 static void slots_in(ir_op *op, bool is_out, PbSlot *const *src, size_t count)
 {
     ir_arena *a = ir_op_arena(op);
-    ir_slot **out = is_out ? &op->outputs : &op->inputs;
+    ir_slot **out = is_out ? &op->outputs_ : &op->inputs_;
     uint32_t *n = is_out ? &op->n_outputs : &op->n_inputs;
     uint32_t *cap = is_out ? &op->cap_outputs : &op->cap_inputs;
     *n = *cap = ir_count32(count);  /* protobuf-c holds fewer than 4G */

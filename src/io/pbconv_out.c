@@ -143,7 +143,7 @@ static int cmp_attr(const void *x, const void *y)
 
 static PbSlot **slots_out(pbconv_out *out, const ir_op *op, bool is_out)
 {
-    const ir_slot *s = is_out ? op->outputs : op->inputs;
+    const ir_slot *s = is_out ? ir_op_outs(op) : ir_op_ins(op);
     size_t n = is_out ? op->n_outputs : op->n_inputs;
     bool sort = op->enc_dirty_;
     static const PbSlot init = PADDLE__FRAMEWORK__PROTO__OP_DESC__VAR__INIT;

@@ -295,19 +295,84 @@ static bool probe_pending_attr(const ir_op *op, const char *name)
     return false;
 }
 
-/* Keeps the op's bytes when canonical; and its attrs as those bytes unless
- * one names a block or var (walks over attrs look for those) or the op has
- * none; op_role is decoded at once, as every pass asks for it. */
+/* Builds the slots of an op read with them left as bytes (keep_bytes):
+ * both lists at once, in the wire's order, names interned. */
+static void decode_pending_slots(ir_op *op, ir_arena *a)
+{
+    const ir_op_enc *e = ir_enc(op);
+    op->inputs_ = op->n_inputs ? ir_arena_alloc(a, op->n_inputs * sizeof *op->inputs_) : NULL;
+    op->outputs_ = op->n_outputs ? ir_arena_alloc(a, op->n_outputs * sizeof *op->outputs_) : NULL;
+    op->cap_inputs = op->n_inputs;
+    op->cap_outputs = op->n_outputs;
+    op->enc_slots_pending_ = false;
+    pbd_msg m = {e->wire, e->wire + op->enc_wire_len_};
+    pbd_field f;
+    bool bad;
+    size_t in = 0, out = 0;
+    ir_bytes unknown;
+    while (pbd_next(&m, &f, &bad)) {
+        if (f.num != 1 && f.num != 2)
+            continue;
+        bool is_out = f.num == 2;
+        size_t i = is_out ? out++ : in++;
+        if (i >= (is_out ? op->n_outputs : op->n_inputs) ||
+            !slot_in(a, is_out ? &op->outputs_[i] : &op->inputs_[i], &f, &unknown))
+            abort();    /* pbd_op checked these bytes when read */
+        ir_op_set_slot_unknown(op, is_out, i, unknown);
+    }
+    if (in != op->n_inputs || out != op->n_outputs)
+        abort();
+}
+
+/* What slot_in checks that pbd_op_canonical does not: a parameter name
+ * (canonical, it is the slot's first field).  So that slots left as bytes
+ * are sure to decode later. */
+static bool slot_has_param(const pbd_field *s)
+{
+    pbd_msg m = {s->data, s->data + s->len};
+    pbd_field f;
+    bool bad;
+    return pbd_next(&m, &f, &bad) && f.num == 1 && pbd_len(&f);
+}
+
+static bool slots_have_params(const uint8_t *data, size_t len)
+{
+    pbd_msg m = {data, data + len};
+    pbd_field f;
+    bool bad;
+    while (pbd_next(&m, &f, &bad))
+        if ((f.num == 1 || f.num == 2) && !slot_has_param(&f))
+            return false;
+        else if (f.num > 2)
+            break;      /* canonical: the slots come first */
+    return true;
+}
+
+/* The program's decoder of what ops left as bytes (ir_codec.h). */
+static const ir_attr_codec codec = {decode_pending_attrs, probe_pending_attr,
+                                    decode_pending_slots};
+
+/* Keeps the op's bytes when canonical, and its slots as those bytes (their
+ * names interned only when a pass asks for them); and its attrs as those
+ * bytes unless one names a block or var (walks over attrs look for those)
+ * or the op has none; op_role is decoded at once, as every pass asks for
+ * it.  *lazy_slots: the slots were left as bytes. */
 static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place,
-                       size_t n_attrs)
+                       size_t n_attrs, bool *lazy_slots)
 {
     pbd_op_peek peek;
+    *lazy_slots = false;
     if (len > UINT32_MAX || !pbd_op_canonical(data, len, &peek))
         return false;
     ir_arena *a = ir_op_arena(op);
     ir_op_enc *e = ir_enc(op);
     e->wire = in_place ? data : ir_arena_dup(a, data, len);
     ir_enc_op(e)->enc_wire_len_ = (uint32_t)len;
+    if ((op->n_inputs || op->n_outputs) && slots_have_params(data, len)) {
+        *lazy_slots = true;
+        op->enc_slots_pending_ = true;
+        e->program->attr_codec = &codec;
+    }
     if (peek.names_blocks || !n_attrs)
         return false;
     if (peek.role.data) {
@@ -320,8 +385,6 @@ static bool keep_bytes(ir_op *op, const uint8_t *data, size_t len, bool in_place
     }
     ir_enc_op(e)->enc_attrs_pending_ = true;
     ir_enc_op(e)->enc_attrs_sorted_ = peek.attrs_sorted;
-    /* the program's decoder of the attrs left as bytes (ir_codec.h) */
-    static const ir_attr_codec codec = {decode_pending_attrs, probe_pending_attr};
     e->program->attr_codec = &codec;
     return true;
 }
@@ -338,12 +401,16 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
     ir_arena *a = p->arena;
     ir_op *op = ir_op_new_bare(p, pbd_name(&type));
     op->enc_dirty_ = false;
-    op->n_inputs = op->cap_inputs = count[1];
-    op->inputs = count[1] ? ir_arena_alloc(a, count[1] * sizeof *op->inputs) : NULL;
-    op->n_outputs = op->cap_outputs = count[2];
-    op->outputs = count[2] ? ir_arena_alloc(a, count[2] * sizeof *op->outputs) : NULL;
+    op->n_inputs = (uint32_t)count[1];
+    op->n_outputs = (uint32_t)count[2];
     op->n_attrs = count[4];
-    bool lazy = keep_bytes(op, data, len, in_place, count[4]);
+    bool lazy_slots, lazy = keep_bytes(op, data, len, in_place, count[4], &lazy_slots);
+    if (!lazy_slots) {
+        op->cap_inputs = count[1];
+        op->inputs_ = count[1] ? ir_arena_alloc(a, count[1] * sizeof *op->inputs_) : NULL;
+        op->cap_outputs = count[2];
+        op->outputs_ = count[2] ? ir_arena_alloc(a, count[2] * sizeof *op->outputs_) : NULL;
+    }
     if (!lazy) {
         op->cap_attrs = count[4];
         op->attrs = count[4] ? ir_arena_alloc(a, count[4] * sizeof *op->attrs) : NULL;
@@ -352,10 +419,10 @@ ir_op *pbd_op(ir_program *p, const uint8_t *data, size_t len, bool in_place)
     pbd_msg m = {data, data + len};
     ir_bytes unknown;
     while (ok && pbd_next(&m, &f, &bad)) {
-        if (f.num == 1 || f.num == 2) {
+        if ((f.num == 1 || f.num == 2) && !lazy_slots) {
             bool is_out = f.num == 2;
             size_t i = is_out ? out++ : in++;
-            ok = slot_in(a, is_out ? &op->outputs[i] : &op->inputs[i], &f, &unknown);
+            ok = slot_in(a, is_out ? &op->outputs_[i] : &op->inputs_[i], &f, &unknown);
             if (ok)
                 ir_op_set_slot_unknown(op, is_out, i, unknown);
         } else if (f.num == 4 && !lazy)
@@ -376,29 +443,24 @@ static void prefetch_name(const pbd_field *f)
         ir_intern_prefetch((const char *)f->data, f->len);
 }
 
-/* Starts loading the intern table's slots for the names block field f
- * (a VarDesc: its name; an OpDesc: its arguments) will look up, while the
- * fields before it decode.  At 1M ops the table is tens of MiB and each
- * lookup a cache miss of its own (a tenth of backward's decode); ahead,
- * they overlap.  Only a hint: bytes that do not parse are left to the
- * decode proper, which reports them. */
+/* Starts loading the intern table's slot for the name block field f (a
+ * VarDesc) will look up, while the fields before it decode.  At 1M ops the
+ * table is tens of MiB and each lookup a cache miss of its own; ahead,
+ * they overlap.  An OpDesc's argument names are no longer looked up at
+ * read: a canonical op keeps its slots as bytes until a pass asks
+ * (keep_bytes), so prefetching them would only hash every name for
+ * nothing.  Only a hint: bytes that do not parse are left to the decode
+ * proper, which reports them. */
 void pbd_prefetch_names(const pbd_field *f)
 {
-    if (!pbd_len(f) || (f->num != 3 && f->num != 4))
+    if (!pbd_len(f) || f->num != 3)
         return;
     pbd_msg m = {f->data, f->data + f->len};
-    pbd_field g, arg;
+    pbd_field g;
     bool bad;
-    while (pbd_next(&m, &g, &bad)) {
-        if (f->num == 3 && g.num == 1) {
+    while (pbd_next(&m, &g, &bad))
+        if (g.num == 1) {
             prefetch_name(&g);
             return;
         }
-        if (f->num != 4 || (g.num != 1 && g.num != 2) || !pbd_len(&g))
-            continue;
-        pbd_msg slot = {g.data, g.data + g.len};
-        while (pbd_next(&slot, &arg, &bad))
-            if (arg.num == 2)
-                prefetch_name(&arg);
-    }
 }

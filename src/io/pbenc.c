@@ -213,7 +213,7 @@ static void slot_msg(enc *e, unsigned field, const ir_slot *s)
 
 static void slots(enc *e, unsigned field, const ir_op *op, bool out)
 {
-    const ir_slot *s = out ? op->outputs : op->inputs;
+    const ir_slot *s = out ? ir_op_outs(op) : ir_op_ins(op);
     size_t n = out ? op->n_outputs : op->n_inputs;
     bool sort = op->enc_dirty_;
     e->slot_op = op;

@@ -30,6 +30,13 @@ bool ir_op_probe_kept(const ir_op *op, const char *name)
     return codec(op)->probe(op, name);
 }
 
+/* The slots too are left as bytes by the reader only (ir.h). */
+void ir_op_load_slots_(const ir_op *op)
+{
+    ir_op *w = (ir_op *)(uintptr_t)op;
+    codec(op)->slots(w, ir_op_arena(w));
+}
+
 ir_attr_iter ir_op_attr_iter(const ir_op *op)
 {
     const ir_attr *attrs = ir_op_attrs(op);

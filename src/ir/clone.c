@@ -36,6 +36,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
 {
     ir_op *op = ir_op_new_bare(p, src->type);
     ir_arena *a = p->arena;
+    ir_op_ins(src);         /* slots still bytes: decoded, then copied */
     ir_op tmp = *src;
     tmp.block = NULL;
     /* the encoding state's small parts (ir.h's enc_*_) stay the new op's */
@@ -43,6 +44,7 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
     tmp.enc_attrs_pending_ = op->enc_attrs_pending_;
     tmp.enc_attrs_sorted_ = op->enc_attrs_sorted_;
     tmp.enc_role_set_ = op->enc_role_set_;
+    tmp.enc_slots_pending_ = op->enc_slots_pending_;
     tmp.enc_n_overlay_ = op->enc_n_overlay_;
     tmp.enc_wire_len_ = op->enc_wire_len_;
     *op = tmp;
@@ -57,13 +59,13 @@ static ir_op *op_copy_into(ir_program *p, const ir_op *src, ir_op_shape room)
      * for the era step.  A copy within the program keeps the source's. */
     op->made = src->made || ir_enc(src)->program != p;
     op->cap_inputs = at_least(op->n_inputs, room.n_inputs);
-    op->inputs = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
+    op->inputs_ = op->cap_inputs ? ir_arena_alloc(a, op->cap_inputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_inputs; i++)
-        slot_copy(a, &op->inputs[i], &src->inputs[i]);
+        slot_copy(a, &op->inputs_[i], &ir_op_ins(src)[i]);
     op->cap_outputs = at_least(op->n_outputs, room.n_outputs);
-    op->outputs = op->cap_outputs ? ir_arena_alloc(a, op->cap_outputs * sizeof(ir_slot)) : NULL;
+    op->outputs_ = op->cap_outputs ? ir_arena_alloc(a, op->cap_outputs * sizeof(ir_slot)) : NULL;
     for (size_t i = 0; i < src->n_outputs; i++)
-        slot_copy(a, &op->outputs[i], &src->outputs[i]);
+        slot_copy(a, &op->outputs_[i], &ir_op_outs(src)[i]);
     op->cap_attrs = at_least(op->n_attrs, room.n_attrs);
     op->attrs = op->cap_attrs ? ir_arena_alloc(a, op->cap_attrs * sizeof(ir_attr)) : NULL;
     if (src->enc_attrs_pending_)

@@ -82,11 +82,11 @@ ir_var *ir_block_find_var(const ir_block *b, const char *name)
 void ir_block_prefetch_args(const ir_block *b, const ir_op *op)
 {
     for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t a = 0; a < op->inputs[s].n_args; a++)
-            pmap_prefetch(b->var_map, op->inputs[s].args[a]);
+        for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++)
+            pmap_prefetch(b->var_map, ir_op_ins(op)[s].args[a]);
     for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t a = 0; a < op->outputs[s].n_args; a++)
-            pmap_prefetch(b->var_map, op->outputs[s].args[a]);
+        for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++)
+            pmap_prefetch(b->var_map, ir_op_outs(op)[s].args[a]);
 }
 
 ir_var *ir_block_find_var_recursive(const ir_block *b, const char *name)
@@ -403,11 +403,11 @@ ir_defuse *ir_defuse_build(const ir_block *b)
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t k = 0; k < op->inputs[s].n_args; k++)
-                defuse_add(&d->map, op->inputs[s].args[k], i, false);
+            for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+                defuse_add(&d->map, ir_op_ins(op)[s].args[k], i, false);
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                defuse_add(&d->map, op->outputs[s].args[k], i, true);
+            for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+                defuse_add(&d->map, ir_op_outs(op)[s].args[k], i, true);
     }
     return d;
 }

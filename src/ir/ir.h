@@ -200,8 +200,11 @@ typedef struct ir_program ir_program;
  * parts of that state included), 104 with the rest (checked in op.c). */
 typedef struct ir_op {
     const char *type;           /* interned */
-    ir_slot *inputs;
-    ir_slot *outputs;
+    /* Not for passes: the slots (n_inputs / n_outputs of them) are read
+     * through ir_op_ins / ir_op_outs below, and changed through them or
+     * the ir_op_* setters (issue 33 point 2). */
+    ir_slot *inputs_;
+    ir_slot *outputs_;
     /* May be NULL, or hold only part of them, while the op's attrs are
      * still encoded (n_attrs counts them all): walk them with an
      * ir_attr_iter or take them from ir_op_attrs, never from here. */
@@ -219,11 +222,38 @@ typedef struct ir_op {
      * (issue 33: 8 MB at 1M ops).  Read and written by src/ir and src/io
      * only, through ir_codec.h's ir_enc_op. */
     bool enc_dirty_ : 1, enc_attrs_pending_ : 1, enc_attrs_sorted_ : 1, enc_role_set_ : 1;
+    /* inputs_/outputs_ not built yet: the slots are still the op's bytes
+     * (ir_op_ins decodes them on first use; ir_codec.h) */
+    bool enc_slots_pending_ : 1;
     uint16_t enc_n_overlay_;
     uint32_t enc_wire_len_;
     ir_op_rare *rare;           /* NULL (most ops): read through ir_op_unknown */
     ir_block *block;            /* owner; NULL while detached */
 } ir_op;
+
+/* Not for passes: decodes the slots of an op read from a file that are
+ * still bytes, and interns their names (attr_walk.c, through the reader's
+ * ir_attr_codec).  Allowed on a const op, as it changes no value. */
+void ir_op_load_slots_(const ir_op *op);
+
+/* The op's input and output slots: n_inputs and n_outputs of them.  An op
+ * read from a file and not yet asked keeps its slots as bytes, its
+ * argument names not interned (issue 33 point 2); the first call decodes
+ * both lists.  Writable (a pass that edits an arg in place marks the op
+ * dirty itself). */
+static inline ir_slot *ir_op_ins(const ir_op *op)
+{
+    if (op->enc_slots_pending_)
+        ir_op_load_slots_(op);
+    return op->inputs_;
+}
+
+static inline ir_slot *ir_op_outs(const ir_op *op)
+{
+    if (op->enc_slots_pending_)
+        ir_op_load_slots_(op);
+    return op->outputs_;
+}
 
 /* The tensor part of a VarType, wherever it sits in the message. */
 typedef enum {

@@ -45,7 +45,11 @@ typedef struct ir_op_enc {
      *   that another op of the program may borrow them (ir_op_copy_attrs,
      *   attr.c).
      * - role_set: a dirty op whose attrs are still bytes, given an op_role
-     *   since: the value is pending_role, not the bytes' op_role. */
+     *   since: the value is pending_role, not the bytes' op_role.
+     * - slots_pending (ir.h): a clean op's slots are still bytes (in
+     *   `wire`), decoded by ir_op_ins / ir_op_outs; ir_op_mark_dirty and
+     *   every setter of slots decode them first, so a dirty op never has
+     *   them pending. */
 } ir_op_enc;
 
 /* How every op is allocated (op.c), so that the state is found from the
@@ -95,6 +99,12 @@ static inline bool ir_op_may_name_blocks(const ir_op *op)
 typedef struct ir_attr_codec {
     size_t (*decode)(const ir_op *op, ir_arena *a, ir_attr *out, const char *only);
     bool (*probe)(const ir_op *op, const char *name);
+    /* Builds the slots of an op whose slots are still bytes (ir.h's
+     * enc_slots_pending_: n_inputs and n_outputs known, inputs_ and
+     * outputs_ not built) from its `wire`, in arena a, names interned;
+     * clears enc_slots_pending_.  The reader checked the bytes: it cannot
+     * fail. */
+    void (*slots)(ir_op *op, ir_arena *a);
 } ir_attr_codec;
 
 /* A process-wide copy of a plain INT attr (only `i` set, no `more`), the

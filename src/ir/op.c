@@ -35,6 +35,7 @@ void ir_op_mark_dirty(ir_op *op)
     ir_op_enc *e = ir_enc(op);
     if (ir_enc_op(e)->enc_dirty_)
         return;
+    ir_op_ins(op);          /* slots still bytes: decoded before anything */
     ir_enc_op(e)->enc_dirty_ = true;
     /* Attrs still bytes with sorted names stay so: the op's own bytes become
      * their source, as a borrower's are (attr.c), and the rest of the op is
@@ -68,8 +69,8 @@ void ir_op_settle(ir_op *op)
     ir_op_enc *e = ir_enc(op);
     if (!ir_enc_op(e)->enc_dirty_ || ir_enc_op(e)->enc_attrs_pending_)
         return;
-    sort_slots(op->inputs, op->n_inputs);
-    sort_slots(op->outputs, op->n_outputs);
+    sort_slots(ir_op_ins(op), op->n_inputs);
+    sort_slots(ir_op_outs(op), op->n_outputs);
     for (size_t a = 1; a < op->n_attrs; a++) {
         if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
             continue;
@@ -99,11 +100,11 @@ ir_op *ir_op_new(ir_program *p, const char *type)
     op->made = true;
     ir_op_shape s = ir_op_shape_of(op->type);
     if (s.n_inputs) {
-        op->inputs = ir_arena_alloc_raw(p->arena, s.n_inputs * sizeof *op->inputs);
+        op->inputs_ = ir_arena_alloc_raw(p->arena, s.n_inputs * sizeof *op->inputs_);
         op->cap_inputs = s.n_inputs;
     }
     if (s.n_outputs) {
-        op->outputs = ir_arena_alloc_raw(p->arena, s.n_outputs * sizeof *op->outputs);
+        op->outputs_ = ir_arena_alloc_raw(p->arena, s.n_outputs * sizeof *op->outputs_);
         op->cap_outputs = s.n_outputs;
     }
     if (s.n_attrs) {
@@ -212,12 +213,12 @@ static ir_slot *find_slot(ir_slot *slots, size_t n, const char *name)
 
 ir_slot *ir_op_input(const ir_op *op, const char *slot)
 {
-    return find_slot(op->inputs, op->n_inputs, slot);
+    return find_slot(ir_op_ins(op), op->n_inputs, slot);
 }
 
 ir_slot *ir_op_output(const ir_op *op, const char *slot)
 {
-    return find_slot(op->outputs, op->n_outputs, slot);
+    return find_slot(ir_op_outs(op), op->n_outputs, slot);
 }
 
 const char *ir_op_input1(const ir_op *op, const char *slot)
@@ -248,6 +249,7 @@ static size_t rare_cap(const ir_op *op, bool out)
 
 ir_bytes ir_slot_unknown(const ir_op *op, bool out, size_t i)
 {
+    ir_op_ins(op);          /* slots still bytes: their unknown fields come with them */
     if (i >= rare_cap(op, out))
         return (ir_bytes){NULL, 0};
     return (out ? op->rare->out : op->rare->in)[i];
@@ -306,7 +308,8 @@ static void rare_slot_removed(ir_op *op, bool out, size_t i)
 
 static ir_slot *get_or_add_slot(ir_op *op, bool out, const char *name)
 {
-    ir_slot **slots = out ? &op->outputs : &op->inputs;
+    ir_op_ins(op);          /* the fields below, built if still bytes */
+    ir_slot **slots = out ? &op->outputs_ : &op->inputs_;
     uint32_t *n = out ? &op->n_outputs : &op->n_inputs;
     uint32_t *cap = out ? &op->cap_outputs : &op->cap_inputs;
     ir_slot *s = find_slot(*slots, *n, name);
@@ -376,7 +379,7 @@ void ir_op_add_output_arg(ir_op *op, const char *slot, const char *arg)
 
 static void slot_remove(ir_op *op, bool out, const char *name)
 {
-    ir_slot *slots = out ? op->outputs : op->inputs;
+    ir_slot *slots = out ? ir_op_outs(op) : ir_op_ins(op);
     uint32_t *n = out ? &op->n_outputs : &op->n_inputs;
     ir_slot *s = find_slot(slots, *n, name);
     if (!s)
@@ -434,7 +437,7 @@ bool ir_op_rename_input(ir_op *op, const char *from, const char *to)
 {
     from = ir_intern(from);
     to = ir_intern(to);
-    bool changed = rename_in(op->inputs, op->n_inputs, from, to);
+    bool changed = rename_in(ir_op_ins(op), op->n_inputs, from, to);
     changed |= rename_attrs(op, from, to);
     if (changed)
         ir_op_mark_dirty(op);
@@ -445,7 +448,7 @@ bool ir_op_rename_output(ir_op *op, const char *from, const char *to)
 {
     from = ir_intern(from);
     to = ir_intern(to);
-    bool changed = rename_in(op->outputs, op->n_outputs, from, to);
+    bool changed = rename_in(ir_op_outs(op), op->n_outputs, from, to);
     if (changed)
         ir_op_mark_dirty(op);
     return changed;
@@ -462,12 +465,12 @@ static bool slots_mention(const ir_slot *slots, size_t n, const char *name)
 
 bool ir_op_reads(const ir_op *op, const char *name)
 {
-    return slots_mention(op->inputs, op->n_inputs, ir_intern(name));
+    return slots_mention(ir_op_ins(op), op->n_inputs, ir_intern(name));
 }
 
 bool ir_op_writes(const ir_op *op, const char *name)
 {
-    return slots_mention(op->outputs, op->n_outputs, ir_intern(name));
+    return slots_mention(ir_op_outs(op), op->n_outputs, ir_intern(name));
 }
 
 const char *ir_op_trainer_counter_sum(const ir_op *op)

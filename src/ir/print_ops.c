@@ -82,9 +82,9 @@ void ir_print_ops_with(FILE *out, const ir_program *p, const ir_print_ops_opts *
         for (size_t i = 0; i < blk->n_ops; i++) {
             const ir_op *op = blk->ops[i];
             fprintf(out, "%zu:%zu %s", b, i, op->type);
-            print_slots(out, op->inputs, op->n_inputs);
+            print_slots(out, ir_op_ins(op), op->n_inputs);
             fputs(" ->", out);
-            print_slots(out, op->outputs, op->n_outputs);
+            print_slots(out, ir_op_outs(op), op->n_outputs);
             fputc(' ', out);
             print_role(out, ir_op_role(op));
             if (o->attrs)

@@ -39,9 +39,9 @@ static const ir_op *loss_op(const ir_block *b)
 char *pdt_loss_hint(const ir_block *b, const char *name)
 {
     const ir_op *op = b ? loss_op(b) : NULL;
-    if (!op || !op->n_outputs || !op->outputs[0].n_args)
+    if (!op || !op->n_outputs || !ir_op_outs(op)[0].n_args)
         return pdt_var_hint(b, name);
     return g_strdup_printf("; the loss op '%s' (op_role Loss) writes '%s': did you mean "
-                           "--loss=%s?", op->type, op->outputs[0].args[0],
-                           op->outputs[0].args[0]);
+                           "--loss=%s?", op->type, ir_op_outs(op)[0].args[0],
+                           ir_op_outs(op)[0].args[0]);
 }

@@ -300,8 +300,8 @@ static void check_names(const ir_program *p, const ir_tree *t, const bool *reach
                 prefetch_slots(b, k);
                 if (k + PREFETCH_AHEAD < b->n_ops)
                     ir_block_prefetch_args(p->blocks[0], b->ops[k + PREFETCH_AHEAD]);
-                check_args(bi, k, op, op->inputs, op->n_inputs, "input", &nm, r);
-                check_args(bi, k, op, op->outputs, op->n_outputs, "output", &nm, r);
+                check_args(bi, k, op, ir_op_ins(op), op->n_inputs, "input", &nm, r);
+                check_args(bi, k, op, ir_op_outs(op), op->n_outputs, "output", &nm, r);
             }
             cursor[top] = t->child_start[bi];
         }
@@ -432,17 +432,17 @@ size_t pdt_verify_notes(const ir_program *p, const char *name, FILE *out)
         for (size_t k = 0; k < b->n_ops; k++) {
             const ir_op *op = b->ops[k];
             for (size_t s = 0; s < op->n_inputs; s++) {
-                if (!from_runtime_scope(op, op->inputs[s].name))
+                if (!from_runtime_scope(op, ir_op_ins(op)[s].name))
                     continue;
-                for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                    if (ir_block_find_var_recursive(b, op->inputs[s].args[a]))
+                for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++) {
+                    if (ir_block_find_var_recursive(b, ir_op_ins(op)[s].args[a]))
                         continue;
                     if (out && !pdt_quiet)
                         fprintf(out,
                                 "pdtrans: note: %s: block %zu, op %zu '%s': input '%s' names "
                                 "'%s', which Paddle takes from its runtime scope (not declared "
                                 "in the program)\n",
-                                name, i, k, op->type, op->inputs[s].name, op->inputs[s].args[a]);
+                                name, i, k, op->type, ir_op_ins(op)[s].name, ir_op_ins(op)[s].args[a]);
                     n++;
                 }
             }

@@ -59,9 +59,9 @@ bool sym_lr_setup(sym_job *j)
         for (size_t i = 0; i < b->n_ops; i++) {
             const ir_op *op = b->ops[i];
             for (uint32_t o = 0; o < op->n_outputs; o++)
-                for (uint32_t q = 0; q < op->outputs[o].n_args; q++)
-                    if (*op->outputs[o].args[q] && pmap_add(&j->lr->state_set, op->outputs[o].args[q]))
-                        g_ptr_array_add(j->lr->state, (void *)op->outputs[o].args[q]);
+                for (uint32_t q = 0; q < ir_op_outs(op)[o].n_args; q++)
+                    if (*ir_op_outs(op)[o].args[q] && pmap_add(&j->lr->state_set, ir_op_outs(op)[o].args[q]))
+                        g_ptr_array_add(j->lr->state, (void *)ir_op_outs(op)[o].args[q]);
             const char *c = ir_op_trainer_counter_sum(op);
             bool seen = false;
             for (guint q = 0; c && q < j->lr->counters->len; q++)

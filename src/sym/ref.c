@@ -49,9 +49,9 @@ static void scan_main(sym_job *j)
         if (!update_role(op))
             continue;
         for (uint32_t s = 0; s < op->n_outputs; s++)
-            for (uint32_t k = 0; k < op->outputs[s].n_args; k++)
-                if (pmap_add(&j->shared_set, op->outputs[s].args[k]))
-                    g_ptr_array_add(j->shared, (void *)op->outputs[s].args[k]);
+            for (uint32_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+                if (pmap_add(&j->shared_set, ir_op_outs(op)[s].args[k]))
+                    g_ptr_array_add(j->shared, (void *)ir_op_outs(op)[s].args[k]);
         size_t n = 0;
         const char **rv = ir_op_get_names(op, "op_role_var", &n, a);
         for (size_t k = 0; k + 1 < n && (ir_op_role(op) & IR_ROLE_OPTIMIZE); k += 2)

@@ -99,20 +99,20 @@ static bool same_inputs(rw *r, const rw_pos *at)
     for (int side = 0; side < 2; side++) {      /* slots only one side has */
         const ir_op *x = side ? ao : bo, *y = side ? bo : ao;
         for (uint32_t i = 0; i < x->n_inputs; i++) {
-            const ir_slot *o = ir_op_input(y, x->inputs[i].name);
-            if (x->inputs[i].n_args != (o ? o->n_args : 0)) {
+            const ir_slot *o = ir_op_input(y, ir_op_ins(x)[i].name);
+            if (ir_op_ins(x)[i].n_args != (o ? o->n_args : 0)) {
                 sym_fail(&r->c, r->in->labels[1], at->block[1], at->idx[1], ao,
                          "input %s has %u args, BEFORE's op (%s block %d, op %zu) %u",
-                         x->inputs[i].name, side ? x->inputs[i].n_args : o ? o->n_args : 0,
+                         ir_op_ins(x)[i].name, side ? ir_op_ins(x)[i].n_args : o ? o->n_args : 0,
                          r->in->labels[0], at->block[0], at->idx[0],
-                         side ? (o ? o->n_args : 0) : x->inputs[i].n_args);
+                         side ? (o ? o->n_args : 0) : ir_op_ins(x)[i].n_args);
                 r->rc = 1;
                 return false;
             }
         }
     }
     for (uint32_t i = 0; i < bo->n_inputs; i++) {
-        const ir_slot *bs = &bo->inputs[i], *as = ir_op_input(ao, bs->name);
+        const ir_slot *bs = &ir_op_ins(bo)[i], *as = ir_op_input(ao, bs->name);
         for (uint32_t k = 0; k < bs->n_args; k++) {
             const char *bn = bs->args[k], *an = as->args[k];
             if (!rw_is_tensor_var(bb, bn))
@@ -177,10 +177,10 @@ static void note_outputs(rw *r, const rw_pos *at)
 {
     const ir_op *bo = at->op[0], *ao = at->op[1];
     for (uint32_t i = 0; i < bo->n_outputs; i++) {
-        const ir_slot *as = ir_op_output(ao, bo->outputs[i].name);
-        for (uint32_t k = 0; as && k < bo->outputs[i].n_args && k < as->n_args; k++) {
-            pmap_put(&r->after_name, bo->outputs[i].args[k], (void *)as->args[k]);
-            pmap_put(&r->captured, bo->outputs[i].args[k], pmap_get(&r->p[1].vals,
+        const ir_slot *as = ir_op_output(ao, ir_op_outs(bo)[i].name);
+        for (uint32_t k = 0; as && k < ir_op_outs(bo)[i].n_args && k < as->n_args; k++) {
+            pmap_put(&r->after_name, ir_op_outs(bo)[i].args[k], (void *)as->args[k]);
+            pmap_put(&r->captured, ir_op_outs(bo)[i].args[k], pmap_get(&r->p[1].vals,
                                                                      as->args[k]));
         }
     }

@@ -82,11 +82,11 @@ static GPtrArray *unread_targets(ir_block *b)
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
         for (uint32_t k = 0; k < op->n_inputs; k++)
-            for (uint32_t j = 0; j < op->inputs[k].n_args; j++)
-                pmap_add(&read, op->inputs[k].args[j]);
+            for (uint32_t j = 0; j < ir_op_ins(op)[k].n_args; j++)
+                pmap_add(&read, ir_op_ins(op)[k].args[j]);
         for (uint32_t k = 0; k < op->n_outputs; k++)
-            for (uint32_t j = 0; j < op->outputs[k].n_args; j++)
-                pmap_add(&wrote, op->outputs[k].args[j]);
+            for (uint32_t j = 0; j < ir_op_outs(op)[k].n_args; j++)
+                pmap_add(&wrote, ir_op_outs(op)[k].args[j]);
     }
     for (size_t i = 0; i < b->n_vars; i++) {
         const ir_var *v = b->vars[i];

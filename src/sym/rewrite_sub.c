@@ -58,10 +58,10 @@ static void written(ir_program *p, int idx, GPtrArray *out, pmap *seen, int dept
             pmap_free(&iseen);
         }
         for (uint32_t s = 0; s < op->n_outputs; s++)
-            for (uint32_t k = 0; k < op->outputs[s].n_args; k++) {
-                const char *v = op->outputs[s].args[k];
-                if (*v && strcmp(op->outputs[s].name, "Scope") &&
-                    strcmp(op->outputs[s].name, "StepScopes") && pmap_add(seen, v))
+            for (uint32_t k = 0; k < ir_op_outs(op)[s].n_args; k++) {
+                const char *v = ir_op_outs(op)[s].args[k];
+                if (*v && strcmp(ir_op_outs(op)[s].name, "Scope") &&
+                    strcmp(ir_op_outs(op)[s].name, "StepScopes") && pmap_add(seen, v))
                     g_ptr_array_add(out, (void *)v);
             }
     }

@@ -122,9 +122,9 @@ static void block_text(GString *g, ir_program *prog, int idx, int depth)
     for (size_t i = 0; i < b->n_ops; i++) {
         ir_op *op = b->ops[i];
         g_string_append_printf(g, "%s%s(", i ? "; " : "", op->type);
-        slots_text(g, op->inputs, op->n_inputs);
+        slots_text(g, ir_op_ins(op), op->n_inputs);
         g_string_append(g, " ->");
-        slots_text(g, op->outputs, op->n_outputs);
+        slots_text(g, ir_op_outs(op), op->n_outputs);
         g_string_append(g, " | ");
         attrs_text(g, prog, op, depth);
         g_string_append_c(g, ')');
@@ -200,8 +200,8 @@ static void run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, 
     const ir_slot **sl = xmalloc_n(op->n_inputs + 1, sizeof *sl);
     uint32_t ns = 0;
     for (uint32_t i = 0; i < op->n_inputs; i++)
-        if (op->inputs[i].n_args)
-            sl[ns++] = &op->inputs[i];
+        if (ir_op_ins(op)[i].n_args)
+            sl[ns++] = &ir_op_ins(op)[i];
     /* a sub-block may leave an output as it was (conditional_block with a
      * false Cond): the outputs' values before the op are inputs too (not
      * the Scope output, which holds no value) */
@@ -212,9 +212,9 @@ static void run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, 
     free(sl);
     sl = all;
     for (uint32_t i = 0; sub && i < op->n_outputs; i++)
-        if (op->outputs[i].n_args && strcmp(op->outputs[i].name, "Scope")) {
-            prev[i] = op->outputs[i];
-            prev[i].name = ir_internf("%s@before", op->outputs[i].name);
+        if (ir_op_outs(op)[i].n_args && strcmp(ir_op_outs(op)[i].name, "Scope")) {
+            prev[i] = ir_op_outs(op)[i];
+            prev[i].name = ir_internf("%s@before", ir_op_outs(op)[i].name);
             sl[ns++] = &prev[i];
         }
     qsort(sl, ns, sizeof *sl, by_slot);
@@ -228,17 +228,17 @@ static void run_generic(sym_ctx *c, sym_proc *p, ir_program *prog, ir_block *b, 
     int64_t fr = in.n ? -1 : fill_rows(op);
     if (!in.n && is_random_init(op))   /* two params' initialisers are two values */
         for (uint32_t i = 0; i < op->n_outputs; i++)
-            for (uint32_t k = 0; k < op->outputs[i].n_args; k++)
-                g_string_append_printf(key, " -> %s", op->outputs[i].args[k]);
+            for (uint32_t k = 0; k < ir_op_outs(op)[i].n_args; k++)
+                g_string_append_printf(key, " -> %s", ir_op_outs(op)[i].args[k]);
     sym_term *app = sym_app(c->st, op->type, ir_intern(key->str), in.args, in.slots, in.n,
                             fr > 0 ? fr : -1);
     sym_note_args(c->st, app, in.sites, in.vars);
     for (uint32_t i = 0; i < op->n_outputs; i++)
-        for (uint32_t k = 0; k < op->outputs[i].n_args; k++) {
-            const char *v = op->outputs[i].args[k];
+        for (uint32_t k = 0; k < ir_op_outs(op)[i].n_args; k++) {
+            const char *v = ir_op_outs(op)[i].args[k];
             if (!*v)
                 continue;
-            sym_term *t = in.n || fr <= 0 ? sym_proj(c->st, app, op->outputs[i].name, k,
+            sym_term *t = in.n || fr <= 0 ? sym_proj(c->st, app, ir_op_outs(op)[i].name, k,
                                                      sym_var_rows(b, v))
                                           : app;
             sym_write(p, v, t, site);

@@ -151,8 +151,8 @@ static bool is_table(sym_job *j, const char *name)
 static bool reads(const ir_op *op, const char *name)
 {
     for (uint32_t s = 0; s < op->n_inputs; s++)
-        for (uint32_t k = 0; k < op->inputs[s].n_args; k++)
-            if (op->inputs[s].args[k] == name)
+        for (uint32_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+            if (ir_op_ins(op)[s].args[k] == name)
                 return true;
     return false;
 }

@@ -58,8 +58,8 @@ static void load(workload *w, const ir_program *p)
         keys += p->blocks[b]->n_vars;
         for (size_t o = 0; o < p->blocks[b]->n_ops; o++) {
             const ir_op *op = p->blocks[b]->ops[o];
-            count_args(op->inputs, op->n_inputs, &args);
-            count_args(op->outputs, op->n_outputs, &args);
+            count_args(ir_op_ins(op), op->n_inputs, &args);
+            count_args(ir_op_outs(op), op->n_outputs, &args);
         }
     }
     w->keys = xcalloc(keys + 1, sizeof *w->keys);
@@ -76,8 +76,8 @@ static void load(workload *w, const ir_program *p)
             w->key_block[w->n_keys++] = b;
         }
         for (size_t o = 0; o < blk->n_ops; o++) {
-            add_args(w, blk->ops[o]->inputs, blk->ops[o]->n_inputs, b);
-            add_args(w, blk->ops[o]->outputs, blk->ops[o]->n_outputs, b);
+            add_args(w, ir_op_ins(blk->ops[o]), blk->ops[o]->n_inputs, b);
+            add_args(w, ir_op_outs(blk->ops[o]), blk->ops[o]->n_outputs, b);
         }
     }
 }

@@ -102,13 +102,13 @@ __attribute__((unused)) static const char *fz_loss(const uint8_t *data, size_t s
     const ir_op *pick = NULL;
     for (size_t i = b ? b->n_ops : 0; i-- > 0 && !pick;)
         if (fz_is_loss_op(b->ops[i]->type) && b->ops[i]->n_outputs &&
-            b->ops[i]->outputs[0].n_args)
+            ir_op_outs(b->ops[i])[0].n_args)
             pick = b->ops[i];
     for (size_t i = b ? b->n_ops : 0; i-- > 0 && !pick;)
-        if (b->ops[i]->n_outputs && b->ops[i]->outputs[0].n_args)
+        if (b->ops[i]->n_outputs && ir_op_outs(b->ops[i])[0].n_args)
             pick = b->ops[i];
     if (pick)
-        snprintf(fz_loss_buf, sizeof fz_loss_buf, "%s", pick->outputs[0].args[0]);
+        snprintf(fz_loss_buf, sizeof fz_loss_buf, "%s", ir_op_outs(pick)[0].args[0]);
     ir_program_free(p);
     return fz_loss_buf;
 }

@@ -82,8 +82,8 @@ static void rt_same_op(const ir_op *a, const ir_op *b, size_t blk, size_t i)
     if (a->type != b->type || a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs ||
         a->n_attrs != b->n_attrs)
         rt_fail("op type or slot/attr count", blk, i);
-    rt_same_slots(a->inputs, b->inputs, a->n_inputs, blk, i);
-    rt_same_slots(a->outputs, b->outputs, a->n_outputs, blk, i);
+    rt_same_slots(ir_op_ins(a), ir_op_ins(b), a->n_inputs, blk, i);
+    rt_same_slots(ir_op_outs(a), ir_op_outs(b), a->n_outputs, blk, i);
     const ir_attr *xs = ir_op_attrs(a), *ys = ir_op_attrs(b);
     for (size_t k = 0; k < a->n_attrs; k++) {
         const ir_attr *x = &xs[k], *y = &ys[k];

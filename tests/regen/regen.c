@@ -92,7 +92,7 @@ static void slot_str(const ir_slot *s, char *buf, size_t cap)
 
 static void compare_slots(const ir_op *w, const ir_op *g, int out)
 {
-    const ir_slot *ws = out ? w->outputs : w->inputs, *gs = out ? g->outputs : g->inputs;
+    const ir_slot *ws = out ? ir_op_outs(w) : ir_op_ins(w), *gs = out ? ir_op_outs(g) : ir_op_ins(g);
     size_t nw = out ? w->n_outputs : w->n_inputs, ng = out ? g->n_outputs : g->n_inputs;
     const char *dir = out ? "output" : "input";
     char kind[32], a[2048], b[2048];
@@ -325,11 +325,11 @@ static GHashTable *grad_names_of(const ir_block *b)
         if (role < 0 || !(role & IR_ROLE_BACKWARD))
             continue;
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++)
-                g_hash_table_add(h, (void *)op->outputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++)
+                g_hash_table_add(h, (void *)ir_op_outs(op)[s].args[a]);
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t a = 0; a < op->inputs[s].n_args; a++)
-                g_hash_table_add(h, (void *)op->inputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++)
+                g_hash_table_add(h, (void *)ir_op_ins(op)[s].args[a]);
     }
     return h;
 }
@@ -348,7 +348,7 @@ static const char *strip(ir_program *p)
         if (role >= 0 && (role & role_stripped))
             continue;
         if (role == (IR_ROLE_FORWARD | IR_ROLE_LOSS) && b->ops[k]->n_outputs)
-            loss = b->ops[k]->outputs[0].args[0];
+            loss = ir_op_outs(b->ops[k])[0].args[0];
         keep[n++] = b->ops[k];
     }
     ir_block_set_ops(b, keep, n);
@@ -385,11 +385,11 @@ static const char *strip(ir_program *p)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             const ir_op *op = p->blocks[bi]->ops[k];
             for (size_t s = 0; s < op->n_inputs; s++)
-                for (size_t a = 0; a < op->inputs[s].n_args; a++)
-                    g_hash_table_add(used, (void *)op->inputs[s].args[a]);
+                for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++)
+                    g_hash_table_add(used, (void *)ir_op_ins(op)[s].args[a]);
             for (size_t s = 0; s < op->n_outputs; s++)
-                for (size_t a = 0; a < op->outputs[s].n_args; a++)
-                    g_hash_table_add(used, (void *)op->outputs[s].args[a]);
+                for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++)
+                    g_hash_table_add(used, (void *)ir_op_outs(op)[s].args[a]);
         }
     GPtrArray *dead = g_ptr_array_new();
     for (size_t i = 0; i < b->n_vars; i++)
@@ -503,7 +503,7 @@ int main(int argc, char **argv)
             continue;
         for (int io = 0; io < 2; io++)
             for (size_t s2 = 0; s2 < (io ? op->n_outputs : op->n_inputs); s2++) {
-                const ir_slot *sl = io ? &op->outputs[s2] : &op->inputs[s2];
+                const ir_slot *sl = io ? &ir_op_outs(op)[s2] : &ir_op_ins(op)[s2];
                 for (size_t a = 0; a < sl->n_args; a++) {
                     g_hash_table_add(opt_names, (void *)sl->args[a]);
                     if (io)

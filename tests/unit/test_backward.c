@@ -271,9 +271,9 @@ START_TEST(test_reproduces_paddle_fl_trainer)
         ck_assert_uint_lt(k, b->n_ops);
         const ir_op *got = b->ops[k++];
         ck_assert_str_eq(got->type, want->type);
-        ck_assert_msg(same_slots(want->inputs, want->n_inputs, got->inputs, got->n_inputs),
+        ck_assert_msg(same_slots(ir_op_ins(want), want->n_inputs, ir_op_ins(got), got->n_inputs),
                       "inputs of grad op %zu '%s' differ", i, want->type);
-        ck_assert_msg(same_slots(want->outputs, want->n_outputs, got->outputs, got->n_outputs),
+        ck_assert_msg(same_slots(ir_op_outs(want), want->n_outputs, ir_op_outs(got), got->n_outputs),
                       "outputs of grad op %zu '%s' differ", i, want->type);
         ck_assert_int_eq(ir_op_role(got), ir_op_role(want));
         const ir_attr *rw = ir_op_attr(want, "op_role_var"), *rg = ir_op_attr(got, "op_role_var");

@@ -89,7 +89,7 @@ static void check_row(const row_case *rc)
     ck_assert_uint_eq(out->len, 1);
     const ir_op *g = out->pdata[0];
     ck_assert_str_eq(g->type, rc->grad_type);
-    char *ins = slots_str(g->inputs, g->n_inputs), *outs = slots_str(g->outputs, g->n_outputs);
+    char *ins = slots_str(ir_op_ins(g), g->n_inputs), *outs = slots_str(ir_op_outs(g), g->n_outputs);
     ck_assert_msg(strcmp(ins, rc->grad_ins) == 0, "%s inputs: got '%s', want '%s'", rc->type,
                   ins, rc->grad_ins);
     ck_assert_msg(strcmp(outs, rc->grad_outs) == 0, "%s outputs: got '%s', want '%s'",
@@ -98,10 +98,10 @@ static void check_row(const row_case *rc)
     ck_assert_int_eq(ir_op_get_int(g, "some_attr", 0), 7);
     /* grad_to_var: every produced grad names its forward var. */
     for (size_t s = 0; s < g->n_outputs; s++)
-        for (size_t k = 0; k < g->outputs[s].n_args; k++)
-            if (strcmp(g->outputs[s].args[k], EMPTY_VAR) != 0)
-                ck_assert_ptr_eq(grad_name(pmap_get(&to_var, g->outputs[s].args[k])),
-                                 g->outputs[s].args[k]);
+        for (size_t k = 0; k < ir_op_outs(g)[s].n_args; k++)
+            if (strcmp(ir_op_outs(g)[s].args[k], EMPTY_VAR) != 0)
+                ck_assert_ptr_eq(grad_name(pmap_get(&to_var, ir_op_outs(g)[s].args[k])),
+                                 ir_op_outs(g)[s].args[k]);
     g_free(ins);
     g_free(outs);
     g_ptr_array_free(out, TRUE);

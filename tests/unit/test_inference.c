@@ -349,8 +349,8 @@ static size_t readers(const ir_program *p, const char *name)
             const ir_op *op = p->blocks[b]->ops[i];
             bool reads = false;
             for (size_t k = 0; k < op->n_inputs && !reads; k++)
-                for (size_t a = 0; a < op->inputs[k].n_args && !reads; a++)
-                    reads = !strcmp(op->inputs[k].args[a], name);
+                for (size_t a = 0; a < ir_op_ins(op)[k].n_args && !reads; a++)
+                    reads = !strcmp(ir_op_ins(op)[k].args[a], name);
             n += reads;
         }
     return n;

@@ -535,7 +535,7 @@ START_TEST(op_and_slot_unknown_round_trip)
     ir_op *cop = c->blocks[0]->ops[0];
     ir_op_set_output1(cop, "Extra", "z");
     ir_op_set_slot_unknown(cop, true, 1, (ir_bytes){field9, 1});
-    const char *first = cop->outputs[0].name;
+    const char *first = ir_op_outs(cop)[0].name;
     ir_op_remove_output(cop, first);
     ck_assert_uint_eq(ir_slot_unknown(cop, true, 0).len, 1);
     ck_assert_uint_eq(ir_slot_unknown(cop, true, 1).len, 0);

@@ -83,9 +83,9 @@ START_TEST(delete_var_has_one_input_slot_and_nothing_else)
         const ir_op *op = b->ops[2 * k + 1];
         ck_assert_str_eq(op->type, "delete_var");
         ck_assert_uint_eq(op->n_inputs, 1);
-        ck_assert_str_eq(op->inputs[0].name, "X");
-        ck_assert_uint_eq(op->inputs[0].n_args, 1);
-        ck_assert_str_eq(op->inputs[0].args[0], deleted[k]);
+        ck_assert_str_eq(ir_op_ins(op)[0].name, "X");
+        ck_assert_uint_eq(ir_op_ins(op)[0].n_args, 1);
+        ck_assert_str_eq(ir_op_ins(op)[0].args[0], deleted[k]);
         ck_assert_uint_eq(op->n_outputs, 0);
         ck_assert_uint_eq(op->n_attrs, 0);
     }

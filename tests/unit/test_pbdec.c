@@ -335,6 +335,62 @@ START_TEST(lookups_in_sorted_kept_attrs_stop_past_the_name)
 }
 END_TEST
 
+/* Slots kept as bytes (issue 33 point 2): an op read from canonical bytes
+ * has its slots built on first access, both lists at once; an op never
+ * asked is written as its bytes with its slots never decoded; an edit
+ * decodes them first.  A slot without a parameter is refused at read, as
+ * protobuf-c refuses it, not left to fail later. */
+static const char slots_program[] =
+    "blocks { idx: 0 parent_idx: -1\n"
+    "  vars { name: \"x\" type { type: LOD_TENSOR } }\n"
+    "  vars { name: \"y\" type { type: LOD_TENSOR } }\n"
+    "  ops { type: \"relu\" inputs { parameter: \"X\" arguments: \"x\" } "
+    "outputs { parameter: \"Out\" arguments: \"y\" } }\n"
+    "  ops { type: \"sum\" inputs { parameter: \"X\" arguments: \"x\" arguments: \"y\" } "
+    "outputs { parameter: \"Out\" arguments: \"y\" } }\n"
+    "}\n";
+
+START_TEST(slots_stay_bytes_until_asked)
+{
+    ir_program *t = pdio_parse("t.pbtxt", (const uint8_t *)slots_program,
+                               strlen(slots_program));
+    ck_assert_ptr_nonnull(t);
+    size_t len = 0;
+    uint8_t *bin = pdio_serialize(t, false, &len);
+    ir_program_free(t);
+    ir_program *p = pbconv_decode(bin, len);
+    ck_assert_ptr_nonnull(p);
+    ir_op *relu = p->blocks[0]->ops[0], *sum = p->blocks[0]->ops[1];
+    ck_assert(relu->enc_slots_pending_ && sum->enc_slots_pending_);
+    ck_assert_uint_eq(sum->n_inputs, 1);
+    ck_assert_uint_eq(sum->n_outputs, 1);
+    const ir_slot *in = ir_op_ins(sum);
+    ck_assert(!sum->enc_slots_pending_ && relu->enc_slots_pending_);
+    ck_assert_str_eq(in[0].name, "X");
+    ck_assert_uint_eq(in[0].n_args, 2);
+    ck_assert_str_eq(in[0].args[0], "x");
+    ck_assert_str_eq(in[0].args[1], "y");
+    ck_assert_str_eq(ir_op_outs(sum)[0].args[0], "y");
+    size_t n2 = 0;
+    uint8_t *again = pdio_serialize(p, false, &n2);
+    ck_assert(n2 == len && memcmp(again, bin, len) == 0);
+    ck_assert(relu->enc_slots_pending_);   /* written from its bytes */
+    free(again);
+    ck_assert(ir_op_rename_output(relu, "y", "z"));
+    ck_assert(!relu->enc_slots_pending_);
+    ck_assert_str_eq(ir_op_output1(relu, "Out"), "z");
+    ck_assert_str_eq(ir_op_input1(relu, "X"), "x");
+    ir_program_free(p);
+    free(bin);
+    /* blocks { idx: 0 parent_idx: -1 ops { inputs { arguments: "x" } type: "t" } } */
+    static const uint8_t no_param[] = {
+        0x0a, 0x17, 0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0x01, 0x22, 0x08, 0x0a, 0x03, 0x12, 0x01, 'x', 0x1a, 0x01, 't'};
+    ck_assert_ptr_null(reference_decode(no_param, sizeof no_param));
+    ck_assert_ptr_null(pbconv_decode(no_param, sizeof no_param));
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("pbdec");
@@ -343,6 +399,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, unusual_bytes_are_left_to_protobuf_c);
     tcase_add_test(tc, decoding_in_place_gives_back_the_vars_pages);
     tcase_add_test(tc, lookups_in_sorted_kept_attrs_stop_past_the_name);
+    tcase_add_test(tc, slots_stay_bytes_until_asked);
     tcase_add_test(tc, golden_programs_decode_as_protobuf_c_unpacks);
     tcase_add_test(tc, fuzz_inputs_decode_as_protobuf_c_unpacks);
     tcase_add_test(tc, real_programs_decode_as_protobuf_c_unpacks);

@@ -289,7 +289,7 @@ START_TEST(clean_ops_are_written_as_read)
 
     /* A pass writing a field directly marks the op (memory_optimize does). */
     ir_op *c = b->ops[0];
-    c->inputs[0].args[0] = ir_intern("renamed");
+    ir_op_ins(c)[0].args[0] = ir_intern("renamed");
     ir_op_mark_dirty(c);
     assert_same_bytes(p, "clean", "one op edited directly");
     char *text = (char *)pdio_serialize(p, true, &len);

@@ -23,9 +23,9 @@ static ir_op *find_loss_op(ir_block *b, const char *loss)
         size_t n = 0;
         const char *only = NULL;
         for (size_t s = 0; s < op->n_outputs; s++) {
-            n += op->outputs[s].n_args;
-            if (op->outputs[s].n_args)
-                only = op->outputs[s].args[0];
+            n += ir_op_outs(op)[s].n_args;
+            if (ir_op_outs(op)[s].n_args)
+                only = ir_op_outs(op)[s].args[0];
         }
         if (n == 1 && only == loss)
             return op;
@@ -151,11 +151,11 @@ static void tag_role_var(bw_run *r, ir_block *b0, size_t start, const pdt_list *
         ir_op *op = b0->ops[k];
         size_t n = 0;
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                size_t i1 = (size_t)pmap_get(&idx, op->outputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++) {
+                size_t i1 = (size_t)pmap_get(&idx, ir_op_outs(op)[s].args[a]);
                 if (!i1)
                     continue;
-                pmap_put(&idx, op->outputs[s].args[a], NULL);  /* found its last writer */
+                pmap_put(&idx, ir_op_outs(op)[s].args[a], NULL);  /* found its last writer */
                 left--;
                 for (; i1; i1 = next ? next[i1 - 1] : 0)
                     at[n++] = i1 - 1;

@@ -90,13 +90,13 @@ static void register_op(addup *a, size_t pos)
 {
     const ir_op *op = a->ops->pdata[pos];
     for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t k = 0; k < op->inputs[s].n_args; k++)
-            if (tracked(a, op->inputs[s].args[k]))
-                occ_add(a, op->inputs[s].args[k], pos);
+        for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+            if (tracked(a, ir_op_ins(op)[s].args[k]))
+                occ_add(a, ir_op_ins(op)[s].args[k], pos);
     for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t k = 0; k < op->outputs[s].n_args; k++)
-            if (tracked(a, op->outputs[s].args[k]))
-                occ_add(a, op->outputs[s].args[k], pos);
+        for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+            if (tracked(a, ir_op_outs(op)[s].args[k]))
+                occ_add(a, ir_op_outs(op)[s].args[k], pos);
 }
 
 static void count_writes(addup *a)
@@ -108,8 +108,8 @@ static void count_writes(addup *a)
         const ir_op *op = a->ops->pdata[i];
         pmap *inputs = bw_input_set(op);
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t k = 0; k < op->outputs[s].n_args; k++) {
-                const char *v = op->outputs[s].args[k];
+            for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++) {
+                const char *v = ir_op_outs(op)[s].args[k];
                 if (!bw_counts_as_write(op, inputs, v, empty))
                     continue;
                 if (!pmap_add(once, v))
@@ -205,13 +205,13 @@ static void process_outputs(addup *a, size_t idx)
     /* the op's inputs are not renamed here (rename_range stops before it) */
     pmap *inputs = bw_input_set(op);
     for (size_t pi = 0; pi < n_slots; pi++) {
-        const char *slot_name = op->outputs[sidx[pi]].name;
-        size_t n = op->outputs[sidx[pi]].n_args;
+        const char *slot_name = ir_op_outs(op)[sidx[pi]].name;
+        size_t n = ir_op_outs(op)[sidx[pi]].n_args;
         /* on the heap: a slot of 1M args is 8 MB, the whole default stack */
         const char **orig = xmalloc_n(n + 1, sizeof *orig);
         const char **cur = xmalloc_n(n + 1, sizeof *cur);
         for (size_t k = 0; k < n; k++)
-            orig[k] = cur[k] = op->outputs[sidx[pi]].args[k];
+            orig[k] = cur[k] = ir_op_outs(op)[sidx[pi]].args[k];
         for (size_t ai = 0; ai < n; ai++) {
             const char *v = orig[ai];
             if (!tracked(a, v) || !bw_counts_as_write(op, inputs, v, empty))
@@ -228,7 +228,7 @@ static void process_outputs(addup *a, size_t idx)
                 size_t start = GPOINTER_TO_SIZE(pmap_get(a->start, v)) - 1;
                 rename_range(a, v, fresh, start);
                 for (size_t pj = 0; pj < pi; pj++)
-                    rename_in_slot(op, &op->outputs[sidx[pj]], v, fresh);
+                    rename_in_slot(op, &ir_op_outs(op)[sidx[pj]], v, fresh);
                 for (size_t k = 0; k < ai; k++)
                     if (cur[k] == v)
                         cur[k] = fresh;

@@ -128,7 +128,7 @@ ir_op *bw_new_op(ir_program *p, const char *type);
  * (slots sorted by name, then arguments in order); returns the count. */
 size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf);
 /* The op's slots in Paddle's order (sorted by name) as indexes into
- * op->inputs / op->outputs; `idx` must hold n_inputs / n_outputs entries. */
+ * ir_op_ins(op) / ir_op_outs(op); `idx` must hold n_inputs / n_outputs entries. */
 void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx);
 /* A trainable parameter: live, is_parameter, not stop_gradient. */
 bool bw_is_trainable(const ir_var *v);

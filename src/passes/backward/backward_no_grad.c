@@ -18,23 +18,23 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad)
         ir_op *op = ops->pdata[i];
         size_t n_out = 0, n_out_no = 0, n_gin = 0, n_gin_no = 0;
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t k = 0; k < op->outputs[s].n_args; k++) {
+            for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++) {
                 n_out++;
-                n_out_no += pmap_has(no_grad, op->outputs[s].args[k]);
+                n_out_no += pmap_has(no_grad, ir_op_outs(op)[s].args[k]);
             }
         if (n_out == 0 || n_out_no == n_out)
             continue;
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t k = 0; k < op->inputs[s].n_args; k++)
-                if (grad_is_grad_name(op->inputs[s].args[k])) {
+            for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+                if (grad_is_grad_name(ir_op_ins(op)[s].args[k])) {
                     n_gin++;
-                    n_gin_no += pmap_has(no_grad, op->inputs[s].args[k]);
+                    n_gin_no += pmap_has(no_grad, ir_op_ins(op)[s].args[k]);
                 }
         if (n_gin && n_gin_no == n_gin) {
             for (size_t s = 0; s < op->n_outputs; s++)
-                for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                    if (!pmap_has(targets, op->outputs[s].args[k]))
-                        pmap_add(no_grad, op->outputs[s].args[k]);
+                for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+                    if (!pmap_has(targets, ir_op_outs(op)[s].args[k]))
+                        pmap_add(no_grad, ir_op_outs(op)[s].args[k]);
             continue;
         }
         g_ptr_array_add(kept, op);
@@ -45,8 +45,8 @@ GPtrArray *bw_remove_no_grad_branch(bw_run *r, GPtrArray *ops, pmap *no_grad)
         ir_op *op = kept->pdata[i];
         bool any = false;
         for (size_t s = 0; s < op->n_inputs && !any; s++)
-            for (size_t k = 0; k < op->inputs[s].n_args && !any; k++)
-                any = pmap_has(no_grad, op->inputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_ins(op)[s].n_args && !any; k++)
+                any = pmap_has(no_grad, ir_op_ins(op)[s].args[k]);
         if (!any) {
             g_ptr_array_add(res, op);
             continue;

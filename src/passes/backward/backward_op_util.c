@@ -30,8 +30,8 @@ const ir_attr *bw_plain_block_attr(const ir_op *op)
 bool bw_reads(const ir_op *op, const char *name)
 {
     for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t k = 0; k < op->inputs[s].n_args; k++)
-            if (op->inputs[s].args[k] == name)
+        for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+            if (ir_op_ins(op)[s].args[k] == name)
                 return true;
     return false;
 }
@@ -46,7 +46,7 @@ ir_op *bw_new_op(ir_program *p, const char *type)
 
 void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx)
 {
-    const ir_slot *s = outputs ? op->outputs : op->inputs;
+    const ir_slot *s = outputs ? ir_op_outs(op) : ir_op_ins(op);
     size_t n = outputs ? op->n_outputs : op->n_inputs;
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
@@ -60,7 +60,7 @@ void bw_sorted_slots(const ir_op *op, bool outputs, size_t *idx)
 
 size_t bw_arg_names(const ir_op *op, bool outputs, GPtrArray *buf)
 {
-    const ir_slot *s = outputs ? op->outputs : op->inputs;
+    const ir_slot *s = outputs ? ir_op_outs(op) : ir_op_ins(op);
     size_t n = outputs ? op->n_outputs : op->n_inputs;
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
@@ -101,14 +101,14 @@ pmap *bw_input_set(const ir_op *op)
 {
     size_t n = 0;
     for (size_t s = 0; s < op->n_inputs; s++)
-        n += op->inputs[s].n_args;
+        n += ir_op_ins(op)[s].n_args;
     if (n <= 16)
         return NULL;
     pmap *set = pmap_new();
     pmap_reserve(set, n);
     for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t k = 0; k < op->inputs[s].n_args; k++)
-            pmap_add(set, op->inputs[s].args[k]);
+        for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+            pmap_add(set, ir_op_ins(op)[s].args[k]);
     return set;
 }
 

@@ -85,12 +85,12 @@ static bool frame_open(bw_run *r, frame *f, pmap *targets, const char *const *in
         return true;
     for (size_t i = 0; i < b->n_ops; i++) {
         const ir_op *op = b->ops[i];
-        if (some_in(op->inputs, op->n_inputs, f->input_names)) {
+        if (some_in(ir_op_ins(op), op->n_inputs, f->input_names)) {
             const grad_maker *m = maker_or_error(r, b, i);
             if (!m)
                 return false;
             if (m->kind != GM_NONE) {
-                add_args(op->outputs, op->n_outputs, f->input_names, f->no_grad);
+                add_args(ir_op_outs(op), op->n_outputs, f->input_names, f->no_grad);
                 continue;
             }
         }
@@ -119,16 +119,16 @@ static bool sub_block_frame(bw_run *r, const frame *f, const ir_op *op, ir_block
     }
     pmap *st = pmap_new();
     for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t k = 0; k < op->outputs[s].n_args; k++)
-            if (pmap_has(f->output_names, op->outputs[s].args[k]))
-                pmap_add(st, op->outputs[s].args[k]);
+        for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+            if (pmap_has(f->output_names, ir_op_outs(op)[s].args[k]))
+                pmap_add(st, ir_op_outs(op)[s].args[k]);
     pmap *outs = pmap_new();
     PMAP_FOR(st, it_s)
         pmap_add(outs, it_s->key);
     for (size_t i = 0; i < sub->n_ops; i++) {
         const ir_op *o = sub->ops[i];
-        if (some_in(o->outputs, o->n_outputs, st))
-            add_args(o->inputs, o->n_inputs, outs, NULL);
+        if (some_in(ir_op_outs(o), o->n_outputs, st))
+            add_args(ir_op_ins(o), o->n_inputs, outs, NULL);
     }
     pmap_destroy(st);
     memset(child, 0, sizeof *child);
@@ -164,12 +164,12 @@ static step frame_walk(bw_run *r, frame *f, frame *child)
             if (has_child)
                 return STEP_CHILD;
         }
-        if (some_in(op->outputs, op->n_outputs, f->output_names)) {
+        if (some_in(ir_op_outs(op), op->n_outputs, f->output_names)) {
             const grad_maker *m = maker_or_error(r, b, i);
             if (!m)
                 return STEP_FAIL;
             if (m->kind != GM_NONE) {
-                add_args(op->inputs, op->n_inputs, f->output_names, f->no_grad);
+                add_args(ir_op_ins(op), op->n_inputs, f->output_names, f->no_grad);
                 continue;
             }
         }
@@ -187,14 +187,14 @@ static GPtrArray *frame_close(bw_run *r, frame *f, size_t n_inputs)
          * the path even when they come later than its readers. */
         for (size_t i = b->n_ops; i-- > 0;) {
             const ir_op *op = b->ops[i];
-            if (f->relevant[i] || !some_in(op->outputs, op->n_outputs, f->output_names))
+            if (f->relevant[i] || !some_in(ir_op_outs(op), op->n_outputs, f->output_names))
                 continue;
             f->relevant[i] = true;
             const grad_maker *m = maker_or_error(r, b, i);
             if (!m)
                 return NULL;
             if (m->kind != GM_NONE)
-                add_args(op->inputs, op->n_inputs, f->output_names, f->no_grad);
+                add_args(ir_op_ins(op), op->n_inputs, f->output_names, f->no_grad);
         }
     }
     GPtrArray *path = g_ptr_array_new();
@@ -204,8 +204,8 @@ static GPtrArray *frame_close(bw_run *r, frame *f, size_t n_inputs)
     for (size_t p = 0; n_inputs && p < path->len; p++) {
         const ir_op *op = path->pdata[p];
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t k = 0; k < op->inputs[s].n_args; k++) {
-                const char *n = op->inputs[s].args[k];
+            for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++) {
+                const char *n = ir_op_ins(op)[s].args[k];
                 if (pmap_has(f->input_names, n))
                     continue;
                 const ir_var *v = ir_block_find_var(b, n);
@@ -272,8 +272,8 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets
         if (bw_sub_block_id(op) < 0 ||
             (op->type != IR_WK(conditional_block) && op->type != IR_WK(while))) {
             for (size_t s = 0; s < op->n_outputs; s++)
-                for (size_t k = 0; k < op->outputs[s].n_args; k++) {
-                    const char *n = op->outputs[s].args[k];
+                for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++) {
+                    const char *n = ir_op_outs(op)[s].args[k];
                     if (pmap_has(output_names, n) || bw_reads(op, n))
                         continue;
                     const ir_var *v = ir_block_find_var_recursive(b, n);
@@ -281,7 +281,7 @@ void bw_find_no_grad_vars(bw_run *r, ir_block *b, GPtrArray *path, pmap *targets
                         pmap_add(out, n);
                 }
         }
-        add_args(op->inputs, op->n_inputs, output_names, no_grad);
+        add_args(ir_op_ins(op), op->n_inputs, output_names, no_grad);
     }
     pmap_destroy(output_names);
 }

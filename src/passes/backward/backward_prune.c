@@ -209,27 +209,27 @@ static bool has_head(GPtrArray *grad_ops, const pmap *fwd_vars)
         const ir_op *op = grad_ops->pdata[i];
         bool head = true;
         for (size_t s = 0; s < op->n_inputs && head; s++)
-            for (size_t k = 0; k < op->inputs[s].n_args && head; k++)
-                head = !pmap_has(fwd_vars, op->inputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_ins(op)[s].n_args && head; k++)
+                head = !pmap_has(fwd_vars, ir_op_ins(op)[s].args[k]);
         if (head) {
             if (!bwd_vars) {
                 bwd_vars = pmap_new();
                 for (size_t j = 0; j < i; j++) {
                     const ir_op *w = grad_ops->pdata[j];
                     for (size_t s = 0; s < w->n_outputs; s++)
-                        for (size_t k = 0; k < w->outputs[s].n_args; k++)
-                            pmap_add(bwd_vars, w->outputs[s].args[k]);
+                        for (size_t k = 0; k < ir_op_outs(w)[s].n_args; k++)
+                            pmap_add(bwd_vars, ir_op_outs(w)[s].args[k]);
                 }
             }
             for (size_t s = 0; s < op->n_inputs && head; s++)
-                for (size_t k = 0; k < op->inputs[s].n_args && head; k++)
-                    head = !pmap_has(bwd_vars, op->inputs[s].args[k]);
+                for (size_t k = 0; k < ir_op_ins(op)[s].n_args && head; k++)
+                    head = !pmap_has(bwd_vars, ir_op_ins(op)[s].args[k]);
             found = head;
         }
         if (bwd_vars)
             for (size_t s = 0; s < op->n_outputs; s++)
-                for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                    pmap_add(bwd_vars, op->outputs[s].args[k]);
+                for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+                    pmap_add(bwd_vars, ir_op_outs(op)[s].args[k]);
     }
     if (bwd_vars)
         pmap_destroy(bwd_vars);
@@ -242,11 +242,11 @@ static void add_fwd_vars(pmap *fwd_vars, GPtrArray *fwd_ops)
     for (size_t i = 0; i < fwd_ops->len; i++) {
         const ir_op *op = fwd_ops->pdata[i];
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t k = 0; k < op->inputs[s].n_args; k++)
-                pmap_add(fwd_vars, op->inputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++)
+                pmap_add(fwd_vars, ir_op_ins(op)[s].args[k]);
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t k = 0; k < op->outputs[s].n_args; k++)
-                pmap_add(fwd_vars, op->outputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+                pmap_add(fwd_vars, ir_op_outs(op)[s].args[k]);
     }
 }
 
@@ -271,19 +271,19 @@ static bool scan_has_head(const bw_scan *s, GPtrArray *ops, const pmap *fwd_vars
         const ir_op *op = ops->pdata[i];
         bool head = true;
         for (size_t a = 0; a < op->n_inputs && head; a++)
-            for (size_t k = 0; k < op->inputs[a].n_args && head; k++)
-                head = !pmap_has(fwd_vars, op->inputs[a].args[k]);
+            for (size_t k = 0; k < ir_op_ins(op)[a].n_args && head; k++)
+                head = !pmap_has(fwd_vars, ir_op_ins(op)[a].args[k]);
         if (!head)
             continue;
         for (; filled < i; filled++) {
             const ir_op *w = ops->pdata[filled];
             for (size_t a = 0; a < w->n_outputs; a++)
-                for (size_t k = 0; k < w->outputs[a].n_args; k++)
-                    pmap_add(&bwd_vars, w->outputs[a].args[k]);
+                for (size_t k = 0; k < ir_op_outs(w)[a].n_args; k++)
+                    pmap_add(&bwd_vars, ir_op_outs(w)[a].args[k]);
         }
         for (size_t a = 0; a < op->n_inputs && head; a++)
-            for (size_t k = 0; k < op->inputs[a].n_args && head; k++)
-                head = !pmap_has(&bwd_vars, op->inputs[a].args[k]);
+            for (size_t k = 0; k < ir_op_ins(op)[a].n_args && head; k++)
+                head = !pmap_has(&bwd_vars, ir_op_ins(op)[a].args[k]);
         found = head;
     }
     pmap_free(&bwd_vars);

@@ -34,7 +34,7 @@ typedef struct {
 static void rename_args(recompute *rc, ir_op *op)
 {
     for (int out = 0; out < 2; out++) {
-        ir_slot *slots = out ? op->outputs : op->inputs;
+        ir_slot *slots = out ? ir_op_outs(op) : ir_op_ins(op);
         size_t n = out ? op->n_outputs : op->n_inputs;
         for (size_t s = 0; s < n; s++) {
             const char **args = NULL;
@@ -366,7 +366,7 @@ void bw_recompute_prune_scratch(bw_run *r)
             ir_op *op = b->ops[k];
             bool ok = true;
             for (int out = 0; out < 2 && ok; out++) {
-                const ir_slot *slots = out ? op->outputs : op->inputs;
+                const ir_slot *slots = out ? ir_op_outs(op) : ir_op_ins(op);
                 size_t n = out ? op->n_outputs : op->n_inputs;
                 for (size_t s = 0; s < n && ok; s++)
                     for (size_t a = 0; a < slots[s].n_args && ok; a++)

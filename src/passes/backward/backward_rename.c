@@ -16,9 +16,9 @@ static void merge_into(pmap *dst, pmap *src)
 static bool renames_output(const ir_op *op, const ir_block *b)
 {
     for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t k = 0; k < op->outputs[s].n_args; k++)
-            if (grad_is_grad_name(op->outputs[s].args[k]) &&
-                ir_block_find_var(b, op->outputs[s].args[k]))
+        for (size_t k = 0; k < ir_op_outs(op)[s].n_args; k++)
+            if (grad_is_grad_name(ir_op_outs(op)[s].args[k]) &&
+                ir_block_find_var(b, ir_op_outs(op)[s].args[k]))
                 return true;
     return false;
 }

@@ -29,18 +29,18 @@ static bool is_arg_of(bw_scan *s, const ir_op *fwd, const char *name)
         s->fwd_cached = fwd;
         size_t n = 0;
         for (size_t i = 0; i < fwd->n_inputs; i++)
-            n += fwd->inputs[i].n_args;
+            n += ir_op_ins(fwd)[i].n_args;
         for (size_t i = 0; i < fwd->n_outputs; i++)
-            n += fwd->outputs[i].n_args;
+            n += ir_op_outs(fwd)[i].n_args;
         if (n > 16) {
             s->fwd_args = pmap_new();
             pmap_reserve(s->fwd_args, n);
             for (size_t i = 0; i < fwd->n_inputs; i++)
-                for (size_t k = 0; k < fwd->inputs[i].n_args; k++)
-                    pmap_add(s->fwd_args, fwd->inputs[i].args[k]);
+                for (size_t k = 0; k < ir_op_ins(fwd)[i].n_args; k++)
+                    pmap_add(s->fwd_args, ir_op_ins(fwd)[i].args[k]);
             for (size_t i = 0; i < fwd->n_outputs; i++)
-                for (size_t k = 0; k < fwd->outputs[i].n_args; k++)
-                    pmap_add(s->fwd_args, fwd->outputs[i].args[k]);
+                for (size_t k = 0; k < ir_op_outs(fwd)[i].n_args; k++)
+                    pmap_add(s->fwd_args, ir_op_outs(fwd)[i].args[k]);
         }
     }
     if (s->fwd_args)
@@ -56,8 +56,8 @@ void bw_scan_grad(bw_scan *s, const ir_op *op, const ir_op *fwd, size_t idx,
     size_t n_out = 0, n_out_no = 0;
     pmap *inputs = bw_input_set(op);
     for (size_t i = 0; i < op->n_outputs; i++)
-        for (size_t k = 0; k < op->outputs[i].n_args; k++) {
-            const char *v = op->outputs[i].args[k];
+        for (size_t k = 0; k < ir_op_outs(op)[i].n_args; k++) {
+            const char *v = ir_op_outs(op)[i].args[k];
             n_out++;
             n_out_no += pmap_has(no_grad, v);
             if (bw_counts_as_write(op, inputs, v, empty) && !pmap_add(&s->once, v))
@@ -70,8 +70,8 @@ void bw_scan_grad(bw_scan *s, const ir_op *op, const ir_op *fwd, size_t idx,
     size_t n_gin = 0, n_gin_no = 0;
     bool reads_fwd = false, reads_no_grad = false;
     for (size_t i = 0; i < op->n_inputs; i++)
-        for (size_t k = 0; k < op->inputs[i].n_args; k++) {
-            const char *v = op->inputs[i].args[k];
+        for (size_t k = 0; k < ir_op_ins(op)[i].n_args; k++) {
+            const char *v = ir_op_ins(op)[i].args[k];
             bool ng = pmap_has(no_grad, v);
             reads_no_grad |= ng;
             if (grad_is_grad_name(v)) {

@@ -49,8 +49,8 @@ static const ir_var *infer_dtype_shape(bw_run *r, ir_block *b, ir_var *gv, const
     switch (grad_lod_rule(op->type)) {
     case GRAD_LOD_FORWARD: lod_from = fv; break;
     case GRAD_LOD_FIRST_INPUT:
-        if (op->n_inputs && op->inputs[0].n_args)
-            lod_from = ir_block_find_var_recursive(b, op->inputs[0].args[0]);
+        if (op->n_inputs && ir_op_ins(op)[0].n_args)
+            lod_from = ir_block_find_var_recursive(b, ir_op_ins(op)[0].args[0]);
         break;
     default: break;
     }
@@ -119,16 +119,16 @@ static void frame_open(bw_run *r, frame *f, ir_block *b, size_t start, const ir_
     f->parent_vars = pmap_new();
     if (parent_op)
         for (size_t s = 0; s < parent_op->n_inputs; s++)
-            for (size_t k = 0; k < parent_op->inputs[s].n_args; k++)
-                if (ir_op_writes(parent_op, parent_op->inputs[s].args[k]))
-                    pmap_add(f->parent_vars, parent_op->inputs[s].args[k]);
+            for (size_t k = 0; k < ir_op_ins(parent_op)[s].n_args; k++)
+                if (ir_op_writes(parent_op, ir_op_ins(parent_op)[s].args[k]))
+                    pmap_add(f->parent_vars, ir_op_ins(parent_op)[s].args[k]);
     /* At most one new var per output arg of the new ops: room for them in
      * one step, exactly for an MLP (about 1.7 per op; two per op left the
      * var map 7 MB larger at 1M ops: issue 33). */
     size_t outs = 0;
     for (size_t i = start; i < b->n_ops; i++)
         for (size_t s = 0; s < b->ops[i]->n_outputs; s++)
-            outs += b->ops[i]->outputs[s].n_args;
+            outs += ir_op_outs(b->ops[i])[s].n_args;
     ir_block_reserve_vars(b, outs);
     if (r->wanted || r->trainable_in)
         pmap_reserve(r->grad_info, r->n_wanted);
@@ -177,8 +177,8 @@ static bool op_has_work(const frame *f, const ir_op *op, const scratch *sc)
         return false;
     /* Only "is there a grad input, and does one exist" matters. */
     for (size_t s = 0; s < op->n_inputs && !n_exist; s++)
-        for (size_t k = 0; k < op->inputs[s].n_args && !n_exist; k++) {
-            const char *n = op->inputs[s].args[k];
+        for (size_t k = 0; k < ir_op_ins(op)[s].n_args && !n_exist; k++) {
+            const char *n = ir_op_ins(op)[s].args[k];
             if (!grad_is_grad_name(n))
                 continue;
             n_grad_in++;
@@ -208,14 +208,14 @@ static void keep_visible_sum_inputs(ir_block *b, ir_op *op)
 static bool grads_found(const bw_run *r, const frame *f, const ir_op *op, const scratch *sc)
 {
     for (size_t s = 0; s < op->n_inputs; s++)
-        for (size_t k = 0; k < op->inputs[s].n_args; k++) {
-            const char *n = op->inputs[s].args[k];
+        for (size_t k = 0; k < ir_op_ins(op)[s].n_args; k++) {
+            const char *n = ir_op_ins(op)[s].args[k];
             if (n == sc->empty || !grad_is_grad_name(n) || visible(f->b, n) ||
                 pmap_has(f->parent_vars, n))
                 continue;
             pdt_error("%s: block %d, op %zu '%s': input '%s' names '%s', which no gradient op "
                       "makes (an op that reads '%s' gives it no gradient)",
-                      r->path, f->b->idx, f->i, op->type, op->inputs[s].name, n,
+                      r->path, f->b->idx, f->i, op->type, ir_op_ins(op)[s].name, n,
                       grad_strip_suffix(n));
             return false;
         }

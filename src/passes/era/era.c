@@ -56,9 +56,9 @@ static GHashTable *param_order(const ir_block *b)
         if (!op->made)
             continue;
         for (size_t s = 0; s < op->n_inputs; s++)
-            if (op->inputs[s].name == param && op->inputs[s].n_args == 1 &&
-                !g_hash_table_contains(h, op->inputs[s].args[0]))
-                g_hash_table_insert(h, (void *)op->inputs[s].args[0],
+            if (ir_op_ins(op)[s].name == param && ir_op_ins(op)[s].n_args == 1 &&
+                !g_hash_table_contains(h, ir_op_ins(op)[s].args[0]))
+                g_hash_table_insert(h, (void *)ir_op_ins(op)[s].args[0],
                                     GSIZE_TO_POINTER(g_hash_table_size(h) + 1));
     }
     return h;
@@ -135,7 +135,7 @@ static void add_row(ir_op *op, const era_row *r)
 {
     if (r->kind == ERA_ADD_INPUT) {
         for (size_t s = 0; s < op->n_inputs; s++)
-            if (!strcmp(op->inputs[s].name, r->name))
+            if (!strcmp(ir_op_ins(op)[s].name, r->name))
                 return;
         ir_op_set_input(op, r->name, NULL, 0);
         return;
@@ -180,7 +180,7 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
         break;
     case ERA_DROP_INPUT:
         for (size_t s = 0; s < op->n_inputs; s++)
-            if (!strcmp(op->inputs[s].name, r->name)) {
+            if (!strcmp(ir_op_ins(op)[s].name, r->name)) {
                 ir_op_remove_input(op, r->name);
                 break;
             }

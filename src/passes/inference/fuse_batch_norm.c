@@ -43,8 +43,8 @@ static void count_readers(fuse_state *s, const ir_program *p)
             const ir_op *op = p->blocks[bi]->ops[i];
             pmap_clear(&seen);
             for (size_t k = 0; k < op->n_inputs; k++)
-                for (size_t a = 0; a < op->inputs[k].n_args; a++) {
-                    const char *name = op->inputs[k].args[a];
+                for (size_t a = 0; a < ir_op_ins(op)[k].n_args; a++) {
+                    const char *name = ir_op_ins(op)[k].args[a];
                     if (pmap_add(&seen, name))
                         pmap_put(&s->readers, name, (void *)(uintptr_t)(n_readers(s, name) + 1));
                 }
@@ -242,10 +242,10 @@ static void adjust_input(fuse_state *s)
     for (size_t i = 0; i < s->b->n_ops; i++) {
         ir_op *op = s->b->ops[i];
         for (size_t k = 0; k < op->n_inputs; k++)
-            for (size_t a = 0; a < op->inputs[k].n_args; a++) {
-                const char *to = pmap_get(&s->input_map, op->inputs[k].args[a]);
-                if (to && to != op->inputs[k].args[a])
-                    ir_op_rename_input(op, op->inputs[k].args[a], to);
+            for (size_t a = 0; a < ir_op_ins(op)[k].n_args; a++) {
+                const char *to = pmap_get(&s->input_map, ir_op_ins(op)[k].args[a]);
+                if (to && to != ir_op_ins(op)[k].args[a])
+                    ir_op_rename_input(op, ir_op_ins(op)[k].args[a], to);
             }
     }
 }
@@ -266,8 +266,8 @@ static void remove_unused_vars(ir_program *p)
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t i = 0; i < p->blocks[bi]->n_ops; i++) {
             const ir_op *op = p->blocks[bi]->ops[i];
-            mark_args(&used, op->inputs, op->n_inputs);
-            mark_args(&used, op->outputs, op->n_outputs);
+            mark_args(&used, ir_op_ins(op), op->n_inputs);
+            mark_args(&used, ir_op_outs(op), op->n_outputs);
         }
     ir_block *b = p->blocks[0];
     GPtrArray *dead = g_ptr_array_new();

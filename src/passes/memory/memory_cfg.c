@@ -24,8 +24,8 @@ static void skip_add_args(pmap *skip, const ir_slot *slots, size_t n)
 
 static void skip_add_op(pmap *skip, const ir_op *op)
 {
-    skip_add_args(skip, op->outputs, op->n_outputs);
-    skip_add_args(skip, op->inputs, op->n_inputs);
+    skip_add_args(skip, ir_op_outs(op), op->n_outputs);
+    skip_add_args(skip, ir_op_ins(op), op->n_inputs);
 }
 
 static mem_cfg *cfgs_push(mem_cfg_list *l, size_t *cap)
@@ -179,7 +179,7 @@ void mem_cfg_add_run_skips(mem_cfg *cfg, const pdt_list *user_skip)
 {
     for (size_t i = 0; i < cfg->n_ops; i++)
         if (force_cpu(cfg->ops[i]))
-            skip_add_args(&cfg->skip, cfg->ops[i]->outputs, cfg->ops[i]->n_outputs);
+            skip_add_args(&cfg->skip, ir_op_outs(cfg->ops[i]), cfg->ops[i]->n_outputs);
     for (size_t k = 0; user_skip && k < user_skip->n; k++)
         pmap_add(&cfg->skip, user_skip->items[k]);
 }

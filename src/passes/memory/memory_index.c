@@ -99,18 +99,18 @@ static size_t occ_for(builder *bd, size_t node, size_t k, bool use)
 static void index_op(builder *bd, size_t k, const ir_op *op, vec *uses, vec *defs, vec *order)
 {
     mem_index *ix = bd->ix;
-    sorted_slots(op->inputs, op->n_inputs, order);
+    sorted_slots(ir_op_ins(op), op->n_inputs, order);
     for (size_t s = 0; s < order->n; s++) {
-        const ir_slot *sl = &op->inputs[order->v[s]];
+        const ir_slot *sl = &ir_op_ins(op)[order->v[s]];
         for (size_t a = 0; a < sl->n_args; a++) {
             size_t node = node_for(bd, sl->args[a]);
             if (bd->stamp[node] != k + 1)
                 vec_push(uses, occ_for(bd, node, k, true));
         }
     }
-    sorted_slots(op->outputs, op->n_outputs, order);
+    sorted_slots(ir_op_outs(op), op->n_outputs, order);
     for (size_t s = 0; s < order->n; s++) {
-        const ir_slot *sl = &op->outputs[order->v[s]];
+        const ir_slot *sl = &ir_op_outs(op)[order->v[s]];
         for (size_t a = 0; a < sl->n_args; a++) {
             size_t node = node_for(bd, sl->args[a]);
             ix->max_def[node] = (long)k;

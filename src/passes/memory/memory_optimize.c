@@ -273,17 +273,17 @@ static void finish_op(mo_state *st, size_t i)
     ir_op *op = st->cfg->ops[i];
     if (st->time) {
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t a = 0; a < op->inputs[s].n_args; a++)
-                op->inputs[s].args[a] = label_of_name(st, op->inputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++)
+                ir_op_ins(op)[s].args[a] = label_of_name(st, ir_op_ins(op)[s].args[a]);
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++)
-                op->outputs[s].args[a] = label_of_name(st, op->outputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++)
+                ir_op_outs(op)[s].args[a] = label_of_name(st, ir_op_outs(op)[s].args[a]);
         rewrite_role_var(st, op);
         ir_op_mark_dirty(op);
     }
     for (size_t s = 0; s < op->n_outputs; s++)
-        for (size_t a = 0; a < op->outputs[s].n_args; a++)
-            pmap_add(&st->written, op->outputs[s].args[a]);
+        for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++)
+            pmap_add(&st->written, ir_op_outs(op)[s].args[a]);
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -238,14 +238,14 @@ static void case_close(lr_build *s, lr_case *k)
     for (size_t i = 0; i < k->sub->n_ops; i++) {
         const ir_op *op = k->sub->ops[i];
         for (size_t sl = 0; sl < op->n_inputs; sl++)
-            for (size_t a = 0; a < op->inputs[sl].n_args; a++) {
-                const char *n = op->inputs[sl].args[a];
+            for (size_t a = 0; a < ir_op_ins(op)[sl].n_args; a++) {
+                const char *n = ir_op_ins(op)[sl].args[a];
                 if (!listed(written, nw, n) && !listed(params, np, n) && np < CAP)
                     params[np++] = n;
             }
         for (size_t sl = 0; sl < op->n_outputs; sl++)
-            for (size_t a = 0; a < op->outputs[sl].n_args; a++) {
-                const char *n = op->outputs[sl].args[a];
+            for (size_t a = 0; a < ir_op_outs(op)[sl].n_args; a++) {
+                const char *n = ir_op_outs(op)[sl].args[a];
                 if (listed(written, nw, n) || nw == CAP)
                     continue;
                 written[nw++] = n;

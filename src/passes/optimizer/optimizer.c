@@ -115,8 +115,8 @@ static void param_devices(const ir_block *b, const pdt_ctx *ctx, pmap *dev)
         const ir_op *op = b->ops[k];
         const char *d = ir_op_get_string(op, "op_device");
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                const char *arg = op->inputs[s].args[a];
+            for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++) {
+                const char *arg = ir_op_ins(op)[s].args[a];
                 if (pmap_has(&params, arg) && !pmap_has(dev, arg))
                     pmap_put(dev, arg, (void *)(d && *d ? d : NULL));
             }

@@ -103,11 +103,11 @@ static ir_op *append_non_opt(pserver *ps, ir_block *blk, const ir_op *src)
     tp_copied_op(op);
     tp_rename_role_var(ps->pl, op);
     for (size_t s = 0; s < src->n_inputs; s++)
-        ir_op_set_input(op, src->inputs[s].name, map_args(ps, &src->inputs[s]),
-                        src->inputs[s].n_args);
+        ir_op_set_input(op, ir_op_ins(src)[s].name, map_args(ps, &ir_op_ins(src)[s]),
+                        ir_op_ins(src)[s].n_args);
     for (size_t s = 0; s < src->n_outputs; s++)
-        ir_op_set_output(op, src->outputs[s].name, map_args(ps, &src->outputs[s]),
-                         src->outputs[s].n_args);
+        ir_op_set_output(op, ir_op_outs(src)[s].name, map_args(ps, &ir_op_outs(src)[s]),
+                         ir_op_outs(src)[s].n_args);
     push(blk, op);
     return op;
 }
@@ -150,7 +150,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
     tp_copied_op(op);
     tp_rename_role_var(ps->pl, op);
     for (size_t s = 0; s < src->n_inputs; s++) {
-        const ir_slot *sl = &src->inputs[s];
+        const ir_slot *sl = &ir_op_ins(src)[s];
         const char *key = sl->name;
         if (!strcmp(key, "Grad")) {
             const char *g = sl->n_args ? sl->args[0] : NULL;
@@ -176,7 +176,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
         }
     }
     for (size_t s = 0; s < src->n_inputs; s++) {
-        const ir_slot *sl = &src->inputs[s];
+        const ir_slot *sl = &ir_op_ins(src)[s];
         if (skip_key(sl->name) || sl->n_args == 0)
             continue;
         const ir_var *ov = origin_var(ps, NULL, sl->args[0]);
@@ -188,7 +188,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
             ir_op_set_input1(op, sl->name, ov->name);   /* the seed keeps the first */
     }
     for (size_t s = 0; s < src->n_outputs; s++) {
-        const ir_slot *sl = &src->outputs[s];
+        const ir_slot *sl = &ir_op_outs(src)[s];
         if (!strcmp(sl->name, "ParamOut")) {
             ir_op_set_output1(op, sl->name, ps_slice->name);
             continue;
@@ -314,7 +314,7 @@ static bool clone_open(pserver *ps, ir_op *op, int32_t parent, clone_frame *f)
 static ir_op *clone_one(pserver *ps, clone_frame *f)
 {
     const ir_op *src = f->ob->ops[f->k++];
-    const ir_slot *sets[2] = {src->inputs, src->outputs};
+    const ir_slot *sets[2] = {ir_op_ins(src), ir_op_outs(src)};
     size_t counts[2] = {src->n_inputs, src->n_outputs};
     for (int io = 0; io < 2; io++)
         for (size_t s = 0; s < counts[io]; s++)
@@ -328,9 +328,9 @@ static ir_op *clone_one(pserver *ps, clone_frame *f)
     ir_op_copy_attrs(c, src);
     tp_copied_op(c);
     for (size_t s = 0; s < src->n_inputs; s++)
-        ir_op_set_input(c, src->inputs[s].name, src->inputs[s].args, src->inputs[s].n_args);
+        ir_op_set_input(c, ir_op_ins(src)[s].name, ir_op_ins(src)[s].args, ir_op_ins(src)[s].n_args);
     for (size_t s = 0; s < src->n_outputs; s++)
-        ir_op_set_output(c, src->outputs[s].name, src->outputs[s].args, src->outputs[s].n_args);
+        ir_op_set_output(c, ir_op_outs(src)[s].name, ir_op_outs(src)[s].args, ir_op_outs(src)[s].n_args);
     return c;
 }
 

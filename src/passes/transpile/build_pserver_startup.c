@@ -66,7 +66,7 @@ ir_program *tp_build_pserver_startup(const tp_placement *pl, const tp_inputs *in
         const char **names = ir_arena_alloc(in->arena, (src->n_outputs + 1) * sizeof *names);
         bool held = false;
         for (size_t o = 0; o < src->n_outputs; o++) {
-            const ir_slot *sl = &src->outputs[o];
+            const ir_slot *sl = &ir_op_outs(src)[o];
             names[o] = NULL;
             if (sl->n_args == 0)
                 continue;
@@ -80,7 +80,7 @@ ir_program *tp_build_pserver_startup(const tp_placement *pl, const tp_inputs *in
         tp_copied_op(op);
         const ir_var *out_var = NULL;
         for (size_t o = 0; o < src->n_outputs; o++) {
-            const char *slot = src->outputs[o].name;
+            const char *slot = ir_op_outs(src)[o].name;
             if (!names[o]) {
                 ir_op_remove_output(op, slot);
                 continue;
@@ -91,7 +91,7 @@ ir_program *tp_build_pserver_startup(const tp_placement *pl, const tp_inputs *in
                 out_var = ir_block_find_var(sb, names[o]);
         }
         for (size_t i = 0; i < src->n_inputs; i++) {
-            const ir_slot *sl = &src->inputs[i];
+            const ir_slot *sl = &ir_op_ins(src)[i];
             for (size_t a = 0; a < sl->n_args; a++) {
                 /* The seed requires inputs to be pserver vars (KeyError
                  * otherwise); pdtrans declares them from the input startup. */

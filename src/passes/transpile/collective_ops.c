@@ -93,7 +93,7 @@ const char *tp_coll_first_output(const ir_op *op)
 {
     const ir_slot *best = NULL;
     for (size_t i = 0; i < op->n_outputs; i++) {
-        const ir_slot *s = &op->outputs[i];
+        const ir_slot *s = &ir_op_outs(op)[i];
         if (s->n_args && (!best || strcmp(s->name, best->name) < 0))
             best = s;
     }

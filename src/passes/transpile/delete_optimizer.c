@@ -60,8 +60,8 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
     for (size_t i = 0; i < pl->n_opt; i++) {
         const ir_op *op = opt_ops[i];
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                const char *v = op->inputs[s].args[a];
+            for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++) {
+                const char *v = ir_op_ins(op)[s].args[a];
                 if (pmap_has(&role_vars, v) || !pmap_add(&cand, v))
                     continue;
                 g_ptr_array_add(order, (void *)v);
@@ -76,7 +76,7 @@ static GPtrArray *optimizer_only_vars(trainer *t, ir_op *const *opt_ops)
         for (size_t k = 0; k < b->n_ops; k++) {
             const ir_op *op = b->ops[k];
             for (int io = 0; io < 2; io++) {
-                const ir_slot *sl = io ? op->outputs : op->inputs;
+                const ir_slot *sl = io ? ir_op_outs(op) : ir_op_ins(op);
                 size_t n = io ? op->n_outputs : op->n_inputs;
                 for (size_t s = 0; s < n; s++)
                     for (size_t a = 0; a < sl[s].n_args; a++)
@@ -107,8 +107,8 @@ static void delete_startup_inits(trainer *t, GPtrArray *vars)
         ir_op *op = t->sb->ops[k];
         bool hit = false;
         for (size_t s = 0; s < op->n_outputs && !hit; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args && !hit; a++)
-                hit = pmap_has(&del, op->outputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args && !hit; a++)
+                hit = pmap_has(&del, ir_op_outs(op)[s].args[a]);
         if (!hit)
             keep[n++] = op;
     }
@@ -142,8 +142,8 @@ static int fake_init_tables(trainer *t)
     for (size_t k = 0; k < t->sb->n_ops; k++) {
         ir_op *op = t->sb->ops[k];
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                const char *v = op->outputs[s].args[a];
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++) {
+                const char *v = ir_op_outs(op)[s].args[a];
                 if (!pmap_has(&init_of, v))
                     continue;
                 pmap_put(&init_of, v, op);

@@ -68,7 +68,7 @@ static int refuse_lr_block_attrs(tp_plan *st, const ir_op *lr_op, size_t pos)
  * from the input (seed: KeyError deep inside get_pserver_program). */
 static int check_declared(tp_plan *st, const ir_op *op, size_t pos)
 {
-    const ir_slot *sets[2] = {op->inputs, op->outputs};
+    const ir_slot *sets[2] = {ir_op_ins(op), ir_op_outs(op)};
     size_t counts[2] = {op->n_inputs, op->n_outputs};
     for (int io = 0; io < 2; io++)
         for (size_t s = 0; s < counts[io]; s++)

@@ -102,7 +102,7 @@ static void rename_many(ir_program *p, const pmap *map, const GPtrArray *from_or
             for (int io = 0; io < 2; io++) {
                 size_t n = io ? op->n_outputs : op->n_inputs;
                 for (size_t s = 0; s < n; s++) {
-                    ir_slot *sl = io ? &op->outputs[s] : &op->inputs[s];
+                    ir_slot *sl = io ? &ir_op_outs(op)[s] : &ir_op_ins(op)[s];
                     bool hit = false;
                     for (size_t i = 0; i < sl->n_args && !hit; i++)
                         hit = pmap_has(map, sl->args[i]);
@@ -170,8 +170,8 @@ static long *last_writers(const tp_placement *pl, const tp_inputs *in)
     for (size_t k = 0; k < in->b0->n_ops; k++) {
         const ir_op *op = in->b0->ops[k];
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++) {
-                const tp_pair *p = tp_pair_of_grad(pl, op->outputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++) {
+                const tp_pair *p = tp_pair_of_grad(pl, ir_op_outs(op)[s].args[a]);
                 if (p)
                     at[p - pl->pairs] = (long)k;
             }

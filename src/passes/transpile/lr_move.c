@@ -74,8 +74,8 @@ static void find_targets(lrm *m)
                      : (role_of(op) & IR_ROLE_LRSCHED) ? &lrs
                                                              : &m->bwd_written;
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++)
-                pmap_add(into, op->outputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++)
+                pmap_add(into, ir_op_outs(op)[s].args[a]);
     }
     pmap seen = PMAP_INIT;
     for (size_t i = 0; i < m->b->n_ops; i++) {
@@ -84,11 +84,11 @@ static void find_targets(lrm *m)
         if (!(r & IR_ROLE_OPTIMIZE) || (r & IR_ROLE_LRSCHED) || !tp_is_optimizer_op(op))
             continue;
         for (size_t s = 0; s < op->n_inputs; s++) {
-            const char *slot = op->inputs[s].name;
+            const char *slot = ir_op_ins(op)[s].name;
             if (!strcmp(slot, "Param") || !strcmp(slot, "Grad"))
                 continue;
-            for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                const char *v = op->inputs[s].args[a];
+            for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++) {
+                const char *v = ir_op_ins(op)[s].args[a];
                 const ir_var *var = ir_block_find_var(m->b, v);
                 /* not persistable and written by no op: fed each step */
                 bool fed = var && !var->persistable && !pmap_has(&lrs, v) &&
@@ -124,8 +124,8 @@ static void need_sub_block_reads(lrm *m, const ir_op *op, size_t pos)
                 const ir_op *so = sb->ops[k];
                 g_ptr_array_add(todo, (void *)so);
                 for (size_t s = 0; s < so->n_inputs; s++)
-                    for (size_t a = 0; a < so->inputs[s].n_args; a++) {
-                        const char *v = so->inputs[s].args[a];
+                    for (size_t a = 0; a < ir_op_ins(so)[s].n_args; a++) {
+                        const char *v = ir_op_ins(so)[s].args[a];
                         if (!ir_block_find_var(sb, v) && ir_block_find_var(m->b, v))
                             need(m, v, pos);
                     }
@@ -149,18 +149,18 @@ static size_t walk_slice(lrm *m)
             continue;
         bool writes = false;
         for (size_t s = 0; s < op->n_outputs && !writes; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args && !writes; a++)
-                writes = pmap_has(&m->needed, op->outputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args && !writes; a++)
+                writes = pmap_has(&m->needed, ir_op_outs(op)[s].args[a]);
         if (!writes)
             continue;
         m->in_slice[i] = 1;
         n++;
         for (size_t s = 0; s < op->n_outputs; s++)
-            for (size_t a = 0; a < op->outputs[s].n_args; a++)
-                pmap_put(&m->slice_out, op->outputs[s].args[a], GSIZE_TO_POINTER(i + 1));
+            for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++)
+                pmap_put(&m->slice_out, ir_op_outs(op)[s].args[a], GSIZE_TO_POINTER(i + 1));
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t a = 0; a < op->inputs[s].n_args; a++)
-                need(m, op->inputs[s].args[a], i);
+            for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++)
+                need(m, ir_op_ins(op)[s].args[a], i);
         need_sub_block_reads(m, op, i);
     }
     return n;
@@ -249,8 +249,8 @@ static int check_readers(const lrm *m, const char *what)
                             (role_of(op) & (IR_ROLE_OPTIMIZE | IR_ROLE_LRSCHED))))
                 continue;
             for (size_t s = 0; s < op->n_inputs; s++)
-                for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                    const char *v = op->inputs[s].args[a];
+                for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++) {
+                    const char *v = ir_op_ins(op)[s].args[a];
                     size_t w = GPOINTER_TO_SIZE(pmap_get(&m->slice_out, v));
                     if (!w)
                         continue;

@@ -36,9 +36,9 @@ static void inits_by_output(const ir_block *sb, pmap *by_out)
         if (op->type != fc)
             continue;
         for (size_t s = 0; s < op->n_outputs; s++) {
-            if (op->outputs[s].n_args != 1)
+            if (ir_op_outs(op)[s].n_args != 1)
                 continue;
-            const char *out = op->outputs[s].args[0];
+            const char *out = ir_op_outs(op)[s].args[0];
             GPtrArray *list = pmap_get(by_out, out);
             if (!list) {
                 list = g_ptr_array_new();
@@ -70,8 +70,8 @@ static ir_op *counter_sum(ir_program *p, const ir_op *inc, const char **names, i
     ir_op *sum = ir_op_new(p, "sum");
     ir_op_set_input(sum, "X", names, (size_t)n);
     for (size_t s = 0; s < inc->n_outputs; s++)
-        ir_op_set_output(sum, inc->outputs[s].name, (const char *const *)inc->outputs[s].args,
-                         inc->outputs[s].n_args);
+        ir_op_set_output(sum, ir_op_outs(inc)[s].name, (const char *const *)ir_op_outs(inc)[s].args,
+                         ir_op_outs(inc)[s].n_args);
     ir_op_set_role(sum, IR_ROLE_LRSCHED);
     return sum;
 }

@@ -151,8 +151,8 @@ static GArray **remote_uses(const tp_plan *st)
         if (!uses)
             uses = xcalloc(pl->n_pairs + 1, sizeof(GArray *));
         for (size_t s = 0; s < op->n_inputs; s++)
-            for (size_t a = 0; a < op->inputs[s].n_args; a++) {
-                const tp_pair *p = tp_pair_of_param(pl, op->inputs[s].args[a]);
+            for (size_t a = 0; a < ir_op_ins(op)[s].n_args; a++) {
+                const tp_pair *p = tp_pair_of_param(pl, ir_op_ins(op)[s].args[a]);
                 if (!p)
                     continue;
                 GArray **u = &uses[p - pl->pairs];
