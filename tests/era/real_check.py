@@ -17,9 +17,9 @@ starts with "bw_" (a backward output) the backward-role ops; in a trainer
 program the ops whose op_role has the Optimize, RPC, Dist or LRSched bit
 (the input's own forward and backward ops are not pdtrans's).  --ignore
 leaves fields out (a real program whose writer strips them, as 2.5's
-inference export strips the extra attrs).  Not compared: the other
-check_attrs defaults (use_mkldnn, bias, ...), which pdtrans writes in no
-version, and the input slots of a fill_constant with none (an
+inference export strips the extra attrs).  Not compared here: the other
+check_attrs defaults (use_mkldnn, bias, ...), whose whole attr set
+attrs_check.py compares, and the input slots of a fill_constant with none (an
 initializer's, built with inputs=None in every version), which real
 layers.fill_constant ops have."""
 import os, subprocess, sys

@@ -1,0 +1,1 @@
+../../../era/attrs_check.py
