@@ -19,7 +19,6 @@
  * both keys, so one without them was edited, refused too. */
 #include <errno.h>
 #include <jansson.h>
-#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -168,20 +167,6 @@ void cli_vj_sums_done(cli_vj_sums *s)
                     "what transpile wrote", s->dir);
 }
 
-static void sha256_hex(const uint8_t *data, size_t len, char hex[65])
-{
-    struct sha256_ctx c;
-    uint8_t md[SHA256_DIGEST_SIZE];
-    sha256_init(&c);
-    sha256_update(&c, len, data);
-    sha256_digest(&c, sizeof md, md);
-    for (size_t i = 0; i < sizeof md; i++) {
-        hex[2 * i] = "0123456789abcdef"[md[i] >> 4];
-        hex[2 * i + 1] = "0123456789abcdef"[md[i] & 15];
-    }
-    hex[64] = '\0';
-}
-
 /* NAME's bytes (NULL after a message), checked against F's entries. */
 static uint8_t *read_checked(cli_vj_sums *s, const char *name, vj_file *f, size_t *len)
 {
@@ -196,7 +181,7 @@ static uint8_t *read_checked(cli_vj_sums *s, const char *name, vj_file *f, size_
         data = pdio_read_input(path, "", len);
     char hex[65];
     if (data)
-        sha256_hex(data, *len, hex);
+        pdio_sha256_hex(data, *len, hex);
     for (guint i = 0; data && i < f->entries->len; i++) {
         const vj_entry *e = &g_array_index(f->entries, vj_entry, i);
         if (strcmp(hex, e->hex)) {

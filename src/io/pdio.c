@@ -249,7 +249,7 @@ ir_program *pdio_read(const char *path)
 /* Nettle's SHA-256 uses the CPU's SHA instructions where there are some:
  * 5.6 ms for the 8.3 MB bench input against GLib's 26 ms (7% of a
  * transpile), with no allocation and no configuration read. */
-static void sha256_hex(const uint8_t *data, size_t len, char hex[65])
+void pdio_sha256_hex(const uint8_t *data, size_t len, char hex[65])
 {
     struct sha256_ctx c;
     uint8_t md[SHA256_DIGEST_SIZE];
@@ -297,7 +297,7 @@ ir_program *pdio_read_sha256(const char *path, char sha256[65])
         return NULL;
     }
     if (sha256)
-        sha256_hex(data, len, sha256);
+        pdio_sha256_hex(data, len, sha256);
     ir_program *p = parse(name, data, len, data);
     if (p && p->input_bytes == data)
         p->input_free = mapped ? pdio_unmap_input : NULL;

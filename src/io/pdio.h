@@ -17,6 +17,9 @@ ir_program *pdio_read(const char *path);
 /* As pdio_read; also puts the SHA-256 of the bytes read, as 64 lower-case
  * hex digits and a NUL, into sha256 (manifest.json names its inputs so). */
 ir_program *pdio_read_sha256(const char *path, char sha256[65]);
+/* The SHA-256 of LEN bytes at DATA in that form (verify job checks the
+ * manifests' sha256 maps with it). */
+void pdio_sha256_hex(const uint8_t *data, size_t len, char hex[65]);
 /* The most bytes one input file may hold (--max-input-size), so that
  * /dev/zero or an endless pipe fails with a message instead of exhausting
  * memory.  Default PDIO_DEFAULT_MAX_INPUT. */
