@@ -20,10 +20,10 @@ the same set; a type no real program of that version has is reported as not
 checked.  Prints one line per group (the attrs only pdtrans writes, then
 those only Paddle writes, for the nearest real op); exit 1 when any group
 differs."""
-import os, subprocess, sys
+import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from real_check import ops, group, CREATED_BITS  # noqa: E402
+from real_check import ops, group, real_groups, created_by_pdtrans  # noqa: E402
 
 SKIP = {"op_callstack", "op_namescope"}
 
@@ -42,21 +42,12 @@ def main():
             sys.exit("attrs_check.py: unknown option %s" % key)
         (ignore if key == "--ignore" else copied).update(val.split(","))
     version, reals, outs = args[0], args[1].split(","), args[2:]
-    pdtrans = os.environ["PDTRANS"]
-    real = {}
-    for path in reals:
-        text = subprocess.run([pdtrans, "dump", path], check=True,
-                              capture_output=True, text=True).stdout
-        for op in ops(text):
-            real.setdefault(group(op), set()).add(attrset(op, ignore))
+    real = real_groups(reals, lambda op: attrset(op, ignore))
     made, kept = {}, set()
     for path in outs:
         base = os.path.basename(path)
         for op in ops(open(path).read()):
-            if base.startswith("bw_"):
-                created = group(op)[1] == "backward"
-            else:
-                created = base.startswith("pserver") or op["role"] & CREATED_BITS
+            created = created_by_pdtrans(path, op)
             if created and (op["type"].endswith("_grad") or op["type"] in copied
                             or (base.startswith("pserver") and ".startup" in base)):
                 kept.add(group(op))

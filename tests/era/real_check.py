@@ -83,28 +83,36 @@ def matches(f, real_f, ignore):
     return all(k in ignore or r.get(k) == v for k, v in f)
 
 
+def real_groups(reals, key):
+    """{group: set of key(op)} over the ops of the real programs (PDTRANS dumps them)."""
+    real = {}
+    for path in reals:
+        text = subprocess.run([os.environ["PDTRANS"], "dump", path], check=True,
+                              capture_output=True, text=True).stdout
+        for op in ops(text):
+            real.setdefault(group(op), set()).add(key(op))
+    return real
+
+
+def created_by_pdtrans(path, op):
+    """Whether op of the output program at path is one pdtrans created (module doc)."""
+    base = os.path.basename(path)
+    if base.startswith("bw_"):
+        return group(op)[1] == "backward"
+    return bool(base.startswith("pserver") or op["role"] & CREATED_BITS)
+
+
 def main():
     args = sys.argv[1:]
     ignore = set()
     if args and args[0].startswith("--ignore="):
         ignore = set(args.pop(0).split("=", 1)[1].split(","))
     version, reals, outs = args[0], args[1].split(","), args[2:]
-    pdtrans = os.environ["PDTRANS"]
-    real = {}
-    for path in reals:
-        text = subprocess.run([pdtrans, "dump", path], check=True,
-                              capture_output=True, text=True).stdout
-        for op in ops(text):
-            real.setdefault(group(op), set()).add(fields(op))
+    real = real_groups(reals, fields)
     made = {}
     for path in outs:
-        base = os.path.basename(path)
         for op in ops(open(path).read()):
-            if base.startswith("bw_"):
-                created = group(op)[1] == "backward"
-            else:
-                created = base.startswith("pserver") or op["role"] & CREATED_BITS
-            if created:
+            if created_by_pdtrans(path, op):
                 made.setdefault(group(op), set()).add(fields(op))
     bad = 0
     for g in sorted(made):
