@@ -87,7 +87,10 @@ static bool k_floor(ex_ctx *x, const ir_op *op) { return unary(x, op, fd_floor);
 static bool k_ceil(ex_ctx *x, const ir_op *op) { return unary(x, op, fd_ceil); }
 static bool k_sign(ex_ctx *x, const ir_op *op) { return unary(x, op, fd_sign); }
 
-/* outer x n x inner view around `axis`. */
+/* outer x n x inner view around `axis`.  An empty tensor gets outer 0:
+ * with n 0 the loops over outer x inner would run up to 2^63 times over
+ * nothing, work the --max-work count (elements built) never sees
+ * (tests/fuzz/crashes/README G). */
 static void axis_split(const ex_tensor *t, int axis, size_t *outer, size_t *n, size_t *inner)
 {
     *outer = *inner = 1;
@@ -96,6 +99,8 @@ static void axis_split(const ex_tensor *t, int axis, size_t *outer, size_t *n, s
     *n = (size_t)t->dims[axis];
     for (int i = axis + 1; i < t->nd; i++)
         *inner *= (size_t)t->dims[i];
+    if (!t->numel)
+        *outer = 0;
 }
 
 static bool k_softmax(ex_ctx *x, const ir_op *op)

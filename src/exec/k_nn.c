@@ -252,6 +252,8 @@ static void bn_geo(const ex_tensor *X, size_t *c, size_t *inner, size_t *outer)
     *inner = 1;
     for (int i = 2; i < X->nd; i++)
         *inner *= (size_t)X->dims[i];
+    if (!X->numel)
+        *outer = 0;     /* as k_act.c's axis_split: no loop over nothing */
 }
 
 #define BN_AT(X, n, ch, i, c, inner) ((X)->data[((n) * (c) + (ch)) * (inner) + (i)])

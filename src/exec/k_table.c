@@ -185,6 +185,8 @@ static void axis_copy(double *big, const int64_t *bdims, int nd, int axis, int64
     for (int i = axis + 1; i < nd; i++)
         inner *= (size_t)bdims[i];
     size_t bn = (size_t)bdims[axis], pn = (size_t)pdims[axis];
+    if (!pn || !inner)
+        return;     /* nothing to copy: no loop of empty copies (k_act.c axis_split) */
     for (size_t o = 0; o < outer; o++) {
         double *b = big + (o * bn + (size_t)at) * inner, *p = part + o * pn * inner;
         if (into_big)

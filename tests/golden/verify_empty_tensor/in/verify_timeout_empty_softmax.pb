@@ -1,0 +1,1 @@
+../../../fuzz/crashes/verify_timeout_empty_softmax.pb
