@@ -348,21 +348,25 @@ static bool k_top_k(ex_ctx *x, const ir_op *op)
     ex_tensor_set_lod(out, X->lod, X->n_lod);
     idx = ex_tensor_copy(out);
     idx->dtype = IR_INT64;
+    /* k scans of each row, a flag per column taken: n x k x w, which the
+     * tensors built (n x w, n x k) do not cover when k is large (the
+     * scan over the k picked so far made it n x k x k x w) */
+    ex_work3(n, (uint64_t)k, w);
+    bool *taken = xmalloc_n(w + 1, sizeof(bool));
     for (size_t i = 0; i < n; i++) {
         const double *row = X->data + i * w;
+        memset(taken, 0, w * sizeof *taken);
         for (int64_t j = 0; j < k; j++) {
             size_t best = w;
-            for (size_t c = 0; c < w; c++) {
-                bool taken = false;
-                for (int64_t q = 0; q < j && !taken; q++)
-                    taken = idx->data[i * (size_t)k + (size_t)q] == (double)c;
-                if (!taken && (best == w || row[c] > row[best]))
+            for (size_t c = 0; c < w; c++)
+                if (!taken[c] && (best == w || row[c] > row[best]))
                     best = c;
-            }
+            taken[best] = true;
             out->data[i * (size_t)k + (size_t)j] = row[best];
             idx->data[i * (size_t)k + (size_t)j] = (double)best;
         }
     }
+    free(taken);
     ex_put(x, op, "Out", 0, out);
     ex_put(x, op, "Indices", 0, idx);
     return true;

@@ -95,6 +95,9 @@ static bool k_nce(ex_ctx *x, const ir_op *op)
     ex_tensor *labels = ex_tensor_new(IR_INT64, 2, dims), *logits = ex_tensor_new(a.in->dtype, 2, dims);
     ex_tensor *cost = ex_tensor_new(a.in->dtype, 2, one);
     bool ok = true;
+    /* a dot product of dim per sample: batch x width x dim, a matrix
+     * product's count (num_neg_samples and dim are not tied by a tensor) */
+    ex_work3(a.batch, a.width, a.dim);
     for (size_t i = 0; ok && i < a.batch; i++)
         for (size_t j = 0; ok && j < a.width; j++) {
             int64_t c = j < a.n_true ? (int64_t)a.label->data[i * a.n_true + j]
@@ -197,6 +200,7 @@ static bool k_nce_grad(ex_ctx *x, const ir_op *op)
             free(g);
             return false;
         }
+    ex_work3(labels->numel, a.dim, 2);  /* Weight@GRAD's and Input@GRAD's loops */
     if (ex_out_name(op, "Bias@GRAD", 0) && a.bias) {
         ex_tensor *db = ex_tensor_like(a.bias);
         for (size_t i = 0; i < labels->numel; i++)

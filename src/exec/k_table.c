@@ -154,13 +154,22 @@ static bool k_sequence_pool_grad(ex_ctx *x, const ir_op *op)
     if (max && !mi)
         return false;
     size_t ns = X->n_lod - 1, w = X->dims[0] ? X->numel / (size_t)X->dims[0] : 0;
+    /* Out@GRAD and MaxIndex are whatever the program names: they index
+     * by sequence and MaxIndex's values index dx */
+    if (d->numel != ns * w || (max && mi->numel != ns * w))
+        return ex_fail(x, "Out@GRAD or MaxIndex does not hold %zu sequences of %zu", ns, w);
     ex_tensor *dx = ex_tensor_like(X);
     for (size_t s = 0; s < ns && ok; s++) {
         int64_t a = X->lod[s], b = X->lod[s + 1], len = b - a;
         for (size_t j = 0; j < w && len > 0; j++) {
             double g = d->data[s * w + j];
             if (max) {
-                dx->data[(size_t)mi->data[s * w + j] * w + j] = g;
+                double r = mi->data[s * w + j];
+                if (!(r >= (double)a && r < (double)b)) {
+                    ok = ex_fail(x, "MaxIndex %g is outside sequence %zu's rows", r, s);
+                    break;
+                }
+                dx->data[(size_t)r * w + j] = g;
             } else if (!strcmp(type, "LAST") || !strcmp(type, "FIRST")) {
                 dx->data[(size_t)(type[0] == 'L' ? b - 1 : a) * w + j] = g;
             } else {
@@ -170,6 +179,10 @@ static bool k_sequence_pool_grad(ex_ctx *x, const ir_op *op)
                     dx->data[(size_t)r * w + j] = g * k;
             }
         }
+    }
+    if (!ok) {
+        ex_tensor_free(dx);
+        return false;
     }
     ex_put(x, op, "X@GRAD", 0, dx);
     return true;
@@ -225,7 +238,8 @@ static bool k_concat(ex_ctx *x, const ir_op *op)
         for (int d = 0; d < first->nd; d++)
             if (d != axis && (t->nd != first->nd || t->dims[d] != first->dims[d]))
                 return ex_fail(x, "input %zu's dims do not match input 0's", i);
-        dims[axis] += t->dims[axis];
+        if (ckd_add_i64(&dims[axis], dims[axis], t->dims[axis]))
+            return ex_fail(x, "the inputs' dims along axis %d sum past int64", axis);
     }
     ex_tensor *out = ex_tensor_new(first->dtype, first->nd, dims);
     int64_t at = 0;
@@ -362,6 +376,9 @@ static bool k_split_selected_rows(ex_ctx *x, const ir_op *op)
     ex_tensor *dense = X->kind == EX_ROWS ? NULL : ex_tensor_copy(X);
     size_t nr = X->kind == EX_ROWS ? (size_t)X->dims[0] : (size_t)X->dims[0];
     size_t w = nr ? X->numel / nr : 0;
+    /* each section scans all nr rows: outputs x rows, which building X
+     * (nr charged even when w is 0) does not cover (fuzz finding H) */
+    ex_work3(n, nr, 1);
     int64_t off = 0;
     for (size_t k = 0; k < n; k++) {
         size_t m = 0;
@@ -404,6 +421,7 @@ static bool k_split_ids(ex_ctx *x, const ir_op *op)
         return false;
     if (first->kind == EX_ROWS) {
         size_t nr = (size_t)first->dims[0], w = nr ? first->numel / nr : 0;
+        ex_work3(n, nr, 2);     /* two scans of the rows per shard */
         for (size_t k = 0; k < n; k++) {
             size_t m = 0;
             for (size_t i = 0; i < nr; i++)
@@ -439,6 +457,7 @@ static bool k_split_ids(ex_ctx *x, const ir_op *op)
     for (size_t i = 0; i < total; i++)
         if (!u || all[i] != all[u - 1])
             all[u++] = all[i];
+    ex_work3(n, u, 2);          /* two scans of the ids per shard */
     for (size_t k = 0; k < n; k++) {
         int64_t dims[2] = {0, 1};
         for (size_t i = 0; i < u; i++)
@@ -469,7 +488,17 @@ static bool k_merge_ids(ex_ctx *x, const ir_op *op)
             ok = false;
             break;
         }
-        width = t->nd > 1 ? t->dims[1] : 1;
+        /* row j of X i is read as j * width of the common width: every X
+         * holds its Rows' count of rows of one width (packed below as
+         * i << 32 | j) */
+        int64_t wi = t->nd > 1 ? t->dims[1] : 1;
+        if ((width >= 0 && wi != width) || (t->nd ? (uint64_t)t->dims[0] : 1) < r->numel ||
+            r->numel >= (UINT64_C(1) << 32) || t->numel != r->numel * (size_t)wi) {
+            ok = ex_fail(x, "X %zu does not hold one row of width %lld per Rows entry", i,
+                         (long long)(width >= 0 ? width : wi));
+            break;
+        }
+        width = wi;
         for (size_t j = 0; j < r->numel; j++) {
             int64_t *key = xmalloc_n(1, sizeof(int64_t));
             *key = (int64_t)r->data[j];

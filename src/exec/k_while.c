@@ -215,11 +215,19 @@ static bool k_while_grad(ex_ctx *x, const ir_op *op)
     const ex_tensor *steps = ex_scope_get(x->scope, step_name(scopes, -1, NULL));
     if (!steps)
         return ex_fail(x, "'%s' holds no steps of a while op", scopes);
+    /* the count is a tensor's value, which a program can write under that
+     * name: no more steps than a while op runs, each charged (an empty
+     * grad block charges nothing else) */
+    double n_steps = steps->numel ? steps->data[0] : -1;
+    if (!(n_steps >= 0 && n_steps <= MAX_STEPS && n_steps == (double)(long)n_steps))
+        return ex_fail(x, "'%s@steps' holds no step count of a while op (0 to %d)", scopes,
+                       MAX_STEPS);
+    ex_work((uint64_t)n_steps);
     zero_missing_output_grads(x, op);
     size_t nx = ex_n_out(op, "X@GRAD");
     ex_tensor **acc = xcalloc(nx + 1, sizeof(ex_tensor *));
     bool ok = true;
-    for (long t = (long)steps->data[0] - 1; ok && t >= 0; t--) {
+    for (long t = (long)n_steps - 1; ok && t >= 0; t--) {
         ex_scope *saved = ex_scope_new();
         GPtrArray *fresh = g_ptr_array_new();
         enter_step(x, op, fwd, scopes, t, saved, fresh);

@@ -160,8 +160,15 @@ static void size_str(char *buf, size_t len, double bytes)
 /* The number of elements, checked: every dim must be >= 0, and the
  * product of the dims with each 0 counted as 1 must fit in int64, so that
  * a kernel's product of any of the dims (outer x n x inner, gemm's m, k,
- * n) fits too; then the bytes must fit the budget. */
-static size_t checked_numel(int nd, const int64_t *dims)
+ * n) fits too; then the bytes must fit the budget.  *fitp gets that
+ * product: it is what ex_tensor_new charges to --max-work, so that a
+ * kernel's loop over any sub-product of the dims of an EMPTY tensor (the
+ * dims around a softmax axis of [b, 65536, 65536, 0], a split over the
+ * 2^40 rows of [2^40, 0]) or an array sized by one dim is bounded by the
+ * budget too (fuzz findings G, H).  For a non-empty tensor it equals the
+ * number of elements, so what a run is charged changes only for empty
+ * tensors. */
+static size_t checked_numel(int nd, const int64_t *dims, uint64_t *fitp)
 {
     int64_t fit = 1;
     bool zero = false;
@@ -174,6 +181,7 @@ static size_t checked_numel(int nd, const int64_t *dims)
     }
     size_t n = zero ? 0 : (size_t)fit, bytes;
     uint64_t total;
+    *fitp = (uint64_t)fit;
     if (ckd_mul_size(&bytes, n, sizeof(double)) ||
         __builtin_add_overflow((uint64_t)bytes, X.live_bytes, &total) || total > ex_max_memory()) {
         char why[256], need[32], used[32], cap[32];
@@ -192,14 +200,15 @@ ex_tensor *ex_tensor_new(int dtype, int nd, const int64_t *dims)
 {
     if (nd < 0)
         nd = 0;
-    size_t n = checked_numel(nd > EX_MAX_DIMS ? EX_MAX_DIMS : nd, dims);
+    uint64_t fit;
+    size_t n = checked_numel(nd > EX_MAX_DIMS ? EX_MAX_DIMS : nd, dims, &fit);
     ex_tensor *t = xcalloc(1, sizeof(ex_tensor));
     t->dtype = dtype;
     t->nd = nd > EX_MAX_DIMS ? EX_MAX_DIMS : nd;
     for (int i = 0; i < t->nd; i++)
         t->dims[i] = dims[i];
     t->numel = n;
-    ex_work(n);
+    ex_work(fit);
     t->data = xcalloc(n ? n : 1, sizeof(double));
     X.live_bytes += (uint64_t)n * sizeof(double);
     return t;

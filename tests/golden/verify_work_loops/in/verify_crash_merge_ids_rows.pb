@@ -1,0 +1,1 @@
+../../../fuzz/crashes/verify_crash_merge_ids_rows.pb

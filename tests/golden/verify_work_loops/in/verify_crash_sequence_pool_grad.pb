@@ -1,0 +1,1 @@
+../../../fuzz/crashes/verify_crash_sequence_pool_grad.pb

@@ -1,0 +1,1 @@
+../../../fuzz/crashes/verify_timeout_split_selected_rows.pb

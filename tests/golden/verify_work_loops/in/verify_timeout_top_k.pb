@@ -1,0 +1,1 @@
+../../../fuzz/crashes/verify_timeout_top_k.pb

@@ -1,0 +1,1 @@
+../../../fuzz/crashes/verify_timeout_while_grad_steps.pb
