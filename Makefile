@@ -106,6 +106,7 @@ check: deps
 	@BUILD=$(BUILD) sh tests/regen/run.sh
 	@mandoc -T lint -W warning man/pdtrans.1 && echo "man: mandoc -T lint clean"
 	@python3 tests/funclen.py
+	@python3 tests/mutants.py --check
 	@sh tests/private_headers.sh
 	@BUILD=$(BUILD) sh tests/globals.sh
 	@PDTRANS=./$(BIN) COMPLETION_DIR=$(BUILD)/completion sh tests/completion.sh
