@@ -6,9 +6,9 @@
  *   - one squared_l2_norm -> squared_l2_norm_N.tmp_0 of the grad's dtype
  *     (PR #34586, 2.2);
  *   - FP16 before 2.5: square -> reduce_sum instead (fluid layers; PR
- *     #33565, merged 2021-09-10, first release 2.2 (R)); from 2.6 FP16
- *     takes squared_l2_norm too (its FP16 kernel: PR #48315, 2023-01; 2.5
- *     is not pinned and refused);
+ *     #33565, merged 2021-09-10: in the v2.2.0 tag, not in v2.1.3); from
+ *     2.5 FP16 takes squared_l2_norm too (its FP16 kernel: PR #48315,
+ *     2023-01; the v2.5.0 tag's nn/clip.py);
  *   - BF16 (2.5 on): squared_l2_norm of the grad's dtype too (its BF16
  *     kernel: PR #50908, 2023-02).  Before 2.5 refused: clip.py had no
  *     BF16 case.
@@ -17,8 +17,10 @@
  * together raise NotSupportedError, refused here) and,
  * under the last pair's guard, each list is summed apart: sum op via
  * fluid's layers.sums (sum_N.tmp_0, use_mkldnn false) before 2.5, via
- * paddle.add_n (add_n_N.tmp_0, no attrs) from 2.5 (fluid API removal,
- * PR #48946 Dec 2022 (R)).  The FP16 (or BF16) sum is cast to the sum dtype (FP64
+ * paddle.add_n (add_n_N.tmp_0) from 2.5 (fluid API removal, PR #48946
+ * Dec 2022: v2.4.2 still has fluid/clip.py, v2.5.0 nn/clip.py).  2.5's
+ * add_n passes attrs={'use_mkldnn': False}, 3.x's attrs={}; both end with
+ * use_mkldnn false (check_attrs: era.def's sum row), so no attr here.  The FP16 (or BF16) sum is cast to the sum dtype (FP64
  * when an FP64 list exists, else FP32) by Variable.astype: a cast op into
  * create_new_tmp_var's tmp_N; so is the FP32 sum when the sum dtype is
  * FP64.  More than one part: one more sum.  Then sqrt, fill_constant(
@@ -38,17 +40,18 @@
 #include "gradient_clip.h"
 
 /* nn/clip.py's paddle.add_n / full / maximum / divide (the fluid API's
- * removal from develop after the 2.4 cut, Nov-Dec 2022: first release 2.5
- * (R)). */
+ * removal from develop after the 2.4 cut, Nov-Dec 2022): the v2.5.0 tag
+ * has them, v2.4.2 fluid/clip.py's layers.sums (research-2x-3x.md 4g). */
 #define CLIP_PADDLE_API_FROM 205
-/* squared_l2_norm for FP16 gradients too: develop still took square ->
- * sum for them in January 2023 (PR #48315's review points at
- * nn/clip.py's composite branch); the 2.6-era file has none. */
-#define CLIP_FP16_SQL2_FROM 206
+/* squared_l2_norm for FP16 gradients too: the v2.5.0-v2.5.2 tags'
+ * nn/clip.py _squared_l2_norm sends only XPU builds to square -> sum and
+ * checks float16/uint16 for squared_l2_norm (research-2x-3x.md 4g); the
+ * v2.4.x fluid/clip.py still sends FP16 to square -> reduce_sum. */
+#define CLIP_FP16_SQL2_FROM 205
 /* The BF16 list and scale cast (PR #51285, cherry-picked to release/2.5 by
  * #52816 "the support of bf16 of grad_clip", 2023-04-12) over
- * squared_l2_norm's BF16 kernel (PR #50908, 2023-02); 'uint16' in
- * _squared_l2_norm's dtype check by then is (R): what #52816 was for. */
+ * squared_l2_norm's BF16 kernel (PR #50908, 2023-02); the v2.5.0 tag's
+ * _squared_l2_norm checks 'uint16' and _static_clip has the BF16 list. */
 #define CLIP_BF16_FROM 205
 
 typedef struct {
@@ -152,10 +155,6 @@ static const char *refusal(const pdt_ctx *ctx, const ir_var *gv)
     if (gv->dtype != IR_FP16 && gv->dtype != IR_BF16 && gv->dtype != IR_FP32 &&
         gv->dtype != IR_FP64)
         return "is not FP16, BF16, FP32 or FP64, which Paddle's squared_l2_norm takes";
-    if (gv->dtype == IR_FP16 && ctx->settings.era >= CLIP_PADDLE_API_FROM &&
-        ctx->settings.era < CLIP_FP16_SQL2_FROM)
-        return "is FP16; whether Paddle 2.5 writes square and reduce_sum or squared_l2_norm "
-               "for an FP16 gradient is not pinned: give --paddle-version=2.4 or 2.6";
     return NULL;
 }
 
