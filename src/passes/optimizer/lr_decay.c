@@ -13,7 +13,9 @@
  * logical_not, logical_and) name their output TYPE_N.tmp_0 (LayerHelper).
  * control_flow.Switch becomes logical ops and conditional_block ops whose
  * new sub-blocks hold the case's ops.  Everything is under
- * _lr_schedule_guard: op_role LRSched (16), name scope "/". */
+ * _lr_schedule_guard: op_role LRSched (16), name scope "/".  A 2.5 target
+ * (s->cond_forms) builds polynomial's cycle and the warm-up through
+ * paddle.static.nn.cond instead (lr_cond.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,7 +313,8 @@ static const char *inverse_time(lr_build *s, const lr_cfg *c)
 /* polynomial_decay: (learning_rate - end_learning_rate) *
  * ((1 - global_step / decay_steps) ** power) + end_learning_rate, where
  * with cycle decay_steps becomes decay_steps * ceil(global_step /
- * decay_steps) (1 at step 0, through a Switch), and without it
+ * decay_steps) (1 at step 0, through a Switch; 2.5: paddle.static.nn.cond,
+ * lr_cond.c), and without it
  * global_step becomes min(global_step, decay_steps). */
 static const char *polynomial(lr_build *s, const lr_cfg *c)
 {
@@ -411,10 +414,6 @@ static const char *cosine(lr_build *s, const lr_cfg *c)
     return scale_op(s, cs, c->learning_rate * 0.5, 0.0);
 }
 
-/* linear_lr_warmup (1.8): the persistable "learning_rate_warmup", then a
- * Switch: while global_step < warmup_steps it is start_lr + (end_lr -
- * start_lr) * (global_step / warmup_steps); by default the wrapped rate
- * (a constant rate is a fill_constant inside the default block). */
 /* The warm-up value start_lr + linear_step * (global_step / float(
  * warmup_steps)): three math_op_patch scales in the current block. */
 static const char *warm_value(lr_build *s, const lr_cfg *c, const char *step)
@@ -452,6 +451,10 @@ static void warmup_case(lr_build *s, const lr_cfg *c, const char *rate, const ch
     lr_assign(s, lr_cond(s, pred, t, f), lr);
 }
 
+/* linear_lr_warmup (1.8): the persistable "learning_rate_warmup", then a
+ * Switch: while global_step < warmup_steps it is start_lr + (end_lr -
+ * start_lr) * (global_step / warmup_steps); by default the wrapped rate
+ * (a constant rate is a fill_constant inside the default block). */
 static const char *warmup(lr_build *s, const lr_cfg *c, const char *rate)
 {
     const char *lr = ir_intern("learning_rate_warmup");
