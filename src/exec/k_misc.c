@@ -1,6 +1,6 @@
 /* k_misc.c - tensor creation and plumbing: fill_constant, fill_any_like,
  * uniform/gaussian_random, sum, scale, cast, assign, increment,
- * logical_not, shape, seed, dropout, conditional_block. */
+ * logical_not, shape, seed, dropout, conditional_block, select_input. */
 #include <glib.h>
 #include <math.h>
 #include <stdlib.h>
@@ -368,6 +368,23 @@ static bool k_conditional_block(ex_ctx *x, const ir_op *op)
     return ex_run_block(x, a->block_idx, NULL);
 }
 
+/* Out = X[Mask] (select_input_op.cc: paddle.static.nn.cond's merge of its
+ * [false, true] branch values; only the selected one was written). */
+static bool k_select_input(ex_ctx *x, const ir_op *op)
+{
+    const ex_tensor *m = ex_in(x, op, "Mask");
+    if (!m)
+        return false;
+    int64_t i = m->numel ? (int64_t)m->data[0] : -1;
+    if (i < 0 || (size_t)i >= ex_n_in(op, "X"))
+        return ex_fail(x, "mask %lld selects no X", (long long)i);
+    const ex_tensor *t = ex_in_at(x, op, "X", (size_t)i);
+    if (!t)
+        return false;
+    ex_put(x, op, "Out", 0, ex_tensor_copy(t));
+    return true;
+}
+
 /* Out = X[TrainerId] (DC-ASGD's per-trainer parameter backups). */
 static bool k_ref_by_trainer_id(ex_ctx *x, const ir_op *op)
 {
@@ -443,7 +460,7 @@ const ex_kernel ex_kernels_misc[] = {
     {"uniform_random", k_uniform_random}, {"gaussian_random", k_gaussian_random},
     {"sum", k_sum}, {"scale", k_scale}, {"cast", k_cast},
     {"assign", k_assign}, {"assign_value", k_assign_value},
-    {"increment", k_increment}, {"logical_not", k_logical_not},
+    {"increment", k_increment}, {"logical_not", k_logical_not}, {"select_input", k_select_input},
     {"shape", k_shape}, {"seed", k_seed},
     {"dropout", k_dropout}, {"dropout_grad", k_dropout_grad},
     {"conditional_block", k_conditional_block},

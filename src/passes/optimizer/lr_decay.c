@@ -13,7 +13,9 @@
  * logical_not, logical_and) name their output TYPE_N.tmp_0 (LayerHelper).
  * control_flow.Switch becomes logical ops and conditional_block ops whose
  * new sub-blocks hold the case's ops.  Everything is under
- * _lr_schedule_guard: op_role LRSched (16), name scope "/". */
+ * _lr_schedule_guard: op_role LRSched (16), name scope "/".  A 2.5 target
+ * (s->cond_forms) builds polynomial's cycle and the warm-up through
+ * paddle.static.nn.cond instead (lr_cond.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,7 @@
  * played by ir_infer_apply as the op is built (ir/infershape.c); Out may
  * live in a parent block (assign in a case writes the schedule's var). */
 
-static ir_op *op_new(lr_build *s, const char *type)
+ir_op *lr_op_new(lr_build *s, const char *type)
 {
     ir_op *op = opt_op_new(s->ctx->main, type, IR_ROLE_LRSCHED, "/", NULL, NULL, NULL);
     opt_ops_push(s->out, op);
@@ -45,7 +47,7 @@ static const char *tmp_var(lr_build *s, int dtype)
 }
 
 /* create_variable_for_type_inference: "TYPE_N.tmp_0", persistable=false. */
-static const char *layer_var(lr_build *s, const char *type, int dtype)
+const char *lr_layer_var(lr_build *s, const char *type, int dtype)
 {
     const char *name = opt_namer_layer_tmp(s->names, type);
     opt_var_1(s->cur, name, dtype, true);
@@ -91,7 +93,7 @@ static const char *binary(lr_build *s, const char *type, const char *x, const ch
 {
     bool compare = strncmp(type, "elementwise_", 12) != 0;
     const char *out = tmp_var(s, compare ? IR_BOOL : IR_FP32);
-    ir_op *op = op_new(s, type);
+    ir_op *op = lr_op_new(s, type);
     ir_op_set_input1(op, "X", x);
     ir_op_set_input1(op, "Y", y);
     ir_op_set_output1(op, "Out", out);
@@ -107,10 +109,10 @@ static const char *binary(lr_build *s, const char *type, const char *x, const ch
 
 /* A layer with one input X: activations (floor, exp, cos, ceil: the
  * proto's use_cudnn / use_mkldnn) and logical_not. */
-static const char *layer1(lr_build *s, const char *type, const char *x, int dtype)
+const char *lr_layer1(lr_build *s, const char *type, const char *x, int dtype)
 {
-    const char *out = layer_var(s, type, dtype);
-    ir_op *op = op_new(s, type);
+    const char *out = lr_layer_var(s, type, dtype);
+    ir_op *op = lr_op_new(s, type);
     ir_op_set_input1(op, "X", x);
     ir_op_set_output1(op, "Out", out);
     if (dtype == IR_FP32) {
@@ -125,8 +127,8 @@ static const char *layer1(lr_build *s, const char *type, const char *x, int dtyp
 static const char *layer2(lr_build *s, const char *type, const char *x, const char *y)
 {
     bool logical = strcmp(type, "logical_and") == 0;
-    const char *out = layer_var(s, type, logical ? IR_BOOL : IR_FP32);
-    ir_op *op = op_new(s, type);
+    const char *out = lr_layer_var(s, type, logical ? IR_BOOL : IR_FP32);
+    ir_op *op = lr_op_new(s, type);
     ir_op_set_input1(op, "X", x);
     ir_op_set_input1(op, "Y", y);
     ir_op_set_output1(op, "Out", out);
@@ -139,15 +141,15 @@ static const char *layer2(lr_build *s, const char *type, const char *x, const ch
 /* layers.fill_constant(shape=[1], dtype='float32', value). */
 static const char *layer_fill(lr_build *s, double value, bool force_cpu)
 {
-    const char *out = layer_var(s, "fill_constant", IR_FP32);
+    const char *out = lr_layer_var(s, "fill_constant", IR_FP32);
     opt_ops_push(s->out, opt_fill_constant_op(s->ctx->main, out, IR_FP32, value, force_cpu, true,
                                               IR_ROLE_LRSCHED, "/", NULL, NULL));
     return out;
 }
 
-static void assign(lr_build *s, const char *x, const char *out)
+void lr_assign(lr_build *s, const char *x, const char *out)
 {
-    ir_op *op = op_new(s, "assign");
+    ir_op *op = lr_op_new(s, "assign");
     ir_op_set_input1(op, "X", x);
     ir_op_set_output1(op, "Out", out);
     ir_infer_apply(s->cur, op);
@@ -168,26 +170,23 @@ static const char *step_counter(lr_build *s, int begin)
         s->increment = inc;
         ir_infer_apply(s->b, inc);
     }
-    const char *step = layer_var(s, "cast", IR_FP32);
-    ir_op *cast = op_new(s, "cast");
-    ir_op_set_input1(cast, "X", COUNTER);
-    ir_op_set_output1(cast, "Out", step);
-    ir_op_set_int(cast, "in_dtype", IR_INT64);
-    ir_op_set_int(cast, "out_dtype", IR_FP32);
+    return lr_cast(s, COUNTER, IR_INT64, IR_FP32);
+}
+
+/* tensor.cast / paddle.cast(x, dtype): "cast_N.tmp_0". */
+const char *lr_cast(lr_build *s, const char *x, int from, int to)
+{
+    const char *out = lr_layer_var(s, "cast", to);
+    ir_op *cast = lr_op_new(s, "cast");
+    ir_op_set_input1(cast, "X", x);
+    ir_op_set_output1(cast, "Out", out);
+    ir_op_set_int(cast, "in_dtype", from);
+    ir_op_set_int(cast, "out_dtype", to);
     ir_infer_apply(s->cur, cast);
-    return step;
+    return out;
 }
 
 /* ---- control_flow.Switch ------------------------------------------------ */
-
-/* One case (or default) being built: its sub-block and the ops queued
- * for it. */
-typedef struct {
-    ir_block *sub, *parent;
-    opt_ops *parent_out;
-    opt_ops ops;
-    const char *cond;
-} lr_case;
 
 /* Switch.case(cond) (pre_not NULL: the first case) or Switch.default()
  * (cond NULL): the logical ops go to the parent, then the
@@ -198,13 +197,21 @@ static void case_open(lr_build *s, lr_case *k, const char **pre_not, const char 
         k->cond = *pre_not;
     } else if (!*pre_not) {
         k->cond = cond;
-        *pre_not = layer1(s, "logical_not", cond, IR_BOOL);
+        *pre_not = lr_layer1(s, "logical_not", cond, IR_BOOL);
     } else {
-        const char *not_cond = layer1(s, "logical_not", cond, IR_BOOL);
+        const char *not_cond = lr_layer1(s, "logical_not", cond, IR_BOOL);
         const char *new_not = layer2(s, "logical_and", *pre_not, not_cond);
         k->cond = layer2(s, "logical_and", *pre_not, cond);
         *pre_not = new_not;
     }
+    lr_block_open(s, k, k->cond);
+}
+
+/* A ConditionalBlockGuard's __enter__: a new sub-block of the current one
+ * (Program._create_block), where the ops go until lr_block_close. */
+void lr_block_open(lr_build *s, lr_case *k, const char *cond)
+{
+    k->cond = cond;
     k->parent = s->cur;
     k->parent_out = s->out;
     k->sub = ir_program_add_block(s->ctx->main, (int32_t)s->cur->idx);
@@ -226,7 +233,7 @@ static bool listed(const char *const *names, size_t n, const char *name)
  * a new STEP_SCOPES var "_generated_var_N".  Python gathers both in sets;
  * a case here reads and writes at most a few names, listed in the order
  * the ops name them. */
-static void case_close(lr_build *s, lr_case *k)
+void lr_block_close(lr_build *s, lr_case *k)
 {
     opt_ops_splice(&k->ops, k->sub, 0, false);
     opt_ops_free(&k->ops);
@@ -258,7 +265,7 @@ static void case_close(lr_build *s, lr_case *k)
     sv->type = IR_STEP_SCOPES;
     sv->tensor_slot = IR_TD_NONE;
     sv->has_persistable = false;
-    ir_op *op = op_new(s, "conditional_block");
+    ir_op *op = lr_op_new(s, "conditional_block");
     ir_op_set_input1(op, "Cond", k->cond);
     ir_op_set_input(op, "Input", params, np);
     ir_op_set_output(op, "Out", outs, no);
@@ -276,7 +283,7 @@ static void case_close(lr_build *s, lr_case *k)
 static const char *div_res(lr_build *s, const char *step, const lr_cfg *c)
 {
     const char *d = scale_op(s, step, 1.0 / c->decay_steps, 0.0);
-    return c->staircase ? layer1(s, "floor", d, IR_FP32) : d;
+    return c->staircase ? lr_layer1(s, "floor", d, IR_FP32) : d;
 }
 
 /* exponential_decay: learning_rate * (decay_rate ** div_res). */
@@ -291,7 +298,7 @@ static const char *exponential(lr_build *s, const lr_cfg *c)
 static const char *natural_exp(lr_build *s, const lr_cfg *c)
 {
     const char *d = div_res(s, step_counter(s, 0), c);
-    const char *e = layer1(s, "exp", scale_op(s, d, -1 * c->decay_rate, 0.0), IR_FP32);
+    const char *e = lr_layer1(s, "exp", scale_op(s, d, -1 * c->decay_rate, 0.0), IR_FP32);
     return scale_op(s, e, c->learning_rate, 0.0);
 }
 
@@ -306,20 +313,28 @@ static const char *inverse_time(lr_build *s, const lr_cfg *c)
 /* polynomial_decay: (learning_rate - end_learning_rate) *
  * ((1 - global_step / decay_steps) ** power) + end_learning_rate, where
  * with cycle decay_steps becomes decay_steps * ceil(global_step /
- * decay_steps) (1 at step 0, through a Switch), and without it
+ * decay_steps) (1 at step 0, through a Switch; 2.5: paddle.static.nn.cond,
+ * lr_cond.c), and without it
  * global_step becomes min(global_step, decay_steps). */
 static const char *polynomial(lr_build *s, const lr_cfg *c)
 {
     const char *step = step_counter(s, 0), *q;
     if (c->cycle) {
-        const char *div = layer1(s, "ceil", scale_op(s, step, 1.0 / c->decay_steps, 0.0),
+        const char *div = lr_layer1(s, "ceil", scale_op(s, step, 1.0 / c->decay_steps, 0.0),
                                  IR_FP32);
         const char *zero = layer_fill(s, 0.0, false), *one = layer_fill(s, 1.0, false);
-        const char *pre_not = NULL;
-        lr_case k;
-        case_open(s, &k, &pre_not, binary(s, "equal", step, zero));
-        assign(s, one, div);
-        case_close(s, &k);
+        const char *eq = binary(s, "equal", step, zero);
+        if (s->cond_forms) {
+            /* 2.5: paddle.assign(cond(eq, lambda: one, lambda: div), div). */
+            lr_branch t = {NULL, NULL, one}, f = {NULL, NULL, div};
+            lr_assign(s, lr_cond(s, eq, t, f), div);
+        } else {
+            const char *pre_not = NULL;
+            lr_case k;
+            case_open(s, &k, &pre_not, eq);
+            lr_assign(s, one, div);
+            lr_block_close(s, &k);
+        }
         q = binary(s, "elementwise_div", step, scale_op(s, div, c->decay_steps, 0.0));
     } else {
         const char *steps = layer_fill(s, c->decay_steps, false);
@@ -341,7 +356,7 @@ static const char *piece_value(lr_build *s, double value)
 static void piece_body(lr_build *s, const char *v, double value, const char *lr)
 {
     if (v)
-        assign(s, v, lr);
+        lr_assign(s, v, lr);
     else
         opt_ops_push(s->out, opt_fill_constant_op(s->ctx->main, lr, IR_FP32, value, false, true,
                                                   IR_ROLE_LRSCHED, "/", NULL, NULL));
@@ -367,12 +382,12 @@ static const char *piecewise(lr_build *s, const lr_cfg *c)
         const char *v = piece_value(s, c->values[i]);
         case_open(s, &k, &pre_not, binary(s, "less_than", step, bound));
         piece_body(s, v, c->values[i], lr);
-        case_close(s, &k);
+        lr_block_close(s, &k);
     }
     const char *last = piece_value(s, c->values[c->n_values - 1]);
     case_open(s, &k, &pre_not, NULL);
     piece_body(s, last, c->values[c->n_values - 1], lr);
-    case_close(s, &k);
+    lr_block_close(s, &k);
     return lr;
 }
 
@@ -392,11 +407,48 @@ static const char *noam(lr_build *s, const lr_cfg *c)
 static const char *cosine(lr_build *s, const lr_cfg *c)
 {
     const char *step = step_counter(s, 0);
-    const char *epoch = layer1(s, "floor", scale_op(s, step, 1.0 / c->step_each_epoch, 0.0),
+    const char *epoch = lr_layer1(s, "floor", scale_op(s, step, 1.0 / c->step_each_epoch, 0.0),
                                IR_FP32);
     const char *arg = scale_op(s, scale_op(s, epoch, M_PI, 0.0), 1.0 / c->epochs, 0.0);
-    const char *cs = scale_op(s, layer1(s, "cos", arg, IR_FP32), 1.0, 1.0);
+    const char *cs = scale_op(s, lr_layer1(s, "cos", arg, IR_FP32), 1.0, 1.0);
     return scale_op(s, cs, c->learning_rate * 0.5, 0.0);
+}
+
+/* The warm-up value start_lr + linear_step * (global_step / float(
+ * warmup_steps)): three math_op_patch scales in the current block. */
+static const char *warm_value(lr_build *s, const lr_cfg *c, const char *step)
+{
+    const char *d = scale_op(s, step, 1.0 / c->wu_steps, 0.0);
+    const char *m = scale_op(s, d, c->wu_end - c->wu_start, 0.0);
+    return scale_op(s, m, 1.0, c->wu_start);
+}
+
+typedef struct {
+    const lr_cfg *c;
+    const char *step;
+} warm_arg;
+
+static const char *warm_branch(lr_build *s, const void *arg)
+{
+    const warm_arg *w = arg;
+    return warm_value(s, w->c, w->step);
+}
+
+/* linear_lr_warmup (2.5): a constant rate is filled in block 0 first, then
+ *     lr_val = paddle.static.nn.case(
+ *         pred_fn_pairs=[(global_step < warmup_steps, lambda: start_lr + ...)],
+ *         default=lambda: learning_rate)
+ *     paddle.assign(lr_val, lr)
+ * where case() with one pair is cond(pred, fn, default). */
+static void warmup_case(lr_build *s, const lr_cfg *c, const char *rate, const char *step,
+                        const char *lr)
+{
+    if (!rate)
+        rate = layer_fill(s, c->wu_rate, false);
+    const char *pred = binary(s, "less_than", step, const_var(s, c->wu_steps));
+    warm_arg w = {c, step};
+    lr_branch t = {warm_branch, &w, NULL}, f = {NULL, NULL, rate};
+    lr_assign(s, lr_cond(s, pred, t, f), lr);
 }
 
 /* linear_lr_warmup (1.8): the persistable "learning_rate_warmup", then a
@@ -409,16 +461,18 @@ static const char *warmup(lr_build *s, const lr_cfg *c, const char *rate)
     const int64_t one = 1;
     opt_global_var(s->ctx, &s->inits, lr, IR_FP32, &one, 1, 0.0, false, NULL);
     const char *step = step_counter(s, 0);
+    if (s->cond_forms) {
+        warmup_case(s, c, rate, step, lr);
+        return lr;
+    }
     const char *pre_not = NULL;
     lr_case k;
     case_open(s, &k, &pre_not, binary(s, "less_than", step, const_var(s, c->wu_steps)));
-    const char *d = scale_op(s, step, 1.0 / c->wu_steps, 0.0);
-    const char *m = scale_op(s, d, c->wu_end - c->wu_start, 0.0);
-    assign(s, scale_op(s, m, 1.0, c->wu_start), lr);
-    case_close(s, &k);
+    lr_assign(s, warm_value(s, c, step), lr);
+    lr_block_close(s, &k);
     case_open(s, &k, &pre_not, NULL);
-    assign(s, rate ? rate : layer_fill(s, c->wu_rate, false), lr);
-    case_close(s, &k);
+    lr_assign(s, rate ? rate : layer_fill(s, c->wu_rate, false), lr);
+    lr_block_close(s, &k);
     return lr;
 }
 

@@ -342,7 +342,8 @@ int pass_lr_schedule(pdt_ctx *ctx)
         return rc;
     }
     lr_build s = {.ctx = ctx, .b = b, .names = opt_namer_new(ctx->main, ctx->startup),
-                  .fill_in_case = writer == LR_WRITE_2X};
+                  .fill_in_case = writer == LR_WRITE_2X || writer == LR_WRITE_25,
+                  .cond_forms = writer == LR_WRITE_25};
     opt_inits_begin(&s.inits, ctx->startup);
     lr_build_all(&s, &c);
     opt_ops_splice(&s.ops, b, forward_end(b), false);

@@ -57,7 +57,43 @@ typedef struct {
     /* piecewise_decay fills "learning_rate" inside each case (2.0-2.4)
      * instead of assigning a value filled in block 0 (1.8). */
     bool fill_in_case;
+    /* polynomial_decay's cycle and linear_lr_warmup through
+     * paddle.static.nn.cond / case (2.5, lr_cond.c) instead of a Switch. */
+    bool cond_forms;
 } lr_build;
+
+/* lr_decay.c's builders lr_cond.c shares: an op of op_role LRSched queued
+ * for the current block, a layer's "TYPE_N.tmp_0", a one-input layer, an
+ * assign, a cast. */
+ir_op *lr_op_new(lr_build *s, const char *type);
+const char *lr_layer_var(lr_build *s, const char *type, int dtype);
+const char *lr_layer1(lr_build *s, const char *type, const char *x, int dtype);
+void lr_assign(lr_build *s, const char *x, const char *out);
+const char *lr_cast(lr_build *s, const char *x, int from, int to);
+
+/* One conditional block being built: its sub-block, the ops queued for
+ * it, the parent's queue, and the condition of its conditional_block. */
+typedef struct {
+    ir_block *sub, *parent;
+    opt_ops *parent_out;
+    opt_ops ops;
+    const char *cond;
+} lr_case;
+/* ConditionalBlockGuard: open a sub-block of the current block; close it
+ * with ConditionalBlock.complete's conditional_block in the parent. */
+void lr_block_open(lr_build *s, lr_case *k, const char *cond);
+void lr_block_close(lr_build *s, lr_case *k);
+
+/* A branch of paddle.static.nn.cond: fn builds its ops in the current
+ * (sub-)block and returns its value; a NULL fn is `lambda: var`. */
+typedef struct {
+    const char *(*fn)(lr_build *s, const void *arg);
+    const void *arg;
+    const char *var;
+} lr_branch;
+/* paddle.static.nn.cond(pred, true_fn, false_fn) with one Variable out
+ * (lr_cond.c); returns select_input's output. */
+const char *lr_cond(lr_build *s, const char *pred, lr_branch t, lr_branch f);
 
 /* Builds the schedule c describes; returns the learning-rate var. */
 const char *lr_build_all(lr_build *s, const lr_cfg *c);
@@ -67,10 +103,11 @@ const char *lr_build_all(lr_build *s, const lr_cfg *c);
 typedef enum {
     LR_WRITE_18,        /* fluid 1.8's (and every 1.x or unknown target) */
     LR_WRITE_2X,        /* 2.0-2.4: 1.8's but piecewise_decay (fill_in_case) */
-    LR_WRITE_HOST,      /* 2.5 on: paddle.optimizer.lr, no schedule ops */
+    LR_WRITE_25,        /* 2.5: 2.0-2.4's, cond / case in polynomial and warm-up */
+    LR_WRITE_HOST,      /* 2.6 on: paddle.optimizer.lr, no schedule ops */
 } lr_writer;
 lr_writer lr_writer_for(const pdt_ctx *ctx);
-/* 2.5 and later: the persistable learning_rate_N that paddle.optimizer's
+/* 2.6 and later: the persistable learning_rate_N that paddle.optimizer's
  * _create_global_learning_rate makes for an LRScheduler, filled in the
  * startup with the schedule's rate at epoch 0, and made the optimizer's
  * learning rate; a warning says the schedule itself runs on the host. */

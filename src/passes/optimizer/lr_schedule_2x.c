@@ -7,15 +7,22 @@
  * same Switch, the same math_op_patch scalar ops: lr_decay.c), except
  * piecewise_decay, which fills the persistable "learning_rate" with
  * tensor.fill_constant(..., out=lr) inside each case instead of assigning
- * a value filled in block 0.  The bounds are R: the one stored copy of
- * learning_rate_scheduler.py after 1.8 (black-formatted, so from the 2.5
- * development cycle) fills inside the case, and builds polynomial's cycle
- * with paddle.static.nn.cond and linear_lr_warmup with
- * paddle.static.nn.case, and has no natural_exp_decay: those belong to the
- * cycle that retired fluid.layers, so 2.0-2.4 keep 1.8's Switch.
+ * a value filled in block 0 (the 2.3/2.4-era copy of the file, commit
+ * 2b4e10b1, shows it with the Switch everywhere else).
  *
- * 2.5 and later: fluid.layers' schedules are gone (R for 2.5); a
- * practitioner writes paddle.optimizer.X(learning_rate=
+ * 2.5: the last release with python/paddle/fluid/layers/
+ * learning_rate_scheduler.py (PR #55986, August 2023, moved its functions
+ * into paddle/optimizer/lr.py for 2.6).  PR #51778 ("[fluid clean] remove
+ * Print", approved 2023-04-23) replaced the Switch of polynomial_decay's
+ * cycle with paddle.static.nn.cond and linear_lr_warmup's with
+ * paddle.static.nn.case + assign (lr_cond.c); piecewise keeps its Switch
+ * with a TODO.  The v2.5.0, v2.5.1 and v2.5.2 tags have these forms and
+ * natural_exp_decay (v2.5.0-rc0/rc1 still the Switch; research-2x-3x.md
+ * 4h), which left the file only with PR #54424, after 2.5.
+ *
+ * 2.6 and later: no fluid.layers (fluid became paddle.base); the static
+ * functions live on, out of __all__, as paddle.optimizer.lr.*_decay, but
+ * a practitioner writes paddle.optimizer.X(learning_rate=
  * paddle.optimizer.lr.Y(...)), and Optimizer._create_global_learning_rate
  * (python/paddle/optimizer/optimizer.py) then creates no schedule op:
  * a persistable float32 var unique_name.generate('learning_rate'),
@@ -31,12 +38,17 @@
 #include "lr_schedule.h"
 
 #define LR_2X_FROM 200
-#define LR_HOST_FROM 205
+#define LR_COND_FROM 205
+#define LR_HOST_FROM 206
 
 lr_writer lr_writer_for(const pdt_ctx *ctx)
 {
     int era = ctx->settings.era;
-    return era >= LR_HOST_FROM ? LR_WRITE_HOST : era >= LR_2X_FROM ? LR_WRITE_2X : LR_WRITE_18;
+    if (era >= LR_HOST_FROM)
+        return LR_WRITE_HOST;
+    if (era >= LR_COND_FROM)
+        return LR_WRITE_25;
+    return era >= LR_2X_FROM ? LR_WRITE_2X : LR_WRITE_18;
 }
 
 /* paddle.optimizer.lr's class for a fluid schedule (cosine_decay's nearest
