@@ -14,7 +14,7 @@
 
 typedef enum {
     ERA_DROP_ATTR, ERA_ADD_BOOL, ERA_ADD_INT, ERA_ADD_FLOAT, ERA_ADD_STRING,
-    ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT, ERA_ADD_INPUT,
+    ERA_ADD_EMPTY_STRINGS, ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT, ERA_ADD_INPUT,
     ERA_SCOPE_PER_PARAM, ERA_STR_VALUE
 } era_kind;
 
@@ -148,6 +148,8 @@ static void add_row(ir_op *op, const era_row *r)
         ir_op_set_int(op, r->name, (int32_t)strtol(r->value, NULL, 10));
     else if (r->kind == ERA_ADD_FLOAT)
         ir_op_set_float(op, r->name, strtof(r->value, NULL));
+    else if (r->kind == ERA_ADD_EMPTY_STRINGS)
+        ir_op_set_strings(op, r->name, NULL, 0);
     else
         ir_op_set_string(op, r->name, r->value);
 }
@@ -164,6 +166,7 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
     case ERA_ADD_INT:
     case ERA_ADD_FLOAT:
     case ERA_ADD_STRING:
+    case ERA_ADD_EMPTY_STRINGS:
     case ERA_ADD_INPUT:
         add_row(op, r);
         break;
