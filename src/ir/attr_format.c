@@ -24,6 +24,23 @@ bool ir_attr_is_framework(const char *name)
     return false;
 }
 
+bool ir_attr_is_default_kernel_choice(const ir_attr *a)
+{
+    static const char *const bools[] = {"use_mkldnn", "use_quantizer"};
+    static const char *const scales[] = {"Scale_x", "Scale_y", "Scale_out"};
+    for (size_t i = 0; i < sizeof bools / sizeof *bools; i++)
+        if (!strcmp(a->name, bools[i]))
+            return a->type == IR_ATTR_BOOLEAN && !a->b;
+    for (size_t i = 0; i < sizeof scales / sizeof *scales; i++)
+        if (!strcmp(a->name, scales[i]))
+            return a->type == IR_ATTR_FLOAT && a->f == 1.0f;
+    if (!strcmp(a->name, "x_data_format") || !strcmp(a->name, "y_data_format"))
+        return a->type == IR_ATTR_STRING && a->s.len == 0;
+    if (!strcmp(a->name, "mkldnn_data_type"))
+        return a->type == IR_ATTR_STRING && a->s.len == 7 && !memcmp(a->s.data, "float32", 7);
+    return false;
+}
+
 void ir_format_quoted(GString *g, const uint8_t *s, size_t n)
 {
     g_string_append_c(g, '"');

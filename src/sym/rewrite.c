@@ -47,7 +47,8 @@ void rw_sem_attrs(GString *g, const ir_op *op)
     const ir_attr **v = xmalloc_n(op->n_attrs + 1, sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (!ir_attr_is_framework(attrs[i].name) && attrs[i].type != IR_ATTR_BLOCK &&
+        if (!ir_attr_is_framework(attrs[i].name) && !ir_attr_is_default_kernel_choice(&attrs[i]) &&
+            attrs[i].type != IR_ATTR_BLOCK &&
             attrs[i].type != IR_ATTR_BLOCKS)
             v[n++] = &attrs[i];
     qsort(v, n, sizeof *v, by_attr_name);

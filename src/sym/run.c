@@ -73,7 +73,7 @@ static void attrs_text(GString *g, ir_program *prog, const ir_op *op, int depth)
     const ir_attr **v = xmalloc_n(op->n_attrs + 1, sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (!ir_attr_is_framework(attrs[i].name))
+        if (!ir_attr_is_framework(attrs[i].name) && !ir_attr_is_default_kernel_choice(&attrs[i]))
             v[n++] = &attrs[i];
     qsort(v, n, sizeof *v, by_name);
     bool fill = !strcmp(op->type, "fill_constant");
