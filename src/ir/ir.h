@@ -428,6 +428,14 @@ void ir_op_mark_dirty(ir_op *op);
  * For a pass done with an op it made (backward settles each grad op while
  * it is in cache). */
 void ir_op_settle(ir_op *op);
+/* Like ir_op_settle, for any op: its slots in name order, its attrs in
+ * ascending RANK(attr, ctx) and by name among equal ranks, and the op
+ * written as it then stands (clean, no bytes of its own).  For the era
+ * step, which must write a made op's attrs as the target Paddle's
+ * OpDesc::Flush orders them (2.4+: the runtime attrs as a sorted group
+ * after or before the sorted others).  A later mutation makes it dirty,
+ * and sorted by name, again. */
+void ir_op_settle_ranked(ir_op *op, int (*rank)(const ir_attr *attr, void *ctx), void *ctx);
 /* true when both ops are unchanged since they were read from binary files,
  * as the same bytes: then they are equal in every field, and nothing needs
  * decoding to tell (pdtrans diff). */

@@ -83,6 +83,44 @@ void ir_op_settle(ir_op *op)
     ir_enc_op(e)->enc_dirty_ = false;
 }
 
+/* Attrs in ascending rank, ties by name; the ranks move with their attrs. */
+static void sort_attrs_ranked(ir_attr *a, int *rank, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        ir_attr t = a[i];
+        int tr = rank[i];
+        size_t k = i;
+        for (; k > 0 && (rank[k - 1] > tr || (rank[k - 1] == tr && strcmp(a[k - 1].name, t.name) > 0)); k--) {
+            a[k] = a[k - 1];
+            rank[k] = rank[k - 1];
+        }
+        a[k] = t;
+        rank[k] = tr;
+    }
+}
+
+/* Unlike ir_op_settle, this one works on any op (a borrower's kept attrs
+ * are decoded, a clean one's bytes dropped): the era step orders every op
+ * pdtrans made as the target version's OpDesc::Flush does. */
+void ir_op_settle_ranked(ir_op *op, int (*rank)(const ir_attr *attr, void *ctx), void *ctx)
+{
+    ir_op_mark_dirty(op);
+    ir_op_enc *e = ir_enc(op);
+    ir_op_attrs(op);
+    e->wire = NULL;
+    ir_enc_op(e)->enc_wire_len_ = 0;
+    sort_slots(ir_op_ins(op), op->n_inputs);
+    sort_slots(ir_op_outs(op), op->n_outputs);
+    int stackbuf[64];
+    int *ranks = op->n_attrs <= 64 ? stackbuf : xmalloc_n(op->n_attrs, sizeof *ranks);
+    for (size_t i = 0; i < op->n_attrs; i++)
+        ranks[i] = rank(&op->attrs[i], ctx);
+    sort_attrs_ranked(op->attrs, ranks, op->n_attrs);
+    if (ranks != stackbuf)
+        free(ranks);
+    ir_enc_op(e)->enc_dirty_ = false;
+}
+
 /* A clean op's bytes are the whole op; a dirty one's are at most the
  * source of its attrs. */
 bool ir_op_same_bytes(const ir_op *x, const ir_op *y)

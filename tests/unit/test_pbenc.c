@@ -531,6 +531,57 @@ START_TEST(edited_ops_keep_sorted_attrs_as_bytes)
 }
 END_TEST
 
+/* Ranks for ir_op_settle_ranked: names in CTX (a NULL-ended list) first. */
+static int listed_first(const ir_attr *a, void *ctx)
+{
+    for (const char *const *n = ctx; *n; n++)
+        if (strcmp(a->name, *n) == 0)
+            return -1;
+    return 0;
+}
+
+static void assert_attr_order(const ir_op *op, const char *const *want, size_t n)
+{
+    ck_assert_uint_eq(op->n_attrs, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(ir_op_attrs(op)[i].name, want[i]);
+}
+
+/* A settled-ranked op (a borrower, a clean one read as bytes) is written in
+ * rank order, then name order, by both encoders, and read back so. */
+START_TEST(ranked_ops_are_written_in_rank_order)
+{
+    size_t len;
+    uint8_t *bin = binary_of(lender_program, &len);
+    ir_program *p = pbconv_decode(bin, len);
+    ir_op *f = p->blocks[0]->ops[0], *u = p->blocks[0]->ops[1];
+    ir_op *g = grad_like(p, f);
+    static const char *const first_g[] = {"zeta", "op_role", NULL};
+    static const char *const first_u[] = {"z", NULL};
+    ir_op_settle_ranked(g, listed_first, (void *)first_g);
+    ir_op_settle_ranked(u, listed_first, (void *)first_u);
+    ck_assert(!g->enc_dirty_ && !u->enc_dirty_ && !ir_enc(g)->wire && !ir_enc(u)->wire);
+    static const char *const want_g[] = {"op_role", "zeta", "alpha", "beta", "names", "op_role_var"};
+    static const char *const want_u[] = {"z", "a"};
+    assert_attr_order(g, want_g, 6);
+    assert_attr_order(u, want_u, 2);
+
+    size_t ref_len, out_len;
+    uint8_t *ref = reference_pack(p, &ref_len);
+    uint8_t *out = pbconv_encode(p, &out_len);
+    ck_assert(out_len == ref_len && memcmp(out, ref, out_len) == 0);
+    ir_program *back = pbconv_decode(out, out_len);
+    ir_block *b = back->blocks[0];
+    assert_attr_order(b->ops[b->n_ops - 1], want_g, 6);
+    assert_attr_order(b->ops[1], want_u, 2);
+    ir_program_free(back);
+    free(out);
+    free(ref);
+    ir_program_free(p);
+    free(bin);
+}
+END_TEST
+
 /* An op whose bytes the encoder would write otherwise keeps none: written
  * from its fields, as protobuf-c packs it, not as read.  Ops: type before
  * inputs; a length prefix of two bytes; an int32 -1 in five bytes; then
@@ -676,6 +727,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, copies_leave_the_source_as_bytes);
     tcase_add_test(tc, borrowed_attrs_read_and_write_as_a_copy);
     tcase_add_test(tc, edited_ops_keep_sorted_attrs_as_bytes);
+    tcase_add_test(tc, ranked_ops_are_written_in_rank_order);
     tcase_add_test(tc, non_canonical_ops_are_encoded_from_fields);
     tcase_add_test(tc, golden_programs_encode_as_protobuf_c_packs);
     tcase_add_test(tc, fuzz_reproducers_encode_as_protobuf_c_packs);
