@@ -368,16 +368,16 @@ static bool k_conditional_block(ex_ctx *x, const ir_op *op)
     return ex_run_block(x, a->block_idx, NULL);
 }
 
-/* Out = X[Mask] (select_input_op.cc: paddle.static.nn.cond's merge of its
- * [false, true] branch values; only the selected one was written). */
-static bool k_select_input(ex_ctx *x, const ir_op *op)
+/* Out = X[index], the index read from the one-element input SLOT; WHAT
+ * names the index in the failure ("mask 3 has no X"). */
+static bool out_is_x_at(ex_ctx *x, const ir_op *op, const char *slot, const char *what)
 {
-    const ex_tensor *m = ex_in(x, op, "Mask");
-    if (!m)
+    const ex_tensor *idx = ex_in(x, op, slot);
+    if (!idx)
         return false;
-    int64_t i = m->numel ? (int64_t)m->data[0] : -1;
+    int64_t i = idx->numel ? (int64_t)idx->data[0] : -1;
     if (i < 0 || (size_t)i >= ex_n_in(op, "X"))
-        return ex_fail(x, "mask %lld selects no X", (long long)i);
+        return ex_fail(x, "%s %lld has no X", what, (long long)i);
     const ex_tensor *t = ex_in_at(x, op, "X", (size_t)i);
     if (!t)
         return false;
@@ -385,20 +385,17 @@ static bool k_select_input(ex_ctx *x, const ir_op *op)
     return true;
 }
 
+/* Out = X[Mask] (select_input_op.cc: paddle.static.nn.cond's merge of its
+ * [false, true] branch values; only the selected one was written). */
+static bool k_select_input(ex_ctx *x, const ir_op *op)
+{
+    return out_is_x_at(x, op, "Mask", "mask");
+}
+
 /* Out = X[TrainerId] (DC-ASGD's per-trainer parameter backups). */
 static bool k_ref_by_trainer_id(ex_ctx *x, const ir_op *op)
 {
-    const ex_tensor *id = ex_in(x, op, "TrainerId");
-    if (!id)
-        return false;
-    int64_t i = id->numel ? (int64_t)id->data[0] : -1;
-    if (i < 0 || (size_t)i >= ex_n_in(op, "X"))
-        return ex_fail(x, "trainer id %lld has no X", (long long)i);
-    const ex_tensor *t = ex_in_at(x, op, "X", (size_t)i);
-    if (!t)
-        return false;
-    ex_put(x, op, "Out", 0, ex_tensor_copy(t));
-    return true;
+    return out_is_x_at(x, op, "TrainerId", "trainer id");
 }
 
 /* conditional_block_grad: the grad sub-block runs when the forward one
