@@ -15,7 +15,7 @@
 typedef enum {
     ERA_DROP_ATTR, ERA_ADD_BOOL, ERA_ADD_INT, ERA_ADD_FLOAT, ERA_ADD_STRING,
     ERA_ADD_EMPTY_STRINGS, ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT, ERA_ADD_INPUT,
-    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE
+    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE, ERA_RUNTIME_ATTR
 } era_kind;
 
 #define ERA_ANY_ROLE (-1)
@@ -25,8 +25,6 @@ typedef enum {
 #define ERA_NOT_BACKWARD (-2)
 #define ERA_ROLE_BACKWARD IR_ROLE_BACKWARD
 #define ERA_ROLE_OPTIMIZE IR_ROLE_OPTIMIZE
-/* UNTIL of a row that still holds for the newest version pdtrans knows. */
-#define ERA_LATEST 10000
 
 typedef struct {
     era_kind kind;
@@ -194,6 +192,8 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
     case ERA_STR_VALUE:
         str_value(op);
         break;
+    case ERA_RUNTIME_ATTR: /* an order, not a change: era_order.c */
+        break;
     }
 }
 
@@ -228,6 +228,7 @@ void pdt_era_apply_program(ir_program *p, int era)
         }
     }
     g_hash_table_destroy(order);
+    pdt_era_order_program(p, era);
 }
 
 void pdt_era_apply(pdt_ctx *ctx, int era)

@@ -15,6 +15,10 @@ struct pdt_ctx;
  * writes today (no row of era.def applies). */
 #define PDT_ERA_NATIVE 0
 
+/* UNTIL of an era.def row that still holds for the newest version
+ * pdtrans knows. */
+#define ERA_LATEST 10000
+
 /* "1.4, 1.5, ..., 3.0": every version --paddle-version takes besides auto. */
 const char *pdt_era_known_list(void);
 /* TEXT ("X.Y") as a version, or -1 when pdtrans does not know it. */
@@ -35,5 +39,17 @@ void pdt_era_apply_program(ir_program *p, int era);
 /* Rewrites the ops pdtrans made in ctx->main, ctx->startup and the staged
  * outputs as version ERA writes them (the pipeline's last step). */
 void pdt_era_apply(struct pdt_ctx *ctx, int era);
+
+/* era_order.c: a made op's attrs in the order the target's
+ * OpDesc::Flush writes them (2.4: the runtime (extra) attrs of era.def's
+ * ERA_RUNTIME_ATTR rows as a sorted group after the sorted others; 2.5
+ * on: before them).  Called by pdt_era_apply_program; nothing before 2.4. */
+void pdt_era_order_program(ir_program *p, int era);
+/* The rank of a runtime attr at ERA: +1 (2.4), -1 (2.5 on), 0 (before
+ * 2.4 or native: no group). */
+int pdt_era_runtime_rank(int era);
+/* true when ATTR of an op of TYPE (or of the forward type of a grad TYPE
+ * without rows of its own) is a runtime attr at ERA (era.def). */
+bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr);
 
 #endif
