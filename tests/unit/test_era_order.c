@@ -39,6 +39,14 @@ START_TEST(runtime_attrs_per_version_and_grad_type)
     ck_assert(pdt_era_is_runtime_attr(300, "elementwise_add_grad_grad", "use_mkldnn"));
     ck_assert(!pdt_era_is_runtime_attr(205, "elementwise_add_grad", "axis"));
     ck_assert(!pdt_era_is_runtime_attr(205, "_grad", "use_mkldnn"));
+    /* a type without rows of its own at the first step (square has
+     * none of its grad), and a deep one: a loop, not a recursion */
+    ck_assert(pdt_era_is_runtime_attr(300, "square_grad_grad_grad", "use_mkldnn"));
+    GString *deep = g_string_new("square");
+    for (int i = 0; i < 200000; i++)
+        g_string_append(deep, "_grad");
+    ck_assert(pdt_era_is_runtime_attr(300, deep->str, "use_mkldnn"));
+    g_string_free(deep, TRUE);
     ck_assert(!pdt_era_is_runtime_attr(205, "no_such_op_grad", "use_mkldnn"));
 }
 END_TEST

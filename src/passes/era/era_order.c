@@ -63,7 +63,8 @@ static GHashTable *runtime_table(int era)
 }
 
 /* The runtime names of TYPE, or of its forward type for a grad type
- * without rows of its own; NULL when it has none. */
+ * without rows of its own (TYPE_grad_grad: the nearest type with rows);
+ * NULL when it has none.  A loop: a type name is the input's. */
 static GPtrArray *runtime_names(GHashTable *t, const char *type)
 {
     static const char suffix[] = "_grad";
@@ -72,8 +73,12 @@ static GPtrArray *runtime_names(GHashTable *t, const char *type)
     size_t n = strlen(type);
     if (a || n <= ls || strcmp(type + n - ls, suffix))
         return a;
-    char *fwd = g_strndup(type, n - ls);
-    a = runtime_names(t, fwd);
+    char *fwd = g_strdup(type);
+    do {
+        n -= ls;
+        fwd[n] = '\0';
+        a = g_hash_table_lookup(t, fwd);
+    } while (!a && n > ls && !strcmp(fwd + n - ls, suffix));
     g_free(fwd);
     return a;
 }
