@@ -293,6 +293,37 @@ START_TEST(adamax_finish_scales)
 }
 END_TEST
 
+/* A 1.6 target: adam_op.cc has no Beta1PowOut/Beta2PowOut before v1.7.0,
+ * and Adam._finish_update scales both powers, per parameter, after all
+ * updates in one name scope. */
+START_TEST(adam_before_17_scales_powers)
+{
+    pdt_ctx ctx;
+    ctx_with_net(&ctx);
+    ctx.optim.optimizer = "adam:beta1=0.8";
+    ctx.settings.era = 106;
+    ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
+    ck_assert_ptr_null(ir_op_output(op_at(&ctx, 7), "Beta1PowOut"));
+    ck_assert_ptr_null(ir_op_output(op_at(&ctx, 6), "Beta2PowOut"));
+    ck_assert_uint_eq(ir_program_block(ctx.main, 0)->n_ops, 12);
+    const ir_op *s1 = op_at(&ctx, 10), *s2 = op_at(&ctx, 11);
+    ck_assert_str_eq(s1->type, "scale");
+    ck_assert_str_eq(in1(s1, "X"), "w_beta1_pow_acc_0");
+    ck_assert_str_eq(ir_op_output1(s2, "Out"), "w_beta2_pow_acc_0");
+    ck_assert(ir_op_get_float(s1, "scale", 0) == (float)0.8);
+    ck_assert(ir_op_get_float(s2, "scale", 0) == (float)0.999);
+    ck_assert_str_eq(ir_op_get_string(s2, "op_namescope"), ir_op_get_string(s1, "op_namescope"));
+    pdt_ctx_free(&ctx);
+    ctx_with_net(&ctx);
+    ctx.optim.optimizer = "adam";
+    ctx.settings.era = 107;
+    ck_assert_int_eq(pass_optimizer(&ctx), PDT_OK);
+    ck_assert_ptr_nonnull(ir_op_output(op_at(&ctx, 7), "Beta1PowOut"));
+    ck_assert_uint_eq(ir_program_block(ctx.main, 0)->n_ops, 8);
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(refuses_program_with_optimizer_ops)
 {
     pdt_ctx ctx;
@@ -622,6 +653,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, sgd_sorted_with_startup_prepended);
     tcase_add_test(tc, adam_accumulators);
     tcase_add_test(tc, adamax_finish_scales);
+    tcase_add_test(tc, adam_before_17_scales_powers);
     tcase_add_test(tc, refuses_program_with_optimizer_ops);
     tcase_add_test(tc, no_gradients_is_an_error);
     tcase_add_test(tc, clip_then_l2_then_sgd);

@@ -15,7 +15,7 @@
 typedef enum {
     ERA_DROP_ATTR, ERA_ADD_BOOL, ERA_ADD_INT, ERA_ADD_FLOAT, ERA_ADD_STRING,
     ERA_ADD_EMPTY_STRINGS, ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT, ERA_ADD_INPUT,
-    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE, ERA_RUNTIME_ATTR
+    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE, ERA_RUNTIME_ATTR, ERA_FLOAT_TO_FLOATS
 } era_kind;
 
 #define ERA_ANY_ROLE (-1)
@@ -185,6 +185,14 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
                 ir_op_remove_input(op, r->name);
                 break;
             }
+        break;
+    case ERA_FLOAT_TO_FLOATS:
+        /* a proto attr that became a list: Python passes [value] */
+        if ((a = ir_op_attr(op, r->name)) && a->type == IR_ATTR_FLOAT) {
+            float v = a->f;
+            ir_op_remove_attr(op, r->name);
+            ir_op_set_floats(op, r->name, &v, 1);
+        }
         break;
     case ERA_SCOPE_PER_PARAM:
         scope_per_param(op, r, order);

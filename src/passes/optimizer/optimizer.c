@@ -12,6 +12,7 @@
 #include "../../diag.h"
 #include "../../ir/pmap.h"
 #include "../../ir/util.h"
+#include "../era/era.h"
 #include "optimizer_table.h"
 #include "optimizer_util.h"
 
@@ -193,10 +194,24 @@ static void create_accumulators(opt_run *r)
     }
 }
 
+/* Adam before 1.7 (--paddle-version, ctx->settings.era): adam_op.cc of
+ * the v1.4.1-v1.6.3 tags declares no Beta1PowOut/Beta2PowOut (they come
+ * in v1.7.0), and fluid's Adam._finish_update scales both powers after
+ * all updates.  An op sequence, not an era.def row, so the family asks
+ * the target version, as gradient_clip.c does. */
+#define ADAM_POW_OUT_FROM 107
+
+static bool adam_scales_powers(const opt_run *r)
+{
+    int era = r->ctx->settings.era;
+    return r->cfg->def->adam_extras && era != PDT_ERA_NATIVE && era < ADAM_POW_OUT_FROM;
+}
+
 /* _append_optimize_op: one update op per parameter. */
 static void append_updates(opt_run *r, const char *lr)
 {
     const opt_def *d = r->cfg->def;
+    bool no_pow_out = adam_scales_powers(r);
     for (size_t i = 0; i < r->np; i++) {
         const char *p = r->ctx->bw_params.items[i], *g = r->ctx->bw_grads.items[i];
         const char *scope = opt_namer_scope(r->names, "optimizer");
@@ -208,7 +223,7 @@ static void append_updates(opt_run *r, const char *lr)
         ir_op_set_output1(op, "ParamOut", p);
         for (size_t a = 0; a < r->na; a++) {
             ir_op_set_input1(op, d->accs[a].in, r->acc[i * r->na + a]);
-            if (d->accs[a].out)
+            if (d->accs[a].out && !(no_pow_out && d->accs[a].scalar))
                 ir_op_set_output1(op, d->accs[a].out, r->acc[i * r->na + a]);
         }
         for (size_t e = 0; e < 2 && d->empty_in[e]; e++)
@@ -229,6 +244,24 @@ static void finish_adamax(opt_run *r)
         ir_op *op = opt_scale_op(r->ctx->main, pow, pow, r->cfg->v[1], IR_ROLE_OPTIMIZE, scope,
                                  r->ctx->bw_params.items[i], r->ctx->bw_grads.items[i]);
         opt_ops_push(&r->ops, op);
+    }
+}
+
+/* Adam._finish_update of v1.4.1-v1.6.3: per parameter, in one
+ * name_scope("optimizer") under _optimized_guard([param, grad]),
+ * beta1_pow_acc *= beta1 and beta2_pow_acc *= beta2 (append_op with
+ * attrs {scale}; check_attrs adds bias and bias_after_scale). */
+static void finish_adam(opt_run *r)
+{
+    for (size_t i = 0; i < r->np; i++) {
+        const char *scope = opt_namer_scope(r->names, "optimizer");
+        for (size_t k = 0; k < 2; k++) {
+            const char *pow = r->acc[i * r->na + 2 + k];
+            ir_op *op = opt_scale_op(r->ctx->main, pow, pow, r->cfg->v[1 + k], IR_ROLE_OPTIMIZE,
+                                     scope, r->ctx->bw_params.items[i],
+                                     r->ctx->bw_grads.items[i]);
+            opt_ops_push(&r->ops, op);
+        }
     }
 }
 
@@ -269,6 +302,8 @@ int pass_optimizer(pdt_ctx *ctx)
     append_updates(&r, lr);
     if (cfg.def->adamax_finish)
         finish_adamax(&r);
+    if (adam_scales_powers(&r))
+        finish_adam(&r);
 
     opt_ops_splice(&r.ops, b, b->n_ops, false);
     opt_ops_free(&r.ops);
