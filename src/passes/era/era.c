@@ -228,6 +228,7 @@ void pdt_era_apply_program(ir_program *p, int era)
         }
     }
     g_hash_table_destroy(order);
+    pdt_hash_order_program(p, era);
 }
 
 void pdt_era_apply(pdt_ctx *ctx, int era)
