@@ -44,7 +44,8 @@ done
 grep -v '^#' "$here/minimize.txt" | while read -r file opts; do
     [ -n "$file" ] || continue
     # shellcheck disable=SC2086
-    if "$BUILD/tests/regen" "$real/train/$file" "$(min_ops "$file" optimizer)" --min-identical=99 $opts \
+    if "$BUILD/tests/regen" "$real/train/$file" "$(min_ops "$file" optimizer)" --min-identical=99 \
+        "$(min_ordered "$file" optimizer)" $opts \
         >"$BUILD/regen.out" 2>&1; then
         echo pass
     else

@@ -61,12 +61,44 @@ START_TEST(made_ops_take_paddle_1x_order)
 }
 END_TEST
 
+/* paddleocr_rec_crnn_lstm_adam_train.pdmodel (1.7.1)'s adam, which
+ * optimizer.py builds after the backward: given attrs in proto order, the
+ * framework attrs, op_callstack counted though pdtrans writes none. */
+START_TEST(minimize_adam_takes_paddle_1x_order)
+{
+    static const char *const want[] = {"op_namescope", "op_role_var", "min_row_size_to_use_multithread",
+                                       "op_role", "lazy_mode", "epsilon", "beta2", "beta1"};
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_op *g = ir_block_append_op(b, "mean_grad");
+    ir_op_set_int(g, "op_role", 1);
+    ir_op *a = ir_block_append_op(b, "adam");
+    static const char *const sorted[] = {"beta1", "beta2", "epsilon", "lazy_mode",
+                                         "min_row_size_to_use_multithread", "op_namescope",
+                                         "op_role", "op_role_var"};
+    static const char *const rv[] = {"w", "w@GRAD"};
+    for (size_t i = 0; i < 8; i++)
+        if (i == 5)
+            ir_op_set_string(a, sorted[i], "/optimizer/");
+        else if (i == 7)
+            ir_op_set_strings(a, sorted[i], rv, 2);
+        else
+            ir_op_set_int(a, sorted[i], i == 6 ? 2 : 0);
+    pdt_hash_order_program(p, 107);
+    expect_order(a, want, 8);
+    pdt_hash_order_program(p, 204); /* 2.4 on: not this step's */
+    expect_order(a, want, 8);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, hash_bytes_is_libstdcxx);
     tcase_add_test(tc, made_ops_take_paddle_1x_order);
+    tcase_add_test(tc, minimize_adam_takes_paddle_1x_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -259,8 +259,75 @@ static bool inserted(ht *t, const ir_op *op, const char *seq, bool all)
     return found == op->n_attrs && (!all || found == listed);
 }
 
+/* Ops optimizer.py and regularizer.py build through Operator.__init__
+ * (v1.7.2 = v1.8.5): the proto's own attrs in AddAttr order, and those the
+ * Python caller passes.  Operator.__init__ sets the given ones in proto
+ * order, the framework attrs op_role, op_role_var (when not empty),
+ * op_namescope and op_callstack after them (the proto's last attrs), then
+ * check_attrs adds the defaults of the others in proto order, op_device
+ * (1.8) last. */
+static const struct {
+    const char *type, *proto, *given;
+} py_ops[] = {
+    {"adam", "beta1 beta2 epsilon lazy_mode min_row_size_to_use_multithread",
+     "beta1 beta2 epsilon lazy_mode min_row_size_to_use_multithread"},
+    {"momentum", "mu use_nesterov", "mu use_nesterov"},
+    {"sgd", "", ""},
+    {"scale", "scale bias bias_after_scale", "scale"},
+    {"sum", "use_mkldnn", ""},
+};
+
+static bool listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Inserts the attrs of LIST (space-separated) that OP has and, when
+ * `given` is not NULL, that it lists (or, given_in false, does not). */
+static void insert_listed(ht *t, const ir_op *op, const char *list, const char *given,
+                          bool given_in)
+{
+    gchar **names = g_strsplit(list, " ", -1);
+    for (gchar **n = names; *n; n++)
+        if (**n && ir_op_attr(op, *n) && listed(given, *n) == given_in)
+            ht_insert(t, ir_intern(*n));
+    g_strfreev(names);
+}
+
+static bool python_built(ht *t, const ir_op *op)
+{
+    size_t i = 0;
+    while (i < sizeof py_ops / sizeof *py_ops && strcmp(py_ops[i].type, op->type))
+        i++;
+    if (i == sizeof py_ops / sizeof *py_ops)
+        return false;
+    const ir_attr *rv = ir_op_attr(op, "op_role_var");
+    bool rv_given = rv && rv->type == IR_ATTR_STRINGS && rv->n_strings > 0;
+    ht_init(t);
+    insert_listed(t, op, py_ops[i].proto, py_ops[i].given, true);
+    insert_listed(t, op, "op_role", "op_role", true);
+    if (rv_given)
+        ht_insert(t, rv->name);
+    /* Paddle's op has both even where pdtrans writes no op_callstack (a
+     * traceback): they count for the table's growth. */
+    ht_insert(t, ir_intern("op_namescope"));
+    ht_insert(t, ir_intern("op_callstack"));
+    insert_listed(t, op, py_ops[i].proto, py_ops[i].given, false);
+    if (rv && !rv_given)
+        ht_insert(t, rv->name);
+    insert_listed(t, op, "op_device", "", false);
+    size_t known = 0;
+    for (size_t k = 0; k < op->n_attrs; k++)
+        known += rank_of(&ir_op_attrs(op)[k], t) < (int)t->n;
+    return known == op->n_attrs;
+}
+
 /* The insertion history of a made op, when a real program confirms it. */
-static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era)
+static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool trainer)
 {
     const ir_op *f = forward_of(fwd, op);
     if (f && copied_from(t, op, f))
@@ -270,6 +337,14 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era)
     if (f && inserted(t, op, "op_device op_role op_role_var", false))
         return true;
     int role = ir_op_role(op);
+    /* Python-built optimize ops: the table above holds for 1.7 and 1.8
+     * (the real programs); 2.x protos have more attrs and callers (R).
+     * Only where minimize put them, after a backward: a pserver's copies
+     * are built from all_attrs() (every attr given; PaddleFL's server
+     * shows yet another history), not modelled. */
+    if (trainer && role >= 0 && (role & IR_ROLE_OPTIMIZE) && !(role & IR_ROLE_BACKWARD) &&
+        era >= 107 && era <= 108)
+        return python_built(t, op);
     if (role < 0 || !(role & IR_ROLE_BACKWARD))
         return false;
     /* ScaleGradMaker (scale_op.cc) sets scale, bias, bias_after_scale;
@@ -293,14 +368,19 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era)
 
 void pdt_hash_order_program(ir_program *p, int era)
 {
-    if (!p || era == PDT_ERA_NATIVE || era > 203)
+    if (!p || !p->n_blocks || era == PDT_ERA_NATIVE || era > 203)
         return;
     GHashTable *fwd = forward_ops(p);
+    bool trainer = false;
+    for (size_t k = 0; !trainer && k < p->blocks[0]->n_ops; k++) {
+        int role = ir_op_role(p->blocks[0]->ops[k]);
+        trainer = role >= 0 && (role & IR_ROLE_BACKWARD);
+    }
     ht t;
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
-            if (op->made && history(&t, op, fwd, era))
+            if (op->made && history(&t, op, fwd, era, trainer))
                 ir_op_settle_ranked(op, rank_of, &t);
         }
     g_hash_table_destroy(fwd);
