@@ -1,5 +1,5 @@
-/* hash_order.c - the attr order of the grad ops pdtrans made, as Paddle
- * <= 2.3 writes it (research-2x-3x.md 4o).  OpDesc::Flush of v1.8.5-v2.3.x
+/* hash_order.c - the attr order of the ops pdtrans made, as Paddle
+ * <= 2.3 writes it (research-2x-3x.md 4o).  OpDesc::Flush of v1.5.2-v2.3.x
  * writes `for (auto &attr : attrs_)` over a std::unordered_map, so the
  * order is libstdc++'s list order for the map's insertion history.  This
  * file emulates that hash table (gcc 4.8's libstdc++, which the real
@@ -12,8 +12,13 @@
  *   - a grad op whose maker sets no attr (mean_grad): backward.py inserts
  *     op_device, then op_role, into an empty map;
  *   - backward.py's _create_op_desc_ sum and loss fill_constant: its attrs
- *     dict's insertion order.
- * Any other made op keeps the name order pdtrans writes. */
+ *     dict's insertion order;
+ *   - for 1.7-1.8, the optimizer and L2 ops minimize appends, which
+ *     Python's Operator.__init__ fills (py_ops below).
+ * Any other made op keeps the name order pdtrans writes.  A grad op takes
+ * the order its forward op has in the input: Paddle built both in one
+ * process in the real programs (a forward op Paddle had read from a file
+ * would have been re-inserted in file order, another order). */
 #include "era.h"
 
 #include <glib.h>
