@@ -17,7 +17,11 @@
  * and the rebuilt ones, appended after them, are compared block by block
  * (a sub_block attr matches when it points at the rebuilt counterpart).
  *
- * usage: regen PROGRAM --min-ops=N [--min-identical=PCT] [--show]
+ * With --min-ordered=PCT it also exits 1 when fewer than PCT percent of
+ * the ops of the same type list the attrs both sides have in the same
+ * order (Paddle <= 2.3 writes hash order: research 4o).
+ *
+ * usage: regen PROGRAM --min-ops=N [--min-identical=PCT] [--min-ordered=PCT] [--show]
  *              [--paddle-version=V] [MINIMIZE OPTIONS]
  *   exit 0 same, 1 differences, 2 failure
  *   The loss is the output of the op whose op_role is Forward|Loss; the
@@ -247,6 +251,25 @@ static void compare_var(const ir_var *w, const ir_var *g)
 
 /* Ops identical to Paddle's in slots and attrs (op_callstack aside). */
 static size_t n_identical;
+/* Ops of the same type whose attrs both sides have are written in the
+ * same order (Paddle <= 2.3's hash order, research 4o). */
+static size_t n_ordered;
+
+static bool same_attr_order(const ir_op *w, const ir_op *g)
+{
+    const ir_attr *wa = ir_op_attrs(w), *ga = ir_op_attrs(g);
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < w->n_attrs && !ir_op_attr(g, wa[i].name))
+            i++;
+        while (j < g->n_attrs && !ir_op_attr(w, ga[j].name))
+            j++;
+        if (i == w->n_attrs || j == g->n_attrs)
+            return i == w->n_attrs && j == g->n_attrs;
+        if (wa[i++].name != ga[j++].name)
+            return false;
+    }
+}
 
 /* Paddle's compared ops of block ob, in order, against pdtrans's of gb
  * (every op of both when `all`: a sub-block). */
@@ -277,6 +300,10 @@ static void compare_ops(const ir_block *ob, const ir_block *gb, bool all, size_t
         compare_slots(w, g, 1);
         compare_attrs(w, g);
         n_identical += n_diff == before;
+        if (same_attr_order(w, g))
+            n_ordered++;
+        else if (show)
+            printf("  order %s: op %d:%zu: attrs not in Paddle's order\n", w->type, ob->idx, k);
     }
     for (; gk < gb->n_ops; gk++)
         if (all || compared(ir_op_role(gb->ops[gk])))
@@ -406,6 +433,7 @@ int main(int argc, char **argv)
 {
     long min_ops = -1;  /* the fewest ops to compare (tests/regen/min-ops.txt) */
     double min_identical = 100;     /* the least share of identical ops, in % */
+    double min_ordered = 0;         /* the least share of ops in Paddle's attr order */
     if (argc < 2) {
         fprintf(stderr, "usage: regen PROGRAM --min-ops=N [--min-identical=PCT] [--show] "
                         "[--paddle-version=V] [minimize options]\n");
@@ -418,6 +446,8 @@ int main(int argc, char **argv)
             show = 1;
         else if (!strncmp(argv[i], "--min-identical=", 16))
             min_identical = strtod(argv[i] + 16, NULL);
+        else if (!strncmp(argv[i], "--min-ordered=", 14))
+            min_ordered = strtod(argv[i] + 14, NULL);
         else if (!strncmp(argv[i], "--paddle-version=", 17))
             ctx.settings.paddle_version = argv[i] + 17;
         else if (!strncmp(argv[i], "--min-ops=", 10))
@@ -533,7 +563,10 @@ int main(int argc, char **argv)
            prog_name, n_ops,
            lr_mode ? "optimizer and LR" : ctx.optim.optimizer ? "optimizer" : "backward",
            n_same_type, n_identical, pct, min_identical, n_vars, n_diff, n_var_diff);
-    bool too_different = n_var_diff || pct < min_identical;
+    double opct = n_same_type ? 100.0 * (double)n_ordered / (double)n_same_type : 100.0;
+    printf("%s: %zu of %zu ops with Paddle's attr order (%.2f%%, at least %g%% wanted)\n",
+           prog_name, n_ordered, n_same_type, opct, min_ordered);
+    bool too_different = n_var_diff || pct < min_identical || opct < min_ordered;
     printf("%s: var descs identical (type, dtype, shape, lod_level, persistable): %zu of %zu "
            "(%.1f%%)\n", prog_name, n_vars_same, n_vars_compared,
            n_vars_compared ? 100.0 * (double)n_vars_same / (double)n_vars_compared : 100.0);

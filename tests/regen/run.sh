@@ -4,7 +4,8 @@
 # optimizer ops, with pdtrans, and compares each op by op with Paddle's own
 # (tests/regen/regen.c, the minimize options per program in minimize.txt).
 # pdtrans writes for the version that wrote each file (--paddle-version=auto):
-# nothing is excused but op_callstack.  Every backward op must be identical,
+# nothing is excused but op_callstack.  The attr order is checked as well
+# (min-ops.txt's fourth column).  Every backward op must be identical,
 # at least 99% of the optimizer part's (issue 30's targets).
 set -u
 BUILD=${BUILD:-build}
@@ -20,6 +21,10 @@ pass=0 fail=0
 min_ops() {
     echo "--min-ops=$(awk -v f="$1" -v p="$2" '$1 == f && $2 == p { print $3 }' "$here/min-ops.txt" | grep . || echo 0)"
 }
+# min_ordered FILE PART: --min-ordered=PCT from min-ops.txt's fourth column (Paddle's attr order)
+min_ordered() {
+    echo "--min-ordered=$(awk -v f="$1" -v p="$2" '$1 == f && $2 == p { print $4 }' "$here/min-ops.txt" | grep . || echo 0)"
+}
 run() {
     name=$1
     shift
@@ -33,12 +38,14 @@ run() {
 }
 for f in "$real"/train/*_train.pdmodel "$real"/fl_trainer_main_sgd_train.pdmodel \
          "$real"/rec_join_main_grad_train.pdmodel; do
-    run "backward of $(basename "$f")" "$f" "$(min_ops "$(basename "$f")" backward)"
+    run "backward of $(basename "$f")" "$f" "$(min_ops "$(basename "$f")" backward)" \
+        "$(min_ordered "$(basename "$f")" backward)"
 done
 grep -v '^#' "$here/minimize.txt" | while read -r file opts; do
     [ -n "$file" ] || continue
     # shellcheck disable=SC2086
-    if "$BUILD/tests/regen" "$real/train/$file" "$(min_ops "$file" optimizer)" --min-identical=99 $opts \
+    if "$BUILD/tests/regen" "$real/train/$file" "$(min_ops "$file" optimizer)" --min-identical=99 \
+        "$(min_ordered "$file" optimizer)" $opts \
         >"$BUILD/regen.out" 2>&1; then
         echo pass
     else

@@ -236,7 +236,8 @@ void pdt_era_apply_program(ir_program *p, int era)
         }
     }
     g_hash_table_destroy(order);
-    pdt_era_order_program(p, era);
+    pdt_era_order_program(p, era);  /* 2.4 on */
+    pdt_hash_order_program(p, era); /* 2.3 and before */
 }
 
 void pdt_era_apply(pdt_ctx *ctx, int era)

@@ -6,6 +6,7 @@
 #define PDT_ERA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../../ir/ir.h"
 
@@ -39,6 +40,12 @@ void pdt_era_apply_program(ir_program *p, int era);
 /* Rewrites the ops pdtrans made in ctx->main, ctx->startup and the staged
  * outputs as version ERA writes them (the pipeline's last step). */
 void pdt_era_apply(struct pdt_ctx *ctx, int era);
+/* Paddle <= 2.3 writes an op's attrs in libstdc++ unordered_map order
+ * (hash_order.c): the made ops whose insertion history is known get it
+ * (ERA <= 2.3; others keep name order). */
+void pdt_hash_order_program(ir_program *p, int era);
+/* std::hash<std::string> of libstdc++ (_Hash_bytes, 64-bit). */
+uint64_t pdt_hash_bytes(const void *ptr, size_t len);
 
 /* era_order.c: a made op's attrs in the order the target's
  * OpDesc::Flush writes them (2.4: the runtime (extra) attrs of era.def's

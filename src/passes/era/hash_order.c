@@ -1,0 +1,392 @@
+/* hash_order.c - the attr order of the ops pdtrans made, as Paddle
+ * <= 2.3 writes it (research-2x-3x.md 4o).  OpDesc::Flush of v1.5.2-v2.3.x
+ * writes `for (auto &attr : attrs_)` over a std::unordered_map, so the
+ * order is libstdc++'s list order for the map's insertion history.  This
+ * file emulates that hash table (gcc 4.8's libstdc++, which the real
+ * 1.5-1.8 training programs match) for the histories whose order the real
+ * programs confirm:
+ *   - a grad op whose C++ maker copies the forward op's map
+ *     (SetAttrMap(Attrs())): a copy keeps the source's order and bucket
+ *     count, so the grad op lists the forward op's attrs in its order; the
+ *     attrs the forward op lacks are inserted after, in name order;
+ *   - a grad op whose maker sets no attr (mean_grad): backward.py inserts
+ *     op_device, then op_role, into an empty map;
+ *   - backward.py's _create_op_desc_ sum and loss fill_constant: its attrs
+ *     dict's insertion order;
+ *   - for 1.7-1.8, the optimizer and L2 ops minimize appends, which
+ *     Python's Operator.__init__ fills (py_ops below).
+ * Any other made op keeps the name order pdtrans writes.  A grad op takes
+ * the order its forward op has in the input: Paddle built both in one
+ * process in the real programs (a forward op Paddle had read from a file
+ * would have been re-inserted in file order, another order). */
+#include "era.h"
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* std::hash<std::string> of libstdc++ (libsupc++/hash_bytes.cc,
+ * _Hash_bytes for an 8-byte size_t, seed 0xc70f6907). */
+static uint64_t shift_mix(uint64_t v)
+{
+    return v ^ (v >> 47);
+}
+
+uint64_t pdt_hash_bytes(const void *ptr, size_t len)
+{
+    const uint64_t mul = ((uint64_t)0xc6a4a793u << 32) + 0x5bd1e995u;
+    const unsigned char *buf = ptr;
+    size_t aligned = len & ~(size_t)7;
+    uint64_t hash = 0xc70f6907u ^ ((uint64_t)len * mul);
+    for (size_t i = 0; i < aligned; i += 8) {
+        uint64_t d = 0;
+        for (int b = 7; b >= 0; b--)
+            d = (d << 8) | buf[i + (size_t)b];
+        hash ^= shift_mix(d * mul) * mul;
+        hash *= mul;
+    }
+    if (len & 7) {
+        uint64_t d = 0;
+        for (size_t b = len & 7; b-- > 0;)
+            d = (d << 8) | buf[aligned + b];
+        hash ^= d;
+        hash *= mul;
+    }
+    hash = shift_mix(hash) * mul;
+    return shift_mix(hash);
+}
+
+/* The head of libstdc++'s __prime_list (enough for any op's attrs). */
+static const unsigned primes[] = {2,   3,   5,   7,   11,  13,  17,  19,  23,  29,  31,
+                                  37,  41,  43,  47,  53,  59,  61,  67,  71,  73,  79,
+                                  83,  89,  97,  103, 109, 113, 127, 137, 139, 149, 157,
+                                  167, 179, 193, 197, 199, 211, 227, 241, 257};
+#define N_PRIMES (sizeof primes / sizeof *primes)
+#define HT_MAX 120
+
+/* The map: its nodes in list (iteration) order, the bucket count and
+ * _M_next_resize of gcc 4.8's _Prime_rehash_policy. */
+typedef struct {
+    const char *keys[HT_MAX];
+    uint64_t hash[HT_MAX];
+    size_t n, nb, next_resize;
+} ht;
+
+/* _M_next_bkt of gcc 4.8 (max load factor 1). */
+static size_t next_bkt(ht *t, size_t n)
+{
+    static const unsigned char fast[12] = {2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11};
+    size_t p = primes[N_PRIMES - 1];
+    if (n <= 11)
+        p = fast[n];
+    else
+        for (size_t i = 5; i < N_PRIMES; i++)
+            if (primes[i] >= n) {
+                p = primes[i];
+                break;
+            }
+    t->next_resize = p;
+    return p;
+}
+
+/* A default-constructed map: gcc 4.8 asks for 10 buckets and gets 11. */
+static void ht_init(ht *t)
+{
+    t->n = 0;
+    t->nb = next_bkt(t, 10);
+}
+
+/* A node goes before the first node of its bucket, or to the list's front
+ * when the bucket is empty (_M_insert_bucket_begin; a rehash relinks the
+ * nodes in list order by the same rule). */
+static void place(ht *t, const char *key, uint64_t h)
+{
+    size_t at = 0, b = h % t->nb;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->hash[i] % t->nb == b) {
+            at = i;
+            break;
+        }
+    memmove(t->keys + at + 1, t->keys + at, (t->n - at) * sizeof *t->keys);
+    memmove(t->hash + at + 1, t->hash + at, (t->n - at) * sizeof *t->hash);
+    t->keys[at] = key;
+    t->hash[at] = h;
+    t->n++;
+}
+
+/* operator[] of a key (interned) not in the map: _M_need_rehash of gcc 4.8
+ * ("n_elt + n_ins >= _M_next_resize"), then the insert. */
+static bool ht_insert(ht *t, const char *key)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->keys[i] == key)
+            return true;
+    if (t->n + 1 >= HT_MAX)
+        return false;
+    if (t->n + 1 >= t->next_resize) {
+        size_t want = t->n + 1;
+        if (want >= t->nb) {
+            size_t grow = t->nb * 2 > want + 1 ? t->nb * 2 : want + 1;
+            ht old = *t;
+            t->nb = next_bkt(t, grow);
+            t->n = 0;
+            for (size_t i = 0; i < old.n; i++)
+                place(t, old.keys[i], old.hash[i]);
+        } else
+            t->next_resize = t->nb;
+    }
+    place(t, key, pdt_hash_bytes(key, strlen(key)));
+    return true;
+}
+
+static int rank_of(const ir_attr *attr, void *ctx)
+{
+    const ht *t = ctx;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->keys[i] == attr->name)
+            return (int)i;
+    return t->n;
+}
+
+/* The forward ops by (type, output var): a grad op names its forward op's
+ * outputs (or their @GRAD) among its inputs. */
+static char *fwd_key(const char *type, const char *arg, size_t arg_len)
+{
+    return g_strdup_printf("%s\x01%.*s", type, (int)arg_len, arg);
+}
+
+static GHashTable *forward_ops(const ir_program *p)
+{
+    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (size_t bi = 0; bi < p->n_blocks; bi++)
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
+            ir_op *op = p->blocks[bi]->ops[k];
+            int role = ir_op_role(op);
+            if (op->made || (role >= 0 && (role & (IR_ROLE_BACKWARD | IR_ROLE_OPTIMIZE))))
+                continue;
+            for (size_t s = 0; s < op->n_outputs; s++)
+                for (size_t a = 0; a < ir_op_outs(op)[s].n_args; a++) {
+                    const char *arg = ir_op_outs(op)[s].args[a];
+                    char *key = fwd_key(op->type, arg, strlen(arg));
+                    if (g_hash_table_contains(h, key))
+                        g_free(key);
+                    else
+                        g_hash_table_insert(h, key, op);
+                }
+        }
+    return h;
+}
+
+static const ir_op *forward_of(GHashTable *fwd, const ir_op *g)
+{
+    /* X_grad of X, and X_grad2 of X2 (cross_entropy_grad2). */
+    const char *gr = strstr(g->type, "_grad");
+    if (!gr || gr == g->type)
+        return NULL;
+    char *ft = g_strdup_printf("%.*s%s", (int)(gr - g->type), g->type, gr + 5);
+    const ir_op *f = NULL;
+    for (size_t s = 0; !f && s < g->n_inputs; s++)
+        for (size_t a = 0; !f && a < ir_op_ins(g)[s].n_args; a++) {
+            const char *arg = ir_op_ins(g)[s].args[a], *at = strstr(arg, "@GRAD");
+            char *key = fwd_key(ft, arg, at ? (size_t)(at - arg) : strlen(arg));
+            f = g_hash_table_lookup(fwd, key);
+            g_free(key);
+        }
+    g_free(ft);
+    return f;
+}
+
+/* A copy of a map that holds NAMES in this list order after n inserts
+ * (no erase): the copy keeps the list and the bucket count. */
+static bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n)
+{
+    if (n + 1 >= HT_MAX)
+        return false;
+    ht_init(t);
+    for (size_t i = 0; i < n; i++)
+        if (i + 1 >= t->next_resize) {
+            if (i + 1 >= t->nb)
+                t->nb = next_bkt(t, t->nb * 2 > i + 2 ? t->nb * 2 : i + 2);
+            else
+                t->next_resize = t->nb;
+        }
+    for (size_t i = 0; i < n; i++) {
+        t->keys[i] = attrs[i].name;
+        t->hash[i] = pdt_hash_bytes(attrs[i].name, strlen(attrs[i].name));
+    }
+    t->n = n;
+    return true;
+}
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The attrs of G that F lacks, inserted after the copy in name order (the
+ * makers' own SetAttr calls and backward.py's _set_attr; their order is
+ * not modelled, one at most in the real programs). */
+static bool copied_from(ht *t, const ir_op *g, const ir_op *f)
+{
+    const ir_attr *fa = ir_op_attrs(f), *ga = ir_op_attrs(g);
+    for (size_t i = 0; i < f->n_attrs; i++)
+        if (!ir_op_attr(g, fa[i].name))
+            return false;
+    if (!ht_copy_of(t, fa, f->n_attrs))
+        return false;
+    const char **extra = g_new(const char *, g->n_attrs + 1);
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_attrs; i++)
+        if (!ir_op_attr(f, ga[i].name))
+            extra[n++] = ga[i].name;
+    qsort(extra, n, sizeof *extra, by_name);
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = ht_insert(t, extra[i]);
+    g_free(extra);
+    return ok;
+}
+
+/* An empty map filled in the order SEQ names (space-separated) when OP's
+ * attrs are exactly among them (all of them when `all`). */
+static bool inserted(ht *t, const ir_op *op, const char *seq, bool all)
+{
+    gchar **names = g_strsplit(seq, " ", -1);
+    size_t found = 0, listed = 0;
+    ht_init(t);
+    for (gchar **n = names; *n; n++, listed++)
+        if (ir_op_attr(op, *n)) {
+            ht_insert(t, ir_intern(*n));
+            found++;
+        }
+    g_strfreev(names);
+    return found == op->n_attrs && (!all || found == listed);
+}
+
+/* Ops optimizer.py and regularizer.py build through Operator.__init__
+ * (v1.7.2 = v1.8.5): the proto's own attrs in AddAttr order, and those the
+ * Python caller passes.  Operator.__init__ sets the given ones in proto
+ * order, the framework attrs op_role, op_role_var (when not empty),
+ * op_namescope and op_callstack after them (the proto's last attrs), then
+ * check_attrs adds the defaults of the others in proto order, op_device
+ * (1.8) last. */
+static const struct {
+    const char *type, *proto, *given;
+} py_ops[] = {
+    {"adam", "beta1 beta2 epsilon lazy_mode min_row_size_to_use_multithread",
+     "beta1 beta2 epsilon lazy_mode min_row_size_to_use_multithread"},
+    {"momentum", "mu use_nesterov", "mu use_nesterov"},
+    {"sgd", "", ""},
+    {"scale", "scale bias bias_after_scale", "scale"},
+    {"sum", "use_mkldnn", ""},
+};
+
+static bool listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Inserts the attrs of LIST (space-separated) that OP has and, when
+ * `given` is not NULL, that it lists (or, given_in false, does not). */
+static void insert_listed(ht *t, const ir_op *op, const char *list, const char *given,
+                          bool given_in)
+{
+    gchar **names = g_strsplit(list, " ", -1);
+    for (gchar **n = names; *n; n++)
+        if (**n && ir_op_attr(op, *n) && listed(given, *n) == given_in)
+            ht_insert(t, ir_intern(*n));
+    g_strfreev(names);
+}
+
+static bool python_built(ht *t, const ir_op *op)
+{
+    size_t i = 0;
+    while (i < sizeof py_ops / sizeof *py_ops && strcmp(py_ops[i].type, op->type))
+        i++;
+    if (i == sizeof py_ops / sizeof *py_ops)
+        return false;
+    const ir_attr *rv = ir_op_attr(op, "op_role_var");
+    bool rv_given = rv && rv->type == IR_ATTR_STRINGS && rv->n_strings > 0;
+    ht_init(t);
+    insert_listed(t, op, py_ops[i].proto, py_ops[i].given, true);
+    insert_listed(t, op, "op_role", "op_role", true);
+    if (rv_given)
+        ht_insert(t, rv->name);
+    /* Paddle's op has both even where pdtrans writes no op_callstack (a
+     * traceback): they count for the table's growth. */
+    ht_insert(t, ir_intern("op_namescope"));
+    ht_insert(t, ir_intern("op_callstack"));
+    insert_listed(t, op, py_ops[i].proto, py_ops[i].given, false);
+    if (rv && !rv_given)
+        ht_insert(t, rv->name);
+    insert_listed(t, op, "op_device", "", false);
+    size_t known = 0;
+    for (size_t k = 0; k < op->n_attrs; k++)
+        known += rank_of(&ir_op_attrs(op)[k], t) < (int)t->n;
+    return known == op->n_attrs;
+}
+
+/* The insertion history of a made op, when a real program confirms it. */
+static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool trainer)
+{
+    const ir_op *f = forward_of(fwd, op);
+    if (f && copied_from(t, op, f))
+        return true;
+    /* mean_grad & co.: backward.py sets op_device on the maker's empty
+     * map, copy_from copies it, _set_attr adds op_role. */
+    if (f && inserted(t, op, "op_device op_role op_role_var", false))
+        return true;
+    int role = ir_op_role(op);
+    /* Python-built optimize ops: the table above holds for 1.7 and 1.8
+     * (the real programs); 2.x protos have more attrs and callers (R).
+     * Only where minimize put them, after a backward: a pserver's copies
+     * are built from all_attrs() (every attr given; PaddleFL's server
+     * shows yet another history), not modelled. */
+    if (trainer && role >= 0 && (role & IR_ROLE_OPTIMIZE) && !(role & IR_ROLE_BACKWARD) &&
+        era >= 107 && era <= 108)
+        return python_built(t, op);
+    if (role < 0 || !(role & IR_ROLE_BACKWARD))
+        return false;
+    /* ScaleGradMaker (scale_op.cc) sets scale, bias, bias_after_scale;
+     * backward.py adds op_device, then op_role. */
+    if (!strcmp(op->type, "scale"))
+        return inserted(t, op, "scale bias bias_after_scale op_device op_role op_role_var", false);
+    /* backward.py's _create_op_desc_: the attrs dict, then op_role and
+     * op_device when absent (1.8.5: {use_mkldnn}; v2.0.0-v2.3.x
+     * _accumulate_gradients_by_sum_op_: {use_mkldnn, op_device});
+     * op_role_var last, when append_backward marks a param's grad. */
+    if (!strcmp(op->type, "sum"))
+        return inserted(t, op,
+                        era >= 200 ? "use_mkldnn op_device op_role op_role_var"
+                                    : "use_mkldnn op_role op_device op_role_var",
+                        false);
+    if (!strcmp(op->type, "fill_constant"))
+        return inserted(t, op, "shape value dtype force_cpu op_role op_device", false) &&
+               op->n_attrs >= 5;
+    return false;
+}
+
+void pdt_hash_order_program(ir_program *p, int era)
+{
+    if (!p || !p->n_blocks || era == PDT_ERA_NATIVE || era > 203)
+        return;
+    GHashTable *fwd = forward_ops(p);
+    bool trainer = false;
+    for (size_t k = 0; !trainer && k < p->blocks[0]->n_ops; k++) {
+        int role = ir_op_role(p->blocks[0]->ops[k]);
+        trainer = role >= 0 && (role & IR_ROLE_BACKWARD);
+    }
+    ht t;
+    for (size_t bi = 0; bi < p->n_blocks; bi++)
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
+            ir_op *op = p->blocks[bi]->ops[k];
+            if (op->made && history(&t, op, fwd, era, trainer))
+                ir_op_settle_ranked(op, rank_of, &t);
+        }
+    g_hash_table_destroy(fwd);
+}
