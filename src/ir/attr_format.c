@@ -26,7 +26,9 @@ bool ir_attr_is_framework(const char *name)
 
 bool ir_attr_is_default_kernel_choice(const ir_attr *a)
 {
-    static const char *const bools[] = {"use_mkldnn", "use_quantizer"};
+    /* use_cudnn false: the plain kernel, not cuDNN's (activations carry
+     * it from their op maker; era.def, research-2x-3x.md 4l) */
+    static const char *const bools[] = {"use_mkldnn", "use_quantizer", "use_cudnn"};
     static const char *const scales[] = {"Scale_x", "Scale_y", "Scale_out"};
     for (size_t i = 0; i < sizeof bools / sizeof *bools; i++)
         if (!strcmp(a->name, bools[i]))

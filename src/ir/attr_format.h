@@ -21,7 +21,8 @@ const char *ir_attr_type_name(ir_attr_type t);
 bool ir_attr_is_framework(const char *name);
 /* An attr at the default Python's check_attrs gives it that only picks a
  * kernel (use_mkldnn false, mkldnn_data_type "float32", use_quantizer
- * false, Scale_x/Scale_y/Scale_out 1, x/y_data_format ""): the era rows
+ * false, use_cudnn false, Scale_x/Scale_y/Scale_out 1, x/y_data_format
+ * ""): the era rows
  * add them to created ops for one Paddle version and not the input's, so
  * the symbolic verifier must not tell two ops apart by them. */
 bool ir_attr_is_default_kernel_choice(const ir_attr *a);
