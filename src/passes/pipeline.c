@@ -285,7 +285,7 @@ static int write_final(pdt_ctx *ctx, bool printed_later)
             continue;
         }
         /* Written now, so its made ops take the target version first. */
-        pdt_era_apply_program(o.program, ctx->settings.era);
+        pdt_era_apply_program(ctx, o.program, ctx->settings.era);
         pdt_phase left = pdt_progress_enter(PDT_PHASE_WRITE, NULL);
         rc = sink(ctx->settings.write_output_arg, o.stem, o.program);
         pdt_progress_enter(left.kind, left.name);

@@ -274,14 +274,25 @@ static void init_proc(sym_proc *p, const sym_role *r, int trainer, const sym_rol
  * async job (or a GEO pserver run as sync, which waits for barriers GEO
  * trainers never send) is another job, not one to model as the manifest's
  * (a fuzz finding: the attr was never read, and such jobs verified equal). */
+/* The mode a listen_and_serv runs: distributed_mode (1.7 on), or 1.4-1.6's
+ * BOOLEAN sync_mode (pdtrans writes it for those targets, era.def), whose
+ * false ran RunAsyncLoop for every asynchronous job: it matches MODE when
+ * that is not sync. */
+static int64_t listen_mode(const ir_op *l, int mode)
+{
+    const ir_attr *sync = ir_op_attr(l, "sync_mode");
+    if (!ir_op_attr(l, "distributed_mode") && sync && sync->type == IR_ATTR_BOOLEAN)
+        return sync->b ? 0 : (mode ? mode : 1);
+    return ir_op_get_int(l, "distributed_mode", 0);
+}
+
 static bool listen_modes(sym_job *j, int mode)
 {
     for (size_t k = 0; k < j->n_ps; k++) {
         ir_block *b = ir_program_block(j->ps[k].main, 0);
         for (size_t i = 0; b && i < b->n_ops; i++) {
             ir_op *l = b->ops[i];
-            int64_t m = strcmp(l->type, "listen_and_serv") ? mode
-                                                           : ir_op_get_int(l, "distributed_mode", 0);
+            int64_t m = strcmp(l->type, "listen_and_serv") ? mode : listen_mode(l, mode);
             if (m != mode) {
                 snprintf(j->c.err, sizeof j->c.err, "%s: block 0, op %zu 'listen_and_serv': "
                          "runs distributed_mode %lld, but the manifest's job is "

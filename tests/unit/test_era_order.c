@@ -98,8 +98,8 @@ START_TEST(made_ops_take_the_version_order)
         ir_block *b = p->blocks[0];
         char input[256];
         attr_names(b->ops[1], input, sizeof input);
-        pdt_era_apply_program(p, want[i].era);
-        pdt_era_apply_program(p, want[i].era); /* twice: nothing more */
+        pdt_era_apply_program(NULL, p, want[i].era);
+        pdt_era_apply_program(NULL, p, want[i].era); /* twice: nothing more */
         char got[256];
         attr_names(b->ops[0], got, sizeof got);
         ck_assert_str_eq(got, want[i].made);

@@ -15,7 +15,8 @@
 typedef enum {
     ERA_DROP_ATTR, ERA_ADD_BOOL, ERA_ADD_INT, ERA_ADD_FLOAT, ERA_ADD_STRING,
     ERA_ADD_EMPTY_STRINGS, ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT, ERA_ADD_INPUT,
-    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE, ERA_RUNTIME_ATTR, ERA_FLOAT_TO_FLOATS
+    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE, ERA_RUNTIME_ATTR, ERA_FLOAT_TO_FLOATS,
+    ERA_DIST_TO_SYNC_MODE, ERA_ADD_ASYNC_INT, ERA_UNREGISTERED
 } era_kind;
 
 #define ERA_ANY_ROLE (-1)
@@ -42,6 +43,12 @@ static const era_row rows[] = {
 #undef ERA
 };
 #define N_ROWS (sizeof rows / sizeof *rows)
+
+/* What a row may read besides the op: the run's settings. */
+typedef struct {
+    GHashTable *order;  /* param_order of block 0 */
+    bool async;         /* an asynchronous pserver transpile (--async, --half-async, --geo) */
+} era_run;
 
 /* The position of each parameter in the optimizer's params_grads order:
  * the order of the update ops (an input slot "Param") pdtrans made. */
@@ -152,7 +159,32 @@ static void add_row(ir_op *op, const era_row *r)
         ir_op_set_string(op, r->name, r->value);
 }
 
-static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
+/* 1.4-1.6's listen_and_serv has BOOLEAN sync_mode (`value`) where 1.7
+ * has INT distributed_mode: the transpiler passed its own sync_mode, true
+ * exactly for DistributedMode.SYNC (0). */
+static void dist_to_sync_mode(ir_op *op, const era_row *r)
+{
+    const ir_attr *a = ir_op_attr(op, r->name);
+    if (!a || a->type != IR_ATTR_INT)
+        return;
+    bool sync = a->i == 0;
+    ir_op_remove_attr(op, r->name);
+    ir_op_set_bool(op, r->value, sync);
+}
+
+/* 1.4-1.5.1's transpiler passed "sync_mode": not self.sync_mode to the
+ * sends and recvs it gave op_role_var (the grad and table sends, the
+ * params' recvs); a Python bool stored as INT.  The others get the
+ * proto default 0 from the next row. */
+static void add_async_int(ir_op *op, const era_row *r, bool async)
+{
+    const ir_attr *rv = ir_op_attr(op, "op_role_var");
+    if (ir_op_attr(op, r->name) || !rv || rv->type != IR_ATTR_STRINGS || !rv->n_strings)
+        return;
+    ir_op_set_int(op, r->name, async ? 1 : 0);
+}
+
+static void apply_row(ir_op *op, const era_row *r, const era_run *run)
 {
     ir_attr *a;
     switch (r->kind) {
@@ -195,12 +227,19 @@ static void apply_row(ir_op *op, const era_row *r, GHashTable *order)
         }
         break;
     case ERA_SCOPE_PER_PARAM:
-        scope_per_param(op, r, order);
+        scope_per_param(op, r, run->order);
         break;
     case ERA_STR_VALUE:
         str_value(op);
         break;
+    case ERA_DIST_TO_SYNC_MODE:
+        dist_to_sync_mode(op, r);
+        break;
+    case ERA_ADD_ASYNC_INT:
+        add_async_int(op, r, run->async);
+        break;
     case ERA_RUNTIME_ATTR: /* an order, not a change: era_order.c */
+    case ERA_UNREGISTERED: /* read by pdt_era_registered, changes nothing */
         break;
     }
 }
@@ -219,11 +258,20 @@ static bool row_matches(const era_row *r, const ir_op *op, int era)
     return role >= 0 && (role & ~IR_ROLE_LOSS) == r->role;
 }
 
-void pdt_era_apply_program(ir_program *p, int era)
+/* True for an asynchronous parameter-server transpile: the settings the
+ * 1.4-1.5 sync_mode rows read. */
+static bool run_is_async(const pdt_ctx *ctx)
+{
+    if (!ctx || ctx->transpile.mode != PDT_MODE_PSERVER)
+        return false;
+    return ctx->transpile.sync_mode != PDT_SYNC || ctx->transpile.geo_push_nums > 0;
+}
+
+void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
 {
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE)
         return;
-    GHashTable *order = param_order(p->blocks[0]);
+    era_run run = {param_order(p->blocks[0]), run_is_async(ctx)};
     for (size_t bi = 0; bi < p->n_blocks; bi++) {
         ir_block *b = p->blocks[bi];
         for (size_t k = 0; k < b->n_ops; k++) {
@@ -232,10 +280,10 @@ void pdt_era_apply_program(ir_program *p, int era)
                 continue;
             for (size_t i = 0; i < N_ROWS; i++)
                 if (row_matches(&rows[i], op, era))
-                    apply_row(op, &rows[i], order);
+                    apply_row(op, &rows[i], &run);
         }
     }
-    g_hash_table_destroy(order);
+    g_hash_table_destroy(run.order);
     pdt_era_order_program(p, era);  /* 2.4 on */
     pdt_hash_order_program(p, era); /* 2.3 and before */
 }
@@ -244,8 +292,19 @@ void pdt_era_apply(pdt_ctx *ctx, int era)
 {
     if (era == PDT_ERA_NATIVE)
         return;
-    pdt_era_apply_program(ctx->main, era);
-    pdt_era_apply_program(ctx->startup, era);
+    pdt_era_apply_program(ctx, ctx->main, era);
+    pdt_era_apply_program(ctx, ctx->startup, era);
     for (size_t i = 0; i < ctx->n_staged; i++)
-        pdt_era_apply_program(ctx->staged[i].program, era);
+        pdt_era_apply_program(ctx, ctx->staged[i].program, era);
+}
+
+bool pdt_era_registered(const char *type, int era)
+{
+    if (era == PDT_ERA_NATIVE)
+        return true;
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (rows[i].kind == ERA_UNREGISTERED && !strcmp(rows[i].op, type) &&
+            era >= rows[i].from && era < rows[i].until)
+            return false;
+    return true;
 }

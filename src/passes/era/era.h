@@ -5,6 +5,7 @@
 #ifndef PDT_ERA_H
 #define PDT_ERA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,9 +35,10 @@ int pdt_era_detect(const ir_program *p, char *why, size_t cap);
  * ctx->main, then ctx->startup).  Called by the pipeline before any pass. */
 int pdt_era_resolve(const struct pdt_ctx *ctx);
 /* Rewrites the ops pdtrans made in P as version ERA writes them (an
- * output the pipeline writes before it ends).  Applying it twice changes
- * nothing more. */
-void pdt_era_apply_program(ir_program *p, int era);
+ * output the pipeline writes before it ends); CTX gives the run's settings
+ * some rows read (the transpile mode), NULL: none.  Applying it twice
+ * changes nothing more. */
+void pdt_era_apply_program(const struct pdt_ctx *ctx, ir_program *p, int era);
 /* Rewrites the ops pdtrans made in ctx->main, ctx->startup and the staged
  * outputs as version ERA writes them (the pipeline's last step). */
 void pdt_era_apply(struct pdt_ctx *ctx, int era);
@@ -58,5 +60,8 @@ int pdt_era_runtime_rank(int era);
 /* true when ATTR of an op of TYPE (or of the forward type of a grad TYPE
  * without rows of its own) is a runtime attr at ERA (era.def). */
 bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr);
+/* False when Paddle ERA builds no op of TYPE (era.def's ERA_UNREGISTERED
+ * rows: pscore's ops only from 2.0); true for PDT_ERA_NATIVE. */
+bool pdt_era_registered(const char *type, int era);
 
 #endif

@@ -293,6 +293,17 @@ int tp_insert_send_recv(const tp_placement *pl, const tp_inputs *in, ir_program 
 typedef int (*tp_trainer_builder)(const tp_placement *pl, const tp_inputs *in, ir_program *main,
                                   ir_program *startup);
 int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build);
+
+/* ---- era_check.c: the target version and pserver mode ---- */
+/* PDT_EUSAGE (said) when --paddle-version names a target that had no
+ * such mode: --geo and --mode=collective before 1.6, --half-async before
+ * 1.7 (a warning when the version was read off the input); PDT_OK
+ * otherwise. */
+int tp_era_check_modes(const pdt_ctx *ctx);
+/* One warning naming the op types of the trainer's made ops that the
+ * target does not register (recv, split_byref from 2.0). */
+void tp_era_warn_unregistered(const pdt_ctx *ctx, const ir_program *main,
+                              const ir_program *startup);
 /* delete_optimizer.c: get_trainer_program's deletions, in place. */
 int tp_delete_optimizer(const tp_placement *pl, const tp_inputs *in, ir_program *main,
                         ir_program *startup);

@@ -24,6 +24,7 @@
 
 #include "../../diag.h"
 #include "../../ir/unique.h"
+#include "builders.h"
 #include "transpile_collective.h"
 
 /* ---- checks, on the unmodified block, so that messages name input ops ---- */
@@ -342,5 +343,8 @@ int tp_build_collective(const tp_collective_plan *cp, ir_program *m, ir_program 
 
 int pass_collective(pdt_ctx *ctx)
 {
+    int rc = ctx->transpile.mode == PDT_MODE_COLLECTIVE ? tp_era_check_modes(ctx) : PDT_OK;
+    if (rc)
+        return rc;
     return tp_stage_trainer_rewrite(ctx, "collective", PDT_MODE_COLLECTIVE, tp_build_collective);
 }

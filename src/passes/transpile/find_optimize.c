@@ -397,6 +397,9 @@ int tp_plan_build(pdt_ctx *ctx, void **out)
         pdt_error("%s: program has no blocks", ctx->main_path);
         return PDT_EBADINPUT;
     }
+    int checked = tp_era_check_modes(ctx);
+    if (checked)
+        return checked;
     tp_plan *st = tp_plan_create(ctx);
     *out = st;
     tp_placement *pl = st->draft;

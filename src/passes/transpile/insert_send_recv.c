@@ -551,6 +551,7 @@ int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build)
     }
     st->trainer_main = m;
     st->trainer_startup = s;
+    tp_era_warn_unregistered(ctx, m, s);
     int id = ctx->transpile.trainer_id;
     pdt_ctx_stage_output(ctx, ir_internf("trainer_%d", id), st->trainer_main);
     pdt_ctx_stage_output(ctx, ir_internf("trainer_%d.startup", id), st->trainer_startup);
