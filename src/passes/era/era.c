@@ -258,6 +258,40 @@ static bool row_matches(const era_row *r, const ir_op *op, int era)
     return role >= 0 && (role & ~IR_ROLE_LOSS) == r->role;
 }
 
+/* Op type ("*" too) -> the indices of the rows of that type that hold
+ * at ERA and change ops, ascending: a program costs a lookup per made op,
+ * not a scan of the table (hundreds of rows). */
+static GHashTable *rows_by_type(int era)
+{
+    GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_array_unref);
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const era_row *r = &rows[i];
+        if (era < r->from || era >= r->until || r->kind == ERA_RUNTIME_ATTR ||
+            r->kind == ERA_UNREGISTERED)
+            continue;
+        GArray *a = g_hash_table_lookup(t, r->op);
+        if (!a) {
+            a = g_array_new(FALSE, FALSE, sizeof(size_t));
+            g_hash_table_insert(t, (void *)r->op, a);
+        }
+        g_array_append_val(a, i);
+    }
+    return t;
+}
+
+/* The rows of the op's type and the "*" rows, merged: in table order. */
+static void apply_rows(ir_op *op, const GArray *own, const GArray *any, int era, era_run *run)
+{
+    size_t i = 0, j = 0, n_own = own ? own->len : 0, n_any = any ? any->len : 0;
+    while (i < n_own || j < n_any) {
+        size_t a = i < n_own ? g_array_index(own, size_t, i) : N_ROWS;
+        size_t b = j < n_any ? g_array_index(any, size_t, j) : N_ROWS;
+        size_t r = a < b ? (i++, a) : (j++, b);
+        if (row_matches(&rows[r], op, era))
+            apply_row(op, &rows[r], run);
+    }
+}
+
 /* True for an asynchronous parameter-server transpile: the settings the
  * 1.4-1.5 sync_mode rows read. */
 static bool run_is_async(const pdt_ctx *ctx)
@@ -272,17 +306,17 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE)
         return;
     era_run run = {param_order(p->blocks[0]), run_is_async(ctx)};
+    GHashTable *by_type = rows_by_type(era);
+    const GArray *any = g_hash_table_lookup(by_type, "*");
     for (size_t bi = 0; bi < p->n_blocks; bi++) {
         ir_block *b = p->blocks[bi];
         for (size_t k = 0; k < b->n_ops; k++) {
             ir_op *op = b->ops[k];
-            if (!op->made)
-                continue;
-            for (size_t i = 0; i < N_ROWS; i++)
-                if (row_matches(&rows[i], op, era))
-                    apply_row(op, &rows[i], &run);
+            if (op->made)
+                apply_rows(op, g_hash_table_lookup(by_type, op->type), any, era, &run);
         }
     }
+    g_hash_table_destroy(by_type);
     g_hash_table_destroy(run.order);
     pdt_era_order_program(p, era);  /* 2.4 on */
     pdt_hash_order_program(p, era); /* 2.3 and before */

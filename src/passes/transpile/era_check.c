@@ -69,13 +69,15 @@ int tp_era_check_modes(const pdt_ctx *ctx)
 }
 
 /* Adds to TYPES (a set) each type of a made op of P that the target
- * does not register. */
-static void unregistered_types(const ir_program *p, int era, GHashTable *types)
+ * does not register; SEEN holds the types already asked (each type is
+ * looked up in era.def once, not once per op). */
+static void unregistered_types(const ir_program *p, int era, GHashTable *types, GHashTable *seen)
 {
     for (size_t bi = 0; p && bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             const ir_op *op = p->blocks[bi]->ops[k];
-            if (op->made && !pdt_era_registered(op->type, era))
+            if (op->made && g_hash_table_add(seen, (void *)op->type) &&
+                !pdt_era_registered(op->type, era))
                 g_hash_table_add(types, (void *)op->type);
         }
 }
@@ -92,8 +94,10 @@ void tp_era_warn_unregistered(const pdt_ctx *ctx, const ir_program *main,
     if (era == PDT_ERA_NATIVE)
         return;
     GHashTable *types = g_hash_table_new(g_str_hash, g_str_equal);
-    unregistered_types(main, era, types);
-    unregistered_types(startup, era, types);
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    unregistered_types(main, era, types, seen);
+    unregistered_types(startup, era, types, seen);
+    g_hash_table_destroy(seen);
     guint n = 0;
     const char **list = (const char **)g_hash_table_get_keys_as_array(types, &n);
     if (n) {
