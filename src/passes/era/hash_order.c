@@ -229,6 +229,9 @@ static int by_name(const void *x, const void *y)
  * not modelled, one at most in the real programs). */
 static bool copied_from(ht *t, const ir_op *g, const ir_op *f)
 {
+    /* first: the name lookups below are quadratic in the attrs */
+    if (f->n_attrs + 1 >= HT_MAX || g->n_attrs + 1 >= HT_MAX)
+        return false;
     const ir_attr *fa = ir_op_attrs(f), *ga = ir_op_attrs(g);
     for (size_t i = 0; i < f->n_attrs; i++)
         if (!ir_op_attr(g, fa[i].name))
