@@ -3,6 +3,7 @@
  * (values and their copies are attr_value.c). */
 #include "ir.h"
 
+#include <glib.h>
 #include <string.h>
 
 #include "ir_internal.h"
@@ -256,6 +257,19 @@ void ir_op_remove_attr(ir_op *op, const char *name)
 }
 
 /* A cleared attr of the given name and type, in place or appended. */
+/* A new last attr slot (uninitialised) in an op whose attrs are decoded. */
+static ir_attr *append_attr(ir_op *op)
+{
+    ir_attr *old = op->attrs;
+    op->attrs = ir_grow32(ir_op_arena(op), op->attrs, sizeof *op->attrs, op->n_attrs,
+                          &op->cap_attrs, (size_t)op->n_attrs + 1);
+    if (old && op->attrs != old)
+        ir_op_array_moved();
+    ir_attr *at = &op->attrs[op->n_attrs++];
+    ir_op_shape_note(op);
+    return at;
+}
+
 static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
 {
     /* dirty first: an op whose attrs are sorted bytes keeps them so, and the
@@ -265,19 +279,43 @@ static ir_attr *fresh_attr(ir_op *op, const char *name, ir_attr_type type)
     ir_attr *at = overlay_slot(op, name, type);
     if (!at)
         load_attrs(op), at = ir_op_attr(op, name);
-    if (!at) {
-        ir_attr *old = op->attrs;
-        op->attrs = ir_grow32(ir_op_arena(op), op->attrs, sizeof *op->attrs,
-                              op->n_attrs, &op->cap_attrs, (size_t)op->n_attrs + 1);
-        if (old && op->attrs != old)
-            ir_op_array_moved();
-        at = &op->attrs[op->n_attrs++];
-        ir_op_shape_note(op);
-    }
+    if (!at)
+        at = append_attr(op);
     memset(at, 0, sizeof *at);
     at->name = ir_intern(name);
     at->type = type;
     ir_op_mark_dirty(op);
+    return at;
+}
+
+/* The names of op's attrs, for a copy of N_NEW attrs into it: fresh_attr
+ * looks each name up in the op, so copying all of an input op's attrs
+ * (a grad maker) would be quadratic in them.  NULL (fresh_attr's lookup
+ * is used) for a few attrs, or an op whose attrs are still bytes. */
+static GHashTable *attr_names(ir_op *op, size_t n_new)
+{
+    if (n_new <= 16)
+        return NULL;
+    load_attrs(op);
+    ir_op_mark_dirty(op);
+    if (op->enc_attrs_pending_)
+        return NULL;
+    GHashTable *h = g_hash_table_new(g_str_hash, g_str_equal);
+    for (size_t i = 0; i < op->n_attrs; i++)
+        g_hash_table_add(h, (void *)op->attrs[i].name);
+    return h;
+}
+
+/* fresh_attr, with the names of op's attrs in HAVE (attr_names). */
+static ir_attr *fresh_attr_in(ir_op *op, const char *name, ir_attr_type type, GHashTable *have)
+{
+    if (!have || g_hash_table_contains(have, name))
+        return fresh_attr(op, name, type);
+    ir_attr *at = append_attr(op);
+    memset(at, 0, sizeof *at);
+    at->name = ir_intern(name);
+    at->type = type;
+    g_hash_table_add(have, (void *)at->name);
     return at;
 }
 
@@ -430,8 +468,11 @@ static void reserve_for(ir_op *op, const ir_attr *from, size_t n)
 static void copy_all(ir_op *op, const ir_attr *from, size_t n)
 {
     reserve_for(op, from, n);
+    GHashTable *have = attr_names(op, n);
     for (size_t i = 0; i < n; i++)
-        ir_op_copy_attr(op, &from[i]);
+        ir_attr_copy(ir_op_arena(op), fresh_attr_in(op, from[i].name, from[i].type, have), &from[i]);
+    if (have)
+        g_hash_table_destroy(have);
 }
 
 void ir_op_copy_attrs(ir_op *op, const ir_op *src)
@@ -451,12 +492,15 @@ void ir_op_copy_attrs(ir_op *op, const ir_op *src)
     ir_attr *tmp = n <= 16 ? stackbuf : xmalloc_n(n, sizeof *tmp);
     decode_merged(src, ir_op_arena(op), tmp);
     reserve_for(op, tmp, n);
+    GHashTable *have = attr_names(op, n);
     for (size_t i = 0; i < n; i++) {
-        ir_attr *at = fresh_attr(op, tmp[i].name, tmp[i].type);
+        ir_attr *at = fresh_attr_in(op, tmp[i].name, tmp[i].type, have);
         const char *name = at->name;
         *at = tmp[i];
         at->name = name;
     }
+    if (have)
+        g_hash_table_destroy(have);
     if (tmp != stackbuf)
         free(tmp);
 }

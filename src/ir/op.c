@@ -59,6 +59,39 @@ static void sort_slots(ir_slot *s, size_t n)
     }
 }
 
+typedef struct {
+    ir_attr attr;
+    int rank;
+    size_t pos;
+} ranked_attr;
+
+static int cmp_ranked(const void *x, const void *y)
+{
+    const ranked_attr *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    int c = strcmp(a->attr.name, b->attr.name);
+    if (c)
+        return c;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* An op's attrs by ascending RANK (NULL: all 0), then name, then place:
+ * O(n log n), as a made op may copy all of an input op's attrs. */
+static void sort_attrs(ir_op *op, int (*rank)(const ir_attr *attr, void *ctx), void *ctx)
+{
+    size_t n = op->n_attrs;
+    ranked_attr stackbuf[32];
+    ranked_attr *r = n <= 32 ? stackbuf : xmalloc_n(n, sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (ranked_attr){op->attrs[i], rank ? rank(&op->attrs[i], ctx) : 0, i};
+    qsort(r, n, sizeof *r, cmp_ranked);
+    for (size_t i = 0; i < n; i++)
+        op->attrs[i] = r[i].attr;
+    if (r != stackbuf)
+        free(r);
+}
+
 /* A dirty op holds its attrs decoded (ir_op_mark_dirty) and no bytes of its
  * own: once sorted it counts as clean and is written as it now stands.  One
  * whose attrs are still bytes (a borrower, an input op edited in place)
@@ -71,32 +104,12 @@ void ir_op_settle(ir_op *op)
         return;
     sort_slots(ir_op_ins(op), op->n_inputs);
     sort_slots(ir_op_outs(op), op->n_outputs);
-    for (size_t a = 1; a < op->n_attrs; a++) {
-        if (strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
-            continue;
-        ir_attr t = op->attrs[a];
-        size_t k = a;
-        for (; k > 0 && strcmp(op->attrs[k - 1].name, t.name) > 0; k--)
-            op->attrs[k] = op->attrs[k - 1];
-        op->attrs[k] = t;
-    }
+    size_t a = 1;
+    while (a < op->n_attrs && strcmp(op->attrs[a - 1].name, op->attrs[a].name) < 0)
+        a++;
+    if (a < op->n_attrs)
+        sort_attrs(op, NULL, NULL);
     ir_enc_op(e)->enc_dirty_ = false;
-}
-
-/* Attrs in ascending rank, ties by name; the ranks move with their attrs. */
-static void sort_attrs_ranked(ir_attr *a, int *rank, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        ir_attr t = a[i];
-        int tr = rank[i];
-        size_t k = i;
-        for (; k > 0 && (rank[k - 1] > tr || (rank[k - 1] == tr && strcmp(a[k - 1].name, t.name) > 0)); k--) {
-            a[k] = a[k - 1];
-            rank[k] = rank[k - 1];
-        }
-        a[k] = t;
-        rank[k] = tr;
-    }
 }
 
 /* Unlike ir_op_settle, this one works on any op (a borrower's kept attrs
@@ -111,13 +124,7 @@ void ir_op_settle_ranked(ir_op *op, int (*rank)(const ir_attr *attr, void *ctx),
     ir_enc_op(e)->enc_wire_len_ = 0;
     sort_slots(ir_op_ins(op), op->n_inputs);
     sort_slots(ir_op_outs(op), op->n_outputs);
-    int stackbuf[64];
-    int *ranks = op->n_attrs <= 64 ? stackbuf : xmalloc_n(op->n_attrs, sizeof *ranks);
-    for (size_t i = 0; i < op->n_attrs; i++)
-        ranks[i] = rank(&op->attrs[i], ctx);
-    sort_attrs_ranked(op->attrs, ranks, op->n_attrs);
-    if (ranks != stackbuf)
-        free(ranks);
+    sort_attrs(op, rank, ctx);
     ir_enc_op(e)->enc_dirty_ = false;
 }
 
