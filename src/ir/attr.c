@@ -220,8 +220,8 @@ bool ir_op_has_attr(const ir_op *op, const char *name)
  * *scratch (the caller frees it): passes read one attr of every op
  * (find_optimize's is_clip_op reads op_namescope), and decoding them all
  * would keep every op's attrs twice, bytes and structs. */
-static const ir_attr *read_one(const ir_op *op, const char *name, ir_attr *out,
-                               ir_arena **scratch)
+const ir_attr *ir_op_read_one_attr(const ir_op *op, const char *name, ir_attr *out,
+                                   ir_arena **scratch)
 {
     ir_attr *role;
     *scratch = NULL;
@@ -515,7 +515,7 @@ bool ir_op_copy_attr_from(ir_op *op, const ir_op *src, const char *name)
         return ir_op_probe_kept(src, name);
     ir_attr tmp;
     ir_arena *scratch;
-    const ir_attr *at = read_one(src, name, &tmp, &scratch);
+    const ir_attr *at = ir_op_read_one_attr(src, name, &tmp, &scratch);
     if (at)
         ir_op_copy_attr(op, at);
     ir_arena_free(scratch);
@@ -544,83 +544,6 @@ void ir_op_add_new_op_attrs(ir_op *op, const ir_program *p)
     for (size_t i = 0; i < p->n_new_op_attrs; i++)
         if (!ir_op_attr(op, p->new_op_attrs[i].name))
             ir_op_copy_attr(op, &p->new_op_attrs[i]);
-}
-
-int64_t ir_op_get_int(const ir_op *op, const char *name, int64_t dflt)
-{
-    ir_attr tmp;
-    ir_arena *scratch;
-    const ir_attr *at = read_one(op, name, &tmp, &scratch);
-    int64_t v = dflt;
-    switch (at ? at->type : IR_ATTR_STRING) {
-    case IR_ATTR_INT: v = at->i; break;
-    case IR_ATTR_LONG: v = at->l; break;
-    case IR_ATTR_BOOLEAN: v = at->b; break;
-    case IR_ATTR_BLOCK: v = at->block_idx; break;
-    default: break;
-    }
-    ir_arena_free(scratch);
-    return v;
-}
-
-double ir_op_get_float(const ir_op *op, const char *name, double dflt)
-{
-    ir_attr tmp;
-    ir_arena *scratch;
-    const ir_attr *at = read_one(op, name, &tmp, &scratch);
-    double v = dflt;
-    switch (at ? at->type : IR_ATTR_STRING) {
-    case IR_ATTR_FLOAT: v = at->f; break;
-    case IR_ATTR_FLOAT64: v = at->float64; break;
-    case IR_ATTR_INT: v = at->i; break;
-    case IR_ATTR_LONG: v = (double)at->l; break;
-    default: break;
-    }
-    ir_arena_free(scratch);
-    return v;
-}
-
-bool ir_op_get_bool(const ir_op *op, const char *name, bool dflt)
-{
-    ir_attr tmp;
-    ir_arena *scratch;
-    const ir_attr *at = read_one(op, name, &tmp, &scratch);
-    bool v = dflt;
-    if (at && at->type == IR_ATTR_BOOLEAN)
-        v = at->b;
-    else if (at && at->type == IR_ATTR_INT)
-        v = at->i != 0;
-    ir_arena_free(scratch);
-    return v;
-}
-
-const char *ir_op_get_string(const ir_op *op, const char *name)
-{
-    ir_attr tmp;
-    ir_arena *scratch;
-    const ir_attr *at = read_one(op, name, &tmp, &scratch);
-    const char *v = NULL;
-    if (at && at->type == IR_ATTR_STRING)
-        v = ir_intern_bytes((const char *)at->s.data, at->s.len);
-    ir_arena_free(scratch);
-    return v;
-}
-
-const char **ir_op_get_names(const ir_op *op, const char *name, size_t *n, ir_arena *a)
-{
-    ir_attr tmp;
-    ir_arena *scratch;
-    const ir_attr *at = read_one(op, name, &tmp, &scratch);
-    const char **out = NULL;
-    *n = 0;
-    if (at && at->type == IR_ATTR_STRINGS && at->n_strings) {
-        out = ir_arena_alloc(a, at->n_strings * sizeof *out);
-        for (size_t i = 0; i < at->n_strings; i++)
-            out[i] = ir_intern_bytes((const char *)at->strings[i].data, at->strings[i].len);
-        *n = at->n_strings;
-    }
-    ir_arena_free(scratch);
-    return out;
 }
 
 void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out)

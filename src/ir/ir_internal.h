@@ -21,6 +21,11 @@ ir_bytes ir_bytes_copy(ir_arena *a, ir_bytes b);
  * op's attrs are bytes no reader left (cannot happen). */
 size_t ir_op_decode_kept(const ir_op *op, ir_arena *a, ir_attr *out, const char *only);
 bool ir_op_probe_kept(const ir_op *op, const char *name);
+/* One attr of op as the getters see it (attr.c): of an op whose attrs are
+ * still bytes only that attr is decoded, into *out, its lists and strings
+ * in *scratch (NULL otherwise; the caller frees it).  NULL when absent. */
+const ir_attr *ir_op_read_one_attr(const ir_op *op, const char *name, ir_attr *out,
+                                   ir_arena **scratch);
 /* An op whose attrs are still bytes: all of them decoded into `out`
  * (n_attrs entries, lists and strings in `a`), the op left as it is. */
 void ir_op_decode_attrs_into(const ir_op *op, ir_arena *a, ir_attr *out);
