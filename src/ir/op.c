@@ -48,15 +48,36 @@ void ir_op_mark_dirty(ir_op *op)
     ir_enc_op(e)->enc_wire_len_ = 0;
 }
 
+typedef struct {
+    ir_slot slot;
+    size_t pos;
+} placed_slot;
+
+static int cmp_placed_slot(const void *x, const void *y)
+{
+    const placed_slot *a = x, *b = y;
+    int c = strcmp(a->slot.name, b->slot.name);
+    return c ? c : (a->pos < b->pos ? -1 : a->pos > b->pos);
+}
+
+/* Slots by name, equal names in place: qsort past a few (an op copied
+ * from the input may have as many slots as it has). */
 static void sort_slots(ir_slot *s, size_t n)
 {
-    for (size_t i = 1; i < n; i++) {
-        ir_slot t = s[i];
-        size_t k = i;
-        for (; k > 0 && strcmp(s[k - 1].name, t.name) > 0; k--)
-            s[k] = s[k - 1];
-        s[k] = t;
-    }
+    size_t i = 1;
+    while (i < n && strcmp(s[i - 1].name, s[i].name) <= 0)
+        i++;
+    if (i >= n)
+        return;
+    placed_slot stackbuf[16];
+    placed_slot *p = n <= 16 ? stackbuf : xmalloc_n(n, sizeof *p);
+    for (i = 0; i < n; i++)
+        p[i] = (placed_slot){s[i], i};
+    qsort(p, n, sizeof *p, cmp_placed_slot);
+    for (i = 0; i < n; i++)
+        s[i] = p[i].slot;
+    if (p != stackbuf)
+        free(p);
 }
 
 typedef struct {
