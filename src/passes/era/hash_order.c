@@ -1,10 +1,10 @@
 /* hash_order.c - the attr order of the ops pdtrans made, as Paddle
  * <= 2.3 writes it (research-2x-3x.md 4o).  OpDesc::Flush of v1.5.2-v2.3.x
  * writes `for (auto &attr : attrs_)` over a std::unordered_map, so the
- * order is libstdc++'s list order for the map's insertion history.  This
- * file emulates that hash table (gcc 4.8's libstdc++, which the real
- * 1.5-1.8 training programs match) for the histories whose order the real
- * programs confirm:
+ * order is libstdc++'s list order for the map's insertion history.
+ * hash_table.c emulates that table (gcc 4.8's libstdc++, which the real
+ * 1.5-1.8 training programs match); this file gives the insertion
+ * histories whose order the real programs confirm:
  *   - a grad op whose C++ maker copies the forward op's map
  *     (SetAttrMap(Attrs())): a copy keeps the source's order and bucket
  *     count, so the grad op lists the forward op's attrs in its order; the
@@ -14,131 +14,18 @@
  *   - backward.py's _create_op_desc_ sum and loss fill_constant: its attrs
  *     dict's insertion order;
  *   - for 1.7-1.8, the optimizer and L2 ops minimize appends, which
- *     Python's Operator.__init__ fills (py_ops below).
+ *     Python's Operator.__init__ fills (py_order.def's rows).
  * Any other made op keeps the name order pdtrans writes.  A grad op takes
  * the order its forward op has in the input: Paddle built both in one
  * process in the real programs (a forward op Paddle had read from a file
  * would have been re-inserted in file order, another order). */
 #include "era.h"
+#include "hash_table.h"
 
 #include <glib.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* std::hash<std::string> of libstdc++ (libsupc++/hash_bytes.cc,
- * _Hash_bytes for an 8-byte size_t, seed 0xc70f6907). */
-static uint64_t shift_mix(uint64_t v)
-{
-    return v ^ (v >> 47);
-}
-
-uint64_t pdt_hash_bytes(const void *ptr, size_t len)
-{
-    const uint64_t mul = ((uint64_t)0xc6a4a793u << 32) + 0x5bd1e995u;
-    const unsigned char *buf = ptr;
-    size_t aligned = len & ~(size_t)7;
-    uint64_t hash = 0xc70f6907u ^ ((uint64_t)len * mul);
-    for (size_t i = 0; i < aligned; i += 8) {
-        uint64_t d = 0;
-        for (int b = 7; b >= 0; b--)
-            d = (d << 8) | buf[i + (size_t)b];
-        hash ^= shift_mix(d * mul) * mul;
-        hash *= mul;
-    }
-    if (len & 7) {
-        uint64_t d = 0;
-        for (size_t b = len & 7; b-- > 0;)
-            d = (d << 8) | buf[aligned + b];
-        hash ^= d;
-        hash *= mul;
-    }
-    hash = shift_mix(hash) * mul;
-    return shift_mix(hash);
-}
-
-/* The head of libstdc++'s __prime_list (enough for any op's attrs). */
-static const unsigned primes[] = {2,   3,   5,   7,   11,  13,  17,  19,  23,  29,  31,
-                                  37,  41,  43,  47,  53,  59,  61,  67,  71,  73,  79,
-                                  83,  89,  97,  103, 109, 113, 127, 137, 139, 149, 157,
-                                  167, 179, 193, 197, 199, 211, 227, 241, 257};
-#define N_PRIMES (sizeof primes / sizeof *primes)
-#define HT_MAX 120
-
-/* The map: its nodes in list (iteration) order, the bucket count and
- * _M_next_resize of gcc 4.8's _Prime_rehash_policy. */
-typedef struct {
-    const char *keys[HT_MAX];
-    uint64_t hash[HT_MAX];
-    size_t n, nb, next_resize;
-} ht;
-
-/* _M_next_bkt of gcc 4.8 (max load factor 1). */
-static size_t next_bkt(ht *t, size_t n)
-{
-    static const unsigned char fast[12] = {2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11};
-    size_t p = primes[N_PRIMES - 1];
-    if (n <= 11)
-        p = fast[n];
-    else
-        for (size_t i = 5; i < N_PRIMES; i++)
-            if (primes[i] >= n) {
-                p = primes[i];
-                break;
-            }
-    t->next_resize = p;
-    return p;
-}
-
-/* A default-constructed map: gcc 4.8 asks for 10 buckets and gets 11. */
-static void ht_init(ht *t)
-{
-    t->n = 0;
-    t->nb = next_bkt(t, 10);
-}
-
-/* A node goes before the first node of its bucket, or to the list's front
- * when the bucket is empty (_M_insert_bucket_begin; a rehash relinks the
- * nodes in list order by the same rule). */
-static void place(ht *t, const char *key, uint64_t h)
-{
-    size_t at = 0, b = h % t->nb;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->hash[i] % t->nb == b) {
-            at = i;
-            break;
-        }
-    memmove(t->keys + at + 1, t->keys + at, (t->n - at) * sizeof *t->keys);
-    memmove(t->hash + at + 1, t->hash + at, (t->n - at) * sizeof *t->hash);
-    t->keys[at] = key;
-    t->hash[at] = h;
-    t->n++;
-}
-
-/* operator[] of a key (interned) not in the map: _M_need_rehash of gcc 4.8
- * ("n_elt + n_ins >= _M_next_resize"), then the insert. */
-static bool ht_insert(ht *t, const char *key)
-{
-    for (size_t i = 0; i < t->n; i++)
-        if (t->keys[i] == key)
-            return true;
-    if (t->n + 1 >= HT_MAX)
-        return false;
-    if (t->n + 1 >= t->next_resize) {
-        size_t want = t->n + 1;
-        if (want >= t->nb) {
-            size_t grow = t->nb * 2 > want + 1 ? t->nb * 2 : want + 1;
-            ht old = *t;
-            t->nb = next_bkt(t, grow);
-            t->n = 0;
-            for (size_t i = 0; i < old.n; i++)
-                place(t, old.keys[i], old.hash[i]);
-        } else
-            t->next_resize = t->nb;
-    }
-    place(t, key, pdt_hash_bytes(key, strlen(key)));
-    return true;
-}
 
 static int rank_of(const ir_attr *attr, void *ctx)
 {
@@ -195,28 +82,6 @@ static const ir_op *forward_of(GHashTable *fwd, const ir_op *g)
         }
     g_free(ft);
     return f;
-}
-
-/* A copy of a map that holds NAMES in this list order after n inserts
- * (no erase): the copy keeps the list and the bucket count. */
-static bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n)
-{
-    if (n + 1 >= HT_MAX)
-        return false;
-    ht_init(t);
-    for (size_t i = 0; i < n; i++)
-        if (i + 1 >= t->next_resize) {
-            if (i + 1 >= t->nb)
-                t->nb = next_bkt(t, t->nb * 2 > i + 2 ? t->nb * 2 : i + 2);
-            else
-                t->next_resize = t->nb;
-        }
-    for (size_t i = 0; i < n; i++) {
-        t->keys[i] = attrs[i].name;
-        t->hash[i] = pdt_hash_bytes(attrs[i].name, strlen(attrs[i].name));
-    }
-    t->n = n;
-    return true;
 }
 
 static int by_name(const void *x, const void *y)
@@ -276,13 +141,11 @@ static bool inserted(ht *t, const ir_op *op, const char *seq, bool all)
  * (1.8) last. */
 static const struct {
     const char *type, *proto, *given;
+    int from, until;
 } py_ops[] = {
-    {"adam", "beta1 beta2 epsilon lazy_mode min_row_size_to_use_multithread",
-     "beta1 beta2 epsilon lazy_mode min_row_size_to_use_multithread"},
-    {"momentum", "mu use_nesterov", "mu use_nesterov"},
-    {"sgd", "", ""},
-    {"scale", "scale bias bias_after_scale", "scale"},
-    {"sum", "use_mkldnn", ""},
+#define PYOP(type, from, until, proto, given, source) {type, proto, given, from, until},
+#include "py_order.def"
+#undef PYOP
 };
 
 static bool listed(const char *list, const char *name)
@@ -306,10 +169,11 @@ static void insert_listed(ht *t, const ir_op *op, const char *list, const char *
     g_strfreev(names);
 }
 
-static bool python_built(ht *t, const ir_op *op)
+static bool python_built(ht *t, const ir_op *op, int era)
 {
     size_t i = 0;
-    while (i < sizeof py_ops / sizeof *py_ops && strcmp(py_ops[i].type, op->type))
+    while (i < sizeof py_ops / sizeof *py_ops &&
+           (strcmp(py_ops[i].type, op->type) || era < py_ops[i].from || era >= py_ops[i].until))
         i++;
     if (i == sizeof py_ops / sizeof *py_ops)
         return false;
@@ -352,7 +216,7 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
      * shows yet another history), not modelled. */
     if (trainer && role >= 0 && (role & IR_ROLE_OPTIMIZE) && !(role & IR_ROLE_BACKWARD) &&
         era >= 107 && era <= 108)
-        return python_built(t, op);
+        return python_built(t, op, era);
     if (role < 0 || !(role & IR_ROLE_BACKWARD))
         return false;
     /* ScaleGradMaker (scale_op.cc) sets scale, bias, bias_after_scale;

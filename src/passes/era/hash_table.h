@@ -1,0 +1,35 @@
+/* hash_table.h - the libstdc++ std::unordered_map<std::string, ...> that
+ * Paddle <= 2.3 keeps an op's attrs in, emulated for the order its
+ * iteration (OpDesc::Flush) gives (research-2x-3x.md 4o).  Internal to
+ * src/passes/era: hash_table.c is the table, hash_order.c the insertion
+ * histories of the ops pdtrans makes. */
+#ifndef PDT_HASH_TABLE_H
+#define PDT_HASH_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../ir/ir.h"
+
+/* Keys an emulated map holds at most (an op with more keeps name order). */
+#define HT_MAX 120
+
+/* The map: its nodes in list (iteration) order, the bucket count and
+ * _M_next_resize of gcc 4.8's _Prime_rehash_policy. */
+typedef struct {
+    const char *keys[HT_MAX];
+    uint64_t hash[HT_MAX];
+    size_t n, nb, next_resize;
+} ht;
+
+/* A default-constructed map (gcc 4.8: 11 buckets). */
+void ht_init(ht *t);
+/* operator[] of KEY (interned: keys compare by pointer); a key present
+ * keeps its place.  false when the map would exceed HT_MAX. */
+bool ht_insert(ht *t, const char *key);
+/* A copy of a map that held the N names of ATTRS in this list order after
+ * n inserts (no erase): the copy keeps the list and the bucket count. */
+bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n);
+
+#endif
