@@ -300,6 +300,9 @@ int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build);
  * 1.7 (a warning when the version was read off the input); PDT_OK
  * otherwise. */
 int tp_era_check_modes(const pdt_ctx *ctx);
+/* Whether the target rewrites the LR counter for async modes (per-trainer
+ * counters the trainers send: from 1.6). */
+bool tp_era_async_lr_counters(const pdt_ctx *ctx);
 /* One warning naming the op types of the trainer's made ops that the
  * target does not register (recv, split_byref from 2.0). */
 void tp_era_warn_unregistered(const pdt_ctx *ctx, const ir_program *main,

@@ -19,6 +19,11 @@
 /* python/paddle/fluid/transpiler/collective.py and the c_* ops (operators/
  * collective) are in the v1.6.0 tag, not v1.5.2. */
 #define COLLECTIVE_FROM 106
+/* distribute_transpiler.py _get_lr_ops: with sync_mode False, v1.6.1-v1.7.x
+ * replace the LR counter's `increment` by a sum of per-trainer counters that
+ * each trainer sends; v1.4.1-v1.6.0 move the LR ops as they are (1.6: three
+ * of its four patch releases have it). */
+#define ASYNC_LR_COUNTERS_FROM 106
 
 /* True when --paddle-version named the target; false for auto, where
  * the version only says who wrote the input, not which Paddle runs it. */
@@ -117,4 +122,10 @@ void tp_era_warn_unregistered(const pdt_ctx *ctx, const ir_program *main,
     }
     g_free(list);
     g_hash_table_destroy(types);
+}
+
+bool tp_era_async_lr_counters(const pdt_ctx *ctx)
+{
+    int era = ctx->settings.era;
+    return era == PDT_ERA_NATIVE || era >= ASYNC_LR_COUNTERS_FROM;
 }

@@ -5,6 +5,7 @@
 
 #include "../../diag.h"
 #include "../../ir/util.h"
+#include "../era/era.h"
 #include "builders.h"
 
 /* Paddle 1.x marks clip ops with "@CLIP" in op_namescope; 2.x and later put
@@ -369,13 +370,34 @@ void *tp_plan_create(pdt_ctx *ctx)
     return st;
 }
 
+/* A 1.4-1.5 pserver runs its LR-decay block once, before the async loop
+ * (listen_and_serv_op.cc v1.5.2 RunAsyncLoop: block 1 when no grad is
+ * bound to it), so an async job's rate never changes: said once. */
+static void warn_async_lr_frozen(const pdt_ctx *ctx)
+{
+    const ir_block *b = ctx->main->blocks[0];
+    for (size_t i = 0; i < b->n_ops; i++) {
+        int role = ir_op_role(b->ops[i]);
+        if (role == IR_ROLE_LRSCHED || role == (IR_ROLE_LRSCHED | IR_ROLE_OPTIMIZE)) {
+            char v[16];
+            pdt_era_format(ctx->settings.era, v, sizeof v);
+            pdt_warning("%s: op %zu '%s' schedules the learning rate, and Paddle %s's async "
+                        "pservers run the LR ops once, at start: the rate never changes "
+                        "(from 1.6 the trainers send step counters)",
+                        ctx->main_path, i, b->ops[i]->type, v);
+            return;
+        }
+    }
+}
+
 /* The async LR counter rewrite; the placement keeps a copy of the list. */
 static int lr_counters(pdt_ctx *ctx, tp_placement *pl)
 {
     GPtrArray *mine = g_ptr_array_new();
-    int rc = ctx->transpile.sync_mode != PDT_SYNC && !pl->geo
-                 ? tp_async_lr_counters(ctx, mine)
-                 : PDT_OK;
+    bool async = ctx->transpile.sync_mode != PDT_SYNC && !pl->geo;
+    if (async && !tp_era_async_lr_counters(ctx))
+        warn_async_lr_frozen(ctx);
+    int rc = async && tp_era_async_lr_counters(ctx) ? tp_async_lr_counters(ctx, mine) : PDT_OK;
     pl->n_lr_counters = mine->len;
     const char **copy = ir_arena_alloc(pl->arena, (mine->len + 1) * sizeof *copy);
     for (guint i = 0; i < mine->len; i++)
