@@ -65,7 +65,7 @@ static size_t next_bkt(ht *t, size_t n)
 {
     static const unsigned char fast[14] = {2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13};
     size_t p;
-    if (t->policy == HT_GCC48)
+    if (t->policy != HT_GCC7)
         p = n <= 11 ? fast[n] : prime_from(5, n);
     else if (n == 0)
         return 1;
@@ -81,7 +81,7 @@ static size_t next_bkt(ht *t, size_t n)
 static size_t need_rehash(ht *t, size_t n_elt)
 {
     size_t want = n_elt + 1;
-    if (t->policy == HT_GCC48 ? want < t->next_resize : want <= t->next_resize)
+    if (t->policy != HT_GCC7 ? want < t->next_resize : want <= t->next_resize)
         return 0;
     size_t min = want;
     if (t->policy == HT_GCC7 && t->next_resize == 0 && min < 11)
@@ -93,11 +93,12 @@ static size_t need_rehash(ht *t, size_t n_elt)
 }
 
 /* A default-constructed map.  gcc 4.8's ctor asks _M_next_bkt for 10
- * buckets and gets 11; gcc 7's allocates none (_M_single_bucket). */
+ * buckets and gets 11; gcc 7's allocates none (_M_single_bucket).  Any
+ * policy but HT_GCC7 is gcc 4.8's, the one every table had before. */
 void ht_init(ht *t)
 {
     t->n = 0;
-    if (t->policy == HT_GCC48) {
+    if (t->policy != HT_GCC7) {
         t->nb = next_bkt(t, 10);
     } else {
         t->nb = 1;
