@@ -3,6 +3,9 @@
 #include "unit.h"
 
 #include "passes/era/era.h"
+#include "passes/era/hash_table.h"
+
+#include <string.h>
 
 /* std::hash<std::string> as g++ 12's libstdc++ computes it (printed by a
  * C++ program; _Hash_bytes is unchanged since gcc 4.6). */
@@ -92,6 +95,145 @@ START_TEST(minimize_adam_takes_paddle_1x_order)
 }
 END_TEST
 
+/* The gcc 7+ policy against g++ 12's own std::unordered_map<std::string,
+ * int>: the expected lists were printed by a C++ program (operator[] of
+ * each key in order, then a range-for over the map; bucket_count() in the
+ * comments), built with the machine's g++ 12.2 (research 4r). */
+static const char conv_history[] =
+    "fuse_residual_connection use_addto fuse_activation fuse_alpha op_device "
+    "fuse_brelu_threshold fuse_brelu Scale_in fuse_relu use_cudnn workspace_size_MB "
+    "use_quantizer force_fp32_output Scale_out strides dilations mkldnn_data_type "
+    "use_mkldnn exhaustive_search Scale_in_eltwise with_quant_attr op_namescope "
+    "fuse_relu_before_depthwise_conv op_role_var is_test op_role data_format "
+    "fuse_beta paddings padding_algorithm Scale_weights groups op_callstack";
+
+/* Inserts the first N names of the space-separated LIST into T. */
+static void insert_words(ht *t, const char *list, size_t n)
+{
+    gchar **w = g_strsplit(list, " ", -1);
+    for (size_t i = 0; w[i] && i < n; i++)
+        ck_assert(ht_insert(t, ir_intern(w[i])));
+    g_strfreev(w);
+}
+
+static void expect_list(const ht *t, const char *list)
+{
+    gchar *got = g_strdup("");
+    for (size_t i = 0; i < t->n; i++) {
+        gchar *next = g_strconcat(got, i ? " " : "", t->keys[i], NULL);
+        g_free(got);
+        got = next;
+    }
+    ck_assert_str_eq(got, list);
+    g_free(got);
+}
+
+START_TEST(gcc7_policy_is_gpp12)
+{
+    ht t = {.policy = HT_GCC7};
+    ht_init(&t);
+    ck_assert_uint_eq(t.nb, 1);
+    insert_words(&t, "col op_role op_namescope op_callstack op_role_var op_device with_quant_attr", 99);
+    ck_assert_uint_eq(t.nb, 13);
+    expect_list(&t, "with_quant_attr op_device op_role_var op_namescope op_role op_callstack col");
+    ht_init(&t);
+    insert_words(&t, conv_history, 13); /* 13 keys: still 13 buckets */
+    ck_assert_uint_eq(t.nb, 13);
+    expect_list(&t,
+                "force_fp32_output use_cudnn fuse_brelu fuse_relu fuse_brelu_threshold op_device "
+                "workspace_size_MB Scale_in fuse_alpha fuse_activation use_quantizer use_addto "
+                "fuse_residual_connection");
+    ht_init(&t);
+    insert_words(&t, conv_history, 14); /* the 14th rehashes to 29 */
+    ck_assert_uint_eq(t.nb, 29);
+    expect_list(&t,
+                "Scale_out fuse_residual_connection use_addto fuse_activation fuse_alpha Scale_in "
+                "workspace_size_MB fuse_brelu_threshold op_device fuse_relu use_quantizer "
+                "fuse_brelu use_cudnn force_fp32_output");
+    ht_init(&t);
+    insert_words(&t, conv_history, 99); /* 33 keys: 59 buckets */
+    ck_assert_uint_eq(t.nb, 59);
+    expect_list(&t,
+                "Scale_weights padding_algorithm force_fp32_output fuse_brelu use_quantizer "
+                "use_mkldnn Scale_in_eltwise op_callstack fuse_relu op_device mkldnn_data_type "
+                "groups fuse_brelu_threshold fuse_beta workspace_size_MB strides Scale_in "
+                "fuse_alpha fuse_activation use_addto fuse_residual_connection Scale_out "
+                "dilations exhaustive_search with_quant_attr use_cudnn paddings op_namescope "
+                "op_role_var is_test fuse_relu_before_depthwise_conv op_role data_format");
+}
+END_TEST
+
+/* The 20 keys' list after 20 inserts, then: a copy (unordered_map copy
+ * ctor) takes 13 more, and a re-read (a fresh map filled in this list
+ * order, Paddle's OpDesc(proto)) takes the same 13; g++ 12's lists. */
+static const char list20[] =
+    "exhaustive_search dilations Scale_out fuse_residual_connection use_addto "
+    "fuse_activation fuse_alpha Scale_in strides workspace_size_MB "
+    "fuse_brelu_threshold mkldnn_data_type op_device fuse_relu Scale_in_eltwise "
+    "use_mkldnn use_quantizer fuse_brelu use_cudnn force_fp32_output";
+
+START_TEST(gcc7_copy_and_reread_are_gpp12)
+{
+    gchar **w = g_strsplit(list20, " ", -1);
+    ir_attr attrs[20];
+    memset(attrs, 0, sizeof attrs);
+    for (size_t i = 0; i < 20; i++)
+        attrs[i].name = ir_intern(w[i]);
+    g_strfreev(w);
+    ht t = {.policy = HT_GCC7};
+    ck_assert(ht_copy_of(&t, attrs, 20));
+    ck_assert_uint_eq(t.nb, 29);
+    insert_words(&t,
+                 "with_quant_attr op_namescope fuse_relu_before_depthwise_conv op_role_var is_test "
+                 "op_role data_format fuse_beta paddings padding_algorithm Scale_weights groups "
+                 "op_callstack",
+                 99);
+    expect_list(&t,
+                "Scale_weights padding_algorithm force_fp32_output fuse_brelu use_quantizer "
+                "use_mkldnn Scale_in_eltwise op_callstack fuse_relu op_device mkldnn_data_type "
+                "groups fuse_brelu_threshold fuse_beta workspace_size_MB strides Scale_in "
+                "fuse_alpha fuse_activation use_addto fuse_residual_connection Scale_out "
+                "dilations exhaustive_search with_quant_attr use_cudnn paddings op_namescope "
+                "op_role_var is_test fuse_relu_before_depthwise_conv op_role data_format");
+    ht_init(&t);
+    insert_words(&t, list20, 99);
+    insert_words(&t,
+                 "with_quant_attr op_namescope fuse_relu_before_depthwise_conv op_role_var is_test "
+                 "op_role data_format fuse_beta paddings padding_algorithm Scale_weights groups "
+                 "op_callstack",
+                 99);
+    expect_list(&t,
+                "Scale_weights padding_algorithm op_device mkldnn_data_type op_callstack "
+                "fuse_relu strides groups fuse_brelu_threshold fuse_beta workspace_size_MB "
+                "fuse_activation use_addto fuse_residual_connection Scale_out Scale_in fuse_alpha "
+                "dilations exhaustive_search Scale_in_eltwise use_mkldnn use_quantizer fuse_brelu "
+                "force_fp32_output with_quant_attr paddings use_cudnn op_namescope op_role_var "
+                "is_test fuse_relu_before_depthwise_conv op_role data_format");
+}
+END_TEST
+
+/* gcc 4.8's bucket counts: 11 at construction, 23 at the 11th key, then
+ * 47, 97, and 199 (libstdc++'s __prime_list has no 197). */
+START_TEST(gcc48_bucket_counts)
+{
+    ht t = {.policy = HT_GCC48};
+    ht_init(&t);
+    ck_assert_uint_eq(t.nb, 11);
+    static const size_t at[][2] = {{10, 11}, {11, 23}, {22, 23}, {23, 47}, {47, 97}, {97, 199}};
+    size_t done = 0;
+    for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+        for (; done < at[k][0]; done++) {
+            char name[16];
+            snprintf(name, sizeof name, "k%zu", done);
+            ck_assert(ht_insert(&t, ir_intern(name)));
+        }
+        ck_assert_uint_eq(t.nb, at[k][1]);
+    }
+    ck_assert_int_eq(ht_policy_of(200), HT_GCC48);
+    ck_assert_int_eq(ht_policy_of(203), HT_GCC48);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order");
@@ -99,6 +241,9 @@ Suite *make_suite(void)
     tcase_add_test(tc, hash_bytes_is_libstdcxx);
     tcase_add_test(tc, made_ops_take_paddle_1x_order);
     tcase_add_test(tc, minimize_adam_takes_paddle_1x_order);
+    tcase_add_test(tc, gcc7_policy_is_gpp12);
+    tcase_add_test(tc, gcc7_copy_and_reread_are_gpp12);
+    tcase_add_test(tc, gcc48_bucket_counts);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -249,6 +249,7 @@ void pdt_hash_order_program(ir_program *p, int era)
         trainer = role >= 0 && (role & IR_ROLE_BACKWARD);
     }
     ht t;
+    t.policy = ht_policy_of(era); /* kept by every ht_init of t */
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];

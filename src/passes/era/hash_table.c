@@ -1,6 +1,7 @@
-/* hash_table.c - libstdc++'s std::unordered_map as gcc 4.8 builds it,
- * enough of it to tell the list (iteration) order after an insertion
- * history (research-2x-3x.md 4o; the histories are hash_order.c's). */
+/* hash_table.c - libstdc++'s std::unordered_map as gcc 4.8 and gcc 7+
+ * build it, enough of it to tell the list (iteration) order after an
+ * insertion history (research-2x-3x.md 4o, 4r; the histories are
+ * hash_order.c's). */
 #include "hash_table.h"
 
 #include <string.h>
@@ -38,35 +39,71 @@ uint64_t pdt_hash_bytes(const void *ptr, size_t len)
     return shift_mix(hash);
 }
 
-/* The head of libstdc++'s __prime_list (enough for any op's attrs). */
+/* The head of libstdc++'s __prime_list (src/shared/hashtable-aux.cc, the
+ * same list in every gcc; no 197: g++ 12's rehash(194) gives 199).  It
+ * covers any bucket count an HT_MAX map asks for (at most 2 * 127). */
 static const unsigned primes[] = {2,   3,   5,   7,   11,  13,  17,  19,  23,  29,  31,
                                   37,  41,  43,  47,  53,  59,  61,  67,  71,  73,  79,
                                   83,  89,  97,  103, 109, 113, 127, 137, 139, 149, 157,
-                                  167, 179, 193, 197, 199, 211, 227, 241, 257};
+                                  167, 179, 193, 199, 211, 227, 241, 257};
 #define N_PRIMES (sizeof primes / sizeof *primes)
 
-/* _M_next_bkt of gcc 4.8 (max load factor 1). */
+/* The first prime >= n from primes[from] on (std::lower_bound). */
+static size_t prime_from(size_t from, size_t n)
+{
+    for (size_t i = from; i < N_PRIMES; i++)
+        if (primes[i] >= n)
+            return primes[i];
+    return primes[N_PRIMES - 1];
+}
+
+/* _Prime_rehash_policy::_M_next_bkt (max load factor 1, so _M_next_resize
+ * is the bucket count).  gcc 4.8 (hashtable_c++0x.cc): a 12-entry fast
+ * table, then the list from 13.  gcc 7+: a 14-entry one (n 12, 13 give
+ * 13), n 0 gives 1 bucket and keeps _M_next_resize, then the list from 17. */
 static size_t next_bkt(ht *t, size_t n)
 {
-    static const unsigned char fast[12] = {2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11};
-    size_t p = primes[N_PRIMES - 1];
-    if (n <= 11)
-        p = fast[n];
+    static const unsigned char fast[14] = {2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13};
+    size_t p;
+    if (t->policy != HT_GCC7)
+        p = n <= 11 ? fast[n] : prime_from(5, n);
+    else if (n == 0)
+        return 1;
     else
-        for (size_t i = 5; i < N_PRIMES; i++)
-            if (primes[i] >= n) {
-                p = primes[i];
-                break;
-            }
+        p = n < 14 ? fast[n] : prime_from(6, n);
     t->next_resize = p;
     return p;
 }
 
-/* A default-constructed map: gcc 4.8 asks for 10 buckets and gets 11. */
+/* _M_need_rehash(nb, n_elt, 1): the new bucket count, or 0 (no rehash).
+ * gcc 4.8: "n_elt + n_ins >= _M_next_resize"; gcc 7+: ">", and a map
+ * not yet allocated (_M_next_resize 0) asks for at least 11. */
+static size_t need_rehash(ht *t, size_t n_elt)
+{
+    size_t want = n_elt + 1;
+    if (t->policy != HT_GCC7 ? want < t->next_resize : want <= t->next_resize)
+        return 0;
+    size_t min = want;
+    if (t->policy == HT_GCC7 && t->next_resize == 0 && min < 11)
+        min = 11;
+    if (min >= t->nb)
+        return next_bkt(t, t->nb * 2 > min + 1 ? t->nb * 2 : min + 1);
+    t->next_resize = t->nb;
+    return 0;
+}
+
+/* A default-constructed map.  gcc 4.8's ctor asks _M_next_bkt for 10
+ * buckets and gets 11; gcc 7's allocates none (_M_single_bucket).  Any
+ * policy but HT_GCC7 is gcc 4.8's, the one every table had before. */
 void ht_init(ht *t)
 {
     t->n = 0;
-    t->nb = next_bkt(t, 10);
+    if (t->policy != HT_GCC7) {
+        t->nb = next_bkt(t, 10);
+    } else {
+        t->nb = 1;
+        t->next_resize = 0;
+    }
 }
 
 /* A node goes before the first node of its bucket, or to the list's front
@@ -87,8 +124,8 @@ static void place(ht *t, const char *key, uint64_t h)
     t->n++;
 }
 
-/* operator[] of a key (interned) not in the map: _M_need_rehash of gcc 4.8
- * ("n_elt + n_ins >= _M_next_resize"), then the insert. */
+/* operator[] of a key (interned) not in the map: _M_need_rehash, then the
+ * insert. */
 bool ht_insert(ht *t, const char *key)
 {
     for (size_t i = 0; i < t->n; i++)
@@ -96,17 +133,13 @@ bool ht_insert(ht *t, const char *key)
             return true;
     if (t->n + 1 >= HT_MAX)
         return false;
-    if (t->n + 1 >= t->next_resize) {
-        size_t want = t->n + 1;
-        if (want >= t->nb) {
-            size_t grow = t->nb * 2 > want + 1 ? t->nb * 2 : want + 1;
-            ht old = *t;
-            t->nb = next_bkt(t, grow);
-            t->n = 0;
-            for (size_t i = 0; i < old.n; i++)
-                place(t, old.keys[i], old.hash[i]);
-        } else
-            t->next_resize = t->nb;
+    size_t nb = need_rehash(t, t->n);
+    if (nb) {
+        ht old = *t;
+        t->nb = nb;
+        t->n = 0;
+        for (size_t i = 0; i < old.n; i++)
+            place(t, old.keys[i], old.hash[i]);
     }
     place(t, key, pdt_hash_bytes(key, strlen(key)));
     return true;
@@ -119,13 +152,11 @@ bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n)
     if (n + 1 >= HT_MAX)
         return false;
     ht_init(t);
-    for (size_t i = 0; i < n; i++)
-        if (i + 1 >= t->next_resize) {
-            if (i + 1 >= t->nb)
-                t->nb = next_bkt(t, t->nb * 2 > i + 2 ? t->nb * 2 : i + 2);
-            else
-                t->next_resize = t->nb;
-        }
+    for (size_t i = 0; i < n; i++) {
+        size_t nb = need_rehash(t, i);
+        if (nb)
+            t->nb = nb;
+    }
     for (size_t i = 0; i < n; i++) {
         t->keys[i] = attrs[i].name;
         t->hash[i] = pdt_hash_bytes(attrs[i].name, strlen(attrs[i].name));
@@ -134,3 +165,12 @@ bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n)
     return true;
 }
 
+/* Paddle 2.0-2.3 as 1.5-1.8: the 2.0.0 and 2.2.2 release files list every
+ * op's same-bucket attrs together for gcc 4.8's bucket counts, and many
+ * not for gcc 7+'s; 2.3.0's fits neither (research 4r).  HT_GCC7 is
+ * built and tested for a version whose files show it. */
+ht_policy ht_policy_of(int version)
+{
+    (void)version;
+    return HT_GCC48;
+}

@@ -1,6 +1,6 @@
 /* hash_table.h - the libstdc++ std::unordered_map<std::string, ...> that
  * Paddle <= 2.3 keeps an op's attrs in, emulated for the order its
- * iteration (OpDesc::Flush) gives (research-2x-3x.md 4o).  Internal to
+ * iteration (OpDesc::Flush) gives (research-2x-3x.md 4o, 4r).  Internal to
  * src/passes/era: hash_table.c is the table, hash_order.c the insertion
  * histories of the ops pdtrans makes. */
 #ifndef PDT_HASH_TABLE_H
@@ -15,15 +15,29 @@
 /* Keys an emulated map holds at most (an op with more keeps name order). */
 #define HT_MAX 120
 
+/* The bucket policy of the libstdc++ the writing Paddle ran with: the
+ * hash and the list rules are the same in every gcc, the bucket counts
+ * are not (research 4r).
+ *   HT_GCC48: gcc 4.8 (to 6 by their sources' default ctor): a map is
+ *     built with 11 buckets, rehashes when n_elt + 1 >= _M_next_resize
+ *     (11 -> 23 -> 47 -> 97 -> 199);
+ *   HT_GCC7: gcc 7 and later: 1 bucket, 13 at the first insert, rehashes
+ *     when n_elt + 1 > _M_next_resize (13 -> 29 -> 59 -> 127). */
+typedef enum { HT_GCC48, HT_GCC7 } ht_policy;
+
 /* The map: its nodes in list (iteration) order, the bucket count and
- * _M_next_resize of gcc 4.8's _Prime_rehash_policy. */
+ * _M_next_resize of the policy's _Prime_rehash_policy. */
 typedef struct {
     const char *keys[HT_MAX];
     uint64_t hash[HT_MAX];
     size_t n, nb, next_resize;
+    ht_policy policy;
 } ht;
 
-/* A default-constructed map (gcc 4.8: 11 buckets). */
+/* The policy of Paddle release VERSION's Linux wheels (<= 2.3). */
+ht_policy ht_policy_of(int version);
+/* A default-constructed map of T->policy (set by the caller once; every
+ * ht_init and ht_copy_of of T keeps it). */
 void ht_init(ht *t);
 /* operator[] of KEY (interned: keys compare by pointer); a key present
  * keeps its place.  false when the map would exceed HT_MAX. */
