@@ -149,6 +149,43 @@ START_TEST(changed_input_ops_take_the_reread_order)
 }
 END_TEST
 
+/* PaddleFL 1.8.4's server sum and trainer concat (the 1.8 pserver
+ * transpiler's Operator.__init__ histories; hash_order_dist.c), without
+ * the op_callstack pdtrans does not write. */
+START_TEST(pserver_transpiler_ops_take_paddle_18_order)
+{
+    static const char *const sum_want[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                           "use_mkldnn"};
+    static const char *const cat_want[] = {"op_device",    "use_quantizer", "use_mkldnn", "op_role_var",
+                                           "op_namescope", "op_role",       "axis"};
+    static const char *const sum_sorted[] = {"op_device", "op_namescope", "op_role", "op_role_var",
+                                             "use_mkldnn"};
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_block_append_op(b, "listen_and_serv");
+    ir_op *sum = ir_block_append_op(b, "sum");
+    ir_op *cat = ir_block_append_op(b, "concat");
+    static const char *const cat_names[] = {"axis", "op_device", "op_namescope", "op_role",
+                                            "op_role_var", "use_mkldnn", "use_quantizer"};
+    for (size_t i = 0; i < 7; i++)
+        if (!strcmp(cat_names[i], "op_role_var"))
+            ir_op_set_strings(cat, cat_names[i], NULL, 0);
+        else
+            ir_op_set_int(cat, cat_names[i], !strcmp(cat_names[i], "op_role") ? 8 : 0);
+    for (size_t i = 0; i < 5; i++)
+        if (!strcmp(sum_sorted[i], "op_role_var"))
+            ir_op_set_strings(sum, sum_sorted[i], NULL, 0);
+        else
+            ir_op_set_int(sum, sum_sorted[i], 0);
+    pdt_hash_order_program(p, 106); /* 1.6: no row */
+    expect_order(sum, sum_sorted, 5);
+    pdt_hash_order_program(p, 108);
+    expect_order(sum, sum_want, 5);
+    expect_order(cat, cat_want, 7);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order");
@@ -157,6 +194,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, made_ops_take_paddle_1x_order);
     tcase_add_test(tc, minimize_adam_takes_paddle_1x_order);
     tcase_add_test(tc, changed_input_ops_take_the_reread_order);
+    tcase_add_test(tc, pserver_transpiler_ops_take_paddle_18_order);
     suite_add_tcase(s, tc);
     return s;
 }
