@@ -419,8 +419,10 @@ void ir_program_set_new_op_attrs(ir_program *p, const ir_attr *attrs, size_t n);
 ir_op *ir_op_clone(ir_program *p, const ir_op *src); /* detached, same dirtiness */
 /* Marks op changed: it is written sorted, and not as the bytes it was read
  * from.  Every ir_op mutator calls it; a pass that writes an op's fields
- * directly must too. */
+ * directly must too.  ir_op_changed: so marked and not settled since (the
+ * era step orders such an input op as the target Paddle re-flushes it). */
 void ir_op_mark_dirty(ir_op *op);
+bool ir_op_changed(const ir_op *op);
 /* Puts a dirty op's slots and attrs in name order, the order the writer
  * would give them (OpDesc::Flush), and lets it be written as it now stands:
  * the output does not change, and the writer has nothing left to sort.
@@ -429,12 +431,9 @@ void ir_op_mark_dirty(ir_op *op);
  * it is in cache). */
 void ir_op_settle(ir_op *op);
 /* Like ir_op_settle, for any op: its slots in name order, its attrs in
- * ascending RANK(attr, ctx) and by name among equal ranks, and the op
- * written as it then stands (clean, no bytes of its own).  For the era
- * step, which must write a made op's attrs as the target Paddle's
- * OpDesc::Flush orders them (2.4+: the runtime attrs as a sorted group
- * after or before the sorted others).  A later mutation makes it dirty,
- * and sorted by name, again. */
+ * ascending RANK(attr, ctx) and by name among equal ranks, then clean (no
+ * bytes of its own): the era step's order of the target Paddle's Flush.
+ * A later mutation makes it dirty, and sorted by name, again. */
 void ir_op_settle_ranked(ir_op *op, int (*rank)(const ir_attr *attr, void *ctx), void *ctx);
 /* true when both ops are unchanged since they were read from binary files,
  * as the same bytes: then they are equal in every field, and nothing needs

@@ -48,6 +48,11 @@ void ir_op_mark_dirty(ir_op *op)
     ir_enc_op(e)->enc_wire_len_ = 0;
 }
 
+bool ir_op_changed(const ir_op *op)
+{
+    return op->enc_dirty_;
+}
+
 typedef struct {
     ir_slot slot;
     size_t pos;

@@ -234,6 +234,100 @@ START_TEST(gcc48_bucket_counts)
 }
 END_TEST
 
+/* An op read from the input and changed by a pass since is re-flushed,
+ * up to 2.3, from the map OpDesc(proto) filled in file order (BLOCK attrs
+ * last, ProgramDesc::InitFromProto), attrs the pass added after; one left
+ * alone keeps its order.  The expected orders are g++ 12's
+ * std::unordered_map<std::string, int> m(11) after those inserts (11
+ * buckets and no rehash under 11 keys, as gcc 4.8's default map). */
+START_TEST(changed_input_ops_take_the_reread_order)
+{
+    static const char *const file[] = {"axis", "op_namescope", "op_role", "op_role_var"};
+    static const char *const reread[] = {"op_role", "op_role_var", "op_namescope", "axis"};
+    static const char *const cond_want[] = {"op_namescope", "sub_block", "op_role",
+                                            "is_scalar_condition"};
+    static const char *const mul_want[] = {"use_mkldnn",   "op_role_var", "op_callstack",
+                                           "op_namescope", "op_role",     "y_num_col_dims",
+                                           "x_num_col_dims"};
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_program_add_block(p, 0);
+    ir_op *ops[2];
+    for (int k = 0; k < 2; k++) {
+        ops[k] = ir_block_append_op(b, "elementwise_add_grad");
+        ops[k]->made = false;
+        for (size_t i = 0; i < 4; i++)
+            ir_op_set_int(ops[k], file[i], 0);
+    }
+    /* ops[0] as read and left alone: clean, its order kept */
+    ir_op_settle_ranked(ops[0], NULL, NULL);
+    ir_op *cond = ir_block_append_op(b, "conditional_block");
+    cond->made = false;
+    ir_op_set_block(cond, "sub_block", 1);
+    ir_op_set_bool(cond, "is_scalar_condition", true);
+    ir_op_set_int(cond, "op_role", 0);
+    ir_op_set_string(cond, "op_namescope", "/");
+    /* mul: the file's order, then op_role_var a pass added */
+    static const char *const mul_file[] = {"x_num_col_dims", "y_num_col_dims", "op_role",
+                                           "op_namescope", "op_callstack", "use_mkldnn"};
+    ir_op *mul = ir_block_append_op(b, "mul");
+    mul->made = false;
+    for (size_t i = 0; i < 6; i++)
+        ir_op_set_int(mul, mul_file[i], 0);
+    static const char *const rv[] = {"w", "w@GRAD"};
+    ir_op_set_strings(mul, "op_role_var", rv, 2);
+    pdt_hash_order_program(p, 205); /* 2.5: not this step's */
+    expect_order(ops[1], file, 4);
+    pdt_hash_order_program(p, 108);
+    expect_order(ops[0], (const char *const[]){"axis", "op_namescope", "op_role", "op_role_var"},
+                 4);
+    expect_order(ops[1], reread, 4);
+    expect_order(cond, cond_want, 4);
+    expect_order(mul, mul_want, 7);
+    ck_assert(!ir_op_changed(ops[1]));
+    pdt_hash_order_program(p, 108); /* again: the op is settled, nothing moves */
+    expect_order(ops[1], reread, 4);
+    ir_program_free(p);
+}
+END_TEST
+
+/* PaddleFL 1.8.4's server sum and trainer concat (the 1.8 pserver
+ * transpiler's Operator.__init__ histories; hash_order_dist.c), without
+ * the op_callstack pdtrans does not write. */
+START_TEST(pserver_transpiler_ops_take_paddle_18_order)
+{
+    static const char *const sum_want[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                           "use_mkldnn"};
+    static const char *const cat_want[] = {"op_device",    "use_quantizer", "use_mkldnn", "op_role_var",
+                                           "op_namescope", "op_role",       "axis"};
+    static const char *const sum_sorted[] = {"op_device", "op_namescope", "op_role", "op_role_var",
+                                             "use_mkldnn"};
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_block_append_op(b, "listen_and_serv");
+    ir_op *sum = ir_block_append_op(b, "sum");
+    ir_op *cat = ir_block_append_op(b, "concat");
+    static const char *const cat_names[] = {"axis", "op_device", "op_namescope", "op_role",
+                                            "op_role_var", "use_mkldnn", "use_quantizer"};
+    for (size_t i = 0; i < 7; i++)
+        if (!strcmp(cat_names[i], "op_role_var"))
+            ir_op_set_strings(cat, cat_names[i], NULL, 0);
+        else
+            ir_op_set_int(cat, cat_names[i], !strcmp(cat_names[i], "op_role") ? 8 : 0);
+    for (size_t i = 0; i < 5; i++)
+        if (!strcmp(sum_sorted[i], "op_role_var"))
+            ir_op_set_strings(sum, sum_sorted[i], NULL, 0);
+        else
+            ir_op_set_int(sum, sum_sorted[i], 0);
+    pdt_hash_order_program(p, 106); /* 1.6: no row */
+    expect_order(sum, sum_sorted, 5);
+    pdt_hash_order_program(p, 108);
+    expect_order(sum, sum_want, 5);
+    expect_order(cat, cat_want, 7);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order");
@@ -244,6 +338,8 @@ Suite *make_suite(void)
     tcase_add_test(tc, gcc7_policy_is_gpp12);
     tcase_add_test(tc, gcc7_copy_and_reread_are_gpp12);
     tcase_add_test(tc, gcc48_bucket_counts);
+    tcase_add_test(tc, changed_input_ops_take_the_reread_order);
+    tcase_add_test(tc, pserver_transpiler_ops_take_paddle_18_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,7 +10,8 @@
  * ERA_RUNTIME_ATTR rows name the runtime attrs per op type and version;
  * this file ranks them (+1 after, -1 before, 0 the others) and lets
  * ir_op_settle_ranked write each made op so.  Before 2.4 nothing is done
- * here (Flush wrote one hash-ordered map; see 4f).
+ * here (Flush wrote one hash-ordered map; see 4f).  An input op a pass
+ * changed is ordered the same way (Paddle re-flushes it; 4q).
  *
  * A grad op (TYPE_grad, TYPE_grad_grad ...) with no rows of its own takes
  * its forward type's: SingleGradOpMaker gives the grad OpDesc the forward
@@ -122,7 +123,11 @@ void pdt_era_order_program(ir_program *p, int era)
         ir_block *b = p->blocks[bi];
         for (size_t k = 0; k < b->n_ops; k++) {
             ir_op *op = b->ops[k];
-            if (!op->made)
+            /* and an input op a pass changed: OpDesc(proto) of v2.4.2
+             * and v2.5.2 puts a file attr its type's extra map names in
+             * runtime_attrs_, the others in attrs_, and Flush writes the
+             * changed op as the made ones (research 4q) */
+            if (!op->made && !ir_op_changed(op))
                 continue;
             rt_rank_ctx c = {runtime_names(t, op->type), rank};
             ir_op_settle_ranked(op, rt_rank, &c);

@@ -256,5 +256,14 @@ void pdt_hash_order_program(ir_program *p, int era)
             if (op->made && history(&t, op, fwd, era, trainer))
                 ir_op_settle_ranked(op, rank_of, &t);
         }
+    pdt_hash_order_dist(p, era); /* the pserver transpiler's ops */
+    /* After the made ops: a grad op copies its forward op's order as the
+     * input has it (above), whether or not a pass changed that op. */
+    for (size_t bi = 0; bi < p->n_blocks; bi++)
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
+            ir_op *op = p->blocks[bi]->ops[k];
+            if (!op->made && ir_op_changed(op) && pdt_hash_reread(&t, op))
+                ir_op_settle_ranked(op, rank_of, &t);
+        }
     g_hash_table_destroy(fwd);
 }

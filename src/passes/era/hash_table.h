@@ -46,4 +46,14 @@ bool ht_insert(ht *t, const char *key);
  * n inserts (no erase): the copy keeps the list and the bucket count. */
 bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n);
 
+/* hash_reread.c: T as the map of an op read from the input (Paddle's
+ * OpDesc(proto) and ProgramDesc::InitFromProto) and changed by a pass
+ * since: its attrs inserted as they stand, the BLOCK and BLOCKS ones
+ * last.  false when the op has more than the table holds. */
+bool pdt_hash_reread(ht *t, const ir_op *op);
+/* hash_order_dist.c: the made ops of P that the 1.7-1.8 pserver
+ * transpiler builds, for which py_order.def has PYOP_DIST rows, in the
+ * hash order of their Operator.__init__ history (ERA 1.7-1.8 only). */
+void pdt_hash_order_dist(ir_program *p, int era);
+
 #endif
