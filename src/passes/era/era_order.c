@@ -23,53 +23,22 @@
 #include <glib.h>
 #include <string.h>
 
-typedef struct {
-    const char *kind, *op, *name;
-    int from, until;
-} rt_row;
-
-/* Every era.def row, its kind as text: only ERA_RUNTIME_ATTR rows are
- * read here, era.c applies the others. */
-static const rt_row rt_rows[] = {
-#define ERA(kind, op, role, name, value, from, until, source) {#kind, op, name, from, until},
-#include "era.def"
-#undef ERA
-};
-#define N_RT_ROWS (sizeof rt_rows / sizeof *rt_rows)
+#include "era_rows.h"
 
 typedef struct {
-    GPtrArray *names; /* the op type's runtime attr names (row strings) */
-    int rank;         /* of a runtime attr: +1 (2.4) or -1 (2.5 on) */
+    const GArray *rows; /* the op type's runtime rows (era_row_at indices) */
+    int rank;           /* of a runtime attr: +1 (2.4) or -1 (2.5 on) */
 } rt_rank_ctx;
 
-/* op type -> GPtrArray of its runtime attr names at ERA: one pass over
- * the rows, so a program's ordering costs one lookup per op. */
-static GHashTable *runtime_table(int era)
-{
-    GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
-                                          (GDestroyNotify)g_ptr_array_unref);
-    for (size_t i = 0; i < N_RT_ROWS; i++) {
-        const rt_row *r = &rt_rows[i];
-        if (strcmp(r->kind, "ERA_RUNTIME_ATTR") || era < r->from || era >= r->until)
-            continue;
-        GPtrArray *a = g_hash_table_lookup(t, r->op);
-        if (!a) {
-            a = g_ptr_array_new();
-            g_hash_table_insert(t, (void *)r->op, a);
-        }
-        g_ptr_array_add(a, (void *)r->name);
-    }
-    return t;
-}
-
-/* The runtime names of TYPE, or of its forward type for a grad type
+/* The runtime rows of TYPE, or of its forward type for a grad type
  * without rows of its own (TYPE_grad_grad: the nearest type with rows);
- * NULL when it has none.  A loop: a type name is the input's. */
-static GPtrArray *runtime_names(GHashTable *t, const char *type)
+ * NULL when it has none.  T: era_index_new(era, ERA_PICK_RUNTIME).  A
+ * loop: a type name is the input's. */
+static const GArray *runtime_rows(GHashTable *t, const char *type)
 {
     static const char suffix[] = "_grad";
     const size_t ls = sizeof suffix - 1;
-    GPtrArray *a = g_hash_table_lookup(t, type);
+    const GArray *a = g_hash_table_lookup(t, type);
     size_t n = strlen(type);
     if (a || n <= ls || strcmp(type + n - ls, suffix))
         return a;
@@ -83,15 +52,18 @@ static GPtrArray *runtime_names(GHashTable *t, const char *type)
     return a;
 }
 
+static bool rows_name(const GArray *a, const char *name)
+{
+    for (size_t i = 0; a && i < a->len; i++)
+        if (!strcmp(name, era_row_at(g_array_index(a, size_t, i))->name))
+            return true;
+    return false;
+}
+
 static int rt_rank(const ir_attr *attr, void *ctx)
 {
     const rt_rank_ctx *c = ctx;
-    if (!c->names)
-        return 0;
-    for (size_t i = 0; i < c->names->len; i++)
-        if (!strcmp(attr->name, g_ptr_array_index(c->names, i)))
-            return c->rank;
-    return 0;
+    return rows_name(c->rows, attr->name) ? c->rank : 0;
 }
 
 int pdt_era_runtime_rank(int era)
@@ -103,11 +75,8 @@ int pdt_era_runtime_rank(int era)
 
 bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr)
 {
-    GHashTable *t = runtime_table(era);
-    GPtrArray *a = runtime_names(t, type);
-    bool hit = false;
-    for (size_t i = 0; a && i < a->len && !hit; i++)
-        hit = !strcmp(attr, g_ptr_array_index(a, i));
+    GHashTable *t = era_index_new(era, ERA_PICK_RUNTIME);
+    bool hit = rows_name(runtime_rows(t, type), attr);
     g_hash_table_destroy(t);
     return hit;
 }
@@ -117,14 +86,14 @@ void pdt_era_order_program(ir_program *p, int era)
     int rank = pdt_era_runtime_rank(era);
     if (!p || !rank)
         return;
-    GHashTable *t = runtime_table(era);
+    GHashTable *t = era_index_new(era, ERA_PICK_RUNTIME);
     for (size_t bi = 0; bi < p->n_blocks; bi++) {
         ir_block *b = p->blocks[bi];
         for (size_t k = 0; k < b->n_ops; k++) {
             ir_op *op = b->ops[k];
             if (!op->made)
                 continue;
-            rt_rank_ctx c = {runtime_names(t, op->type), rank};
+            rt_rank_ctx c = {runtime_rows(t, op->type), rank};
             ir_op_settle_ranked(op, rt_rank, &c);
         }
     }
