@@ -7,9 +7,11 @@
  * type there).  Flush sorts each map by name and writes them as two
  * groups: v2.4.0/v2.4.2 the ordinary attrs first, v2.5.0-v2.5.2 and
  * develop of 2024-10 (3.0) the runtime attrs first.  era.def's
- * ERA_RUNTIME_ATTR rows name the runtime attrs per op type and version;
- * this file ranks them (+1 after, -1 before, 0 the others) and lets
- * ir_op_settle_ranked write each made op so.  Before 2.4 nothing is done
+ * ERA_RUNTIME_* rows name the runtime attrs per op type and version, with
+ * their types and defaults (read through era_rows.h: era.c's table);
+ * this file seeds the ones a grad op lacks (seed_rows), ranks them (+1
+ * after, -1 before, 0 the others) and lets ir_op_settle_ranked write
+ * each made op so.  Before 2.4 nothing is done
  * here (Flush wrote one hash-ordered map; see 4f).
  *
  * A grad op (TYPE_grad, TYPE_grad_grad ...) with no rows of its own takes
@@ -21,6 +23,7 @@
 #include "era.h"
 
 #include <glib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "era_rows.h"
@@ -81,6 +84,70 @@ bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr)
     return hit;
 }
 
+/* The runtime map a made op's OpDesc starts with (research-2x-3x.md 4s).
+ * A grad op of a C++ grad maker (SingleGradOpMaker, op_desc.h/
+ * grad_op_desc_maker.h 2.4 on) gets SetRuntimeAttrMap(RuntimeAttrs()):
+ * the forward op's map, which holds every extra of the forward type
+ * (OpDesc(proto) seeds it when the op is read from a file,
+ * Operator.__init__ sets each get_op_extra_attrs name when Python builds
+ * it).  So: a TYPE_grad op, and the makers pdtrans copies that emit their
+ * forward type (ScaleGradMaker's scale, the one with bias_after_scale;
+ * CastOpGradMaker's cast), take the forward type's rows.  The other
+ * backward ops start empty: backward.py's _create_op_desc_ (the
+ * accumulating sum, the loss grad's fill_constant) and SumGradDescMaker's
+ * scales use OpDesc's default constructor, which seeds nothing, and
+ * SplitGradMaker's concat takes split's map, which has no extras.
+ * Forward-role ops Python builds get their type's extras from era.def's
+ * check_attrs rows (ERA_NOT_BACKWARD), not here; NULL: nothing to seed. */
+static const GArray *seed_rows(GHashTable *t, const ir_op *op)
+{
+    int role = ir_op_role(op);
+    if (role < 0 || (role & ~IR_ROLE_LOSS) != IR_ROLE_BACKWARD)
+        return NULL;
+    size_t n = strlen(op->type);
+    if (n > 5 && !strcmp(op->type + n - 5, "_grad"))
+        return runtime_rows(t, op->type);
+    if ((!strcmp(op->type, "scale") && ir_op_attr(op, "bias_after_scale")) ||
+        !strcmp(op->type, "cast"))
+        return g_hash_table_lookup(t, op->type);
+    return NULL;
+}
+
+/* Sets R's attr at its default when OP lacks it (the row's kind is the
+ * attr's type, as op_compat.yaml gives it). */
+static void seed_one(ir_op *op, const era_row *r)
+{
+    if (ir_op_attr(op, r->name))
+        return;
+    float f = r->value ? strtof(r->value, NULL) : 0.0f;
+    switch (r->kind) {
+    case ERA_RUNTIME_BOOL:
+        ir_op_set_bool(op, r->name, !strcmp(r->value, "true"));
+        break;
+    case ERA_RUNTIME_INT:
+        ir_op_set_int(op, r->name, (int32_t)strtol(r->value, NULL, 10));
+        break;
+    case ERA_RUNTIME_FLOAT:
+        ir_op_set_float(op, r->name, f);
+        break;
+    case ERA_RUNTIME_STRING:
+        ir_op_set_string(op, r->name, r->value);
+        break;
+    case ERA_RUNTIME_INTS:
+        ir_op_set_ints(op, r->name, NULL, 0);
+        break;
+    case ERA_RUNTIME_LONGS:
+        ir_op_set_longs(op, r->name, NULL, 0);
+        break;
+    case ERA_RUNTIME_FLOATS: /* {} or one value ({1.0f}) */
+        ir_op_set_floats(op, r->name, &f, r->value ? 1 : 0);
+        break;
+    default: /* ERA_RUNTIME_STRINGS: every such default is {} */
+        ir_op_set_strings(op, r->name, NULL, 0);
+        break;
+    }
+}
+
 void pdt_era_order_program(ir_program *p, int era)
 {
     int rank = pdt_era_runtime_rank(era);
@@ -93,6 +160,9 @@ void pdt_era_order_program(ir_program *p, int era)
             ir_op *op = b->ops[k];
             if (!op->made)
                 continue;
+            const GArray *seed = seed_rows(t, op);
+            for (size_t i = 0; seed && i < seed->len; i++)
+                seed_one(op, era_row_at(g_array_index(seed, size_t, i)));
             rt_rank_ctx c = {runtime_rows(t, op->type), rank};
             ir_op_settle_ranked(op, rt_rank, &c);
         }
