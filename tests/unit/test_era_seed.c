@@ -126,6 +126,26 @@ START_TEST(what_is_not_seeded)
 }
 END_TEST
 
+START_TEST(multitrainer_devices)
+{
+    /* c_comm_init_multitrainer_op.cc from v2.2.0 (absent in v2.1.3):
+     * AddAttr<std::vector<int>>("devices", ...).SetDefault({}); Python
+     * passes ntrainers, trainer_id, ring_id, and check_attrs adds it */
+    static const int eras[] = {202, 300, 201};
+    for (size_t i = 0; i < 3; i++) {
+        ir_program *p = ir_program_new();
+        ir_block *b = ir_program_add_block(p, -1);
+        ir_op *op = made_op(b, "c_comm_init_multitrainer", IR_ROLE_FORWARD);
+        pdt_era_apply_program(NULL, p, eras[i]);
+        if (eras[i] >= 202)
+            ck_assert_int_eq(has(op, "devices", IR_ATTR_INTS)->n_ints, 0);
+        else
+            ck_assert(ir_op_attr(op, "devices") == NULL);
+        ir_program_free(p);
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("era_seed");
@@ -133,6 +153,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, conv2d_grad_2_4);
     tcase_add_test(tc, grad_ops_per_version);
     tcase_add_test(tc, what_is_not_seeded);
+    tcase_add_test(tc, multitrainer_devices);
     suite_add_tcase(s, tc);
     return s;
 }

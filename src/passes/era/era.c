@@ -140,6 +140,8 @@ static void add_row(ir_op *op, const era_row *r)
         ir_op_set_float(op, r->name, strtof(r->value, NULL));
     else if (r->kind == ERA_ADD_EMPTY_STRINGS)
         ir_op_set_strings(op, r->name, NULL, 0);
+    else if (r->kind == ERA_ADD_EMPTY_INTS)
+        ir_op_set_ints(op, r->name, NULL, 0);
     else
         ir_op_set_string(op, r->name, r->value);
 }
@@ -182,6 +184,7 @@ static void apply_row(ir_op *op, const era_row *r, const era_run *run)
     case ERA_ADD_FLOAT:
     case ERA_ADD_STRING:
     case ERA_ADD_EMPTY_STRINGS:
+    case ERA_ADD_EMPTY_INTS:
     case ERA_ADD_INPUT:
         add_row(op, r);
         break;
