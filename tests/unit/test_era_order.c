@@ -1,5 +1,5 @@
 /* test_era_order.c - the runtime (extra) attrs' position per target
- * version (src/passes/era/era_order.c, era.def's ERA_RUNTIME_ATTR rows;
+ * version (src/passes/era/era_order.c, era.def's ERA_RUNTIME_* rows;
  * research-2x-3x.md 4k): which attrs are runtime ones, the grad types'
  * lookup through their forward type, and the order a made op is left in. */
 #include <glib.h>

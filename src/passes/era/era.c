@@ -11,13 +11,7 @@
 #include <string.h>
 
 #include "../pass.h"
-
-typedef enum {
-    ERA_DROP_ATTR, ERA_ADD_BOOL, ERA_ADD_INT, ERA_ADD_FLOAT, ERA_ADD_STRING,
-    ERA_ADD_EMPTY_STRINGS, ERA_BOOL_TO_INT, ERA_SET_BOOL, ERA_DROP_INPUT, ERA_ADD_INPUT,
-    ERA_SCOPE_PER_PARAM, ERA_STR_VALUE, ERA_RUNTIME_ATTR, ERA_FLOAT_TO_FLOATS,
-    ERA_DIST_TO_SYNC_MODE, ERA_ADD_ASYNC_INT, ERA_UNREGISTERED
-} era_kind;
+#include "era_rows.h"
 
 #define ERA_ANY_ROLE (-1)
 /* Any role but backward: the ops Python builds through Operator.__init__,
@@ -26,15 +20,6 @@ typedef enum {
 #define ERA_NOT_BACKWARD (-2)
 #define ERA_ROLE_BACKWARD IR_ROLE_BACKWARD
 #define ERA_ROLE_OPTIMIZE IR_ROLE_OPTIMIZE
-
-typedef struct {
-    era_kind kind;
-    const char *op;
-    int role;
-    const char *name;
-    const char *value;
-    int from, until;
-} era_row;
 
 static const era_row rows[] = {
 #define ERA(kind, op, role, name, value, from, until, source) \
@@ -155,6 +140,8 @@ static void add_row(ir_op *op, const era_row *r)
         ir_op_set_float(op, r->name, strtof(r->value, NULL));
     else if (r->kind == ERA_ADD_EMPTY_STRINGS)
         ir_op_set_strings(op, r->name, NULL, 0);
+    else if (r->kind == ERA_ADD_EMPTY_INTS)
+        ir_op_set_ints(op, r->name, NULL, 0);
     else
         ir_op_set_string(op, r->name, r->value);
 }
@@ -197,6 +184,7 @@ static void apply_row(ir_op *op, const era_row *r, const era_run *run)
     case ERA_ADD_FLOAT:
     case ERA_ADD_STRING:
     case ERA_ADD_EMPTY_STRINGS:
+    case ERA_ADD_EMPTY_INTS:
     case ERA_ADD_INPUT:
         add_row(op, r);
         break;
@@ -238,8 +226,7 @@ static void apply_row(ir_op *op, const era_row *r, const era_run *run)
     case ERA_ADD_ASYNC_INT:
         add_async_int(op, r, run->async);
         break;
-    case ERA_RUNTIME_ATTR: /* an order, not a change: era_order.c */
-    case ERA_UNREGISTERED: /* read by pdt_era_registered, changes nothing */
+    default: /* ERA_RUNTIME_*: era_order.c; ERA_UNREGISTERED: pdt_era_registered */
         break;
     }
 }
@@ -258,16 +245,39 @@ static bool row_matches(const era_row *r, const ir_op *op, int era)
     return role >= 0 && (role & ~IR_ROLE_LOSS) == r->role;
 }
 
-/* Op type ("*" too) -> the indices of the rows of that type that hold
- * at ERA and change ops, ascending: a program costs a lookup per made op,
+bool era_is_runtime_kind(era_kind k)
+{
+    return k >= ERA_RUNTIME_BOOL && k <= ERA_RUNTIME_STRINGS;
+}
+
+const era_row *era_row_at(size_t i)
+{
+    return &rows[i];
+}
+
+size_t era_n_rows(void)
+{
+    return N_ROWS;
+}
+
+static bool picked(const era_row *r, era_pick pick)
+{
+    if (pick == ERA_PICK_RUNTIME)
+        return era_is_runtime_kind(r->kind);
+    if (pick == ERA_PICK_UNREGISTERED)
+        return r->kind == ERA_UNREGISTERED;
+    return !era_is_runtime_kind(r->kind) && r->kind != ERA_UNREGISTERED;
+}
+
+/* One pass over the table: a program then costs a lookup per made op,
  * not a scan of the table (hundreds of rows). */
-static GHashTable *rows_by_type(int era)
+GHashTable *era_index_new(int era, era_pick pick)
 {
     GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_array_unref);
     for (size_t i = 0; i < N_ROWS; i++) {
         const era_row *r = &rows[i];
-        if (era < r->from || era >= r->until || r->kind == ERA_RUNTIME_ATTR ||
-            r->kind == ERA_UNREGISTERED)
+        if (!picked(r, pick) ||
+            (era != ERA_ALL_VERSIONS && (era < r->from || era >= r->until)))
             continue;
         GArray *a = g_hash_table_lookup(t, r->op);
         if (!a) {
@@ -306,7 +316,7 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE)
         return;
     era_run run = {param_order(p->blocks[0]), run_is_async(ctx)};
-    GHashTable *by_type = rows_by_type(era);
+    GHashTable *by_type = era_index_new(era, ERA_PICK_CHANGES);
     const GArray *any = g_hash_table_lookup(by_type, "*");
     for (size_t bi = 0; bi < p->n_blocks; bi++) {
         ir_block *b = p->blocks[bi];
@@ -332,13 +342,28 @@ void pdt_era_apply(pdt_ctx *ctx, int era)
         pdt_era_apply_program(ctx, ctx->staged[i].program, era);
 }
 
+/* The ERA_UNREGISTERED rows of every version, by op type: built once
+ * (the transpiler asks per op it makes). */
+static GHashTable *unregistered_index(void)
+{
+    static gsize once;
+    static GHashTable *t;
+    if (g_once_init_enter(&once)) {
+        t = era_index_new(ERA_ALL_VERSIONS, ERA_PICK_UNREGISTERED);
+        g_once_init_leave(&once, 1);
+    }
+    return t;
+}
+
 bool pdt_era_registered(const char *type, int era)
 {
     if (era == PDT_ERA_NATIVE)
         return true;
-    for (size_t i = 0; i < N_ROWS; i++)
-        if (rows[i].kind == ERA_UNREGISTERED && !strcmp(rows[i].op, type) &&
-            era >= rows[i].from && era < rows[i].until)
+    const GArray *a = g_hash_table_lookup(unregistered_index(), type);
+    for (size_t i = 0; a && i < a->len; i++) {
+        const era_row *r = &rows[g_array_index(a, size_t, i)];
+        if (era >= r->from && era < r->until)
             return false;
+    }
     return true;
 }

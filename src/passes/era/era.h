@@ -51,8 +51,10 @@ uint64_t pdt_hash_bytes(const void *ptr, size_t len);
 
 /* era_order.c: a made op's attrs in the order the target's
  * OpDesc::Flush writes them (2.4: the runtime (extra) attrs of era.def's
- * ERA_RUNTIME_ATTR rows as a sorted group after the sorted others; 2.5
- * on: before them).  Called by pdt_era_apply_program; nothing before 2.4. */
+ * ERA_RUNTIME_* rows as a sorted group after the sorted others; 2.5
+ * on: before them), after giving a grad op the runtime attrs of its
+ * forward type it lacks, at their defaults (research-2x-3x.md 4s).
+ * Called by pdt_era_apply_program; nothing before 2.4. */
 void pdt_era_order_program(ir_program *p, int era);
 /* The rank of a runtime attr at ERA: +1 (2.4), -1 (2.5 on), 0 (before
  * 2.4 or native: no group). */

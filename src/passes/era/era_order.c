@@ -7,11 +7,15 @@
  * type there).  Flush sorts each map by name and writes them as two
  * groups: v2.4.0/v2.4.2 the ordinary attrs first, v2.5.0-v2.5.2 and
  * develop of 2024-10 (3.0) the runtime attrs first.  era.def's
- * ERA_RUNTIME_ATTR rows name the runtime attrs per op type and version;
- * this file ranks them (+1 after, -1 before, 0 the others) and lets
- * ir_op_settle_ranked write each made op so.  Before 2.4 nothing is done
+ * ERA_RUNTIME_* rows name the runtime attrs per op type and version, with
+ * their types and defaults (read through era_rows.h: era.c's table);
+ * this file seeds the ones a grad op lacks (seed_rows), ranks them (+1
+ * after, -1 before, 0 the others) and lets ir_op_settle_ranked write
+ * each made op so.  Before 2.4 nothing is done
  * here (Flush wrote one hash-ordered map; see 4f).  An input op a pass
- * changed is ordered the same way (Paddle re-flushes it; 4q).
+ * changed is seeded and ordered the same way: Paddle re-flushes it from
+ * the maps OpDesc(proto) filled, which start with every extra of its type
+ * (InitRuntimeAttributeMapByOpExtraInfo, v2.4.2 op_desc.cc; 4q).
  *
  * A grad op (TYPE_grad, TYPE_grad_grad ...) with no rows of its own takes
  * its forward type's: SingleGradOpMaker gives the grad OpDesc the forward
@@ -22,55 +26,25 @@
 #include "era.h"
 
 #include <glib.h>
+#include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    const char *kind, *op, *name;
-    int from, until;
-} rt_row;
-
-/* Every era.def row, its kind as text: only ERA_RUNTIME_ATTR rows are
- * read here, era.c applies the others. */
-static const rt_row rt_rows[] = {
-#define ERA(kind, op, role, name, value, from, until, source) {#kind, op, name, from, until},
-#include "era.def"
-#undef ERA
-};
-#define N_RT_ROWS (sizeof rt_rows / sizeof *rt_rows)
+#include "era_rows.h"
 
 typedef struct {
-    GPtrArray *names; /* the op type's runtime attr names (row strings) */
-    int rank;         /* of a runtime attr: +1 (2.4) or -1 (2.5 on) */
+    const GArray *rows; /* the op type's runtime rows (era_row_at indices) */
+    int rank;           /* of a runtime attr: +1 (2.4) or -1 (2.5 on) */
 } rt_rank_ctx;
 
-/* op type -> GPtrArray of its runtime attr names at ERA: one pass over
- * the rows, so a program's ordering costs one lookup per op. */
-static GHashTable *runtime_table(int era)
-{
-    GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
-                                          (GDestroyNotify)g_ptr_array_unref);
-    for (size_t i = 0; i < N_RT_ROWS; i++) {
-        const rt_row *r = &rt_rows[i];
-        if (strcmp(r->kind, "ERA_RUNTIME_ATTR") || era < r->from || era >= r->until)
-            continue;
-        GPtrArray *a = g_hash_table_lookup(t, r->op);
-        if (!a) {
-            a = g_ptr_array_new();
-            g_hash_table_insert(t, (void *)r->op, a);
-        }
-        g_ptr_array_add(a, (void *)r->name);
-    }
-    return t;
-}
-
-/* The runtime names of TYPE, or of its forward type for a grad type
+/* The runtime rows of TYPE, or of its forward type for a grad type
  * without rows of its own (TYPE_grad_grad: the nearest type with rows);
- * NULL when it has none.  A loop: a type name is the input's. */
-static GPtrArray *runtime_names(GHashTable *t, const char *type)
+ * NULL when it has none.  T: era_index_new(era, ERA_PICK_RUNTIME).  A
+ * loop: a type name is the input's. */
+static const GArray *runtime_rows(GHashTable *t, const char *type)
 {
     static const char suffix[] = "_grad";
     const size_t ls = sizeof suffix - 1;
-    GPtrArray *a = g_hash_table_lookup(t, type);
+    const GArray *a = g_hash_table_lookup(t, type);
     size_t n = strlen(type);
     if (a || n <= ls || strcmp(type + n - ls, suffix))
         return a;
@@ -84,15 +58,18 @@ static GPtrArray *runtime_names(GHashTable *t, const char *type)
     return a;
 }
 
+static bool rows_name(const GArray *a, const char *name)
+{
+    for (size_t i = 0; a && i < a->len; i++)
+        if (!strcmp(name, era_row_at(g_array_index(a, size_t, i))->name))
+            return true;
+    return false;
+}
+
 static int rt_rank(const ir_attr *attr, void *ctx)
 {
     const rt_rank_ctx *c = ctx;
-    if (!c->names)
-        return 0;
-    for (size_t i = 0; i < c->names->len; i++)
-        if (!strcmp(attr->name, g_ptr_array_index(c->names, i)))
-            return c->rank;
-    return 0;
+    return rows_name(c->rows, attr->name) ? c->rank : 0;
 }
 
 int pdt_era_runtime_rank(int era)
@@ -104,13 +81,74 @@ int pdt_era_runtime_rank(int era)
 
 bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr)
 {
-    GHashTable *t = runtime_table(era);
-    GPtrArray *a = runtime_names(t, type);
-    bool hit = false;
-    for (size_t i = 0; a && i < a->len && !hit; i++)
-        hit = !strcmp(attr, g_ptr_array_index(a, i));
+    GHashTable *t = era_index_new(era, ERA_PICK_RUNTIME);
+    bool hit = rows_name(runtime_rows(t, type), attr);
     g_hash_table_destroy(t);
     return hit;
+}
+
+/* The runtime map a made op's OpDesc starts with (research-2x-3x.md 4s).
+ * A grad op of a C++ grad maker (SingleGradOpMaker, op_desc.h/
+ * grad_op_desc_maker.h 2.4 on) gets SetRuntimeAttrMap(RuntimeAttrs()):
+ * the forward op's map, which holds every extra of the forward type
+ * (OpDesc(proto) seeds it when the op is read from a file,
+ * Operator.__init__ sets each get_op_extra_attrs name when Python builds
+ * it).  So: a TYPE_grad op, and the makers pdtrans copies that emit their
+ * forward type (ScaleGradMaker's scale, the one with bias_after_scale;
+ * CastOpGradMaker's cast), take the forward type's rows.  The other
+ * backward ops start empty: backward.py's _create_op_desc_ (the
+ * accumulating sum, the loss grad's fill_constant) and SumGradDescMaker's
+ * scales use OpDesc's default constructor, which seeds nothing, and
+ * SplitGradMaker's concat takes split's map, which has no extras.
+ * Forward-role ops Python builds get their type's extras from era.def's
+ * check_attrs rows (ERA_NOT_BACKWARD), not here; NULL: nothing to seed. */
+static const GArray *seed_rows(GHashTable *t, const ir_op *op)
+{
+    int role = ir_op_role(op);
+    if (role < 0 || (role & ~IR_ROLE_LOSS) != IR_ROLE_BACKWARD)
+        return NULL;
+    size_t n = strlen(op->type);
+    if (n > 5 && !strcmp(op->type + n - 5, "_grad"))
+        return runtime_rows(t, op->type);
+    if ((!strcmp(op->type, "scale") && ir_op_attr(op, "bias_after_scale")) ||
+        !strcmp(op->type, "cast"))
+        return g_hash_table_lookup(t, op->type);
+    return NULL;
+}
+
+/* Sets R's attr at its default when OP lacks it (the row's kind is the
+ * attr's type, as op_compat.yaml gives it). */
+static void seed_one(ir_op *op, const era_row *r)
+{
+    if (ir_op_attr(op, r->name))
+        return;
+    float f = r->value ? strtof(r->value, NULL) : 0.0f;
+    switch (r->kind) {
+    case ERA_RUNTIME_BOOL:
+        ir_op_set_bool(op, r->name, !strcmp(r->value, "true"));
+        break;
+    case ERA_RUNTIME_INT:
+        ir_op_set_int(op, r->name, (int32_t)strtol(r->value, NULL, 10));
+        break;
+    case ERA_RUNTIME_FLOAT:
+        ir_op_set_float(op, r->name, f);
+        break;
+    case ERA_RUNTIME_STRING:
+        ir_op_set_string(op, r->name, r->value);
+        break;
+    case ERA_RUNTIME_INTS:
+        ir_op_set_ints(op, r->name, NULL, 0);
+        break;
+    case ERA_RUNTIME_LONGS:
+        ir_op_set_longs(op, r->name, NULL, 0);
+        break;
+    case ERA_RUNTIME_FLOATS: /* {} or one value ({1.0f}) */
+        ir_op_set_floats(op, r->name, &f, r->value ? 1 : 0);
+        break;
+    default: /* ERA_RUNTIME_STRINGS: every such default is {} */
+        ir_op_set_strings(op, r->name, NULL, 0);
+        break;
+    }
 }
 
 void pdt_era_order_program(ir_program *p, int era)
@@ -118,7 +156,7 @@ void pdt_era_order_program(ir_program *p, int era)
     int rank = pdt_era_runtime_rank(era);
     if (!p || !rank)
         return;
-    GHashTable *t = runtime_table(era);
+    GHashTable *t = era_index_new(era, ERA_PICK_RUNTIME);
     for (size_t bi = 0; bi < p->n_blocks; bi++) {
         ir_block *b = p->blocks[bi];
         for (size_t k = 0; k < b->n_ops; k++) {
@@ -129,7 +167,10 @@ void pdt_era_order_program(ir_program *p, int era)
              * changed op as the made ones (research 4q) */
             if (!op->made && !ir_op_changed(op))
                 continue;
-            rt_rank_ctx c = {runtime_names(t, op->type), rank};
+            const GArray *seed = op->made ? seed_rows(t, op) : runtime_rows(t, op->type);
+            for (size_t i = 0; seed && i < seed->len; i++)
+                seed_one(op, era_row_at(g_array_index(seed, size_t, i)));
+            rt_rank_ctx c = {runtime_rows(t, op->type), rank};
             ir_op_settle_ranked(op, rt_rank, &c);
         }
     }
