@@ -245,15 +245,15 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
     /* Python-built optimize and LR-schedule ops: the table above holds
      * for 1.7 and 1.8 (the real programs: PaddleOCR's adam, and det_db's
      * cosine schedule, which PaddleOCR built from the same layers), the
-     * optimize ops' rows from 1.4 (the same protos and callers; before
-     * 1.6 math_op_patch made no scale, so no LR rows before 1.7);
+     * optimize ops' rows from 1.4 (the same protos and callers), the LR
+     * ones from 1.6 (before v1.6.0 math_op_patch made no scale);
      * 2.x protos have more attrs and callers (R).  Only where minimize
      * put them, after a backward: a pserver's copies are built from
      * all_attrs() (every attr given; PaddleFL's server shows yet another
      * history), not modelled. */
     if (trainer && era <= 108 &&
         ((role >= 0 && (role & IR_ROLE_OPTIMIZE) && !(role & IR_ROLE_BACKWARD)) ||
-         (role == IR_ROLE_LRSCHED && era >= 107)))
+         (role == IR_ROLE_LRSCHED && era >= 106)))
         return python_built(t, op, era);
     if (role < 0 || !(role & IR_ROLE_BACKWARD))
         return false;
