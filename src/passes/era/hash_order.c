@@ -173,9 +173,9 @@ static void insert_listed(ht *t, const ir_op *op, const char *list, const char *
 
 /* A row's type is the op type, or TYPE@QUAL for one caller of several:
  * QUAL a number is the op_role the op has (16: a learning-rate schedule's
- * op, built by math_op_patch's operators where clip.py calls layers), a
- * QUAL starting with '/' a part of its op_namescope (clip.py's
- * "gradient_clip" scope).  The first row that matches wins. */
+ * op, which math_op_patch's operators build, where clip.py calls
+ * fluid.layers), a QUAL starting with '/' a part of its op_namescope
+ * (clip.py's "gradient_clip" scope).  The first row that matches wins. */
 static bool row_matches(const char *row, const ir_op *op, int era, int from, int until)
 {
     size_t n = strlen(op->type);
@@ -188,7 +188,8 @@ static bool row_matches(const char *row, const ir_op *op, int era, int from, int
     if (*q != '/')
         return ir_op_role(op) == atoi(q);
     const ir_attr *ns = ir_op_attr(op, "op_namescope");
-    return ns && ns->type == IR_ATTR_STRING && g_strstr_len((const char *)ns->s.data, (gssize)ns->s.len, q);
+    return ns && ns->type == IR_ATTR_STRING &&
+           g_strstr_len((const char *)ns->s.data, (gssize)ns->s.len, q);
 }
 
 /* The given attrs of OP's row: tensor.fill_constant (v1.7.2, v1.8.5)
@@ -250,9 +251,11 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
      * 2.x protos have more attrs and callers (R).  Only where minimize
      * put them, after a backward: a pserver's copies are built from
      * all_attrs() (every attr given; PaddleFL's server shows yet another
-     * history), not modelled. */
+     * history), not modelled, nor an LRSched|Optimize op (the per-param
+     * learning rate's scale: math_op_patch's {scale, bias}). */
     if (trainer && era <= 108 &&
-        ((role >= 0 && (role & IR_ROLE_OPTIMIZE) && !(role & IR_ROLE_BACKWARD)) ||
+        ((role >= 0 && (role & IR_ROLE_OPTIMIZE) &&
+          !(role & (IR_ROLE_BACKWARD | IR_ROLE_LRSCHED))) ||
          (role == IR_ROLE_LRSCHED && era >= 106)))
         return python_built(t, op, era);
     if (role < 0 || !(role & IR_ROLE_BACKWARD))
