@@ -2,9 +2,11 @@
  * in (src/passes/era/hash_order.c, research-2x-3x.md 4o). */
 #include "unit.h"
 
+#include "io/pdio.h"
 #include "passes/era/era.h"
 #include "passes/era/hash_table.h"
 
+#include <glib.h>
 #include <string.h>
 
 /* std::hash<std::string> as g++ 12's libstdc++ computes it (printed by a
@@ -89,7 +91,7 @@ START_TEST(minimize_adam_takes_paddle_1x_order)
             ir_op_set_int(a, sorted[i], i == 6 ? 2 : 0);
     pdt_hash_order_program(p, 107);
     expect_order(a, want, 8);
-    pdt_hash_order_program(p, 204); /* 2.4 on: not this step's */
+    pdt_hash_order_program(p, 108); /* 2.4 on: not this step's */
     expect_order(a, want, 8);
     ir_program_free(p);
 }
@@ -328,6 +330,96 @@ START_TEST(pserver_transpiler_ops_take_paddle_18_order)
 }
 END_TEST
 
+
+/* paddleocr_det_db_mv3_adam_train.pdmodel (1.8.2) holds a cosine schedule
+ * with warmup that PaddleOCR's Python built with fluid.layers and
+ * math_op_patch's operators: the step counter's increment, cast,
+ * fill_constant, less_than, logical_not, two conditional_blocks (Switch),
+ * and in their blocks scale {scale, bias}, elementwise_div and
+ * elementwise_sub {axis}, cos and assign: the callers whose rows pdtrans's
+ * own learning-rate ops take.  Each such op, sorted by name, marked made
+ * and given the LRSched role (the file's are Forward: no guard), must come
+ * back in the file's order. */
+static bool lr_op(const ir_block *b, size_t k)
+{
+    static const char *const types[] = {"increment", "cast", "fill_constant", "less_than",
+                                        "logical_not", "conditional_block", "scale",
+                                        "elementwise_div", "elementwise_sub", "cos", "assign"};
+    if (b->idx == 0 && k != 0 && k < 246)
+        return false;  /* the model's forward ops */
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (!strcmp(b->ops[k]->type, types[i]))
+            return b->idx != 0 || k < 252;
+    return false;
+}
+
+START_TEST(lr_schedule_takes_det_db_order)
+{
+    if (!unit_shared_dir())
+        return;
+    ir_program *p = pdio_read("../shared/testdata-real/train/paddleocr_det_db_mv3_adam_train.pdmodel");
+    ck_assert_ptr_nonnull(p);
+    GPtrArray *want = g_ptr_array_new_with_free_func(g_free);
+    GPtrArray *ops = g_ptr_array_new();
+    for (size_t bi = 0; bi < p->n_blocks; bi++)
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
+            ir_op *op = p->blocks[bi]->ops[k];
+            if (!lr_op(p->blocks[bi], k))
+                continue;
+            const ir_attr *a = ir_op_attrs(op);
+            const char **names = g_new0(const char *, op->n_attrs + 1);
+            for (size_t i = 0; i < op->n_attrs; i++)
+                names[i] = a[i].name;
+            g_ptr_array_add(want, names);
+            g_ptr_array_add(ops, op);
+            ir_op_set_int(op, "op_role", 16);
+            ir_op_settle(op);
+            op->made = true;
+        }
+    ck_assert_uint_eq(ops->len, 18);  /* 7 in block 0, 4 in block 1, 7 in block 2 */
+    pdt_hash_order_program(p, 108);
+    for (size_t i = 0; i < ops->len; i++) {
+        const ir_op *op = ops->pdata[i];
+        const char **names = want->pdata[i];
+        size_t n = 0;
+        while (names[n])
+            n++;
+        expect_order(op, names, n);
+    }
+    g_ptr_array_free(ops, true);
+    g_ptr_array_free(want, true);
+    ir_program_free(p);
+}
+END_TEST
+
+/* rec_example_main_grad_train.pdmodel (<= 1.5) has a forward square that
+ * fluid.layers' generated function built (no attr given): the history of
+ * clip.py's square (GradientClipByGlobalNorm), whose row holds from 1.4.
+ * Given the Optimize role and sorted, it must come back in the file's
+ * order for a 1.5 target (is_test from the 1.4-1.7 activation maker). */
+START_TEST(clip_square_takes_rec_example_order)
+{
+    if (!unit_shared_dir())
+        return;
+    ir_program *p = pdio_read("../shared/testdata-real/train/rec_example_main_grad_train.pdmodel");
+    ck_assert_ptr_nonnull(p);
+    ir_op *sq = NULL;
+    for (size_t k = 0; !sq && k < p->blocks[0]->n_ops; k++)
+        if (!strcmp(p->blocks[0]->ops[k]->type, "square"))
+            sq = p->blocks[0]->ops[k];
+    ck_assert_ptr_nonnull(sq);
+    static const char *const want[] = {"is_test",      "use_cudnn",    "use_mkldnn", "op_role_var",
+                                       "op_callstack", "op_namescope", "op_role"};
+    expect_order(sq, want, 7);
+    ir_op_set_int(sq, "op_role", 2);
+    ir_op_settle(sq);
+    sq->made = true;
+    pdt_hash_order_program(p, 105);
+    expect_order(sq, want, 7);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order");
@@ -340,6 +432,8 @@ Suite *make_suite(void)
     tcase_add_test(tc, gcc48_bucket_counts);
     tcase_add_test(tc, changed_input_ops_take_the_reread_order);
     tcase_add_test(tc, pserver_transpiler_ops_take_paddle_18_order);
+    tcase_add_test(tc, lr_schedule_takes_det_db_order);
+    tcase_add_test(tc, clip_square_takes_rec_example_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,8 +13,10 @@
  *     op_device, then op_role, into an empty map;
  *   - backward.py's _create_op_desc_ sum and loss fill_constant: its attrs
  *     dict's insertion order;
- *   - for 1.7-1.8, the optimizer and L2 ops minimize appends, which
- *     Python's Operator.__init__ fills (py_order.def's rows).
+ *   - for 1.7-1.8, the ops minimize appends that Python's
+ *     Operator.__init__ fills (py_order.def's rows): the optimizer's,
+ *     regularization's and gradient clip's (Optimize role) and the
+ *     learning-rate schedule's (LRSched role).
  * Any other made op keeps the name order pdtrans writes.  A grad op takes
  * the order its forward op has in the input: Paddle built both in one
  * process in the real programs (a forward op Paddle had read from a file
@@ -132,9 +134,9 @@ static bool inserted(ht *t, const ir_op *op, const char *seq, bool all)
     return found == op->n_attrs && (!all || found == listed);
 }
 
-/* Ops optimizer.py and regularizer.py build through Operator.__init__
- * (v1.7.2 = v1.8.5): the proto's own attrs in AddAttr order, and those the
- * Python caller passes.  Operator.__init__ sets the given ones in proto
+/* Ops optimizer.py, regularizer.py, clip.py and learning_rate_scheduler.py
+ * build through Operator.__init__ (v1.7.2 = v1.8.5): the proto's own attrs
+ * in AddAttr order, and those the Python caller passes.  Operator.__init__ sets the given ones in proto
  * order, the framework attrs op_role, op_role_var (when not empty),
  * op_namescope and op_callstack after them (the proto's last attrs), then
  * check_attrs adds the defaults of the others in proto order, op_device
@@ -169,18 +171,50 @@ static void insert_listed(ht *t, const ir_op *op, const char *list, const char *
     g_strfreev(names);
 }
 
+/* A row's type is the op type, or TYPE@QUAL for one caller of several:
+ * QUAL a number is the op_role the op has (16: a learning-rate schedule's
+ * op, which math_op_patch's operators build, where clip.py calls
+ * fluid.layers), a QUAL starting with '/' a part of its op_namescope
+ * (clip.py's "gradient_clip" scope).  The first row that matches wins. */
+static bool row_matches(const char *row, const ir_op *op, int era, int from, int until)
+{
+    size_t n = strlen(op->type);
+    if (era < from || era >= until || strncmp(row, op->type, n) ||
+        (row[n] != '\0' && row[n] != '@'))
+        return false;
+    if (row[n] == '\0')
+        return true;
+    const char *q = row + n + 1;
+    if (*q != '/')
+        return ir_op_role(op) == atoi(q);
+    const ir_attr *ns = ir_op_attr(op, "op_namescope");
+    return ns && ns->type == IR_ATTR_STRING &&
+           g_strstr_len((const char *)ns->s.data, (gssize)ns->s.len, q);
+}
+
+/* The given attrs of OP's row: tensor.fill_constant (v1.7.2, v1.8.5)
+ * always passes a str_value, str(value), never empty; math_op_patch's
+ * create_tensor passes none, so an empty one is check_attrs's default. */
+static const char *given_of(const ir_op *op, const char *given)
+{
+    const ir_attr *sv = ir_op_attr(op, "str_value");
+    if (sv && sv->type == IR_ATTR_STRING && sv->s.len == 0 && listed(given, "str_value"))
+        return "dtype shape value force_cpu";
+    return given;
+}
+
 static bool python_built(ht *t, const ir_op *op, int era)
 {
-    size_t i = 0;
-    while (i < sizeof py_ops / sizeof *py_ops &&
-           (strcmp(py_ops[i].type, op->type) || era < py_ops[i].from || era >= py_ops[i].until))
+    size_t i = 0, n_rows = sizeof py_ops / sizeof *py_ops;
+    while (i < n_rows && !row_matches(py_ops[i].type, op, era, py_ops[i].from, py_ops[i].until))
         i++;
-    if (i == sizeof py_ops / sizeof *py_ops)
+    if (i == n_rows)
         return false;
+    const char *given = given_of(op, py_ops[i].given);
     const ir_attr *rv = ir_op_attr(op, "op_role_var");
     bool rv_given = rv && rv->type == IR_ATTR_STRINGS && rv->n_strings > 0;
     ht_init(t);
-    insert_listed(t, op, py_ops[i].proto, py_ops[i].given, true);
+    insert_listed(t, op, py_ops[i].proto, given, true);
     insert_listed(t, op, "op_role", "op_role", true);
     if (rv_given)
         ht_insert(t, rv->name);
@@ -188,7 +222,7 @@ static bool python_built(ht *t, const ir_op *op, int era)
      * traceback): they count for the table's growth. */
     ht_insert(t, ir_intern("op_namescope"));
     ht_insert(t, ir_intern("op_callstack"));
-    insert_listed(t, op, py_ops[i].proto, py_ops[i].given, false);
+    insert_listed(t, op, py_ops[i].proto, given, false);
     if (rv && !rv_given)
         ht_insert(t, rv->name);
     insert_listed(t, op, "op_device", "", false);
@@ -209,13 +243,20 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
     if (f && inserted(t, op, "op_device op_role op_role_var", false))
         return true;
     int role = ir_op_role(op);
-    /* Python-built optimize ops: the table above holds for 1.7 and 1.8
-     * (the real programs); 2.x protos have more attrs and callers (R).
-     * Only where minimize put them, after a backward: a pserver's copies
-     * are built from all_attrs() (every attr given; PaddleFL's server
-     * shows yet another history), not modelled. */
-    if (trainer && role >= 0 && (role & IR_ROLE_OPTIMIZE) && !(role & IR_ROLE_BACKWARD) &&
-        era >= 107 && era <= 108)
+    /* Python-built optimize and LR-schedule ops: the table above holds
+     * for 1.7 and 1.8 (the real programs: PaddleOCR's adam, and det_db's
+     * cosine schedule, which PaddleOCR built from the same layers), the
+     * optimize ops' rows from 1.4 (the same protos and callers), the LR
+     * ones from 1.6 (before v1.6.0 math_op_patch made no scale);
+     * 2.x protos have more attrs and callers (R).  Only where minimize
+     * put them, after a backward: a pserver's copies are built from
+     * all_attrs() (every attr given; PaddleFL's server shows yet another
+     * history), not modelled, nor an LRSched|Optimize op (the per-param
+     * learning rate's scale: math_op_patch's {scale, bias}). */
+    if (trainer && era <= 108 &&
+        ((role >= 0 && (role & IR_ROLE_OPTIMIZE) &&
+          !(role & (IR_ROLE_BACKWARD | IR_ROLE_LRSCHED))) ||
+         (role == IR_ROLE_LRSCHED && era >= 106)))
         return python_built(t, op, era);
     if (role < 0 || !(role & IR_ROLE_BACKWARD))
         return false;
