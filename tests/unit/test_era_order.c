@@ -3,10 +3,12 @@
  * research-2x-3x.md 4k): which attrs are runtime ones, the grad types'
  * lookup through their forward type, and the order a made op is left in. */
 #include <glib.h>
+#include <string.h>
 
 #include "unit.h"
 
 #include "passes/era/era.h"
+#include "passes/era/era_rows.h"
 
 START_TEST(rank_per_version)
 {
@@ -48,6 +50,9 @@ START_TEST(runtime_attrs_per_version_and_grad_type)
     ck_assert(pdt_era_is_runtime_attr(300, deep->str, "use_mkldnn"));
     g_string_free(deep, TRUE);
     ck_assert(!pdt_era_is_runtime_attr(205, "no_such_op_grad", "use_mkldnn"));
+    /* the bound runtime_rows skips longer names by */
+    for (size_t i = 0; i < era_n_rows(); i++)
+        ck_assert_uint_le(strlen(era_row_at(i)->op), ERA_TYPE_MAX);
 }
 END_TEST
 

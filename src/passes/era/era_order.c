@@ -52,7 +52,8 @@ static const GArray *runtime_rows(GHashTable *t, const char *type)
     do {
         n -= ls;
         fwd[n] = '\0';
-        a = g_hash_table_lookup(t, fwd);
+        /* a name no row has is not hashed: linear in the name's length */
+        a = n <= ERA_TYPE_MAX ? g_hash_table_lookup(t, fwd) : NULL;
     } while (!a && n > ls && !strcmp(fwd + n - ls, suffix));
     g_free(fwd);
     return a;

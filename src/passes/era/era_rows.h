@@ -38,6 +38,10 @@ typedef enum {
  * range itself). */
 #define ERA_ALL_VERSIONS (-1)
 
+/* No row's op type is longer (test_era_order checks every row): a longer
+ * type name cannot be a key of an index. */
+#define ERA_TYPE_MAX 64
+
 bool era_is_runtime_kind(era_kind k);
 /* Row I of era.def (I < era_n_rows()). */
 const era_row *era_row_at(size_t i);
