@@ -11,6 +11,8 @@
 
 #include "unit.h"
 
+#include <string.h>
+
 #include "passes/era/era.h"
 
 static ir_op *made_op(ir_block *b, const char *type, int role)
@@ -95,16 +97,27 @@ START_TEST(what_is_not_seeded)
      * [bool use_mkldnn = false]) */
     ir_op *scale_scale = made_op(b, "scale", IR_ROLE_BACKWARD);
     ir_op_set_bool(scale_scale, "bias_after_scale", true);
-    /* an input op and a forward-role made op are not seeded here */
+    /* an input op left alone (clean: written as read) and a forward-role
+     * made op are not seeded here */
     ir_op *input = ir_block_append_op(b, "softmax_grad");
     ir_op_set_role(input, IR_ROLE_BACKWARD);
     input->made = false;
+    ir_op_settle(input);
     ir_op *fwd = made_op(b, "softmax", IR_ROLE_FORWARD);
+    /* an input op a pass changed is: Paddle re-flushes it from the maps
+     * OpDesc(proto) seeded with its type's extras (v2.4.2 op_desc.cc
+     * InitRuntimeAttributeMapByOpExtraInfo; research 4t) */
+    ir_op *changed = ir_block_append_op(b, "softmax_grad");
+    ir_op_set_role(changed, IR_ROLE_BACKWARD);
+    changed->made = false;
     pdt_era_apply_program(NULL, p, 204);
     ck_assert(ir_op_attr(sum_scale, "use_mkldnn") == NULL);
     ck_assert(!has(scale_scale, "use_mkldnn", IR_ATTR_BOOLEAN)->b);
     ck_assert(ir_op_attr(input, "use_mkldnn") == NULL);
     ck_assert(ir_op_attr(fwd, "is_test") == NULL);
+    ck_assert(!has(changed, "use_mkldnn", IR_ATTR_BOOLEAN)->b);
+    const ir_attr *dt = has(changed, "mkldnn_data_type", IR_ATTR_STRING);
+    ck_assert(dt->s.len == 7 && !memcmp(dt->s.data, "float32", 7));
     ir_program_free(p);
 
     /* before 2.4 no runtime map exists */

@@ -136,11 +136,11 @@ static bool inserted(ht *t, const ir_op *op, const char *seq, bool all)
 
 /* Ops optimizer.py, regularizer.py, clip.py and learning_rate_scheduler.py
  * build through Operator.__init__ (v1.7.2 = v1.8.5): the proto's own attrs
- * in AddAttr order, and those the Python caller passes.  Operator.__init__ sets the given ones in proto
- * order, the framework attrs op_role, op_role_var (when not empty),
- * op_namescope and op_callstack after them (the proto's last attrs), then
- * check_attrs adds the defaults of the others in proto order, op_device
- * (1.8) last. */
+ * in AddAttr order, and those the Python caller passes.
+ * Operator.__init__ sets the given ones in proto order, the framework
+ * attrs op_role, op_role_var (when not empty), op_namescope and
+ * op_callstack after them (the proto's last attrs), then check_attrs adds
+ * the defaults of the others in proto order, op_device (1.8) last. */
 static const struct {
     const char *type, *proto, *given;
     int from, until;
@@ -150,15 +150,6 @@ static const struct {
 #undef PYOP
 };
 
-static bool listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
-        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return true;
-    return false;
-}
-
 /* Inserts the attrs of LIST (space-separated) that OP has and, when
  * `given` is not NULL, that it lists (or, given_in false, does not). */
 static void insert_listed(ht *t, const ir_op *op, const char *list, const char *given,
@@ -166,7 +157,7 @@ static void insert_listed(ht *t, const ir_op *op, const char *list, const char *
 {
     gchar **names = g_strsplit(list, " ", -1);
     for (gchar **n = names; *n; n++)
-        if (**n && ir_op_attr(op, *n) && listed(given, *n) == given_in)
+        if (**n && ir_op_attr(op, *n) && py_listed(given, *n) == given_in)
             ht_insert(t, ir_intern(*n));
     g_strfreev(names);
 }
@@ -198,7 +189,7 @@ static bool row_matches(const char *row, const ir_op *op, int era, int from, int
 static const char *given_of(const ir_op *op, const char *given)
 {
     const ir_attr *sv = ir_op_attr(op, "str_value");
-    if (sv && sv->type == IR_ATTR_STRING && sv->s.len == 0 && listed(given, "str_value"))
+    if (sv && sv->type == IR_ATTR_STRING && sv->s.len == 0 && py_listed(given, "str_value"))
         return "dtype shape value force_cpu";
     return given;
 }

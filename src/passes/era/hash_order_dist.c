@@ -28,21 +28,12 @@ static const struct {
 #undef PYOP
 };
 
-static bool in_list(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
-        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return true;
-    return false;
-}
-
 /* Inserts the names of LIST that are (or, given_in false, are not) in GIVEN. */
 static void insert_part(ht *t, const char *list, const char *given, bool given_in)
 {
     gchar **names = g_strsplit(list, " ", -1);
     for (gchar **n = names; *n; n++)
-        if (**n && in_list(given, *n) == given_in)
+        if (**n && py_listed(given, *n) == given_in)
             ht_insert(t, ir_intern(*n));
     g_strfreev(names);
 }

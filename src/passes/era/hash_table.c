@@ -174,3 +174,12 @@ ht_policy ht_policy_of(int version)
     (void)version;
     return HT_GCC48;
 }
+
+bool py_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}

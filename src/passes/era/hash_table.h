@@ -46,6 +46,9 @@ bool ht_insert(ht *t, const char *key);
  * n inserts (no erase): the copy keeps the list and the bucket count. */
 bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n);
 
+/* true when NAME is a word of LIST (space-separated): py_order.def's
+ * proto and given lists, read by hash_order.c and hash_order_dist.c. */
+bool py_listed(const char *list, const char *name);
 /* hash_reread.c: T as the map of an op read from the input (Paddle's
  * OpDesc(proto) and ProgramDesc::InitFromProto) and changed by a pass
  * since: its attrs inserted as they stand, the BLOCK and BLOCKS ones
