@@ -104,9 +104,9 @@ START_TEST(what_is_not_seeded)
     input->made = false;
     ir_op_settle(input);
     ir_op *fwd = made_op(b, "softmax", IR_ROLE_FORWARD);
-    /* an input op a pass changed is: Paddle re-flushes it from the maps
+    /* nor one a pass changed, though Paddle re-flushes it from maps that
      * OpDesc(proto) seeded with its type's extras (v2.4.2 op_desc.cc
-     * InitRuntimeAttributeMapByOpExtraInfo; research 4t) */
+     * InitRuntimeAttributeMapByOpExtraInfo): left out, research 4t */
     ir_op *changed = ir_block_append_op(b, "softmax_grad");
     ir_op_set_role(changed, IR_ROLE_BACKWARD);
     changed->made = false;
@@ -115,9 +115,8 @@ START_TEST(what_is_not_seeded)
     ck_assert(!has(scale_scale, "use_mkldnn", IR_ATTR_BOOLEAN)->b);
     ck_assert(ir_op_attr(input, "use_mkldnn") == NULL);
     ck_assert(ir_op_attr(fwd, "is_test") == NULL);
-    ck_assert(!has(changed, "use_mkldnn", IR_ATTR_BOOLEAN)->b);
-    const ir_attr *dt = has(changed, "mkldnn_data_type", IR_ATTR_STRING);
-    ck_assert(dt->s.len == 7 && !memcmp(dt->s.data, "float32", 7));
+    ck_assert(ir_op_attr(changed, "use_mkldnn") == NULL);
+    ck_assert(ir_op_attr(changed, "mkldnn_data_type") == NULL);
     ir_program_free(p);
 
     /* before 2.4 no runtime map exists */

@@ -13,9 +13,8 @@
  * after, -1 before, 0 the others) and lets ir_op_settle_ranked write
  * each made op so.  Before 2.4 nothing is done
  * here (Flush wrote one hash-ordered map; see 4f).  An input op a pass
- * changed is seeded and ordered the same way: Paddle re-flushes it from
- * the maps OpDesc(proto) filled, which start with every extra of its type
- * (InitRuntimeAttributeMapByOpExtraInfo, v2.4.2 op_desc.cc; 4q).
+ * changed is ordered the same way (Paddle re-flushes it; 4q), but not
+ * seeded with its type's extras as Paddle's re-read op is (4t).
  *
  * A grad op (TYPE_grad, TYPE_grad_grad ...) with no rows of its own takes
  * its forward type's: SingleGradOpMaker gives the grad OpDesc the forward
@@ -168,7 +167,10 @@ void pdt_era_order_program(ir_program *p, int era)
              * changed op as the made ones (research 4q) */
             if (!op->made && !ir_op_changed(op))
                 continue;
-            const GArray *seed = op->made ? seed_rows(t, op) : runtime_rows(t, op->type);
+            /* a changed input op is not seeded, though Paddle's re-read
+             * op holds its type's extras (research 4t): the passes'
+             * verifiers compare it with the input op attr by attr */
+            const GArray *seed = op->made ? seed_rows(t, op) : NULL;
             for (size_t i = 0; seed && i < seed->len; i++)
                 seed_one(op, era_row_at(g_array_index(seed, size_t, i)));
             rt_rank_ctx c = {runtime_rows(t, op->type), rank};
