@@ -9,6 +9,9 @@
  *   global_norm: per grad square -> reduce_sum; then sum, sqrt,
  *                fill_constant(clip_norm), elementwise_max, elementwise_div;
  *                per grad elementwise_mul(g, scale)
+ * For a 1.4-1.7 target every op goes under its (param, grad) pair's own
+ * scopes, global_norm's fill_constant first (clip_global_norm_1x: the
+ * append_gradient_clip_ops of clip.py v1.4.1-v1.7.2).
  * For a Paddle 2.2 or later target (--paddle-version, ctx->settings.era)
  * global_norm is written by gradient_clip_2x.c, as that version's
  * clip.py builds it (one squared_l2_norm per grad, sums per dtype with
@@ -28,6 +31,7 @@
 
 #include "../../diag.h"
 #include "../../ir/util.h"
+#include "../era/era.h"
 #include "gradient_clip.h"
 
 int opt_parse_clip(const char *cmd, const char *text, opt_clip_kind *kind, double *max, double *min)
@@ -133,6 +137,10 @@ static void correct_role_vars(opt_ops *ops, size_t from, const size_t *owner, co
  * #34836 was cherry-picked to the release branch as #35289, 2021-08-31):
  * gradient_clip_2x.c.  era.def's versions. */
 #define CLIP_SQUARED_L2_FROM 202
+/* clip.py v1.4.1-v1.7.2: append_gradient_clip_ops' per-pair scopes;
+ * v1.7.0-v1.7.2: their "_@CLIP" names and the op_role_var fix. */
+#define CLIP_PER_PAIR_UNTIL 108
+#define CLIP_AT_FLAG_FROM 107
 
 /* One gradient's squared L2 norm into ops; its output var's name. */
 static const char *squared_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
@@ -181,67 +189,95 @@ static const char *half_refusal(const ir_var *gv)
     return NULL;
 }
 
-static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
-                            double clip_norm, const char **new_grads)
+/* The gradients the pre-2.2 global-norm clip refuses, said with the
+ * first one's name: PDT_EBADINPUT; PDT_OK when it takes them all. */
+static int refuse_global_norm(const pdt_ctx *ctx)
 {
     ir_block *b = ir_program_block(ctx->main, 0);
-    ir_program *p = ctx->main;
-    size_t n = ctx->bw_params.n, from = ops->n, k = 0;
-    size_t *owner = xcalloc(3 * n + 5, sizeof *owner);
-    const char **sums = xcalloc(n, sizeof *sums);
-    for (size_t i = 0; i < n; i++) {
-        const char *pn = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+    const ir_var *g0 = ir_block_find_var(b, ctx->bw_grads.items[0]);
+    for (size_t i = 0; i < ctx->bw_params.n; i++) {
+        const char *g = ctx->bw_grads.items[i];
         const ir_var *gv = ir_block_find_var(b, g);
         if (gv->type == IR_SELECTED_ROWS) {
             pdt_error("%s: block 0: gradient '%s' is SELECTED_ROWS; '--clip=global_norm' "
                       "does not merge sparse gradients yet", ctx->main_path, g);
-            free(sums);
-            free(owner);
             return PDT_EBADINPUT;
         }
         const char *why = half_refusal(gv);
         if (why) {
             pdt_error("%s: block 0: gradient '%s' %s", ctx->main_path, g, why);
-            free(sums);
-            free(owner);
             return PDT_EBADINPUT;
         }
         /* layers.sums' helper.input_dtype() raises "Data Type mismatch" */
-        const ir_var *g0 = ir_block_find_var(b, ctx->bw_grads.items[0]);
         if (gv->dtype != g0->dtype) {
             pdt_error("%s: block 0: gradients '%s' and '%s' differ in dtype; Paddle before 2.2 "
                       "sums all squared norms in one sum, which refuses that (--paddle-version)",
                       ctx->main_path, ctx->bw_grads.items[0], g);
-            free(sums);
-            free(owner);
             return PDT_EBADINPUT;
         }
-        size_t before = ops->n;
-        sums[i] = squared_norm(ctx, names, ops, scope, pn, g, gv);
-        while (before++ < ops->n)
-            owner[k++] = i;
     }
-    /* These run under the guard of the last pair. */
-    const char *lp = ctx->bw_params.items[n - 1], *lg = ctx->bw_grads.items[n - 1];
+    return PDT_OK;
+}
+
+/* The clip norm's fill_constant: dtype=global_norm_var.dtype (PR #27437,
+ * 2.0); 1.x wrote 'float32', which elementwise_max cannot take with an
+ * FP64 norm (README: a listed difference). */
+static const char *clip_norm_const(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                                   const char *pn, const char *g, double clip_norm)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    int norm_dtype = ir_block_find_var(b, ctx->bw_grads.items[0])->dtype;
+    const char *maxv = layer_out(b, opt_namer_layer_tmp(names, "fill_constant"), NULL, false);
+    ir_block_find_var(b, maxv)->dtype = norm_dtype;
+    opt_ops_push(ops, opt_fill_constant_op(ctx->main, maxv, norm_dtype, clip_norm, false, true,
+                                           IR_ROLE_OPTIMIZE, scope, pn, g));
+    return maxv;
+}
+
+/* sum, sqrt, elementwise_max, elementwise_div of the squared norms SUMS
+ * against MAXV (NULL: 1.8's fill_constant of CLIP_NORM, made after the
+ * sqrt) under (scope, pn, g): 4 ops (5); the scale's var name. */
+static const char *global_scale(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                                const char *pn, const char *g, const char **sums,
+                                const char *maxv, double clip_norm)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    ir_program *p = ctx->main;
     const char *total = layer_out(b, opt_namer_layer_tmp(names, "sum"), NULL, false);
-    ir_op *sum = opt_op_new(p, "sum", IR_ROLE_OPTIMIZE, scope, lp, lg, NULL);
-    ir_op_set_input(sum, "X", sums, n);
+    ir_op *sum = opt_op_new(p, "sum", IR_ROLE_OPTIMIZE, scope, pn, g, NULL);
+    ir_op_set_input(sum, "X", sums, ctx->bw_params.n);
     ir_op_set_output1(sum, "Out", total);
     ir_op_set_bool(sum, "use_mkldnn", false);
     opt_ops_push(ops, sum);
     const char *norm = layer_out(b, opt_namer_layer_tmp(names, "sqrt"), NULL, false);
-    opt_ops_push(ops, unary(p, "sqrt", total, norm, scope, lp, lg));
-    /* dtype=global_norm_var.dtype (PR #27437, 2.0); 1.8 wrote 'float32',
-     * which elementwise_max cannot take with an FP64 norm */
-    int norm_dtype = ir_block_find_var(b, ctx->bw_grads.items[0])->dtype;
-    const char *maxv = layer_out(b, opt_namer_layer_tmp(names, "fill_constant"), NULL, false);
-    ir_block_find_var(b, maxv)->dtype = norm_dtype;
-    opt_ops_push(ops, opt_fill_constant_op(p, maxv, norm_dtype, clip_norm, false, true,
-                                           IR_ROLE_OPTIMIZE, scope, lp, lg));
+    opt_ops_push(ops, unary(p, "sqrt", total, norm, scope, pn, g));
+    if (!maxv)
+        maxv = clip_norm_const(ctx, names, ops, scope, pn, g, clip_norm);
     const char *bigger = layer_out(b, opt_namer_gen(names, "elementwise_max"), NULL, false);
-    opt_ops_push(ops, binary(p, "elementwise_max", maxv, norm, bigger, scope, lp, lg));
+    opt_ops_push(ops, binary(p, "elementwise_max", maxv, norm, bigger, scope, pn, g));
     const char *scale = layer_out(b, opt_namer_gen(names, "elementwise_div"), NULL, false);
-    opt_ops_push(ops, binary(p, "elementwise_div", maxv, bigger, scale, scope, lp, lg));
+    opt_ops_push(ops, binary(p, "elementwise_div", maxv, bigger, scale, scope, pn, g));
+    return scale;
+}
+/* ClipGradByGlobalNorm._static_clip of 1.8 (and 2.0-2.1): one scope;
+ * the squared norms under each pair's guard, the scale under the last
+ * pair's; _correct_clip_op_role_var then names the clipped grads. */
+static void clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const char *scope,
+                             double clip_norm, const char **new_grads)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    size_t n = ctx->bw_params.n, from = ops->n, k = 0;
+    size_t *owner = xcalloc(3 * n + 5, sizeof *owner);
+    const char **sums = xcalloc(n, sizeof *sums);
+    for (size_t i = 0; i < n; i++) {
+        const char *g = ctx->bw_grads.items[i];
+        sums[i] = squared_norm(ctx, names, ops, scope, ctx->bw_params.items[i], g,
+                               ir_block_find_var(b, g));
+        owner[k++] = i;
+        owner[k++] = i;
+    }
+    const char *lp = ctx->bw_params.items[n - 1], *lg = ctx->bw_grads.items[n - 1];
+    const char *scale = global_scale(ctx, names, ops, scope, lp, lg, sums, NULL, clip_norm);
     for (int j = 0; j < 5; j++)
         owner[k++] = n - 1;
     for (size_t i = 0; i < n; i++) {
@@ -252,9 +288,54 @@ static int clip_global_norm(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, const 
     correct_role_vars(ops, from, owner, ctx, new_grads);
     free(sums);
     free(owner);
-    return PDT_OK;
 }
 
+/* append_gradient_clip_ops before 1.8 (clip.py v1.4.1-v1.7.2): for each
+ * pair, under its guard ([param, grad]) and its own name scope
+ * (append_clip, append_clip_1, ...), GradientClipByGlobalNorm's
+ * _process_context: the clip norm's fill_constant (the first pair only),
+ * square, reduce_sum; then for each pair under append_graident_clip[_K]
+ * (sic) _create_operators: the first pair's sum, sqrt, elementwise_max,
+ * elementwise_div, then its elementwise_mul.  1.7 adds "_@CLIP" to both
+ * scope names and then sets every such op's op_role_var to [param,
+ * clipped grad]; 1.4-1.6 leave [param, grad]. */
+static void clip_global_norm_1x(pdt_ctx *ctx, opt_namer *names, opt_ops *ops, double clip_norm,
+                                const char **new_grads)
+{
+    ir_block *b = ir_program_block(ctx->main, 0);
+    bool at_clip = ctx->settings.era >= CLIP_AT_FLAG_FROM;
+    size_t n = ctx->bw_params.n, from = ops->n, k = 0;
+    size_t *owner = xcalloc(3 * n + 5, sizeof *owner);
+    const char **sums = xcalloc(n, sizeof *sums), *maxv = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *pn = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+        const char *scope = opt_namer_scope(names, at_clip ? "append_clip_@CLIP" : "append_clip");
+        if (i == 0) {
+            maxv = clip_norm_const(ctx, names, ops, scope, pn, g, clip_norm);
+            owner[k++] = 0;
+        }
+        sums[i] = squared_norm(ctx, names, ops, scope, pn, g, ir_block_find_var(b, g));
+        owner[k++] = i;
+        owner[k++] = i;
+    }
+    const char *scale = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *pn = ctx->bw_params.items[i], *g = ctx->bw_grads.items[i];
+        const char *scope = opt_namer_scope(names, at_clip ? "append_graident_clip_@CLIP"
+                                                            : "append_graident_clip");
+        if (i == 0) {
+            scale = global_scale(ctx, names, ops, scope, pn, g, sums, maxv, clip_norm);
+            for (int j = 0; j < 4; j++)
+                owner[k++] = 0;
+        }
+        new_grads[i] = scaled_grad(ctx, names, ops, scope, pn, g, scale);
+        owner[k++] = i;
+    }
+    if (at_clip)
+        correct_role_vars(ops, from, owner, ctx, new_grads);
+    free(sums);
+    free(owner);
+}
 int pass_gradient_clip(pdt_ctx *ctx)
 {
     if (!ctx->optim.clip)
@@ -272,7 +353,9 @@ int pass_gradient_clip(pdt_ctx *ctx)
 
     ir_block *b = ir_program_block(ctx->main, 0);
     opt_namer *names = opt_namer_new(ctx->main, ctx->startup);
-    const char *scope = opt_namer_scope(names, "gradient_clip");
+    int era = ctx->settings.era;
+    bool per_pair = era != PDT_ERA_NATIVE && era < CLIP_PER_PAIR_UNTIL;
+    const char *scope = per_pair ? NULL : opt_namer_scope(names, "gradient_clip");
     size_t n = ctx->bw_params.n;
     const char **new_grads = xcalloc(n, sizeof *new_grads);
     opt_ops ops = {0};
@@ -281,7 +364,13 @@ int pass_gradient_clip(pdt_ctx *ctx)
         const ir_var *gv = ir_block_find_var(b, g);
         const char *type = kind == OPT_CLIP_VALUE ? "clip" : "clip_by_norm";
         new_grads[i] = layer_out(b, opt_namer_layer_tmp(names, type), gv, true);
-        ir_op *op = unary(ctx->main, type, g, new_grads[i], scope, p, new_grads[i]);
+        /* before 1.8: _create_operators under the pair's own scope, and
+         * op_role_var [param, grad] until 1.7's fix names the clipped one */
+        if (per_pair)
+            scope = opt_namer_scope(names, era >= CLIP_AT_FLAG_FROM ? "append_graident_clip_@CLIP"
+                                                                    : "append_graident_clip");
+        ir_op *op = unary(ctx->main, type, g, new_grads[i], scope, p,
+                          per_pair && era < CLIP_AT_FLAG_FROM ? g : new_grads[i]);
         if (kind == OPT_CLIP_VALUE) {
             ir_op_set_float(op, "min", (float)min);
             ir_op_set_float(op, "max", (float)max);
@@ -290,10 +379,14 @@ int pass_gradient_clip(pdt_ctx *ctx)
         }
         opt_ops_push(&ops, op);
     }
-    if (kind == OPT_CLIP_GLOBAL_NORM)
-        rc = ctx->settings.era >= CLIP_SQUARED_L2_FROM
-                 ? clip_global_norm_2x(ctx, names, &ops, scope, max, new_grads)
-                 : clip_global_norm(ctx, names, &ops, scope, max, new_grads);
+    if (kind == OPT_CLIP_GLOBAL_NORM && era >= CLIP_SQUARED_L2_FROM)
+        rc = clip_global_norm_2x(ctx, names, &ops, scope, max, new_grads);
+    else if (kind == OPT_CLIP_GLOBAL_NORM && (rc = refuse_global_norm(ctx)) == PDT_OK) {
+        if (per_pair)
+            clip_global_norm_1x(ctx, names, &ops, max, new_grads);
+        else
+            clip_global_norm(ctx, names, &ops, scope, max, new_grads);
+    }
     if (rc == PDT_OK) {
         opt_ops_splice(&ops, b, b->n_ops, false);
         for (size_t i = 0; i < n; i++)

@@ -1,6 +1,6 @@
 /* gradient_clip.h - the two halves of the `gradient_clip` pass:
  * gradient_clip.c (the pass, value / norm, and global_norm as Paddle 1.8
- * writes it) and gradient_clip_2x.c (global_norm for a 2.2+ target). */
+ * and 1.4-1.7 write it) and gradient_clip_2x.c (global_norm for a 2.2+ target). */
 #ifndef PDT_GRADIENT_CLIP_H
 #define PDT_GRADIENT_CLIP_H
 
