@@ -5,6 +5,8 @@
  * (issue 30 point 2).  The input's own ops are never touched. */
 #include "era.h"
 
+#include "../../ir/env.h"
+
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,16 +344,19 @@ void pdt_era_apply(pdt_ctx *ctx, int era)
         pdt_era_apply_program(ctx, ctx->staged[i].program, era);
 }
 
-/* The ERA_UNREGISTERED rows of every version, by op type: built once
- * (the transpiler asks per op it makes). */
+static void destroy_index(void *t)
+{
+    g_hash_table_destroy(t);
+}
+
+/* The ERA_UNREGISTERED rows of every version, by op type: built once per
+ * env (the transpiler asks per op type it makes), in a pdt_env slot. */
 static GHashTable *unregistered_index(void)
 {
-    static gsize once;
-    static GHashTable *t;
-    if (g_once_init_enter(&once)) {
-        t = era_index_new(ERA_ALL_VERSIONS, ERA_PICK_UNREGISTERED);
-        g_once_init_leave(&once, 1);
-    }
+    GHashTable *t = pdt_env_get(PDT_ENV_ERA_UNREGISTERED);
+    if (!t)
+        t = pdt_env_put(PDT_ENV_ERA_UNREGISTERED,
+                        era_index_new(ERA_ALL_VERSIONS, ERA_PICK_UNREGISTERED), destroy_index);
     return t;
 }
 
