@@ -156,6 +156,10 @@ START_TEST(clip_and_regularization_specs)
     ck_assert(k == OPT_CLIP_VALUE && max == 2 && min == -2);
     ck_assert_int_eq(opt_parse_clip(NULL, "value:max=1,min=-0.5", &k, &max, &min), PDT_OK);
     ck_assert(min == -0.5);
+    /* the help's value:MAX[,min=MIN]: the short first item before a key */
+    ck_assert_int_eq(opt_parse_clip(NULL, "value:1.5,min=-0.5", &k, &max, &min), PDT_OK);
+    ck_assert(k == OPT_CLIP_VALUE && max == 1.5 && min == -0.5);
+    ck_assert_int_eq(opt_parse_clip(NULL, "value:1.5,2", &k, &max, &min), PDT_EUSAGE);
     ck_assert_int_eq(opt_parse_clip(NULL, "global_norm:5", &k, &max, &min), PDT_OK);
     ck_assert(k == OPT_CLIP_GLOBAL_NORM && max == 5);
     ck_assert_int_eq(opt_parse_clip(NULL, "value:-1", &k, &max, &min), PDT_EUSAGE);

@@ -56,10 +56,12 @@ int opt_parse_clip(const char *cmd, const char *text, opt_clip_kind *kind, doubl
         return PDT_EUSAGE;
     }
     *kind = kinds[k].kind;
-    /* "value:1.0" is short for "value:max=1.0". */
+    /* "value:1.0" is short for "value:max=1.0", also before ",min=...":
+     * only the first item decides. */
     char buf[256];
     const char *spec = text;
-    if (!strchr(colon, '=')) {
+    size_t first_len = strcspn(colon + 1, ",");
+    if (!memchr(colon + 1, '=', first_len)) {
         snprintf(buf, sizeof buf, "%.*s:%s=%s", (int)klen, text, kinds[k].first_key, colon + 1);
         spec = buf;
     }
