@@ -218,7 +218,7 @@ bool ir_op_has_attr(const ir_op *op, const char *name)
 /* The getters' view of one attr.  Of an op whose attrs are still bytes,
  * only that attr is decoded, into *out with its lists and strings in
  * *scratch (the caller frees it): passes read one attr of every op
- * (find_optimize's is_clip_op reads op_namescope), and decoding them all
+ * (ir_op_is_grad_clip reads op_namescope), and decoding them all
  * would keep every op's attrs twice, bytes and structs. */
 const ir_attr *ir_op_read_one_attr(const ir_op *op, const char *name, ir_attr *out,
                                    ir_arena **scratch)
@@ -559,4 +559,11 @@ int ir_op_role(const ir_op *op)
 void ir_op_set_role(ir_op *op, int role)
 {
     ir_op_set_int(op, IR_WK(op_role), role);
+}
+
+bool ir_op_is_grad_clip(const ir_op *op)
+{
+    const char *ns = ir_op_get_string(op, "op_namescope");
+    return ns && (strstr(ns, "@CLIP") || strstr(ns, "gradient_clip") ||
+                  strstr(ns, "/append_clip") || strstr(ns, "/append_graident_clip"));
 }

@@ -118,12 +118,7 @@ enum {
     IR_SPARSE_CSR = 31
 };
 
-/* op_role values (Paddle's OpRole). */
-enum {
-    IR_ROLE_FORWARD = 0, IR_ROLE_BACKWARD = 1, IR_ROLE_OPTIMIZE = 2,
-    IR_ROLE_RPC = 4, IR_ROLE_DIST = 8, IR_ROLE_LRSCHED = 16,
-    IR_ROLE_LOSS = 256, IR_ROLE_NOT_SPECIFIED = 4096
-};
+#include "role.h" /* IR_ROLE_*, ir_op_role */
 
 typedef struct {            /* framework.proto Scalar */
     int type;               /* 1 BOOLEAN, 2 LONG, 3 FLOAT64, 4 COMPLEX128 */
@@ -551,10 +546,6 @@ const char *ir_op_get_string(const ir_op *op, const char *name);
 /* A STRINGS attr's values as interned names, in an array from `a` (NULL
  * and *n = 0 when absent or of another type). */
 const char **ir_op_get_names(const ir_op *op, const char *name, size_t *n, ir_arena *a);
-
-/* op_role helpers (attr "op_role", INT). */
-int ir_op_role(const ir_op *op);                 /* -1 when absent */
-void ir_op_set_role(ir_op *op, int role);
 
 /* ---- whole-program edits ---------------------------------------------- */
 

@@ -17,18 +17,11 @@
 #include "../ir/util.h"
 #include "job.h"
 
-/* Gradient-clip ops run on each trainer before its send (seed defect 7:
- * @CLIP or gradient_clip in op_namescope; a 1.4-1.6 target's
- * append_clip / append_graident_clip scopes: the same test as
- * transpile's is_clip_op), so they are not update ops. */
+/* Gradient-clip ops run on each trainer before its send: not update ops. */
 static bool update_role(const ir_op *op)
 {
     int r = ir_op_role(op);
-    const char *ns = ir_op_get_string(op, "op_namescope");
-    if (ns && (strstr(ns, "@CLIP") || strstr(ns, "gradient_clip") ||
-               strstr(ns, "/append_clip") || strstr(ns, "/append_graident_clip")))
-        return false;
-    return r >= 0 && (r & (IR_ROLE_OPTIMIZE | IR_ROLE_LRSCHED));
+    return !ir_op_is_grad_clip(op) && r >= 0 && (r & (IR_ROLE_OPTIMIZE | IR_ROLE_LRSCHED));
 }
 
 static gint cmp_str(gconstpointer x, gconstpointer y)

@@ -8,20 +8,6 @@
 #include "../era/era.h"
 #include "builders.h"
 
-/* Paddle 1.x marks clip ops with "@CLIP" in op_namescope; 2.x and later put
- * them under the name scope "gradient_clip" (seed defect 7). */
-/* The seed's CLIP_OP_NAME_SCOPE tests ("@CLIP" 1.7, "gradient_clip" 1.8
- * on), and the scopes of a 1.4-1.6 target's clip (append_clip,
- * append_graident_clip: gradient_clip.c).  Paddle 1.4-1.6's transpiler
- * moved those to the pservers with the optimizer; they stay on the trainer,
- * where the clipped gradient is what the trainer sends (README). */
-static bool is_clip_op(const ir_op *op)
-{
-    const char *ns = ir_op_get_string(op, "op_namescope");
-    return ns && (strstr(ns, "@CLIP") || strstr(ns, "gradient_clip") ||
-                  strstr(ns, "/append_clip") || strstr(ns, "/append_graident_clip"));
-}
-
 /* An optimize op moves to a pserver program, where a BLOCK/BLOCKS attr
  * would name a block of the input that is not there (the seed copies the
  * attr as it is, leaving a dangling block reference).  Only the LR ops'
@@ -220,7 +206,7 @@ static int classify_ops(tp_plan *st, GArray *pairs, pmap *seen, size_t *opt_pos)
         }
         if (role != IR_ROLE_OPTIMIZE)
             continue;
-        if (pserver && is_clip_op(op)) {
+        if (pserver && ir_op_is_grad_clip(op)) {
             st->draft_op_kind[i] = TP_OP_CLIP;
             continue;
         }
