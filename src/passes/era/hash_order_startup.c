@@ -84,12 +84,13 @@ static void insert_part(ht *t, const ir_op *op, const char *proto, const char *l
 /* The ops of this file: a made op of a row's type with no input slot (an
  * initializer's fill_constant; ValueTensor & co. are dispensable and
  * ConstantInitializer passes no inputs) and the startup program's role
- * Forward, with an op_namescope: Operator.__init__'s (the transpiler's
- * own startup fill_constants have only op_role: hash_order_dist.c's). */
+ * Forward, with the op_callstack minimize's builder (opt_global_var)
+ * writes: the transpiler's own startup fill_constants (the async
+ * COUNTER.trainer_N inits) have none, and are left to its rows. */
 static int row_of(const ir_op *op, int era)
 {
     if (!op->made || op->n_inputs || ir_op_role(op) != IR_ROLE_FORWARD ||
-        !ir_op_attr(op, "op_namescope") || op->n_attrs + 1 >= HT_MAX)
+        !ir_op_attr(op, "op_callstack") || op->n_attrs + 1 >= HT_MAX)
         return -1;
     for (size_t i = 0; i < sizeof startup_ops / sizeof *startup_ops; i++)
         if (!strcmp(startup_ops[i].type, op->type) && era >= startup_ops[i].from &&
