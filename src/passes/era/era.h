@@ -46,6 +46,13 @@ void pdt_era_apply(struct pdt_ctx *ctx, int era);
  * (hash_order.c): the made ops whose insertion history is known get it
  * (ERA <= 2.3; others keep name order). */
 void pdt_hash_order_program(ir_program *p, int era);
+/* hash_order_startup.c: when P is a startup program of the run (CTX's
+ * startup or a transpile's trainer_N.startup, which keeps its origin ops;
+ * CTX NULL: P is one), the fill_constant ops minimize made in it (its
+ * initializers: accumulators, learning rate, step counter) in the hash
+ * order of ConstantInitializer's Operator.__init__ history (py_order.def's
+ * PYOP_STARTUP rows; ERA 1.4-2.3, research 4x). */
+void pdt_hash_order_startup(const struct pdt_ctx *ctx, ir_program *p, int era);
 /* std::hash<std::string> of libstdc++ (_Hash_bytes, 64-bit). */
 uint64_t pdt_hash_bytes(const void *ptr, size_t len);
 
