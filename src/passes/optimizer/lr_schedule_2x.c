@@ -3,6 +3,11 @@
  * An op sequence is no era.def row, so the family asks the target version
  * here, as gradient_clip.c does for the global-norm clip.
  *
+ * 1.4-1.5: 1.8's sequences with math_op_patch's pre-1.6.0 arithmetic (a
+ * fill_constant and an elementwise op for a Python number, lr_decay.c
+ * lr_math), and, as for 1.6, the warm-up's arithmetic in block 0
+ * (research-2x-3x.md 4y).
+ *
  * 2.0-2.4: fluid.layers.learning_rate_scheduler as 1.8 builds it (the
  * same Switch, the same math_op_patch scalar ops: lr_decay.c), except
  * piecewise_decay, which fills the persistable "learning_rate" with
