@@ -420,6 +420,34 @@ START_TEST(clip_square_takes_rec_example_order)
 }
 END_TEST
 
+/* The same program's fc bias elementwise_add: LayerHelper.append_bias_op
+ * (v1.5.2) gives {axis}, as 1.4-1.5's math_op_patch gives its LR
+ * elementwise ops, so an LRSched elementwise_add (row elementwise_add@16,
+ * 104-106) must come back in the file's order (research 4y). */
+START_TEST(lr_15_elementwise_takes_rec_example_order)
+{
+    if (!unit_shared_dir())
+        return;
+    ir_program *p = pdio_read("../shared/testdata-real/train/rec_example_main_grad_train.pdmodel");
+    ck_assert_ptr_nonnull(p);
+    ir_op *ew = NULL;
+    for (size_t k = 0; !ew && k < p->blocks[0]->n_ops; k++)
+        if (!strcmp(p->blocks[0]->ops[k]->type, "elementwise_add"))
+            ew = p->blocks[0]->ops[k];
+    ck_assert_ptr_nonnull(ew);
+    static const char *const want[] = {"y_data_format", "x_data_format", "use_mkldnn",
+                                       "op_role_var",   "op_callstack",  "op_namescope",
+                                       "op_role",       "axis"};
+    expect_order(ew, want, 8);
+    ir_op_set_int(ew, "op_role", 16);
+    ir_op_settle(ew);
+    ew->made = true;
+    pdt_hash_order_program(p, 105);
+    expect_order(ew, want, 8);
+    ir_program_free(p);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order");
@@ -434,6 +462,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, pserver_transpiler_ops_take_paddle_18_order);
     tcase_add_test(tc, lr_schedule_takes_det_db_order);
     tcase_add_test(tc, clip_square_takes_rec_example_order);
+    tcase_add_test(tc, lr_15_elementwise_takes_rec_example_order);
     suite_add_tcase(s, tc);
     return s;
 }

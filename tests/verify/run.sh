@@ -102,6 +102,14 @@ job two_counters transpile_async_two_counters $P2 --trainers=2 --async
 job warmup transpile_lr_warmup $P2 --trainers=2 --optimizer=sgd \
     --lr-schedule=piecewise:boundaries=10000,20000,values=1.0,0.5,1.0 \
     --lr-warmup=warmup_steps=100,start_lr=0.1,end_lr=1.0
+# 1.5 targets (helper lr15): the schedules' arithmetic is math_op_patch's
+# fill_constant + elementwise_* (no scale before v1.6.0), the warm-up's in
+# block 0 (var.block before v1.7.0)
+job lr_decay_15 transpile_lr_decay $P2 --trainers=2 --paddle-version=1.5 \
+    --optimizer=sgd:learning_rate=1.0 $EXP
+job warmup_15 transpile_lr_warmup $P2 --trainers=2 --paddle-version=1.5 --optimizer=sgd \
+    --lr-schedule=polynomial:decay_steps=3,cycle=true,end_learning_rate=0.01 \
+    --lr-warmup=warmup_steps=2,start_lr=0.1,end_lr=1.0
 TR2="--trainers=10.0.0.1:6170,10.0.0.2:6170"
 TR3="--trainers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170"
 TR4="--trainers=10.0.0.1:6170,10.0.0.1:6171,10.0.0.2:6170,10.0.0.2:6171"
@@ -115,7 +123,7 @@ job rings transpile_collective_rings --mode=collective --collective-mode=grad_al
 for j in basic adam momentum rmsprop l2_clip hash balanced three_uneven three_uneven_t0 \
          more_pservers no_slice large_block name_prefix update_vars trainers1 async async1 \
          lr_decay piecewise warmup nccl2 nccl2_hier collective rings async_lr half_async_lr \
-         async_lr3 two_counters; do
+         async_lr3 two_counters lr_decay_15 warmup_15; do
     equal $j
 done
 # the async LR-decay block's counter offset is named on stderr
@@ -177,6 +185,8 @@ mutant recv_dropped basic "fc_b: differs at step 1 on trainer 0: no op of traine
 mutant trainer_grad_dropped basic "fc_b: differs at step 1 on trainer 0: pserver_0.pb block 1 op 1 'scale' reads 'fc_b@GRAD' (written by pserver_0.pb block 1 op 0 'sum')" \
     pserver_0.pb drop-input 1 0 X 1
 mutant optimizer_attr adam "it is made by pserver_1.pb block 1 op 2 'adam'" pserver_1.pb set-attr 1 2 beta1 f 0.5
+mutant lr_fill_value_15 lr_decay_15 "(its attrs differ: value=3 where single-process training has value=1)" \
+    pserver_0.pb set-attr 1 7 value f 3.0
 mutant lr_counter_twice lr_decay "pserver_0.pb block 1 op 2 'cast' reads '@LR_DECAY_COUNTER@' (written by pserver_0.pb block 1 op 1 'increment') = 1 where single-process training has 0" pserver_0.pb dup-op 1 0
 mutant missing_sub_block piecewise "(written by pserver_0.pb block 1 op 6 'conditional_block')" pserver_0.pb set-attr 1 6 sub_block block_idx 99
 # trainer 0's notify sends its LR counter to pserver 0 twice, never to pserver 1

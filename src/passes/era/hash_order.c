@@ -238,7 +238,8 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
      * for 1.7 and 1.8 (the real programs: PaddleOCR's adam, and det_db's
      * cosine schedule, which PaddleOCR built from the same layers), the
      * optimize ops' rows from 1.4 (the same protos and callers), the LR
-     * ones from 1.6 (before v1.6.0 math_op_patch made no scale);
+     * ones from 1.4 too (1.4-1.5's own math_op_patch rows: no scale, a
+     * fill_constant and the elementwise op {axis});
      * 2.x protos have more attrs and callers (R).  Only where minimize
      * put them, after a backward: a pserver's copies are built from
      * all_attrs() (every attr given; PaddleFL's server shows yet another
@@ -247,7 +248,7 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
     if (trainer && era <= 108 &&
         ((role >= 0 && (role & IR_ROLE_OPTIMIZE) &&
           !(role & (IR_ROLE_BACKWARD | IR_ROLE_LRSCHED))) ||
-         (role == IR_ROLE_LRSCHED && era >= 106)))
+         (role == IR_ROLE_LRSCHED && era >= 104)))
         return python_built(t, op, era);
     if (role < 0 || !(role & IR_ROLE_BACKWARD))
         return false;

@@ -13,7 +13,11 @@
  * logical_not, logical_and) name their output TYPE_N.tmp_0 (LayerHelper).
  * control_flow.Switch becomes logical ops and conditional_block ops whose
  * new sub-blocks hold the case's ops.  Everything is under
- * _lr_schedule_guard: op_role LRSched (16), name scope "/".  A 2.5 target
+ * _lr_schedule_guard: op_role LRSched (16), name scope "/".  For a 1.4-1.5
+ * target (s->scalar_fill) math_op_patch has no scale: var OP c is
+ * create_scalar's fill_constant (tmp_N) and the elementwise_* op (tmp_N+1),
+ * c - var create_tensor's and elementwise_sub(X = the constant); for 1.4-1.6
+ * (s->var_block) it appends to var.block (lr_math).  A 2.5 target
  * (s->cond_forms) builds polynomial's cycle and the warm-up through
  * paddle.static.nn.cond instead (lr_cond.c). */
 #include <math.h>
@@ -105,6 +109,34 @@ static const char *binary(lr_build *s, const char *type, const char *x, const ch
     }
     ir_infer_apply(s->cur, op);
     return out;
+}
+
+/* Python's VAR OP c for a float c (math_op_patch): scale from v1.6.0
+ * (_scalar_elementwise_add_/sub_/rsub_/mul_/div_: scale (1, c), (1, -c),
+ * (-1, c), (c, 0), (1 / c, 0)); before it (v1.4.1, v1.5.2 _elemwise_method_
+ * creator_) create_scalar's fill_constant and the elementwise op, whose
+ * attrs are {axis: -1}; c - var (__rsub__, reverse) makes the constant
+ * with create_tensor(shape = var.shape, [1] here) and puts it in X. */
+typedef enum { LR_ADD, LR_SUB, LR_RSUB, LR_MUL, LR_DIV } lr_math_op;
+
+static const char *lr_math(lr_build *s, lr_math_op m, const char *x, double c)
+{
+    static const char *const types[] = {
+        [LR_ADD] = "elementwise_add", [LR_SUB] = "elementwise_sub",
+        [LR_RSUB] = "elementwise_sub", [LR_MUL] = "elementwise_mul",
+        [LR_DIV] = "elementwise_div",
+    };
+    if (!s->scalar_fill) {
+        switch (m) {
+        case LR_ADD: return scale_op(s, x, 1.0, c);
+        case LR_SUB: return scale_op(s, x, 1.0, -c);
+        case LR_RSUB: return scale_op(s, x, -1.0, c);
+        case LR_MUL: return scale_op(s, x, c, 0.0);
+        default: return scale_op(s, x, 1.0 / c, 0.0);
+        }
+    }
+    const char *k = const_var(s, c);
+    return m == LR_RSUB ? binary(s, types[m], k, x) : binary(s, types[m], x, k);
 }
 
 /* A layer with one input X: activations (floor, exp, cos, ceil: the
@@ -282,7 +314,7 @@ void lr_block_close(lr_build *s, lr_case *k)
  * inverse_time share it. */
 static const char *div_res(lr_build *s, const char *step, const lr_cfg *c)
 {
-    const char *d = scale_op(s, step, 1.0 / c->decay_steps, 0.0);
+    const char *d = lr_math(s, LR_DIV, step, c->decay_steps);
     return c->staircase ? lr_layer1(s, "floor", d, IR_FP32) : d;
 }
 
@@ -291,22 +323,22 @@ static const char *exponential(lr_build *s, const lr_cfg *c)
 {
     const char *d = div_res(s, step_counter(s, 0), c);
     const char *pw = binary(s, "elementwise_pow", const_var(s, c->decay_rate), d);
-    return scale_op(s, pw, c->learning_rate, 0.0);
+    return lr_math(s, LR_MUL, pw, c->learning_rate);
 }
 
 /* natural_exp_decay: learning_rate * ops.exp(-1 * decay_rate * div_res). */
 static const char *natural_exp(lr_build *s, const lr_cfg *c)
 {
     const char *d = div_res(s, step_counter(s, 0), c);
-    const char *e = lr_layer1(s, "exp", scale_op(s, d, -1 * c->decay_rate, 0.0), IR_FP32);
-    return scale_op(s, e, c->learning_rate, 0.0);
+    const char *e = lr_layer1(s, "exp", lr_math(s, LR_MUL, d, -1 * c->decay_rate), IR_FP32);
+    return lr_math(s, LR_MUL, e, c->learning_rate);
 }
 
 /* inverse_time_decay: learning_rate / (1 + decay_rate * div_res). */
 static const char *inverse_time(lr_build *s, const lr_cfg *c)
 {
     const char *d = div_res(s, step_counter(s, 0), c);
-    const char *den = scale_op(s, scale_op(s, d, c->decay_rate, 0.0), 1.0, 1.0);
+    const char *den = lr_math(s, LR_ADD, lr_math(s, LR_MUL, d, c->decay_rate), 1.0);
     return binary(s, "elementwise_div", const_var(s, c->learning_rate), den);
 }
 
@@ -320,8 +352,8 @@ static const char *polynomial(lr_build *s, const lr_cfg *c)
 {
     const char *step = step_counter(s, 0), *q;
     if (c->cycle) {
-        const char *div = lr_layer1(s, "ceil", scale_op(s, step, 1.0 / c->decay_steps, 0.0),
-                                 IR_FP32);
+        const char *div = lr_layer1(s, "ceil", lr_math(s, LR_DIV, step, c->decay_steps),
+                                    IR_FP32);
         const char *zero = layer_fill(s, 0.0, false), *one = layer_fill(s, 1.0, false);
         const char *eq = binary(s, "equal", step, zero);
         if (s->cond_forms) {
@@ -335,15 +367,15 @@ static const char *polynomial(lr_build *s, const lr_cfg *c)
             lr_assign(s, one, div);
             lr_block_close(s, &k);
         }
-        q = binary(s, "elementwise_div", step, scale_op(s, div, c->decay_steps, 0.0));
+        q = binary(s, "elementwise_div", step, lr_math(s, LR_MUL, div, c->decay_steps));
     } else {
         const char *steps = layer_fill(s, c->decay_steps, false);
-        q = scale_op(s, layer2(s, "elementwise_min", step, steps), 1.0 / c->decay_steps, 0.0);
+        q = lr_math(s, LR_DIV, layer2(s, "elementwise_min", step, steps), c->decay_steps);
     }
-    const char *base = scale_op(s, q, -1.0, 1.0);
+    const char *base = lr_math(s, LR_RSUB, q, 1.0);
     const char *pw = binary(s, "elementwise_pow", base, const_var(s, c->power));
-    const char *m = scale_op(s, pw, c->learning_rate - c->end_learning_rate, 0.0);
-    return scale_op(s, m, 1.0, c->end_learning_rate);
+    const char *m = lr_math(s, LR_MUL, pw, c->learning_rate - c->end_learning_rate);
+    return lr_math(s, LR_ADD, m, c->end_learning_rate);
 }
 
 /* The value's fill_constant in block 0 (1.8), or NULL (2.0-2.4). */
@@ -397,9 +429,9 @@ static const char *noam(lr_build *s, const lr_cfg *c)
 {
     const char *step = step_counter(s, 1);
     const char *a = binary(s, "elementwise_pow", step, const_var(s, -0.5));
-    const char *b = scale_op(s, step, pow(c->warmup_steps, -1.5), 0.0);
+    const char *b = lr_math(s, LR_MUL, step, pow(c->warmup_steps, -1.5));
     const char *m = layer2(s, "elementwise_min", a, b);
-    return scale_op(s, m, c->learning_rate * pow(c->d_model, -0.5), 0.0);
+    return lr_math(s, LR_MUL, m, c->learning_rate * pow(c->d_model, -0.5));
 }
 
 /* cosine_decay: learning_rate * 0.5 * (ops.cos(floor(global_step /
@@ -407,20 +439,20 @@ static const char *noam(lr_build *s, const lr_cfg *c)
 static const char *cosine(lr_build *s, const lr_cfg *c)
 {
     const char *step = step_counter(s, 0);
-    const char *epoch = lr_layer1(s, "floor", scale_op(s, step, 1.0 / c->step_each_epoch, 0.0),
-                               IR_FP32);
-    const char *arg = scale_op(s, scale_op(s, epoch, M_PI, 0.0), 1.0 / c->epochs, 0.0);
-    const char *cs = scale_op(s, lr_layer1(s, "cos", arg, IR_FP32), 1.0, 1.0);
-    return scale_op(s, cs, c->learning_rate * 0.5, 0.0);
+    const char *epoch = lr_layer1(s, "floor", lr_math(s, LR_DIV, step, c->step_each_epoch),
+                                  IR_FP32);
+    const char *arg = lr_math(s, LR_DIV, lr_math(s, LR_MUL, epoch, M_PI), c->epochs);
+    const char *cs = lr_math(s, LR_ADD, lr_layer1(s, "cos", arg, IR_FP32), 1.0);
+    return lr_math(s, LR_MUL, cs, c->learning_rate * 0.5);
 }
 
 /* The warm-up value start_lr + linear_step * (global_step / float(
  * warmup_steps)): three math_op_patch scales in the current block. */
 static const char *warm_value(lr_build *s, const lr_cfg *c, const char *step)
 {
-    const char *d = scale_op(s, step, 1.0 / c->wu_steps, 0.0);
-    const char *m = scale_op(s, d, c->wu_end - c->wu_start, 0.0);
-    return scale_op(s, m, 1.0, c->wu_start);
+    const char *d = lr_math(s, LR_DIV, step, c->wu_steps);
+    const char *m = lr_math(s, LR_MUL, d, c->wu_end - c->wu_start);
+    return lr_math(s, LR_ADD, m, c->wu_start);
 }
 
 typedef struct {
@@ -468,7 +500,20 @@ static const char *warmup(lr_build *s, const lr_cfg *c, const char *rate)
     const char *pre_not = NULL;
     lr_case k;
     case_open(s, &k, &pre_not, binary(s, "less_than", step, const_var(s, c->wu_steps)));
-    lr_assign(s, warm_value(s, c, step), lr);
+    const char *value;
+    if (s->var_block) {
+        /* 1.4-1.6: the arithmetic goes to step's block, block 0, between
+         * the case's logical_not and its conditional_block; only the
+         * assign is in the case's sub-block. */
+        s->cur = k.parent;
+        s->out = k.parent_out;
+        value = warm_value(s, c, step);
+        s->cur = k.sub;
+        s->out = &k.ops;
+    } else {
+        value = warm_value(s, c, step);
+    }
+    lr_assign(s, value, lr);
     lr_block_close(s, &k);
     case_open(s, &k, &pre_not, NULL);
     lr_assign(s, rate ? rate : layer_fill(s, c->wu_rate, false), lr);

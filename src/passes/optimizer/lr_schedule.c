@@ -334,6 +334,8 @@ int pass_lr_schedule(pdt_ctx *ctx)
     if (rc == PDT_OK && writer != LR_WRITE_HOST)
         rc = check_fixed_names(ctx, b, &c);
     if (rc == PDT_OK)
+        rc = lr_era_check(ctx, &c);
+    if (rc == PDT_OK)
         rc = opt_refuse_optimized(ctx, "lr_schedule");
     if (rc != PDT_OK || writer == LR_WRITE_HOST) {
         if (rc == PDT_OK)
@@ -343,7 +345,8 @@ int pass_lr_schedule(pdt_ctx *ctx)
     }
     lr_build s = {.ctx = ctx, .b = b, .names = opt_namer_new(ctx->main, ctx->startup),
                   .fill_in_case = writer == LR_WRITE_2X || writer == LR_WRITE_25,
-                  .cond_forms = writer == LR_WRITE_25};
+                  .cond_forms = writer == LR_WRITE_25, .scalar_fill = lr_scalar_fill(ctx),
+                  .var_block = lr_var_block(ctx)};
     opt_inits_begin(&s.inits, ctx->startup);
     lr_build_all(&s, &c);
     opt_ops_splice(&s.ops, b, forward_end(b), false);

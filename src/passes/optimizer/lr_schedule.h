@@ -60,6 +60,14 @@ typedef struct {
     /* polynomial_decay's cycle and linear_lr_warmup through
      * paddle.static.nn.cond / case (2.5, lr_cond.c) instead of a Switch. */
     bool cond_forms;
+    /* 1.4-1.5 (before v1.6.0's _scalar_elementwise_op_): math_op_patch
+     * makes a Python scalar operand a fill_constant (create_scalar /
+     * create_tensor) and the elementwise_* op, never a scale. */
+    bool scalar_fill;
+    /* 1.4-1.6 (before #21189, v1.7.0): math_op_patch appends to the
+     * Variable's own block (var.block), so the warm-up's arithmetic on the
+     * block-0 step goes to block 0 though written inside its Switch case. */
+    bool var_block;
 } lr_build;
 
 /* lr_decay.c's builders lr_cond.c shares: an op of op_role LRSched queued
@@ -107,6 +115,14 @@ typedef enum {
     LR_WRITE_HOST,      /* 2.6 on: paddle.optimizer.lr, no schedule ops */
 } lr_writer;
 lr_writer lr_writer_for(const pdt_ctx *ctx);
+/* The 1.x math_op_patch forms for the target: lr_build's scalar_fill and
+ * var_block (false for a native or unknown target: 1.8's). */
+bool lr_scalar_fill(const pdt_ctx *ctx);
+bool lr_var_block(const pdt_ctx *ctx);
+/* What the target's learning_rate_scheduler.py cannot build: refused
+ * (exit 2) when --paddle-version named it, else a warning and written in
+ * the next version's form. */
+int lr_era_check(const pdt_ctx *ctx, const lr_cfg *c);
 /* 2.6 and later: the persistable learning_rate_N that paddle.optimizer's
  * _create_global_learning_rate makes for an LRScheduler, filled in the
  * startup with the schedule's rate at epoch 0, and made the optimizer's

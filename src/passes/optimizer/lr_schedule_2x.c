@@ -3,6 +3,11 @@
  * An op sequence is no era.def row, so the family asks the target version
  * here, as gradient_clip.c does for the global-norm clip.
  *
+ * 1.4-1.5: 1.8's sequences with math_op_patch's pre-1.6.0 arithmetic (a
+ * fill_constant and an elementwise op for a Python number, lr_decay.c
+ * lr_math), and, as for 1.6, the warm-up's arithmetic in block 0
+ * (research-2x-3x.md 4y).
+ *
  * 2.0-2.4: fluid.layers.learning_rate_scheduler as 1.8 builds it (the
  * same Switch, the same math_op_patch scalar ops: lr_decay.c), except
  * piecewise_decay, which fills the persistable "learning_rate" with
@@ -31,12 +36,16 @@
  * the scheduler's rate into it before every run (main_prog.lr_scheduler,
  * host-side Python state no ProgramDesc holds). */
 #include <stdint.h>
+#include <string.h>
 
 #include "../../diag.h"
 #include "../../ir/util.h"
 #include "../era/era.h"
 #include "lr_schedule.h"
 
+#define LR_SCALE_FROM 106    /* v1.6.0: math_op_patch's scalar scale */
+#define LR_CUR_BLOCK_FROM 107 /* v1.7.0 (#21189): the program's current block */
+#define LR_NOAM_RATE_FROM 108 /* v1.8.0: noam_decay(..., learning_rate=1.0) */
 #define LR_2X_FROM 200
 #define LR_COND_FROM 205
 #define LR_HOST_FROM 206
@@ -49,6 +58,54 @@ lr_writer lr_writer_for(const pdt_ctx *ctx)
     if (era >= LR_COND_FROM)
         return LR_WRITE_25;
     return era >= LR_2X_FROM ? LR_WRITE_2X : LR_WRITE_18;
+}
+
+bool lr_scalar_fill(const pdt_ctx *ctx)
+{
+    int era = ctx->settings.era;
+    return era != PDT_ERA_NATIVE && era < LR_SCALE_FROM;
+}
+
+bool lr_var_block(const pdt_ctx *ctx)
+{
+    int era = ctx->settings.era;
+    return era != PDT_ERA_NATIVE && era < LR_CUR_BLOCK_FROM;
+}
+
+/* A schedule the target cannot write: an error when --paddle-version named
+ * the target, else (the version was read off the input) a warning. */
+static int lacking(const pdt_ctx *ctx, const char *what, const char *instead)
+{
+    char v[16];
+    pdt_era_format(ctx->settings.era, v, sizeof v);
+    const char *given = ctx->settings.paddle_version;
+    if (given && strcmp(given, "auto")) {
+        pdt_error("lr_schedule: %s, so Paddle %s (--paddle-version=%s) cannot write this "
+                  "schedule; %s", what, v, given, instead);
+        return PDT_EUSAGE;
+    }
+    pdt_warning("lr_schedule: %s, and the input reads as Paddle %s: written anyway, as the "
+                "next version that can (--paddle-version names the target)", what, v);
+    return PDT_OK;
+}
+
+int lr_era_check(const pdt_ctx *ctx, const lr_cfg *c)
+{
+    int era = ctx->settings.era;
+    if (era == PDT_ERA_NATIVE)
+        return PDT_OK;
+    /* v1.4.1/v1.5.2 linear_lr_warmup: switch.default() runs
+     * tensor.assign(learning_rate, lr), and layers/tensor.py's assign
+     * raises "Wrong type for assign input" for a float; v1.6.0 fills it. */
+    if (c->warmup && c->kind == LR_NONE && era < LR_SCALE_FROM)
+        return lacking(ctx, "--lr-warmup without --lr-schedule warms up a float rate, which "
+                       "linear_lr_warmup before 1.6 hands to tensor.assign (ValueError: "
+                       "Wrong type for assign input)", "add --lr-schedule, or target 1.6");
+    /* noam_decay(d_model, warmup_steps) until v1.7.2. */
+    if (c->kind == LR_NOAM && c->learning_rate != 1.0 && era < LR_NOAM_RATE_FROM)
+        return lacking(ctx, "noam's learning_rate is an argument of noam_decay only from "
+                       "Paddle 1.8", "drop learning_rate, or target 1.8");
+    return PDT_OK;
 }
 
 /* paddle.optimizer.lr's class for a fluid schedule (cosine_decay's nearest
