@@ -13,7 +13,7 @@
  *     op_device, then op_role, into an empty map;
  *   - backward.py's _create_op_desc_ sum and loss fill_constant: its attrs
  *     dict's insertion order;
- *   - for 1.7-1.8, the ops minimize appends that Python's
+ *   - for 1.4-1.8 and 2.0-2.3, the ops minimize appends that Python's
  *     Operator.__init__ fills (py_order.def's rows): the optimizer's,
  *     regularization's and gradient clip's (Optimize role) and the
  *     learning-rate schedule's (LRSched role).
@@ -135,12 +135,14 @@ static bool inserted(ht *t, const ir_op *op, const char *seq, bool all)
 }
 
 /* Ops optimizer.py, regularizer.py, clip.py and learning_rate_scheduler.py
- * build through Operator.__init__ (v1.7.2 = v1.8.5): the proto's own attrs
- * in AddAttr order, and those the Python caller passes.
- * Operator.__init__ sets the given ones in proto order, the framework
- * attrs op_role, op_role_var (when not empty), op_namescope and
- * op_callstack after them (the proto's last attrs), then check_attrs adds
- * the defaults of the others in proto order, op_device (1.8) last. */
+ * build through Operator.__init__ (v1.7.2 = v1.8.5; v2.0.2-v2.3.2 the
+ * same for these attrs): the proto's own attrs in AddAttr order, and
+ * those the Python caller passes.  Operator.__init__ sets the given ones
+ * in proto order, the framework attrs op_role, op_role_var (when not
+ * empty), op_namescope and op_callstack after them (the proto's last
+ * attrs), then check_attrs adds the defaults of the others in proto order,
+ * op_device (1.8) and with_quant_attr (2.2: op_proto_maker.cc adds it
+ * after op_device) last. */
 static const struct {
     const char *type, *proto, *given;
     int from, until;
@@ -216,7 +218,7 @@ static bool python_built(ht *t, const ir_op *op, int era)
     insert_listed(t, op, py_ops[i].proto, given, false);
     if (rv && !rv_given)
         ht_insert(t, rv->name);
-    insert_listed(t, op, "op_device", "", false);
+    insert_listed(t, op, "op_device with_quant_attr", "", false);
     size_t known = 0;
     for (size_t k = 0; k < op->n_attrs; k++)
         known += rank_of(&ir_op_attrs(op)[k], t) < (int)t->n;
@@ -239,13 +241,13 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
      * cosine schedule, which PaddleOCR built from the same layers), the
      * optimize ops' rows from 1.4 (the same protos and callers), the LR
      * ones from 1.4 too (1.4-1.5's own math_op_patch rows: no scale, a
-     * fill_constant and the elementwise op {axis});
-     * 2.x protos have more attrs and callers (R).  Only where minimize
+     * fill_constant and the elementwise op {axis}), and 2.0-2.3's rows
+     * (the same callers, grown protos; research 4v).  Only where minimize
      * put them, after a backward: a pserver's copies are built from
      * all_attrs() (every attr given; PaddleFL's server shows yet another
      * history), not modelled, nor an LRSched|Optimize op (the per-param
      * learning rate's scale: math_op_patch's {scale, bias}). */
-    if (trainer && era <= 108 &&
+    if (trainer &&
         ((role >= 0 && (role & IR_ROLE_OPTIMIZE) &&
           !(role & (IR_ROLE_BACKWARD | IR_ROLE_LRSCHED))) ||
          (role == IR_ROLE_LRSCHED && era >= 104)))
