@@ -1,5 +1,5 @@
 /* test_hash_order_dist.c - the attr order of the ops the pserver
- * transpiler builds, 1.4-1.8 (src/passes/era/hash_order_dist.c,
+ * transpiler builds, 1.4-2.3 (src/passes/era/hash_order_dist.c,
  * research-2x-3x.md 4w).  Each op is made with its attrs in name order
  * (pdtrans's own), ordered for one version, and compared with g++ 12's
  * std::unordered_map<std::string, int> m(11) fed the op's insertion
@@ -123,8 +123,13 @@ static const char *const adam18[] = {"op_device", "op_namescope", "op_role_var",
                                      "min_row_size_to_use_multithread", "op_role", "lazy_mode",
                                      "epsilon", "beta2", "beta1"};
 
-/* The pserver's listen_and_serv and a copy of the trainer's adam
- * (attrs=opt_op.all_attrs(): every attr given), 1.8; a GeoSgdTranspiler
+static const char *const lr_scale18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                         "bias_after_scale", "bias", "scale"};
+
+/* The pserver's listen_and_serv and copies of the trainer's adam and of
+ * an LR schedule's scale (attrs=opt_op.all_attrs(): every attr given,
+ * but an empty op_role_var is deleted from the dict, so check_attrs
+ * inserts it last), 1.8; a GeoSgdTranspiler
  * listen_and_serv (distributed_mode 3) keeps the name order. */
 START_TEST(pserver_ops_take_paddle_18_order)
 {
@@ -132,9 +137,11 @@ START_TEST(pserver_ops_take_paddle_18_order)
     ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
     ir_op *ls = made_op(b0, "listen_and_serv", listen18, N(listen18), 0, false, false);
     ir_op *adam = made_op(b1, "adam", adam18, N(adam18), 2, true, false);
+    ir_op *lr = made_op(b1, "scale", lr_scale18, N(lr_scale18), 16, false, false);
     pdt_hash_order_program(p, 108);
     expect_order(ls, listen18, N(listen18));
     expect_order(adam, adam18, N(adam18));
+    expect_order(lr, lr_scale18, N(lr_scale18));
     ir_program_free(p);
     p = ir_program_new();
     b0 = ir_program_add_block(p, -1);
@@ -188,6 +195,45 @@ START_TEST(rpc_ops_take_paddle_14_16_order)
 }
 END_TEST
 
+static const char *const sum23[] = {"op_device", "mkldnn_data_type", "with_quant_attr", "op_role_var",
+                                    "op_namescope", "op_role", "use_mkldnn"};
+static const char *const concat23[] = {"op_device", "mkldnn_data_type", "use_quantizer", "use_mkldnn",
+                                       "with_quant_attr", "op_role_var", "op_namescope", "op_role",
+                                       "axis"};
+static const char *const send_barrier23[] = {"op_device", "with_quant_attr", "op_role_var",
+                                             "op_namescope", "op_role", "endpoints", "half_async",
+                                             "trainer_id"};
+static const char *const listen23[] = {
+    "op_device", "op_role_var", "checkpint_block_id", "prefetch_var_name_to_block_id", "dc_asgd",
+    "op_role", "pserver_id", "with_quant_attr", "grad_to_block_id", "distributed_mode",
+    "optimize_blocks", "rpc_get_thread_num", "rpc_prefetch_thread_num", "endpoint",
+    "sparse_grad_to_param", "Fanin", "rpc_send_thread_num", "op_namescope", "lr_decay_block_id"};
+
+/* 2.3: the same calls (v2.3.2), sum's and concat's mkldnn_data_type and
+ * the proto's with_quant_attr (v2.2.0 on); send keeps the name order (no
+ * 2.x history: pscore's send proto has none of its attrs). */
+START_TEST(transpiler_ops_take_paddle_23_order)
+{
+    ir_program *p = ir_program_new(), *tp = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+    ir_op *ls = made_op(b0, "listen_and_serv", listen23, N(listen23), 0, false, false);
+    ir_op *sum = made_op(b1, "sum", sum23, N(sum23), 0, false, false);
+    ir_block *t = ir_program_add_block(tp, -1);
+    ir_op *cat = made_op(t, "concat", concat23, N(concat23), 8, false, false);
+    ir_op *sb = made_op(t, "send_barrier", send_barrier23, N(send_barrier23), 4, false, false);
+    ir_op *send = made_op(t, "send", send18, N(send18), 4, true, false);
+    pdt_hash_order_program(p, 203);
+    pdt_hash_order_program(tp, 203);
+    expect_order(ls, listen23, N(listen23));
+    expect_order(sum, sum23, N(sum23));
+    expect_order(cat, concat23, N(concat23));
+    expect_order(sb, send_barrier23, N(send_barrier23));
+    ck_assert_str_eq(ir_op_attrs(send)[0].name, "epmap");
+    ir_program_free(p);
+    ir_program_free(tp);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order_dist");
@@ -195,6 +241,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, trainer_rpc_ops_take_paddle_18_order);
     tcase_add_test(tc, pserver_ops_take_paddle_18_order);
     tcase_add_test(tc, rpc_ops_take_paddle_14_16_order);
+    tcase_add_test(tc, transpiler_ops_take_paddle_23_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,8 +13,10 @@
  * the trainer's optimize and LR ops (_append_pserver_ops,
  * _append_pserver_non_opt_ops: attrs=opt_op.all_attrs()) are given every
  * attr their source has, so their order is the proto's (PYOP rows).
- * PaddleFL's 1.8.4 server (sum, scale) and trainer (concat) have exactly
- * these orders. */
+ * Rows for 1.4-1.8, and 2.0-2.3 for the ops pscore registers with the
+ * same protos (barriers, listen_and_serv) and sum/scale/concat; 2.x's
+ * copies are not modelled.  PaddleFL's 1.8.4 server (sum, scale) and
+ * trainer (concat) have exactly these orders. */
 #include "era.h"
 #include "hash_table.h"
 
@@ -153,6 +155,8 @@ static bool row_is(const dist_row *r, const char *type, const char *variant, int
 static const dist_row *row_of(const ir_op *op, const char *variant, int era, dist_row *copy)
 {
     bool is_copy = !strcmp(variant, "copy");
+    if (is_copy && era > 108)
+        return NULL; /* 2.x's copies (more attrs, extras): not compared */
     const dist_row *rows = is_copy ? py_ops : dist_ops;
     size_t n = is_copy ? sizeof py_ops / sizeof *py_ops : sizeof dist_ops / sizeof *dist_ops;
     for (size_t i = 0; i < n; i++) {
@@ -202,13 +206,14 @@ static bool dist_history(ht *t, const ir_block *b, size_t k, bool pserver, int e
      * though pdtrans writes none: a traceback), and for a copy every
      * other one its source has. */
     const char *fw = framework_attrs(era);
-    char *fw_given = g_strdup(!strcmp(r->given, "*") ? "*" : "op_role op_role_var? op_namescope op_callstack");
+    const char *fw_given = !strcmp(r->given, "*")
+                               ? "op_role op_role_var? op_namescope op_callstack op_device with_quant_attr"
+                               : "op_role op_role_var? op_namescope op_callstack";
     ht_init(t);
     insert_part(t, op, r->proto, r->given, true);
     insert_part(t, op, fw, fw_given, true);
     insert_part(t, op, r->proto, r->given, false);
     insert_part(t, op, fw, fw_given, false);
-    g_free(fw_given);
     for (size_t i = 0; i < op->n_attrs; i++)
         if (rank_in(&ir_op_attrs(op)[i], t) == (int)t->n)
             return false;
