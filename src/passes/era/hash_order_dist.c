@@ -72,13 +72,17 @@ static bool given_here(const ir_op *op, const char *given, const char *name)
 }
 
 /* Inserts the names of PROTO that OP's caller passes (or, given_in false,
- * does not pass). */
+ * does not pass).  A PYOP_DIST row's proto is one version's, so each name
+ * is one of Paddle's op (pdtrans's may lack a default); a copy's PYOP row
+ * spans versions (fill_constant's str_value from 1.7): only the names OP
+ * has. */
 static void insert_part(ht *t, const ir_op *op, const char *proto, const char *given,
                         bool given_in)
 {
+    bool copy = !strcmp(given, "*");
     gchar **names = g_strsplit(proto, " ", -1);
     for (gchar **n = names; *n; n++)
-        if (**n && given_here(op, given, *n) == given_in)
+        if (**n && (!copy || ir_op_attr(op, *n)) && given_here(op, given, *n) == given_in)
             ht_insert(t, ir_intern(*n));
     g_strfreev(names);
 }
