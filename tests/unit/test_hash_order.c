@@ -304,11 +304,13 @@ START_TEST(pserver_transpiler_ops_take_paddle_18_order)
                                            "op_namescope", "op_role",       "axis"};
     static const char *const sum_sorted[] = {"op_device", "op_namescope", "op_role", "op_role_var",
                                              "use_mkldnn"};
-    ir_program *p = ir_program_new();
+    /* the merge sum sits in an optimize block of the pserver program, the
+     * concat in the trainer's */
+    ir_program *p = ir_program_new(), *tp = ir_program_new();
     ir_block *b = ir_program_add_block(p, -1);
     ir_block_append_op(b, "listen_and_serv");
-    ir_op *sum = ir_block_append_op(b, "sum");
-    ir_op *cat = ir_block_append_op(b, "concat");
+    ir_op *sum = ir_block_append_op(ir_program_add_block(p, 0), "sum");
+    ir_op *cat = ir_block_append_op(ir_program_add_block(tp, -1), "concat");
     static const char *const cat_names[] = {"axis", "op_device", "op_namescope", "op_role",
                                             "op_role_var", "use_mkldnn", "use_quantizer"};
     for (size_t i = 0; i < 7; i++)
@@ -321,12 +323,14 @@ START_TEST(pserver_transpiler_ops_take_paddle_18_order)
             ir_op_set_strings(sum, sum_sorted[i], NULL, 0);
         else
             ir_op_set_int(sum, sum_sorted[i], 0);
-    pdt_hash_order_program(p, 106); /* 1.6: no row */
+    pdt_hash_order_program(p, 204); /* 2.4: sorted groups, not hash order */
     expect_order(sum, sum_sorted, 5);
     pdt_hash_order_program(p, 108);
+    pdt_hash_order_program(tp, 108);
     expect_order(sum, sum_want, 5);
     expect_order(cat, cat_want, 7);
     ir_program_free(p);
+    ir_program_free(tp);
 }
 END_TEST
 

@@ -1,26 +1,34 @@
-/* hash_order_dist.c - the attr order up to 2.3 of ops the pserver
- * transpiler builds through Python's Operator.__init__ (research-2x-3x.md
- * 4q), for the 1.7-1.8 targets whose histories a real program confirms.
+/* hash_order_dist.c - the attr order up to 2.3 of the ops the pserver
+ * transpiler (distribute_transpiler.py) builds through Python's
+ * Operator.__init__ (research-2x-3x.md 4q, 4w).
  *
- * Operator.__init__ (framework.py v1.7.2, v1.8.5) puts the caller's attrs
- * and the framework ones (op_role unless given, op_role_var unless empty,
- * op_callstack, op_namescope, op_device under a device guard) in one dict,
- * sets those in the proto's order (its maker's attrs, then op_role,
- * op_role_var, op_namescope, op_callstack, op_device), then check_attrs
- * inserts the defaults of the others in proto order.  py_order.def's
- * PYOP_DIST rows give each op type's proto order and what
- * distribute_transpiler.py passes; PaddleFL's 1.8.4 server (sum, scale)
- * and trainer (concat) have exactly these orders. */
+ * Operator.__init__ (framework.py v1.4.1-v2.3.2: the same loop) puts the
+ * caller's attrs and the framework ones in one dict (op_role unless given,
+ * op_role_var unless empty - an empty one is deleted -, op_callstack,
+ * op_namescope), sets those in the proto's order (the maker's attrs, then
+ * op_role, op_role_var, op_namescope, op_callstack, op_device from 1.8,
+ * with_quant_attr from 2.2), then check_attrs inserts the defaults of the
+ * others in proto order.  py_order.def's PYOP_DIST rows give each op
+ * type's proto order and what the transpiler passes; a pserver's copies of
+ * the trainer's optimize and LR ops (_append_pserver_ops,
+ * _append_pserver_non_opt_ops: attrs=opt_op.all_attrs()) are given every
+ * attr their source has, so their order is the proto's (PYOP rows).
+ * Rows for 1.4-1.8, and 2.0-2.3 for the ops pscore registers with the
+ * same protos (barriers, listen_and_serv) and sum/scale/concat; 2.x's
+ * copies are not modelled.  PaddleFL's 1.8.4 server (sum, scale) and
+ * trainer (concat) have exactly these orders. */
 #include "era.h"
 #include "hash_table.h"
 
 #include <glib.h>
 #include <string.h>
 
-static const struct {
+typedef struct {
     const char *type, *proto, *given;
     int from, until;
-} dist_ops[] = {
+} dist_row;
+
+static const dist_row dist_ops[] = {
 #define PYOP(type, from, until, proto, given, source)
 #define PYOP_DIST(type, from, until, proto, given, source) {type, proto, given, from, until},
 #include "py_order.def"
@@ -28,30 +36,145 @@ static const struct {
 #undef PYOP
 };
 
-/* Inserts the names of LIST that are (or, given_in false, are not) in GIVEN. */
-static void insert_part(ht *t, const char *list, const char *given, bool given_in)
+/* minimize's rows: the protos of the ops a pserver copies */
+static const dist_row py_ops[] = {
+#define PYOP(type, from, until, proto, given, source) {type, proto, given, from, until},
+#include "py_order.def"
+#undef PYOP
+};
+
+/* A NAME? of a given list is passed only when the transpiler has a value
+ * for it (listen_and_serv's checkpint_block_id with a distributed table,
+ * dc_asgd when enabled, prefetch_var_name_to_block_id when not empty):
+ * the op's value is then positive, true or not empty. */
+static bool has_value(const ir_attr *a)
 {
-    gchar **names = g_strsplit(list, " ", -1);
+    switch (a ? a->type : IR_ATTR_FLOAT) {
+    case IR_ATTR_INT: return a->i > 0;
+    case IR_ATTR_LONG: return a->l > 0;
+    case IR_ATTR_BOOLEAN: return a->b;
+    case IR_ATTR_STRING: return a->s.len > 0;
+    case IR_ATTR_STRINGS: return a->n_strings > 0;
+    case IR_ATTR_INTS: return a->n_ints > 0;
+    case IR_ATTR_BLOCKS: return a->n_blocks_idx > 0;
+    default: return false;
+    }
+}
+
+static bool given_here(const ir_op *op, const char *given, const char *name)
+{
+    if (!strcmp(given, "*") || py_listed(given, name))
+        return true;
+    char *q = g_strconcat(name, "?", NULL);
+    bool cond = py_listed(given, q);
+    g_free(q);
+    return cond && has_value(ir_op_attr(op, name));
+}
+
+/* Inserts the names of PROTO that OP's caller passes (or, given_in false,
+ * does not pass).  A PYOP_DIST row's proto is one version's, so each name
+ * is one of Paddle's op (pdtrans's may lack a default); a copy's PYOP row
+ * spans versions (fill_constant's str_value from 1.7): only the names OP
+ * has. */
+static void insert_part(ht *t, const ir_op *op, const char *proto, const char *given,
+                        bool given_in)
+{
+    bool copy = !strcmp(given, "*");
+    gchar **names = g_strsplit(proto, " ", -1);
     for (gchar **n = names; *n; n++)
-        if (**n && py_listed(given, *n) == given_in)
+        if (**n && (!copy || ir_op_attr(op, *n)) && given_here(op, given, *n) == given_in)
             ht_insert(t, ir_intern(*n));
     g_strfreev(names);
 }
 
-/* The op types and roles the rows are for: the pservers' gradient sum
- * and 1/trainers scale (_append_pserver_grad_merge_ops, the table's sum:
- * appended with the program's default role, Forward, no op_role_var) and
- * the trainer's concat of a sliced parameter (main program: op_role given
- * DIST_OP_ROLE_ATTR_VALUE; startup: the default role; either way op_role
- * is inserted right after axis). */
-static bool dist_built(const ir_op *op, bool pserver)
+/* Which call of the transpiler built the op at K of B, as the row suffix
+ * TYPE@VARIANT ("" for the type's plain row), or NULL for an op it did not
+ * build or whose call is not modelled:
+ *   pserver: listen_and_serv (not GeoSgdTranspiler's: distributed_mode 3,
+ *   or 1.6's pserver_id -1), the gradient-merge sum and 1/trainers scale
+ *   (the program's default role, Forward, no op_role_var), "copy" for an
+ *   optimize block's op of the Optimize or LRSched role (all_attrs());
+ *   trainer: send "grad" (op_role_var given) or "counter" (the async LR
+ *   counter's: merge_add true), not the distributed table's (after its
+ *   split_ids: epmap and trainer_id given), recv of the main program
+ *   (op_role_var) or "startup", the barriers (fetch_barrier "startup"
+ *   without an input), split_byref and
+ *   split_selected_rows (RPC/Dist role given), concat (Dist in the main
+ *   program, the default role in the startup). */
+static const char *dist_variant(const ir_block *b, size_t k, bool pserver)
 {
+    const ir_op *op = b->ops[k];
     int role = ir_op_role(op);
-    if (!strcmp(op->type, "concat"))
-        return role == IR_ROLE_DIST || role == IR_ROLE_FORWARD;
     const ir_attr *rv = ir_op_attr(op, "op_role_var");
-    return pserver && role == IR_ROLE_FORWARD &&
-           (!rv || (rv->type == IR_ATTR_STRINGS && rv->n_strings == 0));
+    bool has_rv = rv && rv->type == IR_ATTR_STRINGS && rv->n_strings > 0;
+    const char *t = op->type;
+    if (pserver) {
+        if (!strcmp(t, "listen_and_serv")) {
+            const ir_attr *dm = ir_op_attr(op, "distributed_mode"), *id = ir_op_attr(op, "pserver_id");
+            bool geo = (dm && dm->type == IR_ATTR_INT && dm->i == 3) ||
+                       (id && id->type == IR_ATTR_INT && id->i < 0);
+            return geo ? NULL : "";
+        }
+        if (b->idx == 0 || role < 0)
+            return NULL;
+        if (role & (IR_ROLE_OPTIMIZE | IR_ROLE_LRSCHED))
+            return "copy";
+        return role == IR_ROLE_FORWARD && !has_rv ? "" : NULL;
+    }
+    if (!strcmp(t, "send")) {
+        const ir_attr *ma = ir_op_attr(op, "merge_add");
+        if (role != IR_ROLE_RPC || !has_rv || (k && !strcmp(b->ops[k - 1]->type, "split_ids")))
+            return NULL;
+        return ma && ma->type == IR_ATTR_BOOLEAN && ma->b ? "counter" : "grad";
+    }
+    if (!strcmp(t, "recv"))
+        return role == IR_ROLE_RPC ? (has_rv ? "" : "startup") : NULL;
+    if (!strcmp(t, "fetch_barrier") && role == IR_ROLE_RPC && !has_rv) {
+        bool in = false; /* the startup's has no input */
+        for (size_t s = 0; s < op->n_inputs; s++)
+            in = in || ir_op_ins(op)[s].n_args > 0;
+        return in ? "" : "startup";
+    }
+    if (!strcmp(t, "send_barrier"))
+        return role == IR_ROLE_RPC && !has_rv ? "" : NULL;
+    if (!strcmp(t, "split_byref") || !strcmp(t, "split_selected_rows"))
+        return role == IR_ROLE_DIST && !has_rv ? "" : NULL;
+    if (!strcmp(t, "concat"))
+        return (role == IR_ROLE_DIST || role == IR_ROLE_FORWARD) && !has_rv ? "" : NULL;
+    return NULL;
+}
+
+static bool row_is(const dist_row *r, const char *type, const char *variant, int era)
+{
+    size_t n = strlen(type);
+    if (era < r->from || era >= r->until || strncmp(r->type, type, n))
+        return false;
+    return *variant ? r->type[n] == '@' && !strcmp(r->type + n + 1, variant) : !r->type[n];
+}
+
+/* The row of OP's call: a copy takes the first minimize row of its type
+ * (the proto; every attr given), the others their PYOP_DIST row; a
+ * startup call without a row of its own passes what the main program's
+ * does (fetch_barrier from 1.5). */
+static const dist_row *row_of(const ir_op *op, const char *variant, int era, dist_row *copy)
+{
+    bool is_copy = !strcmp(variant, "copy");
+    if (is_copy && era > 108)
+        return NULL; /* 2.x's copies (more attrs, extras): not compared */
+    const dist_row *rows = is_copy ? py_ops : dist_ops;
+    size_t n = is_copy ? sizeof py_ops / sizeof *py_ops : sizeof dist_ops / sizeof *dist_ops;
+    for (size_t i = 0; i < n; i++) {
+        size_t tl = strlen(op->type);
+        if (is_copy && era >= rows[i].from && era < rows[i].until &&
+            !strncmp(rows[i].type, op->type, tl) && (!rows[i].type[tl] || rows[i].type[tl] == '@')) {
+            *copy = rows[i];
+            copy->given = "*";
+            return copy;
+        }
+        if (!is_copy && row_is(&rows[i], op->type, variant, era))
+            return &rows[i];
+    }
+    return !strcmp(variant, "startup") ? row_of(op, "", era, copy) : NULL;
 }
 
 static int rank_in(const ir_attr *attr, void *ctx)
@@ -63,32 +186,47 @@ static int rank_in(const ir_attr *attr, void *ctx)
     return (int)t->n;
 }
 
-/* The history of OP when a row gives it: false otherwise, or when OP has
- * an attr the history lacks. */
-static bool dist_history(ht *t, const ir_op *op, bool pserver, int era)
+/* The framework attrs of the proto at ERA, in its order (op_proto_maker.cc:
+ * op_device from v1.8.0, with_quant_attr from v2.2.0). */
+static const char *framework_attrs(int era)
 {
-    size_t i = 0, n = sizeof dist_ops / sizeof *dist_ops;
-    while (i < n && (strcmp(dist_ops[i].type, op->type) || era < dist_ops[i].from ||
-                     era >= dist_ops[i].until))
-        i++;
-    if (i == n || op->n_attrs + 1 >= HT_MAX || !dist_built(op, pserver))
+    return era >= 202 ? "op_role op_role_var op_namescope op_callstack op_device with_quant_attr"
+           : era >= 108 ? "op_role op_role_var op_namescope op_callstack op_device"
+                        : "op_role op_role_var op_namescope op_callstack";
+}
+
+/* The history of the op at K of B when a row gives it: false otherwise,
+ * or when the op has an attr the history lacks. */
+static bool dist_history(ht *t, const ir_block *b, size_t k, bool pserver, int era)
+{
+    const ir_op *op = b->ops[k];
+    const char *variant = dist_variant(b, k, pserver);
+    dist_row copy;
+    const dist_row *r = variant ? row_of(op, variant, era, &copy) : NULL;
+    if (!r || op->n_attrs + 8 >= HT_MAX)
         return false;
+    /* The dict's framework attrs: op_role (the caller's or the program's),
+     * op_role_var when not empty, op_namescope, op_callstack (counted
+     * though pdtrans writes none: a traceback), and for a copy every
+     * other one its source has. */
+    const char *fw = framework_attrs(era);
+    const char *fw_given = !strcmp(r->given, "*")
+                               ? "op_role op_role_var? op_namescope op_callstack op_device with_quant_attr"
+                               : "op_role op_role_var? op_namescope op_callstack";
     ht_init(t);
-    insert_part(t, dist_ops[i].proto, dist_ops[i].given, true);
-    /* the dict's framework attrs; op_callstack counts though pdtrans
-     * writes none (a traceback) */
-    insert_part(t, "op_role op_namescope op_callstack", "", false);
-    insert_part(t, dist_ops[i].proto, dist_ops[i].given, false);
-    insert_part(t, "op_role_var op_device", "", false);
-    for (size_t k = 0; k < op->n_attrs; k++)
-        if (rank_in(&ir_op_attrs(op)[k], t) == (int)t->n)
+    insert_part(t, op, r->proto, r->given, true);
+    insert_part(t, op, fw, fw_given, true);
+    insert_part(t, op, r->proto, r->given, false);
+    insert_part(t, op, fw, fw_given, false);
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (rank_in(&ir_op_attrs(op)[i], t) == (int)t->n)
             return false;
     return true;
 }
 
 void pdt_hash_order_dist(ir_program *p, int era)
 {
-    if (era < 107 || era > 108)
+    if (era < 104 || era > 203)
         return;
     bool pserver = false;
     for (size_t k = 0; k < p->blocks[0]->n_ops && !pserver; k++)
@@ -98,7 +236,7 @@ void pdt_hash_order_dist(ir_program *p, int era)
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
-            if (op->made && dist_history(&t, op, pserver, era))
+            if (op->made && dist_history(&t, p->blocks[bi], k, pserver, era))
                 ir_op_settle_ranked(op, rank_in, &t);
         }
 }

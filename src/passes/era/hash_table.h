@@ -54,9 +54,10 @@ bool py_listed(const char *list, const char *name);
  * since: its attrs inserted as they stand, the BLOCK and BLOCKS ones
  * last.  false when the op has more than the table holds. */
 bool pdt_hash_reread(ht *t, const ir_op *op);
-/* hash_order_dist.c: the made ops of P that the 1.7-1.8 pserver
- * transpiler builds, for which py_order.def has PYOP_DIST rows, in the
- * hash order of their Operator.__init__ history (ERA 1.7-1.8 only). */
+/* hash_order_dist.c: the made ops of P that the pserver transpiler
+ * builds, for which py_order.def has PYOP_DIST rows (or, for a pserver's
+ * copies of optimize and LR ops, PYOP rows), in the hash order of their
+ * Operator.__init__ history (ERA 1.4-2.3). */
 void pdt_hash_order_dist(ir_program *p, int era);
 
 #endif

@@ -1,0 +1,247 @@
+/* test_hash_order_dist.c - the attr order of the ops the pserver
+ * transpiler builds, 1.4-2.3 (src/passes/era/hash_order_dist.c,
+ * research-2x-3x.md 4w).  Each op is made with its attrs in name order
+ * (pdtrans's own), ordered for one version, and compared with g++ 12's
+ * std::unordered_map<std::string, int> m(11) fed the op's insertion
+ * history (the caller's attrs in proto order, op_role, a non-empty
+ * op_role_var, op_namescope, op_callstack, then check_attrs's defaults in
+ * proto order), with gcc 4.8's rehashes forced (m.rehash(23) before the
+ * 11th key; g++ 12 does none of its own below 23 keys), op_callstack
+ * left out of the printed list as pdtrans writes none. */
+#include "unit.h"
+
+#include "passes/era/era.h"
+#include "passes/era/hash_table.h"
+
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void expect_order(const ir_op *op, const char *const *names, size_t n)
+{
+    const ir_attr *a = ir_op_attrs(op);
+    ck_assert_uint_eq(op->n_attrs, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(a[i].name, names[i]);
+}
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* A made op of TYPE with the attrs of WANT set in name order: op_role
+ * ROLE, op_role_var two names when RV (else empty), merge_add BOOL
+ * MERGE, every other an INT 0 (a conditional listen_and_serv attr so
+ * stays "not passed"). */
+static ir_op *made_op(ir_block *b, const char *type, const char *const *want, size_t n, int role,
+                      bool rv, bool merge)
+{
+    ir_op *op = ir_block_append_op(b, type);
+    op->made = true;
+    const char **sorted = g_new(const char *, n);
+    memcpy(sorted, want, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_name);
+    static const char *const vars[] = {"w", "w@GRAD"};
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(sorted[i], "op_role"))
+            ir_op_set_int(op, sorted[i], role);
+        else if (!strcmp(sorted[i], "op_role_var"))
+            ir_op_set_strings(op, sorted[i], vars, rv ? 2 : 0);
+        else if (!strcmp(sorted[i], "merge_add"))
+            ir_op_set_bool(op, sorted[i], merge);
+        else
+            ir_op_set_int(op, sorted[i], 0);
+    g_free(sorted);
+    return op;
+}
+
+#define N(a) (sizeof(a) / sizeof *(a))
+
+static const char *const send18[] = {"op_device", "use_send_handler", "epmap", "op_role",
+                                     "op_role_var", "op_namescope", "merge_add", "send_varnames",
+                                     "sections", "trainer_id", "num"};
+static const char *const counter18[] = {"num", "epmap", "op_role", "merge_add", "op_role_var",
+                                        "op_namescope", "send_varnames", "sections", "trainer_id",
+                                        "op_device", "use_send_handler"};
+static const char *const recv18[] = {"op_device", "op_role", "trainer_id", "do_not_run",
+                                     "recv_varnames", "epmap", "with_barrier", "op_role_var",
+                                     "op_namescope", "varnames"};
+static const char *const recv_startup18[] = {"op_device", "op_role", "trainer_id", "op_namescope",
+                                             "op_role_var", "epmap", "with_barrier", "do_not_run",
+                                             "recv_varnames", "varnames"};
+static const char *const send_barrier18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                             "endpoints", "half_async", "trainer_id"};
+static const char *const fetch_barrier18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                              "endpoints", "trainer_id"};
+static const char *const split18[] = {"op_device", "num", "op_role", "op_role_var", "op_namescope",
+                                      "sections"};
+static const char *const split_rows18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                           "height_sections"};
+
+/* The trainer's ops, 1.8 (distribute_transpiler.py v1.8.5). */
+START_TEST(trainer_rpc_ops_take_paddle_18_order)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_op *send = made_op(b, "send", send18, N(send18), 4, true, false);
+    ir_op *counter = made_op(b, "send", counter18, N(counter18), 4, true, true);
+    ir_op *sb = made_op(b, "send_barrier", send_barrier18, N(send_barrier18), 4, false, false);
+    ir_op *recv = made_op(b, "recv", recv18, N(recv18), 4, true, false);
+    ir_op *rs = made_op(b, "recv", recv_startup18, N(recv_startup18), 4, false, false);
+    ir_op *fb = made_op(b, "fetch_barrier", fetch_barrier18, N(fetch_barrier18), 4, false, false);
+    ir_op_set_input1(fb, "X", "ctrl");
+    ir_op *split = made_op(b, "split_byref", split18, N(split18), 8, false, false);
+    ir_op *rows = made_op(b, "split_selected_rows", split_rows18, N(split_rows18), 8, false, false);
+    /* the distributed table's send (after split_ids) is not modelled */
+    ir_block_append_op(b, "split_ids");
+    ir_op *table = made_op(b, "send", send18, N(send18), 4, true, false);
+    pdt_hash_order_program(p, 108);
+    expect_order(send, send18, N(send18));
+    expect_order(counter, counter18, N(counter18));
+    expect_order(sb, send_barrier18, N(send_barrier18));
+    expect_order(recv, recv18, N(recv18));
+    expect_order(rs, recv_startup18, N(recv_startup18));
+    expect_order(fb, fetch_barrier18, N(fetch_barrier18));
+    expect_order(split, split18, N(split18));
+    expect_order(rows, split_rows18, N(split_rows18));
+    ck_assert_str_eq(ir_op_attrs(table)[0].name, "epmap"); /* name order kept */
+    ir_program_free(p);
+}
+END_TEST
+
+static const char *const listen18[] = {
+    "op_device",  "op_role_var",         "checkpint_block_id",
+    "prefetch_var_name_to_block_id",      "dc_asgd",
+    "op_role",    "pserver_id",          "grad_to_block_id",
+    "distributed_mode",                   "optimize_blocks",
+    "rpc_get_thread_num",                 "rpc_prefetch_thread_num",
+    "endpoint",   "sparse_grad_to_param", "Fanin",
+    "rpc_send_thread_num",                "op_namescope",
+    "lr_decay_block_id"};
+static const char *const adam18[] = {"op_device", "op_namescope", "op_role_var",
+                                     "min_row_size_to_use_multithread", "op_role", "lazy_mode",
+                                     "epsilon", "beta2", "beta1"};
+
+static const char *const lr_scale18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                         "bias_after_scale", "bias", "scale"};
+
+/* The pserver's listen_and_serv and copies of the trainer's adam and of
+ * an LR schedule's scale (attrs=opt_op.all_attrs(): every attr given,
+ * but an empty op_role_var is deleted from the dict, so check_attrs
+ * inserts it last), 1.8; a GeoSgdTranspiler
+ * listen_and_serv (distributed_mode 3) keeps the name order. */
+START_TEST(pserver_ops_take_paddle_18_order)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+    ir_op *ls = made_op(b0, "listen_and_serv", listen18, N(listen18), 0, false, false);
+    ir_op *adam = made_op(b1, "adam", adam18, N(adam18), 2, true, false);
+    ir_op *lr = made_op(b1, "scale", lr_scale18, N(lr_scale18), 16, false, false);
+    pdt_hash_order_program(p, 108);
+    expect_order(ls, listen18, N(listen18));
+    expect_order(adam, adam18, N(adam18));
+    expect_order(lr, lr_scale18, N(lr_scale18));
+    ir_program_free(p);
+    p = ir_program_new();
+    b0 = ir_program_add_block(p, -1);
+    ls = made_op(b0, "listen_and_serv", listen18, N(listen18), 0, false, false);
+    ir_op_set_int(ls, "distributed_mode", 3);
+    pdt_hash_order_program(p, 108);
+    ck_assert_str_eq(ir_op_attrs(ls)[0].name, "Fanin");
+    ir_program_free(p);
+}
+END_TEST
+
+static const char *const send15[] = {"num", "op_namescope", "op_role_var", "sections", "op_role",
+                                     "epmap", "trainer_id", "send_varnames", "sync_mode"};
+static const char *const listen16[] = {
+    "op_role_var", "checkpint_block_id", "prefetch_var_name_to_block_id", "dc_asgd", "pserver_id",
+    "grad_to_block_id", "optimize_blocks", "Fanin", "endpoint", "sparse_grad_to_param",
+    "sync_mode", "lr_decay_block_id", "op_namescope", "op_role"};
+static const char *const recv_startup14[] = {"varnames", "with_barrier", "sync_mode", "trainer_id",
+                                             "op_role_var", "op_namescope", "op_role", "epmap"};
+static const char *const fetch_startup14[] = {"trainer_id", "op_role_var", "op_namescope", "op_role",
+                                              "endpoints"};
+static const char *const counter16[] = {"num", "epmap", "op_role", "merge_add", "op_role_var",
+                                        "op_namescope", "send_varnames", "sections", "trainer_id",
+                                        "use_send_handler"};
+
+/* 1.4-1.6: 1.5's grad send passes sync_mode (v1.5.0, v1.5.1), 1.6's
+ * listen_and_serv sync_mode and pserver_id, 1.4's startup recv epmap
+ * only and its startup fetch_barrier endpoints only; 1.6's counter send. */
+START_TEST(rpc_ops_take_paddle_14_16_order)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_op *send = made_op(b, "send", send15, N(send15), 4, true, false);
+    pdt_hash_order_program(p, 105);
+    expect_order(send, send15, N(send15));
+    ir_op *rs = made_op(b, "recv", recv_startup14, N(recv_startup14), 4, false, false);
+    ir_op *fb = made_op(b, "fetch_barrier", fetch_startup14, N(fetch_startup14), 4, false, false);
+    pdt_hash_order_program(p, 104);
+    expect_order(rs, recv_startup14, N(recv_startup14));
+    expect_order(fb, fetch_startup14, N(fetch_startup14));
+    ir_op *counter = made_op(b, "send", counter16, N(counter16), 4, true, true);
+    pdt_hash_order_program(p, 106);
+    expect_order(counter, counter16, N(counter16));
+    ir_program_free(p);
+    p = ir_program_new();
+    b = ir_program_add_block(p, -1);
+    ir_op *ls = made_op(b, "listen_and_serv", listen16, N(listen16), 0, false, false);
+    pdt_hash_order_program(p, 106);
+    expect_order(ls, listen16, N(listen16));
+    ir_program_free(p);
+}
+END_TEST
+
+static const char *const sum23[] = {"op_device", "mkldnn_data_type", "with_quant_attr", "op_role_var",
+                                    "op_namescope", "op_role", "use_mkldnn"};
+static const char *const concat23[] = {"op_device", "mkldnn_data_type", "use_quantizer", "use_mkldnn",
+                                       "with_quant_attr", "op_role_var", "op_namescope", "op_role",
+                                       "axis"};
+static const char *const send_barrier23[] = {"op_device", "with_quant_attr", "op_role_var",
+                                             "op_namescope", "op_role", "endpoints", "half_async",
+                                             "trainer_id"};
+static const char *const listen23[] = {
+    "op_device", "op_role_var", "checkpint_block_id", "prefetch_var_name_to_block_id", "dc_asgd",
+    "op_role", "pserver_id", "with_quant_attr", "grad_to_block_id", "distributed_mode",
+    "optimize_blocks", "rpc_get_thread_num", "rpc_prefetch_thread_num", "endpoint",
+    "sparse_grad_to_param", "Fanin", "rpc_send_thread_num", "op_namescope", "lr_decay_block_id"};
+
+/* 2.3: the same calls (v2.3.2), sum's and concat's mkldnn_data_type and
+ * the proto's with_quant_attr (v2.2.0 on); send keeps the name order (no
+ * 2.x history: pscore's send proto has none of its attrs). */
+START_TEST(transpiler_ops_take_paddle_23_order)
+{
+    ir_program *p = ir_program_new(), *tp = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+    ir_op *ls = made_op(b0, "listen_and_serv", listen23, N(listen23), 0, false, false);
+    ir_op *sum = made_op(b1, "sum", sum23, N(sum23), 0, false, false);
+    ir_block *t = ir_program_add_block(tp, -1);
+    ir_op *cat = made_op(t, "concat", concat23, N(concat23), 8, false, false);
+    ir_op *sb = made_op(t, "send_barrier", send_barrier23, N(send_barrier23), 4, false, false);
+    ir_op *send = made_op(t, "send", send18, N(send18), 4, true, false);
+    pdt_hash_order_program(p, 203);
+    pdt_hash_order_program(tp, 203);
+    expect_order(ls, listen23, N(listen23));
+    expect_order(sum, sum23, N(sum23));
+    expect_order(cat, concat23, N(concat23));
+    expect_order(sb, send_barrier23, N(send_barrier23));
+    ck_assert_str_eq(ir_op_attrs(send)[0].name, "epmap");
+    ir_program_free(p);
+    ir_program_free(tp);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("hash_order_dist");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, trainer_rpc_ops_take_paddle_18_order);
+    tcase_add_test(tc, pserver_ops_take_paddle_18_order);
+    tcase_add_test(tc, rpc_ops_take_paddle_14_16_order);
+    tcase_add_test(tc, transpiler_ops_take_paddle_23_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
