@@ -29,15 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank_of(const ir_attr *attr, void *ctx)
-{
-    const ht *t = ctx;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->keys[i] == attr->name)
-            return (int)i;
-    return t->n;
-}
-
 /* The forward ops by (type, output var): a grad op names its forward op's
  * outputs (or their @GRAD) among its inputs. */
 static char *fwd_key(const char *type, const char *arg, size_t arg_len)
@@ -221,7 +212,7 @@ static bool python_built(ht *t, const ir_op *op, int era)
     insert_listed(t, op, "op_device with_quant_attr", "", false);
     size_t known = 0;
     for (size_t k = 0; k < op->n_attrs; k++)
-        known += rank_of(&ir_op_attrs(op)[k], t) < (int)t->n;
+        known += ht_rank(&ir_op_attrs(op)[k], t) < (int)t->n;
     return known == op->n_attrs;
 }
 
@@ -289,7 +280,7 @@ void pdt_hash_order_program(ir_program *p, int era)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
             if (op->made && history(&t, op, fwd, era, trainer))
-                ir_op_settle_ranked(op, rank_of, &t);
+                ir_op_settle_ranked(op, ht_rank, &t);
         }
     pdt_hash_order_dist(p, era); /* the pserver transpiler's ops */
     /* After the made ops: a grad op copies its forward op's order as the
@@ -298,7 +289,7 @@ void pdt_hash_order_program(ir_program *p, int era)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
             if (!op->made && ir_op_changed(op) && pdt_hash_reread(&t, op))
-                ir_op_settle_ranked(op, rank_of, &t);
+                ir_op_settle_ranked(op, ht_rank, &t);
         }
     g_hash_table_destroy(fwd);
 }

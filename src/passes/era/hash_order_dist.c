@@ -177,15 +177,6 @@ static const dist_row *row_of(const ir_op *op, const char *variant, int era, dis
     return !strcmp(variant, "startup") ? row_of(op, "", era, copy) : NULL;
 }
 
-static int rank_in(const ir_attr *attr, void *ctx)
-{
-    const ht *t = ctx;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->keys[i] == attr->name)
-            return (int)i;
-    return (int)t->n;
-}
-
 /* The framework attrs of the proto at ERA, in its order (op_proto_maker.cc:
  * op_device from v1.8.0, with_quant_attr from v2.2.0). */
 static const char *framework_attrs(int era)
@@ -219,7 +210,7 @@ static bool dist_history(ht *t, const ir_block *b, size_t k, bool pserver, int e
     insert_part(t, op, r->proto, r->given, false);
     insert_part(t, op, fw, fw_given, false);
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (rank_in(&ir_op_attrs(op)[i], t) == (int)t->n)
+        if (ht_rank(&ir_op_attrs(op)[i], t) == (int)t->n)
             return false;
     return true;
 }
@@ -237,6 +228,6 @@ void pdt_hash_order_dist(ir_program *p, int era)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
             if (op->made && dist_history(&t, p->blocks[bi], k, pserver, era))
-                ir_op_settle_ranked(op, rank_in, &t);
+                ir_op_settle_ranked(op, ht_rank, &t);
         }
 }

@@ -36,15 +36,6 @@ static const struct {
 #undef PYOP
 };
 
-static int rank_in(const ir_attr *attr, void *ctx)
-{
-    const ht *t = ctx;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->keys[i] == attr->name)
-            return (int)i;
-    return (int)t->n;
-}
-
 static bool empty_string(const ir_attr *a)
 {
     return a->type == IR_ATTR_STRING && a->s.len == 0;
@@ -107,7 +98,7 @@ static bool startup_history(ht *t, const ir_op *op, int row)
     insert_part(t, op, proto, listed, true);
     insert_part(t, op, proto, listed, false);
     for (size_t k = 0; k < op->n_attrs; k++)
-        if (rank_in(&ir_op_attrs(op)[k], t) == (int)t->n)
+        if (ht_rank(&ir_op_attrs(op)[k], t) == (int)t->n)
             return false;
     return true;
 }
@@ -137,6 +128,6 @@ void pdt_hash_order_startup(const pdt_ctx *ctx, ir_program *p, int era)
         ir_op *op = b->ops[k];
         int row = row_of(op, era);
         if (row >= 0 && startup_history(&t, op, row))
-            ir_op_settle_ranked(op, rank_in, &t);
+            ir_op_settle_ranked(op, ht_rank, &t);
     }
 }

@@ -183,3 +183,12 @@ bool py_listed(const char *list, const char *name)
             return true;
     return false;
 }
+
+int ht_rank(const ir_attr *attr, void *ctx)
+{
+    const ht *t = ctx;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->keys[i] == attr->name)
+            return (int)i;
+    return (int)t->n;
+}

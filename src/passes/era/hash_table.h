@@ -49,6 +49,9 @@ bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n);
 /* true when NAME is a word of LIST (space-separated): py_order.def's
  * proto and given lists, read by hash_order.c and hash_order_dist.c. */
 bool py_listed(const char *list, const char *name);
+/* ir_op_settle_ranked's rank (ctx: the ht): an attr's position in the
+ * table's list, t->n for a name the table lacks. */
+int ht_rank(const ir_attr *attr, void *ctx);
 /* hash_reread.c: T as the map of an op read from the input (Paddle's
  * OpDesc(proto) and ProgramDesc::InitFromProto) and changed by a pass
  * since: its attrs inserted as they stand, the BLOCK and BLOCKS ones
