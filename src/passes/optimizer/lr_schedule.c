@@ -347,7 +347,7 @@ int pass_lr_schedule(pdt_ctx *ctx)
                   .fill_in_case = writer == LR_WRITE_2X || writer == LR_WRITE_25,
                   .cond_forms = writer == LR_WRITE_25, .scalar_fill = lr_scalar_fill(ctx),
                   .var_block = lr_var_block(ctx)};
-    opt_inits_begin(&s.inits, ctx->startup);
+    opt_inits_begin(&s.inits, ctx->startup, ctx->settings.era);
     lr_build_all(&s, &c);
     opt_ops_splice(&s.ops, b, forward_end(b), false);
     if (s.increment)

@@ -286,7 +286,7 @@ int pass_optimizer(pdt_ctx *ctx)
     opt_run r = {.ctx = ctx, .b = b, .cfg = &cfg, .np = ctx->bw_params.n,
                  .na = opt_def_n_accs(cfg.def)};
     r.names = opt_namer_new(ctx->main, ctx->startup);
-    opt_inits_begin(&r.inits, ctx->startup);
+    opt_inits_begin(&r.inits, ctx->startup, ctx->settings.era);
     r.acc = r.np && r.na ? xcalloc(r.np * r.na, sizeof *r.acc) : NULL;
     param_devices(b, ctx, &r.devices);
 

@@ -12,6 +12,7 @@
 #include "../../ir/infershape.h"
 #include "../../ir/unique.h"
 #include "../../ir/util.h"
+#include "../era/era.h"
 
 /* ---- unique names ------------------------------------------------------ */
 
@@ -312,10 +313,15 @@ void opt_ops_free(opt_ops *l)
     memset(l, 0, sizeof *l);
 }
 
-void opt_inits_begin(opt_inits *q, ir_program *startup)
+/* initializer.py v2.1.0-v2.3.2 (and paddle.nn.initializer to 3.0):
+ * block.append_op where v2.0.2 and before _prepend_op. */
+enum { INITS_APPEND_FROM = 201 };
+
+void opt_inits_begin(opt_inits *q, ir_program *startup, int era)
 {
     memset(q, 0, sizeof *q);
     q->startup = startup;
+    q->append = era != PDT_ERA_NATIVE && era >= INITS_APPEND_FROM;
     if (startup->n_blocks == 0)
         ir_program_add_block(startup, -1);
 }
@@ -346,7 +352,8 @@ ir_var *opt_global_var(pdt_ctx *ctx, opt_inits *q, const char *name, int dtype,
 
 void opt_inits_flush(opt_inits *q)
 {
-    opt_ops_splice(&q->ops, ir_program_block(q->startup, 0), 0, true);
+    ir_block *b = ir_program_block(q->startup, 0);
+    opt_ops_splice(&q->ops, b, q->append ? b->n_ops : 0, !q->append);
     opt_ops_free(&q->ops);
 }
 

@@ -125,14 +125,18 @@ void opt_ops_push(opt_ops *l, ir_op *op);
 void opt_ops_splice(opt_ops *l, ir_block *b, size_t pos, bool reverse);
 void opt_ops_free(opt_ops *l);
 
-/* Startup initialisers.  Paddle's initializers prepend their op to the
- * startup block, so the last one created runs first; a pass queues them
- * in creation order and opt_inits_flush prepends them all in one splice. */
+/* Startup initialisers.  fluid's initializers up to v2.0.2 prepend their
+ * op to the startup block, so the last one created runs first; from
+ * v2.1.0 (initializer.py) they append theirs, in creation order after the
+ * input's startup ops.  A pass queues them in creation order and
+ * opt_inits_flush puts them all in one splice: appended for a 2.1 or later
+ * target (ERA, ctx->settings.era), prepended for older and native ones. */
 typedef struct {
     ir_program *startup;
     opt_ops ops;
+    bool append;
 } opt_inits;
-void opt_inits_begin(opt_inits *q, ir_program *startup);
+void opt_inits_begin(opt_inits *q, ir_program *startup, int era);
 /* Declares the persistable global var `name` in main block 0 and the
  * startup block (same dtype/dims) and queues fill_constant(value). */
 ir_var *opt_global_var(pdt_ctx *ctx, opt_inits *q, const char *name, int dtype,
