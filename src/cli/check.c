@@ -88,6 +88,9 @@ int cmd_check(int argc, char **argv)
                        "natively: %s\n", argv[i], why);
             else
                 printf("%s: paddle version %s: %s\n", argv[i], ver, why);
+            if (pdt_era_python2(p))
+                printf("%s: written under Python 2 (op_callstack names a python2 path): the ops "
+                       "backward.py builds from a dict take Python 2's dict order\n", argv[i]);
         }
         ir_program_free(p);
     }

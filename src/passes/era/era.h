@@ -53,6 +53,13 @@ void pdt_hash_order_program(ir_program *p, int era);
  * order of ConstantInitializer's Operator.__init__ history (py_order.def's
  * PYOP_STARTUP rows; ERA 1.4-2.3, research 4x). */
 void pdt_hash_order_startup(const struct pdt_ctx *ctx, ir_program *p, int era);
+/* Whether P was written under Python 2: an op_callstack of one of the
+ * ops pdt_era_detect looks at names a python2.X path (version.c). */
+bool pdt_era_python2(const ir_program *p);
+/* py2_dict.c: the N KEYS (insertion order) of a CPython 2.7 dict in its
+ * iteration order, into OUT (N slots); returns how many (a repeated key
+ * counts once). */
+size_t pdt_py2_dict_order(const char *const *keys, size_t n, const char **out);
 /* std::hash<std::string> of libstdc++ (_Hash_bytes, 64-bit). */
 uint64_t pdt_hash_bytes(const void *ptr, size_t len);
 

@@ -125,6 +125,36 @@ static bool inserted(ht *t, const ir_op *op, const char *seq, bool all)
     return found == op->n_attrs && (!all || found == listed);
 }
 
+/* An op backward.py's _create_op_desc_ built: the attrs dict DICT (its
+ * insertion order; under Python 2 the dict's own order, py2_dict.c) set
+ * one by one on an empty map, then AFTER's names by _set_attr.  Only the
+ * names OP has are inserted; true when they are all of its attrs. */
+static bool dict_built(ht *t, const ir_op *op, const char *dict, const char *after, bool py2)
+{
+    gchar **names = g_strsplit(dict, " ", -1);
+    guint n = g_strv_length(names);
+    const char **keys = g_new(const char *, n + 1), **order = g_new(const char *, n + 1);
+    size_t m = 0;
+    for (gchar **k = names; *k; k++)
+        if (ir_op_attr(op, *k))
+            keys[m++] = ir_intern(*k);
+    size_t found = py2 ? pdt_py2_dict_order(keys, m, order) : m;
+    ht_init(t);
+    for (size_t i = 0; i < found; i++)
+        ht_insert(t, py2 ? order[i] : keys[i]);
+    g_free(keys);
+    g_free(order);
+    g_strfreev(names);
+    names = g_strsplit(after, " ", -1);
+    for (gchar **k = names; *k; k++)
+        if (**k && ir_op_attr(op, *k)) {
+            ht_insert(t, ir_intern(*k));
+            found++;
+        }
+    g_strfreev(names);
+    return found == op->n_attrs;
+}
+
 /* Ops optimizer.py, regularizer.py, clip.py and learning_rate_scheduler.py
  * build through Operator.__init__ (v1.7.2 = v1.8.5; v2.0.2-v2.3.2 the
  * same for these attrs): the proto's own attrs in AddAttr order, and
@@ -217,7 +247,7 @@ static bool python_built(ht *t, const ir_op *op, int era)
 }
 
 /* The insertion history of a made op, when a real program confirms it. */
-static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool trainer)
+static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool trainer, bool py2)
 {
     const ir_op *f = forward_of(fwd, op);
     if (f && copied_from(t, op, f))
@@ -249,17 +279,20 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
      * backward.py adds op_device, then op_role. */
     if (!strcmp(op->type, "scale"))
         return inserted(t, op, "scale bias bias_after_scale op_device op_role op_role_var", false);
-    /* backward.py's _create_op_desc_: the attrs dict, then op_role and
-     * op_device when absent (1.8.5: {use_mkldnn}; v2.0.0-v2.3.x
-     * _accumulate_gradients_by_sum_op_: {use_mkldnn, op_device});
-     * op_role_var last, when append_backward marks a param's grad. */
+    /* backward.py's _create_op_desc_: the attrs dict, with op_role and
+     * op_device added when absent (1.8.5: {use_mkldnn}; v2.0.0-v2.3.x
+     * _accumulate_gradients_by_sum_op_: {use_mkldnn, op_device};
+     * _remove_no_grad_branch_'s fill_zeros_like: {}); op_role_var last,
+     * when append_backward marks a param's grad; the loss grad's literal
+     * (v1.5.2: shape value dtype force_cpu op_role; v1.8.5: op_device). */
     if (!strcmp(op->type, "sum"))
-        return inserted(t, op,
-                        era >= 200 ? "use_mkldnn op_device op_role op_role_var"
-                                    : "use_mkldnn op_role op_device op_role_var",
-                        false);
+        return dict_built(t, op,
+                          era >= 200 ? "use_mkldnn op_device op_role" : "use_mkldnn op_role op_device",
+                          "op_role_var", py2);
+    if (!strcmp(op->type, "fill_zeros_like"))
+        return dict_built(t, op, "op_role op_device", "op_role_var", py2);
     if (!strcmp(op->type, "fill_constant"))
-        return inserted(t, op, "shape value dtype force_cpu op_role op_device", false) &&
+        return dict_built(t, op, "shape value dtype force_cpu op_role op_device", "", py2) &&
                op->n_attrs >= 5;
     return false;
 }
@@ -274,12 +307,13 @@ void pdt_hash_order_program(ir_program *p, int era)
         int role = ir_op_role(p->blocks[0]->ops[k]);
         trainer = role >= 0 && (role & IR_ROLE_BACKWARD);
     }
+    bool py2 = pdt_era_python2(p); /* the user's Python: dict orders */
     ht t;
     t.policy = ht_policy_of(era); /* kept by every ht_init of t */
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
-            if (op->made && history(&t, op, fwd, era, trainer))
+            if (op->made && history(&t, op, fwd, era, trainer, py2))
                 ir_op_settle_ranked(op, ht_rank, &t);
         }
     pdt_hash_order_dist(p, era); /* the pserver transpiler's ops */

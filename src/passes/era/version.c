@@ -25,6 +25,8 @@
  * constant in program size. */
 #include "era.h"
 
+#include <glib.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -94,8 +96,19 @@ static bool has_retired_field(const ir_program *p, unsigned field)
 }
 
 typedef struct {
-    bool callstack, device, quant, scalar;
+    bool callstack, device, quant, scalar, python2;
 } prints;
+
+/* A traceback line of Python 2's site-packages: File "/usr/lib/python2.7/..." */
+static bool python2_callstack(const ir_attr *a)
+{
+    if (!a || a->type != IR_ATTR_STRINGS)
+        return false;
+    for (size_t i = 0; i < a->n_strings; i++)
+        if (g_strstr_len((const char *)a->strings[i].data, (gssize)a->strings[i].len, "python2."))
+            return true;
+    return false;
+}
 
 static void scan_ops(const ir_program *p, prints *f)
 {
@@ -108,6 +121,7 @@ static void scan_ops(const ir_program *p, prints *f)
                 continue;
             seen++;
             f->callstack |= ir_op_attr(op, "op_callstack") != NULL;
+            f->python2 = f->python2 || python2_callstack(ir_op_attr(op, "op_callstack"));
             f->device |= ir_op_attr(op, "op_device") != NULL;
             f->quant |= ir_op_attr(op, "with_quant_attr") != NULL;
             const ir_attr *a = ir_op_attrs(op);
@@ -160,6 +174,13 @@ int pdt_era_detect(const ir_program *p, char *why, size_t cap)
     snprintf(why, cap, "nothing in the program tells the version (no version number, "
                        "op_version_map, op_compatible_map or op_callstack)");
     return PDT_ERA_NATIVE;
+}
+
+bool pdt_era_python2(const ir_program *p)
+{
+    prints f = {0};
+    scan_ops(p, &f);
+    return f.python2;
 }
 
 int pdt_era_resolve(const pdt_ctx *ctx)
