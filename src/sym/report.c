@@ -183,8 +183,12 @@ static void explain_pair(GString *g, const sym_term *x, const sym_term *y)
     }
     g_string_append(g, " = ");
     sym_short(g, x, 3);
+    /* A constant (an APP of no args: fill_constant) is one term for every
+     * op that makes that value, so its first maker is often another
+     * program's op; the op that wrote the var read is named above. */
+    bool constant = x->kind == SYM_APP && x->n == 0;
     if (cons && x->origin && x->origin != cons->origin && x->origin != cons->arg_sites[cj] &&
-        (x->kind == SYM_APP || x->kind == SYM_PROJ)) {
+        !constant && (x->kind == SYM_APP || x->kind == SYM_PROJ)) {
         g_string_append(g, " (made by ");
         site_text(g, x->origin);
         g_string_append_c(g, ')');
