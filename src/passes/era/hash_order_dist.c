@@ -14,7 +14,7 @@
  * _append_pserver_non_opt_ops: attrs=opt_op.all_attrs()) are given every
  * attr their source has, so their order is the proto's (PYOP rows).
  * Rows for 1.4-1.8, and 2.0-2.3 for the ops pscore registers with the
- * same protos (barriers, listen_and_serv) and sum/scale/concat; 2.x's
+ * same protos (barriers, listen_and_serv, fake_init) and sum/scale/concat; 2.x's
  * copies are not modelled.  PaddleFL's 1.8.4 server (sum, scale) and
  * trainer (concat) have exactly these orders. */
 #include "era.h"
