@@ -135,8 +135,8 @@ static const char *const fake_init23[] = {"op_device", "with_quant_attr", "op_ro
  * (epmap and trainer_id passed, sync_mode too in v1.4.0-v1.5.1), the
  * lookups' split_ids -> prefetch (epmap passed) -> merge_ids, the
  * startup's fake_init (shape; pscore's in 2.x), histories as above; an
- * op pdtrans writes without a proto default (its prefetch has no
- * trainer_id) keeps the others' relative order. */
+ * op without one of the proto's defaults (a prefetch lacking trainer_id)
+ * keeps the others' relative order. */
 START_TEST(table_ops_take_paddle_14_23_order)
 {
     ir_program *p = ir_program_new();
