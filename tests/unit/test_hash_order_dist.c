@@ -79,7 +79,13 @@ static const char *const split18[] = {"op_device", "num", "op_role", "op_role_va
 static const char *const split_rows18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
                                            "height_sections"};
 
-/* The trainer's ops, 1.8 (distribute_transpiler.py v1.8.5). */
+static const char *const split_ids18[] = {"op_device", "op_role_var", "op_namescope", "op_role"};
+static const char *const table18[] = {"op_device", "use_send_handler", "send_varnames", "epmap",
+                                      "op_role", "op_role_var", "op_namescope", "trainer_id",
+                                      "sections", "merge_add", "num"};
+
+/* The trainer's ops, 1.8 (distribute_transpiler.py v1.8.5), the
+ * distributed table's split_ids (Dist) and send among them. */
 START_TEST(trainer_rpc_ops_take_paddle_18_order)
 {
     ir_program *p = ir_program_new();
@@ -93,9 +99,8 @@ START_TEST(trainer_rpc_ops_take_paddle_18_order)
     ir_op_set_input1(fb, "X", "ctrl");
     ir_op *split = made_op(b, "split_byref", split18, N(split18), 8, false, false);
     ir_op *rows = made_op(b, "split_selected_rows", split_rows18, N(split_rows18), 8, false, false);
-    /* the distributed table's send (after split_ids) is not modelled */
-    ir_block_append_op(b, "split_ids");
-    ir_op *table = made_op(b, "send", send18, N(send18), 4, true, false);
+    ir_op *ids = made_op(b, "split_ids", split_ids18, N(split_ids18), 8, false, false);
+    ir_op *table = made_op(b, "send", table18, N(table18), 4, true, false);
     pdt_hash_order_program(p, 108);
     expect_order(send, send18, N(send18));
     expect_order(counter, counter18, N(counter18));
@@ -105,7 +110,70 @@ START_TEST(trainer_rpc_ops_take_paddle_18_order)
     expect_order(fb, fetch_barrier18, N(fetch_barrier18));
     expect_order(split, split18, N(split18));
     expect_order(rows, split_rows18, N(split_rows18));
-    ck_assert_str_eq(ir_op_attrs(table)[0].name, "epmap"); /* name order kept */
+    expect_order(ids, split_ids18, N(split_ids18));
+    expect_order(table, table18, N(table18));
+    ir_program_free(p);
+}
+END_TEST
+
+static const char *const table16[] = {"use_send_handler", "send_varnames", "epmap", "op_role",
+                                      "op_role_var", "op_namescope", "trainer_id", "sections",
+                                      "merge_add", "num"};
+static const char *const table15[] = {"num", "sections", "op_namescope", "op_role_var", "op_role",
+                                      "epmap", "send_varnames", "trainer_id", "sync_mode"};
+static const char *const table14[] = {"op_namescope", "op_role_var", "op_role", "epmap",
+                                      "trainer_id", "sync_mode"};
+static const char *const prefetch18[] = {"op_device", "trainer_id", "op_role_var", "op_namescope",
+                                         "op_role", "epmap"};
+static const char *const merge_ids14[] = {"op_role_var", "op_namescope", "op_role"};
+static const char *const fake_init18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                          "shape"};
+static const char *const fake_init23[] = {"op_device", "with_quant_attr", "op_role_var",
+                                          "op_namescope", "op_role", "shape"};
+
+/* The distributed table's trainer ops: the send after its split_ids
+ * (epmap and trainer_id passed, sync_mode too in v1.4.0-v1.5.1), the
+ * lookups' split_ids -> prefetch (epmap passed) -> merge_ids, the
+ * startup's fake_init (shape; pscore's in 2.x), histories as above; an
+ * op without one of the proto's defaults (a prefetch lacking trainer_id)
+ * keeps the others' relative order. */
+START_TEST(table_ops_take_paddle_14_23_order)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    static const int eras[] = {104, 105, 106};
+    const char *const *want[] = {table14, table15, table16};
+    size_t n[] = {N(table14), N(table15), N(table16)};
+    for (size_t i = 0; i < 3; i++) {
+        made_op(b, "split_ids", merge_ids14, N(merge_ids14), 8, false, false);
+        ir_op *send = made_op(b, "send", want[i], n[i], 4, true, false);
+        pdt_hash_order_program(p, eras[i]);
+        expect_order(send, want[i], n[i]);
+    }
+    ir_op *ids = made_op(b, "split_ids", merge_ids14, N(merge_ids14), 0, false, false);
+    ir_op *merge = made_op(b, "merge_ids", merge_ids14, N(merge_ids14), 0, false, false);
+    pdt_hash_order_program(p, 104);
+    expect_order(ids, merge_ids14, N(merge_ids14));
+    expect_order(merge, merge_ids14, N(merge_ids14));
+    ir_program_free(p);
+    p = ir_program_new();
+    b = ir_program_add_block(p, -1);
+    ir_op *fetch = made_op(b, "prefetch", prefetch18, N(prefetch18), 0, false, false);
+    static const char *const no_id[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                        "epmap"};
+    ir_op *fetch2 = made_op(b, "prefetch", no_id, N(no_id), 0, false, false);
+    ir_op *fake = made_op(b, "fake_init", fake_init18, N(fake_init18), 0, false, false);
+    pdt_hash_order_program(p, 108);
+    expect_order(fetch, prefetch18, N(prefetch18));
+    expect_order(fetch2, no_id, N(no_id));
+    expect_order(fake, fake_init18, N(fake_init18));
+    fake = made_op(b, "fake_init", fake_init23, N(fake_init23), 0, false, false);
+    pdt_hash_order_program(p, 203);
+    expect_order(fake, fake_init23, N(fake_init23));
+    ir_op *ids23 = made_op(b, "split_ids", split_ids18, N(split_ids18), 0, false, false);
+    pdt_hash_order_program(p, 203); /* no 2.x split_ids: name order kept */
+    ck_assert_str_eq(ir_op_attrs(ids23)[0].name, "op_device");
+    ck_assert_str_eq(ir_op_attrs(ids23)[1].name, "op_namescope");
     ir_program_free(p);
 }
 END_TEST
@@ -241,6 +309,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, trainer_rpc_ops_take_paddle_18_order);
     tcase_add_test(tc, pserver_ops_take_paddle_18_order);
     tcase_add_test(tc, rpc_ops_take_paddle_14_16_order);
+    tcase_add_test(tc, table_ops_take_paddle_14_23_order);
     tcase_add_test(tc, transpiler_ops_take_paddle_23_order);
     suite_add_tcase(s, tc);
     return s;

@@ -144,6 +144,8 @@ static void add_row(ir_op *op, const era_row *r)
         ir_op_set_strings(op, r->name, NULL, 0);
     else if (r->kind == ERA_ADD_EMPTY_INTS)
         ir_op_set_ints(op, r->name, NULL, 0);
+    else if (r->kind == ERA_ADD_EMPTY_LONGS)
+        ir_op_set_longs(op, r->name, NULL, 0);
     else
         ir_op_set_string(op, r->name, r->value);
 }
@@ -187,6 +189,7 @@ static void apply_row(ir_op *op, const era_row *r, const era_run *run)
     case ERA_ADD_STRING:
     case ERA_ADD_EMPTY_STRINGS:
     case ERA_ADD_EMPTY_INTS:
+    case ERA_ADD_EMPTY_LONGS:
     case ERA_ADD_INPUT:
         add_row(op, r);
         break;

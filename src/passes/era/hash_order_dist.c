@@ -14,7 +14,7 @@
  * _append_pserver_non_opt_ops: attrs=opt_op.all_attrs()) are given every
  * attr their source has, so their order is the proto's (PYOP rows).
  * Rows for 1.4-1.8, and 2.0-2.3 for the ops pscore registers with the
- * same protos (barriers, listen_and_serv) and sum/scale/concat; 2.x's
+ * same protos (barriers, listen_and_serv, fake_init) and sum/scale/concat; 2.x's
  * copies are not modelled.  PaddleFL's 1.8.4 server (sum, scale) and
  * trainer (concat) have exactly these orders. */
 #include "era.h"
@@ -87,6 +87,18 @@ static void insert_part(ht *t, const ir_op *op, const char *proto, const char *g
     g_strfreev(names);
 }
 
+/* The trainer's ops of the distributed lookup table, other than its send
+ * (transpile_table.c, delete_optimizer.c): _replace_lookup_table_op_with_
+ * prefetch's split_ids, prefetch and merge_ids (the program's Forward
+ * role), _split_table_grad_and_add_send_vars's split_ids (Dist), and the
+ * startup's fake_init of the table (and of _fake_init_sparsetable's
+ * tables), Forward. */
+static bool table_op(const char *type)
+{
+    return !strcmp(type, "split_ids") || !strcmp(type, "prefetch") || !strcmp(type, "merge_ids") ||
+           !strcmp(type, "fake_init");
+}
+
 /* Which call of the transpiler built the op at K of B, as the row suffix
  * TYPE@VARIANT ("" for the type's plain row), or NULL for an op it did not
  * build or whose call is not modelled:
@@ -94,9 +106,10 @@ static void insert_part(ht *t, const ir_op *op, const char *proto, const char *g
  *   or 1.6's pserver_id -1), the gradient-merge sum and 1/trainers scale
  *   (the program's default role, Forward, no op_role_var), "copy" for an
  *   optimize block's op of the Optimize or LRSched role (all_attrs());
- *   trainer: send "grad" (op_role_var given) or "counter" (the async LR
- *   counter's: merge_add true), not the distributed table's (after its
- *   split_ids: epmap and trainer_id given), recv of the main program
+ *   trainer: send "grad" (op_role_var given), "counter" (the async LR
+ *   counter's: merge_add true) or "table" (the distributed table's, after
+ *   its split_ids: epmap and trainer_id given), the table's split_ids,
+ *   prefetch, merge_ids and fake_init (table_op), recv of the main program
  *   (op_role_var) or "startup", the barriers (fetch_barrier "startup"
  *   without an input), split_byref and
  *   split_selected_rows (RPC/Dist role given), concat (Dist in the main
@@ -123,9 +136,15 @@ static const char *dist_variant(const ir_block *b, size_t k, bool pserver)
     }
     if (!strcmp(t, "send")) {
         const ir_attr *ma = ir_op_attr(op, "merge_add");
-        if (role != IR_ROLE_RPC || !has_rv || (k && !strcmp(b->ops[k - 1]->type, "split_ids")))
+        if (role != IR_ROLE_RPC || !has_rv)
             return NULL;
+        if (k && !strcmp(b->ops[k - 1]->type, "split_ids"))
+            return "table";
         return ma && ma->type == IR_ATTR_BOOLEAN && ma->b ? "counter" : "grad";
+    }
+    if (table_op(t)) {
+        bool dist_split = role == IR_ROLE_DIST && !strcmp(t, "split_ids");
+        return (role == IR_ROLE_FORWARD || dist_split) && !has_rv ? "" : NULL;
     }
     if (!strcmp(t, "recv"))
         return role == IR_ROLE_RPC ? (has_rv ? "" : "startup") : NULL;
