@@ -157,6 +157,57 @@ START_TEST(pserver_ops_take_paddle_order)
 }
 END_TEST
 
+static const char *const src_fill[] = {"dtype", "shape", "value", "force_cpu", "op_role",
+                                       "op_namescope"};
+static const char *const src_uniform[] = {"shape", "min", "max", "seed", "dtype", "op_role",
+                                          "op_namescope"};
+static const char *const fill18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                     "force_cpu", "str_value", "value", "shape", "dtype"};
+static const char *const fill23[] = {"op_device", "dtype", "shape", "with_quant_attr",
+                                     "str_value", "op_role", "value", "op_namescope",
+                                     "force_cpu", "op_role_var", "place_type"};
+static const char *const uniform16[] = {"op_role_var", "diag_val", "shape", "max", "seed", "dtype",
+                                        "op_role", "min", "op_namescope", "diag_num", "diag_step"};
+static const char *const uniform18[] = {"op_device", "op_role_var", "diag_val", "shape", "max",
+                                        "seed", "dtype", "op_role", "min", "op_namescope",
+                                        "diag_num", "diag_step"};
+
+/* A GEO pserver's startup: get_startup_program's all_attrs() copies of
+ * the origin startup's fill_constant (of fc_b) and uniform_random (of
+ * fc_w, whose slice fc_w.block1 the copy writes).  The origin ops lack
+ * the attrs a later proto added (str_value, diag_*, op_device ...), so
+ * those are check_attrs defaults after the given ones; the histories:
+ * the origin's attrs in proto order, op_callstack, then the rest. */
+START_TEST(pserver_startup_copies_take_paddle_order)
+{
+    static const struct {
+        int era;
+        const char *type, *out, *const *want;
+        size_t n;
+    } cases[] = {{108, "fill_constant", "fc_b", fill18, N(fill18)},
+                 {203, "fill_constant", "fc_b", fill23, N(fill23)},
+                 {106, "uniform_random", "fc_w.block1", uniform16, N(uniform16)},
+                 {108, "uniform_random", "fc_w.block1", uniform18, N(uniform18)}};
+    ir_program *src = ir_program_new();
+    ir_block *sb = ir_program_add_block(src, -1);
+    ir_op *f = made_op(sb, "fill_constant", src_fill, N(src_fill), 0, false);
+    ir_op *u = made_op(sb, "uniform_random", src_uniform, N(src_uniform), 0, false);
+    f->made = u->made = false;
+    ir_op_set_output1(f, "Out", "fc_b");
+    ir_op_set_output1(u, "Out", "fc_w");
+    for (size_t i = 0; i < N(cases); i++) {
+        ir_program *p = ir_program_new();
+        ir_block *b = ir_program_add_block(p, -1);
+        ir_op *op = made_op(b, cases[i].type, cases[i].want, cases[i].n, 0, false);
+        ir_op_set_output1(op, "Out", cases[i].out);
+        pdt_hash_order_geo_startup(p, src, cases[i].era);
+        expect_order(op, cases[i].want, cases[i].n);
+        ir_program_free(p);
+    }
+    ir_program_free(src);
+}
+END_TEST
+
 /* Outside 1.6-2.3 nothing is reordered (no GeoSgdTranspiler before 1.6;
  * 2.4 on OpDesc::Flush sorts). */
 START_TEST(other_versions_untouched)
@@ -177,6 +228,7 @@ Suite *make_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, trainer_send_takes_paddle_order);
     tcase_add_test(tc, pserver_ops_take_paddle_order);
+    tcase_add_test(tc, pserver_startup_copies_take_paddle_order);
     tcase_add_test(tc, other_versions_untouched);
     suite_add_tcase(s, tc);
     return s;

@@ -104,6 +104,91 @@ static bool geo_history(ht *t, const ir_op *op, const geo_row *r, int era)
     return true;
 }
 
+/* The op of SRC's block 0 that a pserver startup's copy OP was made
+ * from: its type, and its Out the copy's Out or the param a slice
+ * NAME.block<i> of it was cut from (same_or_split_var). */
+static const ir_op *source_of(const ir_op *op, const ir_program *src)
+{
+    const ir_slot *out = ir_op_output(op, "Out");
+    if (!out || !out->n_args || !src || !src->n_blocks)
+        return NULL;
+    const char *name = out->args[0];
+    const ir_block *b = src->blocks[0];
+    for (size_t k = 0; k < b->n_ops; k++) {
+        const ir_slot *so = ir_op_output(b->ops[k], "Out");
+        if (b->ops[k]->type != op->type || !so || !so->n_args)
+            continue;
+        size_t n = strlen(so->args[0]);
+        if (!strcmp(name, so->args[0]) ||
+            (!strncmp(name, so->args[0], n) && g_str_has_prefix(name + n, ".block")))
+            return b->ops[k];
+    }
+    return NULL;
+}
+
+/* The names of LIST in SRC (given: all_attrs() passed them) or not; op_role,
+ * op_namescope and op_callstack are always in the dict, op_role_var only
+ * when not empty. */
+static void insert_copied(ht *t, const char *list, const ir_op *src, bool given_in)
+{
+    gchar **names = g_strsplit(list, " ", -1);
+    for (gchar **n = names; *n; n++) {
+        if (!**n)
+            continue;
+        const ir_attr *a = ir_op_attr(src, *n);
+        bool given = a != NULL;
+        if (!strcmp(*n, "op_role") || !strcmp(*n, "op_namescope") || !strcmp(*n, "op_callstack"))
+            given = true;
+        else if (!strcmp(*n, "op_role_var"))
+            given = a && a->type == IR_ATTR_STRINGS && a->n_strings > 0;
+        if (given == given_in)
+            ht_insert(t, ir_intern(*n));
+    }
+    g_strfreev(names);
+}
+
+/* get_startup_program's copies (distribute_transpiler.py, inherited):
+ * append_op(attrs=op.all_attrs()) of each op of the origin startup that
+ * writes a var the pserver holds; its Out a slice or the param. */
+void pdt_hash_order_geo_startup(ir_program *p, const ir_program *src, int era)
+{
+    if (!p || !p->n_blocks || era < 106 || era > 203)
+        return;
+    ht t;
+    t.policy = ht_policy_of(era);
+    ir_block *b = p->blocks[0];
+    for (size_t k = 0; k < b->n_ops; k++) {
+        ir_op *op = b->ops[k];
+        char *type = g_strconcat(op->type, "@copy", NULL);
+        const geo_row *r = op->made ? row_of(type, era) : NULL;
+        g_free(type);
+        const ir_op *from = r ? source_of(op, src) : NULL;
+        if (!from || op->n_attrs + 8 >= HT_MAX)
+            continue;
+        gchar *proto = g_strconcat(r->proto, " ", framework_attrs(era), NULL);
+        ht_init(&t);
+        insert_copied(&t, proto, from, true);
+        insert_copied(&t, proto, from, false);
+        g_free(proto);
+        bool all = true;
+        for (size_t i = 0; i < op->n_attrs && all; i++)
+            all = ht_rank(&ir_op_attrs(op)[i], &t) < (int)t.n;
+        if (all)
+            ir_op_settle_ranked(op, ht_rank, &t);
+    }
+}
+
+/* P is a pserver's startup program of the run (staged as
+ * pserver_N.startup). */
+static bool pserver_startup(const pdt_ctx *ctx, const ir_program *p)
+{
+    for (size_t i = 0; i < ctx->n_staged; i++)
+        if (ctx->staged[i].program == p)
+            return g_str_has_prefix(ctx->staged[i].stem, "pserver_") &&
+                   g_str_has_suffix(ctx->staged[i].stem, ".startup");
+    return false;
+}
+
 /* CTX NULL: P is taken to be a GEO transpile's program. */
 static bool geo_run(const pdt_ctx *ctx)
 {
@@ -114,6 +199,10 @@ void pdt_hash_order_geo(const pdt_ctx *ctx, ir_program *p, int era)
 {
     if (!p || !p->n_blocks || era < 106 || era > 203 || !geo_run(ctx))
         return;
+    if (ctx && pserver_startup(ctx, p)) {
+        pdt_hash_order_geo_startup(p, ctx->startup, era);
+        return;
+    }
     bool pserver = false;
     for (size_t k = 0; k < p->blocks[0]->n_ops && !pserver; k++)
         pserver = !strcmp(p->blocks[0]->ops[k]->type, "listen_and_serv");
