@@ -55,7 +55,8 @@ void pdt_hash_order_program(ir_program *p, int era);
 void pdt_hash_order_startup(const struct pdt_ctx *ctx, ir_program *p, int era);
 /* hash_order_geo.c: when the run is a GEO-SGD transpile (CTX NULL: P is
  * one of its programs), the ops GeoSgdTranspiler made in P (the trainer's
- * and its startup's send, a pserver's listen_and_serv and per-block sum)
+ * and its startup's send, a pserver's listen_and_serv and per-block sum,
+ * its startup's all_attrs() copies of the origin startup's initializers)
  * in the hash order of their Operator.__init__ history (py_order.def's
  * PYOP_GEO rows; ERA 1.6-2.3, research 4z3).  Runs after
  * pdt_hash_order_program, whose pserver rules it overrides for GEO. */

@@ -15,7 +15,10 @@
  * hash_order_dist.c's, with py_order.def's PYOP_GEO rows.  The trainer
  * startup's recv, fetch_barrier and concat come from DistributeTranspiler's
  * _get_trainer_startup_program, which GeoSgdTranspiler inherits:
- * hash_order_dist.c orders them.  hash_order_dist.c also takes a GEO
+ * hash_order_dist.c orders them.  A pserver's startup is its
+ * get_startup_program's too: each origin startup initializer the pserver
+ * holds a var of, appended with attrs=op.all_attrs() (the origin op's
+ * attrs given; TYPE@copy rows).  hash_order_dist.c also takes a GEO
  * pserver's `sum` for the gradient-merge one (use_mkldnn given): this
  * file runs after it and gives it GEO's history. */
 #include "era.h"
