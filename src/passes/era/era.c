@@ -336,6 +336,7 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
     pdt_era_order_program(p, era);  /* 2.4 on */
     pdt_hash_order_program(p, era); /* 2.3 and before */
     pdt_hash_order_startup(ctx, p, era); /* minimize's initializers, 2.3 and before */
+    pdt_hash_order_geo(ctx, p, era);     /* GeoSgdTranspiler's ops, 1.6-2.3 */
 }
 
 void pdt_era_apply(pdt_ctx *ctx, int era)

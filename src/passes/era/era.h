@@ -60,6 +60,14 @@ bool pdt_era_python2(const ir_program *p);
  * iteration order, into OUT (N slots); returns how many (a repeated key
  * counts once). */
 size_t pdt_py2_dict_order(const char *const *keys, size_t n, const char **out);
+/* hash_order_geo.c: when the run is a GEO-SGD transpile (CTX NULL: P is
+ * one of its programs), the ops GeoSgdTranspiler made in P (the trainer's
+ * and its startup's send, a pserver's listen_and_serv and per-block sum,
+ * its startup's all_attrs() copies of the origin startup's initializers)
+ * in the hash order of their Operator.__init__ history (py_order.def's
+ * PYOP_GEO rows; ERA 1.6-2.3, research 4z3).  Runs after
+ * pdt_hash_order_program, whose pserver rules it overrides for GEO. */
+void pdt_hash_order_geo(const struct pdt_ctx *ctx, ir_program *p, int era);
 /* std::hash<std::string> of libstdc++ (_Hash_bytes, 64-bit). */
 uint64_t pdt_hash_bytes(const void *ptr, size_t len);
 
