@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../ir/attr_format.h"
+#include "../passes/era/era.h" /* pdt_era_extra_at_default: an extra at its default */
 #include "../ir/util.h"
 #include "run.h"
 
@@ -73,7 +74,8 @@ static void attrs_text(GString *g, ir_program *prog, const ir_op *op, int depth)
     const ir_attr **v = xmalloc_n(op->n_attrs + 1, sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (!ir_attr_is_framework(attrs[i].name) && !ir_attr_is_default_kernel_choice(&attrs[i]))
+        if (!ir_attr_is_framework(attrs[i].name) && !ir_attr_is_default_kernel_choice(&attrs[i]) &&
+            !pdt_era_extra_at_default(op->type, &attrs[i]))
             v[n++] = &attrs[i];
     qsort(v, n, sizeof *v, by_name);
     bool fill = !strcmp(op->type, "fill_constant");

@@ -104,9 +104,9 @@ START_TEST(what_is_not_seeded)
     input->made = false;
     ir_op_settle(input);
     ir_op *fwd = made_op(b, "softmax", IR_ROLE_FORWARD);
-    /* nor one a pass changed, though Paddle re-flushes it from maps that
+    /* but one a pass changed is: Paddle re-flushes it from maps that
      * OpDesc(proto) seeded with its type's extras (v2.4.2 op_desc.cc
-     * InitRuntimeAttributeMapByOpExtraInfo): left out, research 4t */
+     * InitRuntimeAttributeMapByOpExtraInfo; research 4t, 4z4) */
     ir_op *changed = ir_block_append_op(b, "softmax_grad");
     ir_op_set_role(changed, IR_ROLE_BACKWARD);
     changed->made = false;
@@ -115,8 +115,8 @@ START_TEST(what_is_not_seeded)
     ck_assert(!has(scale_scale, "use_mkldnn", IR_ATTR_BOOLEAN)->b);
     ck_assert(ir_op_attr(input, "use_mkldnn") == NULL);
     ck_assert(ir_op_attr(fwd, "is_test") == NULL);
-    ck_assert(ir_op_attr(changed, "use_mkldnn") == NULL);
-    ck_assert(ir_op_attr(changed, "mkldnn_data_type") == NULL);
+    ck_assert(!has(changed, "use_mkldnn", IR_ATTR_BOOLEAN)->b);
+    ck_assert_str_eq(ir_op_get_string(changed, "mkldnn_data_type"), "float32");
     ir_program_free(p);
 
     /* before 2.4 no runtime map exists */
@@ -134,6 +134,32 @@ START_TEST(what_is_not_seeded)
     ir_op *cast = made_op(b, "cast", IR_ROLE_BACKWARD);
     pdt_era_apply_program(NULL, p, 300);
     ck_assert_str_eq(ir_op_get_string(cast, "mkldnn_data_type"), "float32");
+    ir_program_free(p);
+}
+END_TEST
+
+/* The verifiers' test (src/sym): an extra at a runtime row's default is
+ * what the op runs with without it (batch_norm fuse_with_relu false, 2.4
+ * on; softmax use_cudnn false in 2.5, true in 3.0; a grad type takes its
+ * forward type's rows); another value, or an attr no row names, is not. */
+START_TEST(extra_at_default)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_op *bn = ir_block_append_op(b, "batch_norm_grad");
+    ir_op_set_bool(bn, "fuse_with_relu", false);
+    ir_op_set_bool(bn, "is_test", false);
+    ir_op_set_float(bn, "epsilon", 1e-5f);
+    ck_assert(pdt_era_extra_at_default("batch_norm", ir_op_attr(bn, "fuse_with_relu")));
+    ck_assert(pdt_era_extra_at_default("batch_norm_grad", ir_op_attr(bn, "fuse_with_relu")));
+    ck_assert(!pdt_era_extra_at_default("batch_norm", ir_op_attr(bn, "epsilon")));
+    ir_op_set_bool(bn, "fuse_with_relu", true);
+    ck_assert(!pdt_era_extra_at_default("batch_norm", ir_op_attr(bn, "fuse_with_relu")));
+    ir_op *sm = ir_block_append_op(b, "softmax");
+    ir_op_set_bool(sm, "use_cudnn", true);
+    ck_assert(pdt_era_extra_at_default("softmax", ir_op_attr(sm, "use_cudnn")));
+    ir_op_set_bool(sm, "use_cudnn", false);
+    ck_assert(pdt_era_extra_at_default("softmax", ir_op_attr(sm, "use_cudnn")));
     ir_program_free(p);
 }
 END_TEST
@@ -166,6 +192,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, grad_ops_per_version);
     tcase_add_test(tc, what_is_not_seeded);
     tcase_add_test(tc, multitrainer_devices);
+    tcase_add_test(tc, extra_at_default);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -104,6 +104,53 @@ START_TEST(momentum_20_is_gpp12)
 }
 END_TEST
 
+/* 2.2's momentum of a lars_momentum without weight decay (optimizer.py
+ * v2.2.1, v2.2.2 LarsMomentumOptimizer: type 'momentum', lars's dict, of
+ * which momentum's proto keeps mu, multi_precision, rescale_grad): told by
+ * the lars_weight_decay the era step dropped (era.c's DROPPED map); with
+ * with_quant_attr, 12 keys.  Without the note the op takes the plain
+ * MomentumOptimizer row (mu, use_nesterov given). */
+START_TEST(lars_momentum_22_is_gpp12)
+{
+    static const char *const mom[] = {
+        "with_quant_attr", "mu",           "regularization_method", "op_device",
+        "rescale_grad",    "op_role",      "op_role_var",           "op_namescope",
+        "use_nesterov",    "op_callstack", "multi_precision",       "regularization_coeff"}; /* 23 */
+    const char **names = g_new(const char *, 12);
+    memcpy(names, mom, sizeof mom);
+    qsort(names, 12, sizeof *names, by_name);
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    ir_op_set_int(ir_block_append_op(b, "mean_grad"), "op_role", 1);
+    ir_op *op = ir_block_append_op(b, "momentum");
+    op->made = true;
+    static const char *const vars[] = {"w", "w@GRAD"};
+    for (size_t i = 0; i < 12; i++)
+        if (!strcmp(names[i], "op_role_var"))
+            ir_op_set_strings(op, names[i], vars, 2);
+        else
+            ir_op_set_int(op, names[i], !strcmp(names[i], "op_role") ? 2 : 0);
+    g_free(names);
+    GHashTable *dropped = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GString *note = g_string_new(" lars_coeff lars_weight_decay ");
+    g_hash_table_insert(dropped, op, note);
+    pdt_hash_order_dropped(p, 202, dropped);
+    for (size_t i = 0; i < 12; i++)
+        ck_assert_str_eq(ir_op_attrs(op)[i].name, mom[i]);
+    ir_op_set_int(op, "mu", 1); /* dirty again: the plain row this time */
+    pdt_hash_order_program(p, 202);
+    static const char *const plain[] = {
+        "with_quant_attr", "mu",           "regularization_method", "op_role",
+        "op_role_var",     "op_namescope", "use_nesterov",          "op_callstack",
+        "regularization_coeff", "multi_precision", "op_device",     "rescale_grad"}; /* 23 */
+    for (size_t i = 0; i < 12; i++)
+        ck_assert_str_eq(ir_op_attrs(op)[i].name, plain[i]);
+    g_string_free(note, TRUE);
+    g_hash_table_destroy(dropped);
+    ir_program_free(p);
+}
+END_TEST
+
 /* 2.3's learning-rate scale (math_op_patch {scale, bias}; the empty
  * op_role_var a default after the proto's own). */
 START_TEST(lr_scale_23_is_gpp12)
@@ -132,6 +179,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, adam_and_l2_scale_22_are_gpp12);
     tcase_add_test(tc, clip_mul_22_is_gpp12);
     tcase_add_test(tc, momentum_20_is_gpp12);
+    tcase_add_test(tc, lars_momentum_22_is_gpp12);
     tcase_add_test(tc, lr_scale_23_is_gpp12);
     tcase_add_test(tc, unlisted_attr_stays_sorted);
     suite_add_tcase(s, tc);

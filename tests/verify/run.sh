@@ -110,6 +110,10 @@ job lr_decay_15 transpile_lr_decay $P2 --trainers=2 --paddle-version=1.5 \
 job warmup_15 transpile_lr_warmup $P2 --trainers=2 --paddle-version=1.5 --optimizer=sgd \
     --lr-schedule=polynomial:decay_steps=3,cycle=true,end_learning_rate=0.01 \
     --lr-warmup=warmup_steps=2,start_lr=0.1,end_lr=1.0
+# 2.2's lars_momentum without weight decay is a plain momentum op
+# (LarsMomentumOptimizer, v2.2.1 and v2.2.2; helper lars22)
+job lars_22 transpile_lr_decay $P2 --trainers=2 --paddle-version=2.2 \
+    --optimizer=lars_momentum:learning_rate=1.0,momentum=0.9,lars_weight_decay=0
 TR2="--trainers=10.0.0.1:6170,10.0.0.2:6170"
 TR3="--trainers=10.0.0.1:6170,10.0.0.2:6170,10.0.0.3:6170"
 TR4="--trainers=10.0.0.1:6170,10.0.0.1:6171,10.0.0.2:6170,10.0.0.2:6171"
@@ -123,7 +127,7 @@ job rings transpile_collective_rings --mode=collective --collective-mode=grad_al
 for j in basic adam momentum rmsprop l2_clip hash balanced three_uneven three_uneven_t0 \
          more_pservers no_slice large_block name_prefix update_vars trainers1 async async1 \
          lr_decay piecewise warmup nccl2 nccl2_hier collective rings async_lr half_async_lr \
-         async_lr3 two_counters lr_decay_15 warmup_15; do
+         async_lr3 two_counters lr_decay_15 warmup_15 lars_22; do
     equal $j
 done
 # the async LR-decay block's counter offset is named on stderr
@@ -156,6 +160,19 @@ for k in async half-async; do
         fail "--$k, one trainer, LR decay: numeric status $st, symbolic $ss"; cat "$W/out" "$W/out2"
     fi
 done
+# 2.2's momentum op of a lars_momentum without weight decay: a plain
+# momentum update, which the symbolic verifier models (lars_momentum's
+# whole-param norms it does not)
+n=$((n + 1))
+L=$G/transpile_lr_decay/in
+if "$PDTRANS" verify transpile --symbolic $P2 --trainers=2 --paddle-version=2.2 --loss=mean_0.tmp_0 \
+        --optimizer=lars_momentum:learning_rate=1.0,momentum=0.9,lars_weight_decay=0 \
+        "$L/forward.pbtxt" "$L/startup.pbtxt" >"$W/out" 2>/dev/null &&
+    [ "$(grep -c ': equal (2 steps)$' "$W/out")" = 2 ]; then
+    echo "ok: 2.2 lars_momentum without weight decay: verify transpile --symbolic equal"
+else
+    fail "2.2 lars_momentum without weight decay: verify transpile --symbolic"; cat "$W/out"
+fi
 n=$((n + 1))
 "$PDTRANS" verify job "$W/two_counters" $(cat "$W/two_counters.inputs") >/dev/null 2>"$W/err"
 if grep -qF "counter 'step_counter' stays at the trainer count 2" "$W/err"; then

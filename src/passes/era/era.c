@@ -35,6 +35,7 @@ static const era_row rows[] = {
 typedef struct {
     GHashTable *order;  /* param_order of block 0 */
     bool async;         /* an asynchronous pserver transpile (--async, --half-async, --geo) */
+    GHashTable *dropped; /* ir_op * -> GString " a b ": the attrs its ERA_DROP_ATTR rows removed */
 } era_run;
 
 /* The position of each parameter in the optimizer's params_grads order:
@@ -175,13 +176,33 @@ static void add_async_int(ir_op *op, const era_row *r, bool async)
     ir_op_set_int(op, r->name, async ? 1 : 0);
 }
 
+/* Which attrs a row dropped from which op: a caller's attrs dict that
+ * Operator.__init__ filtered through the proto tells that caller's op
+ * (hash_order.c's TYPE@+ATTR rows). */
+static void free_gstring(void *s)
+{
+    g_string_free(s, TRUE);
+}
+
+static void dropped_note(GHashTable *dropped, const ir_op *op, const char *name)
+{
+    GString *s = g_hash_table_lookup(dropped, op);
+    if (!s) {
+        s = g_string_new(" ");
+        g_hash_table_insert(dropped, (void *)op, s);
+    }
+    g_string_append_printf(s, "%s ", name);
+}
+
 static void apply_row(ir_op *op, const era_row *r, const era_run *run)
 {
     ir_attr *a;
     switch (r->kind) {
     case ERA_DROP_ATTR:
-        if (ir_op_attr(op, r->name))
+        if (ir_op_attr(op, r->name)) {
             ir_op_remove_attr(op, r->name);
+            dropped_note(run->dropped, op, r->name);
+        }
         break;
     case ERA_ADD_BOOL:
     case ERA_ADD_INT:
@@ -320,7 +341,8 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
 {
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE)
         return;
-    era_run run = {param_order(p->blocks[0]), run_is_async(ctx)};
+    era_run run = {param_order(p->blocks[0]), run_is_async(ctx),
+                   g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_gstring)};
     GHashTable *by_type = era_index_new(era, ERA_PICK_CHANGES);
     const GArray *any = g_hash_table_lookup(by_type, "*");
     for (size_t bi = 0; bi < p->n_blocks; bi++) {
@@ -334,7 +356,8 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
     g_hash_table_destroy(by_type);
     g_hash_table_destroy(run.order);
     pdt_era_order_program(p, era);  /* 2.4 on */
-    pdt_hash_order_program(p, era); /* 2.3 and before */
+    pdt_hash_order_dropped(p, era, run.dropped); /* 2.3 and before */
+    g_hash_table_destroy(run.dropped);
     pdt_hash_order_startup(ctx, p, era); /* minimize's initializers, 2.3 and before */
     pdt_hash_order_geo(ctx, p, era);     /* GeoSgdTranspiler's ops, 1.6-2.3 */
 }

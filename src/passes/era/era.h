@@ -5,6 +5,7 @@
 #ifndef PDT_ERA_H
 #define PDT_ERA_H
 
+#include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +38,9 @@ int pdt_era_resolve(const struct pdt_ctx *ctx);
 /* Rewrites the ops pdtrans made in P as version ERA writes them (an
  * output the pipeline writes before it ends); CTX gives the run's settings
  * some rows read (the transpile mode), NULL: none.  Applying it twice
- * changes nothing more. */
+ * changes nothing more, but for the attr order of 2.2's momentum op of a
+ * lars_momentum without weight decay: the attrs the first run dropped tell
+ * that caller's op (hash_order.c), a second run takes the plain row. */
 void pdt_era_apply_program(const struct pdt_ctx *ctx, ir_program *p, int era);
 /* Rewrites the ops pdtrans made in ctx->main, ctx->startup and the staged
  * outputs as version ERA writes them (the pipeline's last step). */
@@ -46,6 +49,10 @@ void pdt_era_apply(struct pdt_ctx *ctx, int era);
  * (hash_order.c): the made ops whose insertion history is known get it
  * (ERA <= 2.3; others keep name order). */
 void pdt_hash_order_program(ir_program *p, int era);
+/* The same, told DROPPED (NULL: none): ir_op * -> GString " a b ", the
+ * attrs era.def's ERA_DROP_ATTR rows removed from the op in this run,
+ * which tell one Python caller's op from another's (the era step's call). */
+void pdt_hash_order_dropped(ir_program *p, int era, GHashTable *dropped);
 /* hash_order_startup.c: when P is a startup program of the run (CTX's
  * startup or a transpile's trainer_N.startup, which keeps its origin ops;
  * CTX NULL: P is one), the fill_constant ops minimize made in it (its
@@ -84,6 +91,12 @@ int pdt_era_runtime_rank(int era);
 /* true when ATTR of an op of TYPE (or of the forward type of a grad TYPE
  * without rows of its own) is a runtime attr at ERA (era.def). */
 bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr);
+/* true when A, an attr of an op of TYPE, is a runtime (extra) attr of
+ * TYPE (or its forward type) in some version's era.def rows and holds
+ * that row's default: what the op runs with when it lacks A, as
+ * OpDesc(proto) seeds it (2.4 on) or the checker fills it (before).  The
+ * verifiers' op identity leaves such an attr out (src/sym). */
+bool pdt_era_extra_at_default(const char *type, const ir_attr *a);
 /* False when Paddle ERA builds no op of TYPE (era.def's ERA_UNREGISTERED
  * rows: pscore's ops only from 2.0); true for PDT_ERA_NATIVE. */
 bool pdt_era_registered(const char *type, int era);

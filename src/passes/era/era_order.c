@@ -13,8 +13,8 @@
  * after, -1 before, 0 the others) and lets ir_op_settle_ranked write
  * each made op so.  Before 2.4 nothing is done
  * here (Flush wrote one hash-ordered map; see 4f).  An input op a pass
- * changed is ordered the same way (Paddle re-flushes it; 4q), but not
- * seeded with its type's extras as Paddle's re-read op is (4t).
+ * changed is ordered the same way (Paddle re-flushes it; 4q), and seeded
+ * with its type's extras as Paddle's re-read op is (4t, 4z4).
  *
  * A grad op (TYPE_grad, TYPE_grad_grad ...) with no rows of its own takes
  * its forward type's: SingleGradOpMaker gives the grad OpDesc the forward
@@ -85,6 +85,53 @@ bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr)
     bool hit = rows_name(runtime_rows(t, type), attr);
     g_hash_table_destroy(t);
     return hit;
+}
+
+/* A's value is R's default (the row's kind is the attr's type). */
+static bool at_row_default(const ir_attr *a, const era_row *r)
+{
+    float f = r->value ? strtof(r->value, NULL) : 0.0f;
+    switch (r->kind) {
+    case ERA_RUNTIME_BOOL:
+        return a->type == IR_ATTR_BOOLEAN && a->b == !strcmp(r->value, "true");
+    case ERA_RUNTIME_INT:
+        return a->type == IR_ATTR_INT && a->i == (int32_t)strtol(r->value, NULL, 10);
+    case ERA_RUNTIME_FLOAT:
+        return a->type == IR_ATTR_FLOAT && a->f == f;
+    case ERA_RUNTIME_STRING:
+        return a->type == IR_ATTR_STRING && a->s.len == strlen(r->value) &&
+               !memcmp(a->s.data, r->value, a->s.len);
+    case ERA_RUNTIME_INTS:
+        return a->type == IR_ATTR_INTS && a->n_ints == 0;
+    case ERA_RUNTIME_LONGS:
+        return a->type == IR_ATTR_LONGS && a->n_longs == 0;
+    case ERA_RUNTIME_FLOATS:
+        return a->type == IR_ATTR_FLOATS &&
+               (r->value ? a->n_floats == 1 && a->floats[0] == f : a->n_floats == 0);
+    case ERA_RUNTIME_STRINGS:
+        return a->type == IR_ATTR_STRINGS && a->n_strings == 0;
+    default:
+        return false;
+    }
+}
+
+static void *all_runtime_index(void *unused)
+{
+    (void)unused;
+    return era_index_new(ERA_ALL_VERSIONS, ERA_PICK_RUNTIME);
+}
+
+bool pdt_era_extra_at_default(const char *type, const ir_attr *a)
+{
+    static GOnce once = G_ONCE_INIT;
+    GHashTable *t = g_once(&once, all_runtime_index, NULL);
+    const GArray *rows = runtime_rows(t, type);
+    for (size_t i = 0; rows && i < rows->len; i++) {
+        const era_row *r = era_row_at(g_array_index(rows, size_t, i));
+        if (!strcmp(r->name, a->name) && at_row_default(a, r))
+            return true;
+    }
+    return false;
 }
 
 /* The runtime map a made op's OpDesc starts with (research-2x-3x.md 4s).
@@ -167,10 +214,13 @@ void pdt_era_order_program(ir_program *p, int era)
              * changed op as the made ones (research 4q) */
             if (!op->made && !ir_op_changed(op))
                 continue;
-            /* a changed input op is not seeded, though Paddle's re-read
-             * op holds its type's extras (research 4t): the passes'
-             * verifiers compare it with the input op attr by attr */
-            const GArray *seed = op->made ? seed_rows(t, op) : NULL;
+            /* a changed input op is seeded with its type's extras:
+             * OpDesc(proto, block) of v2.4.2 and v2.5.2 fills
+             * runtime_attrs_ with the type's whole extra map before it
+             * reads the file's attrs, and Flush writes both maps (research
+             * 4t, 4z4); the verifiers take an extra at its default for an
+             * absent one (pdt_era_extra_at_default) */
+            const GArray *seed = op->made ? seed_rows(t, op) : runtime_rows(t, op->type);
             for (size_t i = 0; seed && i < seed->len; i++)
                 seed_one(op, era_row_at(g_array_index(seed, size_t, i)));
             rt_rank_ctx c = {runtime_rows(t, op->type), rank};

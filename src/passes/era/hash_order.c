@@ -189,8 +189,12 @@ static void insert_listed(ht *t, const ir_op *op, const char *list, const char *
  * QUAL a number is the op_role the op has (16: a learning-rate schedule's
  * op, which math_op_patch's operators build, where clip.py calls
  * fluid.layers), a QUAL starting with '/' a part of its op_namescope
- * (clip.py's "gradient_clip" scope).  The first row that matches wins. */
-static bool row_matches(const char *row, const ir_op *op, int era, int from, int until)
+ * (clip.py's "gradient_clip" scope), "+NAME" an attr the op had when made
+ * and an era.def ERA_DROP_ATTR row removed (DROPPED: the caller's dict held
+ * it, the proto does not; 2.2's lars_momentum without weight decay).  The
+ * first row that matches wins. */
+static bool row_matches(const char *row, const ir_op *op, int era, int from, int until,
+                        GHashTable *dropped)
 {
     size_t n = strlen(op->type);
     if (era < from || era >= until || strncmp(row, op->type, n) ||
@@ -199,6 +203,13 @@ static bool row_matches(const char *row, const ir_op *op, int era, int from, int
     if (row[n] == '\0')
         return true;
     const char *q = row + n + 1;
+    if (*q == '+') {
+        const GString *d = dropped ? g_hash_table_lookup(dropped, op) : NULL;
+        char *key = g_strdup_printf(" %s ", q + 1);
+        bool had = d && strstr(d->str, key);
+        g_free(key);
+        return had;
+    }
     if (*q != '/')
         return ir_op_role(op) == atoi(q);
     const ir_attr *ns = ir_op_attr(op, "op_namescope");
@@ -217,10 +228,11 @@ static const char *given_of(const ir_op *op, const char *given)
     return given;
 }
 
-static bool python_built(ht *t, const ir_op *op, int era)
+static bool python_built(ht *t, const ir_op *op, int era, GHashTable *dropped)
 {
     size_t i = 0, n_rows = sizeof py_ops / sizeof *py_ops;
-    while (i < n_rows && !row_matches(py_ops[i].type, op, era, py_ops[i].from, py_ops[i].until))
+    while (i < n_rows &&
+           !row_matches(py_ops[i].type, op, era, py_ops[i].from, py_ops[i].until, dropped))
         i++;
     if (i == n_rows)
         return false;
@@ -247,7 +259,8 @@ static bool python_built(ht *t, const ir_op *op, int era)
 }
 
 /* The insertion history of a made op, when a real program confirms it. */
-static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool trainer, bool py2)
+static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool trainer,
+                    GHashTable *dropped, bool py2)
 {
     const ir_op *f = forward_of(fwd, op);
     if (f && copied_from(t, op, f))
@@ -272,7 +285,7 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
         ((role >= 0 && (role & IR_ROLE_OPTIMIZE) &&
           !(role & (IR_ROLE_BACKWARD | IR_ROLE_LRSCHED))) ||
          (role == IR_ROLE_LRSCHED && era >= 104)))
-        return python_built(t, op, era);
+        return python_built(t, op, era, dropped);
     if (role < 0 || !(role & IR_ROLE_BACKWARD))
         return false;
     /* ScaleGradMaker (scale_op.cc) sets scale, bias, bias_after_scale;
@@ -299,6 +312,11 @@ static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool train
 
 void pdt_hash_order_program(ir_program *p, int era)
 {
+    pdt_hash_order_dropped(p, era, NULL);
+}
+
+void pdt_hash_order_dropped(ir_program *p, int era, GHashTable *dropped)
+{
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE || era > 203)
         return;
     GHashTable *fwd = forward_ops(p);
@@ -313,7 +331,7 @@ void pdt_hash_order_program(ir_program *p, int era)
     for (size_t bi = 0; bi < p->n_blocks; bi++)
         for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
             ir_op *op = p->blocks[bi]->ops[k];
-            if (op->made && history(&t, op, fwd, era, trainer, py2))
+            if (op->made && history(&t, op, fwd, era, trainer, dropped, py2))
                 ir_op_settle_ranked(op, ht_rank, &t);
         }
     pdt_hash_order_dist(p, era); /* the pserver transpiler's ops */

@@ -207,16 +207,41 @@ static bool adam_scales_powers(const opt_run *r)
     return r->cfg->def->adam_extras && era != PDT_ERA_NATIVE && era < ADAM_POW_OUT_FROM;
 }
 
+/* LarsMomentumOptimizer._append_optimize_op of v2.2.1 and v2.2.2 (two of
+ * 2.2's three tags; not v2.2.0, v2.1.3 or v2.3.x) appends
+ * `type=self.type if _lars_weight_decay != 0.0 else 'momentum'` with its
+ * own inputs, outputs and attrs dict.  So a 2.2 lars_momentum without
+ * weight decay is a momentum op: the family writes lars's keys on it and
+ * use_nesterov (check_attrs' default), and era.def drops the keys
+ * momentum's proto lacks, as Operator.__init__ does (hash_order.c tells
+ * this caller's op by them).  An op type, not an era.def row, so the
+ * family asks the target version, as for adam below. */
+#define LARS_AS_MOMENTUM_FROM 202
+#define LARS_AS_MOMENTUM_UNTIL 203
+
+static bool lars_as_momentum(const opt_run *r)
+{
+    int era = r->ctx->settings.era;
+    const opt_def *d = r->cfg->def;
+    if (strcmp(d->op, "lars_momentum") || era < LARS_AS_MOMENTUM_FROM ||
+        era >= LARS_AS_MOMENTUM_UNTIL)
+        return false;
+    for (size_t k = 0; k < OPT_MAX_KEYS && d->keys[k].key; k++)
+        if (!strcmp(d->keys[k].key, "lars_weight_decay"))
+            return r->cfg->v[k] == 0;
+    return false;
+}
+
 /* _append_optimize_op: one update op per parameter. */
 static void append_updates(opt_run *r, const char *lr)
 {
     const opt_def *d = r->cfg->def;
-    bool no_pow_out = adam_scales_powers(r);
+    bool no_pow_out = adam_scales_powers(r), as_momentum = lars_as_momentum(r);
     for (size_t i = 0; i < r->np; i++) {
         const char *p = r->ctx->bw_params.items[i], *g = r->ctx->bw_grads.items[i];
         const char *scope = opt_namer_scope(r->names, "optimizer");
-        ir_op *op = opt_op_new(r->ctx->main, d->op, IR_ROLE_OPTIMIZE, scope, p, g,
-                               pmap_get(&r->devices, p));
+        ir_op *op = opt_op_new(r->ctx->main, as_momentum ? "momentum" : d->op, IR_ROLE_OPTIMIZE,
+                               scope, p, g, pmap_get(&r->devices, p));
         ir_op_set_input1(op, "Param", p);
         ir_op_set_input1(op, "Grad", g);
         ir_op_set_input1(op, "LearningRate", lr);
@@ -229,6 +254,8 @@ static void append_updates(opt_run *r, const char *lr)
         for (size_t e = 0; e < 2 && d->empty_in[e]; e++)
             ir_op_set_input(op, d->empty_in[e], NULL, 0);
         set_key_attrs(op, r->cfg);
+        if (as_momentum)
+            ir_op_set_bool(op, "use_nesterov", false);
         if (d->adam_extras)
             ir_op_set_long(op, "min_row_size_to_use_multithread", 1000);
         opt_ops_push(&r->ops, op);
