@@ -317,6 +317,7 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
 {
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE)
         return;
+    pdt_pstart *pstart = pdt_pstart_snapshot(ctx, p, era); /* before the rows */
     era_run run = {param_order(p->blocks[0]), run_is_async(ctx)};
     GHashTable *by_type = era_index_new(era, ERA_PICK_CHANGES);
     const GArray *any = g_hash_table_lookup(by_type, "*");
@@ -333,6 +334,7 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
     pdt_era_order_program(p, era);  /* 2.4 on */
     pdt_hash_order_program(p, era); /* 2.3 and before */
     pdt_hash_order_startup(ctx, p, era); /* minimize's initializers, 2.3 and before */
+    pdt_hash_order_pstart(pstart, p, era); /* a pserver's startup, 2.3 and before */
 }
 
 void pdt_era_apply(pdt_ctx *ctx, int era)

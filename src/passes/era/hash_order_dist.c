@@ -231,3 +231,8 @@ void pdt_hash_order_dist(ir_program *p, int era)
                 ir_op_settle_ranked(op, ht_rank, &t);
         }
 }
+
+const char *ht_framework_attrs(int era)
+{
+    return framework_attrs(era);
+}

@@ -62,5 +62,8 @@ bool pdt_hash_reread(ht *t, const ir_op *op);
  * copies of optimize and LR ops, PYOP rows), in the hash order of their
  * Operator.__init__ history (ERA 1.4-2.3). */
 void pdt_hash_order_dist(ir_program *p, int era);
+/* The framework attrs OpProtoAndCheckerMaker appends to every proto at
+ * ERA, in its order (hash_order_dist.c; read by hash_order_pstart.c). */
+const char *ht_framework_attrs(int era);
 
 #endif
