@@ -235,6 +235,30 @@ START_TEST(transpiler_ops_take_paddle_23_order)
 }
 END_TEST
 
+/* 2.3's pserver copies (all_attrs(): every attr given, the 2.x protos'
+ * extras included, with_quant_attr last of the framework ones; research
+ * 4z2); g++ 12 with gcc 4.8's rehash fed the proto order. */
+static const char *const sgd23[] = {"op_device", "with_quant_attr", "op_namescope", "op_role_var",
+                                    "op_role", "multi_precision", "use_mkldnn"};
+static const char *const adam23[] = {"with_quant_attr", "op_device", "beta1", "epsilon", "beta2",
+                                     "lazy_mode", "op_role", "min_row_size_to_use_multithread",
+                                     "multi_precision", "use_global_beta_pow", "op_role_var",
+                                     "op_namescope"};
+
+START_TEST(pserver_copies_take_paddle_23_order)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+    made_op(b0, "listen_and_serv", listen23, N(listen23), 0, false, false);
+    ir_op *sgd = made_op(b1, "sgd", sgd23, N(sgd23), 2, true, false);
+    ir_op *adam = made_op(b1, "adam", adam23, N(adam23), 2, true, false);
+    pdt_hash_order_program(p, 203);
+    expect_order(sgd, sgd23, N(sgd23));
+    expect_order(adam, adam23, N(adam23));
+    ir_program_free(p);
+}
+END_TEST
+
 /* A pserver's startup copies (hash_order_pstart.c, research 4z2): each
  * op of SRC (its source's attrs, name order, op_role 0, op_role_var
  * empty) in a program staged as pserver_0.startup; era.def's rows add
@@ -320,6 +344,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, rpc_ops_take_paddle_14_16_order);
     tcase_add_test(tc, transpiler_ops_take_paddle_23_order);
     tcase_add_test(tc, pserver_startup_copies_take_paddle_order);
+    tcase_add_test(tc, pserver_copies_take_paddle_23_order);
     suite_add_tcase(s, tc);
     return s;
 }
