@@ -12,6 +12,7 @@
 
 #include "passes/era/era.h"
 #include "passes/era/hash_table.h"
+#include "passes/pass.h"
 
 #include <glib.h>
 #include <stdlib.h>
@@ -302,6 +303,106 @@ START_TEST(transpiler_ops_take_paddle_23_order)
 }
 END_TEST
 
+/* 2.3's pserver copies (all_attrs(): every attr given, the 2.x protos'
+ * extras included, with_quant_attr last of the framework ones; research
+ * 4z2); g++ 12 with gcc 4.8's rehash fed the proto order. */
+static const char *const sgd23[] = {"op_device", "with_quant_attr", "op_namescope", "op_role_var",
+                                    "op_role", "multi_precision", "use_mkldnn"};
+static const char *const adam23[] = {"with_quant_attr", "op_device", "beta1", "epsilon", "beta2",
+                                     "lazy_mode", "op_role", "min_row_size_to_use_multithread",
+                                     "multi_precision", "use_global_beta_pow", "op_role_var",
+                                     "op_namescope"};
+
+START_TEST(pserver_copies_take_paddle_23_order)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+    made_op(b0, "listen_and_serv", listen23, N(listen23), 0, false, false);
+    ir_op *sgd = made_op(b1, "sgd", sgd23, N(sgd23), 2, true, false);
+    ir_op *adam = made_op(b1, "adam", adam23, N(adam23), 2, true, false);
+    pdt_hash_order_program(p, 203);
+    expect_order(sgd, sgd23, N(sgd23));
+    expect_order(adam, adam23, N(adam23));
+    ir_program_free(p);
+}
+END_TEST
+
+/* A pserver's startup copies (hash_order_pstart.c, research 4z2): each
+ * op of SRC (its source's attrs, name order, op_role 0, op_role_var
+ * empty) in a program staged as pserver_0.startup; era.def's rows add
+ * the defaults the source lacked before the order step. */
+static ir_op *startup_copy(ir_block *b, const char *type, const char *const *src, size_t n)
+{
+    return made_op(b, type, src, n, 0, false, false);
+}
+
+static void apply_pserver_startup(ir_program *p, int era)
+{
+    pdt_ctx ctx;
+    pdt_ctx_init(&ctx);
+    pdt_output o = {"pserver_0.startup", p, true};
+    ctx.staged = &o;
+    ctx.n_staged = 1;
+    pdt_era_apply_program(&ctx, p, era);
+    ctx.staged = NULL;
+    ctx.n_staged = 0;
+    pdt_ctx_free(&ctx);
+}
+
+static const char *const fc_src[] = {"dtype", "shape", "value", "force_cpu", "op_role",
+                                     "op_role_var", "op_namescope", "op_device"};
+static const char *const ur_src[] = {"shape", "min", "max", "seed", "dtype", "op_role",
+                                     "op_role_var", "op_namescope", "op_device"};
+static const char *const gauss_src[] = {"shape", "mean", "std", "seed", "dtype", "use_mkldnn",
+                                        "op_role", "op_role_var", "op_namescope"};
+/* g++ 12, m(11), gcc 4.8's rehash: the copy's dict in proto order, then
+ * check_attrs's str_value / diag_* / op_role_var (/ with_quant_attr). */
+static const char *const fc15[] = {"op_role_var", "op_namescope", "op_role", "force_cpu", "value",
+                                   "shape", "dtype"};
+static const char *const gauss15[] = {"op_role_var", "op_namescope", "op_role", "use_mkldnn",
+                                      "dtype", "seed", "std", "mean", "shape"};
+static const char *const fc18[] = {"op_device", "op_role_var", "op_namescope", "op_role",
+                                   "force_cpu", "str_value", "value", "shape", "dtype"};
+static const char *const ur18[] = {"op_role_var", "diag_val", "diag_step", "shape", "max",
+                                   "op_device", "seed", "dtype", "op_role", "min",
+                                   "op_namescope", "diag_num"};
+static const char *const fc23[] = {"dtype", "shape", "with_quant_attr", "str_value", "op_role",
+                                   "value", "op_namescope", "op_device", "op_role_var",
+                                   "force_cpu", "place_type"};
+static const char *const ur23[] = {"with_quant_attr", "op_role_var", "diag_val", "diag_step",
+                                   "shape", "max", "op_device", "seed", "dtype", "op_role", "min",
+                                   "op_namescope", "diag_num"};
+/* DC-ASGD's assign, 1.8: no attrs given; op_device, op_role_var defaults. */
+static const char *const assign18[] = {"op_device", "op_role_var", "op_namescope", "op_role"};
+
+START_TEST(pserver_startup_copies_take_paddle_order)
+{
+    static const int eras[] = {105, 108, 203};
+    for (size_t e = 0; e < N(eras); e++) {
+        ir_program *p = ir_program_new();
+        ir_block *b = ir_program_add_block(p, -1);
+        ir_op *fc = startup_copy(b, "fill_constant", fc_src, N(fc_src));
+        ir_op *ur = startup_copy(b, "uniform_random", ur_src, N(ur_src));
+        ir_op *g = startup_copy(b, "gaussian_random", gauss_src, N(gauss_src));
+        ir_op *as = startup_copy(b, "assign", assign18, N(assign18));
+        ir_op_set_output1(as, "Out", "w.block0.trainer_0_bak");
+        apply_pserver_startup(p, eras[e]);
+        if (eras[e] == 105) {
+            expect_order(fc, fc15, N(fc15));
+            expect_order(g, gauss15, N(gauss15));
+        } else if (eras[e] == 108) {
+            expect_order(fc, fc18, N(fc18));
+            expect_order(ur, ur18, N(ur18));
+            expect_order(as, assign18, N(assign18));
+        } else {
+            expect_order(fc, fc23, N(fc23));
+            expect_order(ur, ur23, N(ur23));
+        }
+        ir_program_free(p);
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order_dist");
@@ -311,6 +412,8 @@ Suite *make_suite(void)
     tcase_add_test(tc, rpc_ops_take_paddle_14_16_order);
     tcase_add_test(tc, table_ops_take_paddle_14_23_order);
     tcase_add_test(tc, transpiler_ops_take_paddle_23_order);
+    tcase_add_test(tc, pserver_startup_copies_take_paddle_order);
+    tcase_add_test(tc, pserver_copies_take_paddle_23_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,8 +14,9 @@
  * _append_pserver_non_opt_ops: attrs=opt_op.all_attrs()) are given every
  * attr their source has, so their order is the proto's (PYOP rows).
  * Rows for 1.4-1.8, and 2.0-2.3 for the ops pscore registers with the
- * same protos (barriers, listen_and_serv, fake_init) and sum/scale/concat; 2.x's
- * copies are not modelled.  PaddleFL's 1.8.4 server (sum, scale) and
+ * same protos (barriers, listen_and_serv, fake_init) and sum/scale/concat,
+ * and the copies by the 2.x PYOP rows (research 4z2).  PaddleFL's 1.8.4
+ * server (sum, scale) and
  * trainer (concat) have exactly these orders. */
 #include "era.h"
 #include "hash_table.h"
@@ -177,9 +178,7 @@ static bool row_is(const dist_row *r, const char *type, const char *variant, int
  * does (fetch_barrier from 1.5). */
 static const dist_row *row_of(const ir_op *op, const char *variant, int era, dist_row *copy)
 {
-    bool is_copy = !strcmp(variant, "copy");
-    if (is_copy && era > 108)
-        return NULL; /* 2.x's copies (more attrs, extras): not compared */
+    bool is_copy = !strcmp(variant, "copy"); /* 2.x too: rows 200-203 (research 4z2) */
     const dist_row *rows = is_copy ? py_ops : dist_ops;
     size_t n = is_copy ? sizeof py_ops / sizeof *py_ops : sizeof dist_ops / sizeof *dist_ops;
     for (size_t i = 0; i < n; i++) {
@@ -249,4 +248,9 @@ void pdt_hash_order_dist(ir_program *p, int era)
             if (op->made && dist_history(&t, p->blocks[bi], k, pserver, era))
                 ir_op_settle_ranked(op, ht_rank, &t);
         }
+}
+
+const char *ht_framework_attrs(int era)
+{
+    return framework_attrs(era);
 }

@@ -67,5 +67,8 @@ void pdt_hash_order_dist(ir_program *p, int era);
  * all_attrs(), in the hash order of that history (PYOP_GEO TYPE@copy rows;
  * ERA 1.6-2.3). */
 void pdt_hash_order_geo_startup(ir_program *p, const ir_program *src, int era);
+/* The framework attrs OpProtoAndCheckerMaker appends to every proto at
+ * ERA, in its order (hash_order_dist.c; read by hash_order_pstart.c). */
+const char *ht_framework_attrs(int era);
 
 #endif
