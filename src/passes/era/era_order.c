@@ -24,6 +24,8 @@
  * forward op's runtime attr is the grad op's. */
 #include "era.h"
 
+#include "../../ir/env.h"
+
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,16 +117,25 @@ static bool at_row_default(const ir_attr *a, const era_row *r)
     }
 }
 
-static void *all_runtime_index(void *unused)
+static void destroy_runtime_index(void *t)
 {
-    (void)unused;
-    return era_index_new(ERA_ALL_VERSIONS, ERA_PICK_RUNTIME);
+    g_hash_table_destroy(t);
+}
+
+/* Every version's runtime rows by type, built once per env (the symbolic
+ * verifiers ask per attr), in a pdt_env slot. */
+static GHashTable *all_runtime_index(void)
+{
+    GHashTable *t = pdt_env_get(PDT_ENV_ERA_RUNTIME);
+    if (!t)
+        t = pdt_env_put(PDT_ENV_ERA_RUNTIME, era_index_new(ERA_ALL_VERSIONS, ERA_PICK_RUNTIME),
+                        destroy_runtime_index);
+    return t;
 }
 
 bool pdt_era_extra_at_default(const char *type, const ir_attr *a)
 {
-    static GOnce once = G_ONCE_INIT;
-    GHashTable *t = g_once(&once, all_runtime_index, NULL);
+    GHashTable *t = all_runtime_index();
     const GArray *rows = runtime_rows(t, type);
     for (size_t i = 0; rows && i < rows->len; i++) {
         const era_row *r = era_row_at(g_array_index(rows, size_t, i));
