@@ -147,6 +147,8 @@ static void add_row(ir_op *op, const era_row *r)
         ir_op_set_ints(op, r->name, NULL, 0);
     else if (r->kind == ERA_ADD_EMPTY_LONGS)
         ir_op_set_longs(op, r->name, NULL, 0);
+    else if (r->kind == ERA_ADD_STRINGS)
+        ir_op_set_strings(op, r->name, &r->value, 1);
     else
         ir_op_set_string(op, r->name, r->value);
 }
@@ -211,6 +213,7 @@ static void apply_row(ir_op *op, const era_row *r, const era_run *run)
     case ERA_ADD_EMPTY_STRINGS:
     case ERA_ADD_EMPTY_INTS:
     case ERA_ADD_EMPTY_LONGS:
+    case ERA_ADD_STRINGS:
     case ERA_ADD_INPUT:
         add_row(op, r);
         break;
