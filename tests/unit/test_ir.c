@@ -658,11 +658,16 @@ END_TEST
  * arena's raw pieces there still hold the bytes the freed one wrote. */
 static unsigned char *first_huge_piece(ir_arena *a, int fill)
 {
-    /* 33 MB first: past 32 MB every chunk is a huge one, and before that
-     * a 64 KB chunk may start near a 2 MB boundary too */
+    /* Past 32 MB of chunks every chunk is a huge one; before that a 64 KB
+     * chunk may start near a 2 MB boundary too, and a freed one may come
+     * back zeroed (glibc trims the heap, sbrk gives fresh pages at the same
+     * address).  A 64 KB chunk holds 65 pieces of 1000 bytes, so the 512
+     * chunks of 32 MB end at piece 33280: look from 34000 on (33000 looked
+     * among 64 KB chunks, a rare failure that depended on the heap's
+     * layout). */
     for (size_t n = 0;; n++) {
         unsigned char *p = ir_arena_alloc_raw(a, 1000);
-        if (n >= 33000 && (uintptr_t)p % PDT_HUGE_PAGE < 64)   /* a chunk's first piece */
+        if (n >= 34000 && (uintptr_t)p % PDT_HUGE_PAGE < 64)   /* a chunk's first piece */
             return p;
         if (fill >= 0)
             memset(p, fill, 1000);
