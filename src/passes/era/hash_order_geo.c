@@ -107,26 +107,43 @@ static bool geo_history(ht *t, const ir_op *op, const geo_row *r, int era)
     return true;
 }
 
-/* The op of SRC's block 0 that a pserver startup's copy OP was made
- * from: its type, and its Out the copy's Out or the param a slice
- * NAME.block<i> of it was cut from (same_or_split_var). */
-static const ir_op *source_of(const ir_op *op, const ir_program *src)
+/* SRC's block 0 ops by type and first Out arg (the first such op), built
+ * once per startup: a lookup per copy, not a scan of SRC per copy. */
+static GHashTable *sources_of(const ir_program *src)
+{
+    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    const ir_block *b = src && src->n_blocks ? src->blocks[0] : NULL;
+    for (size_t k = 0; b && k < b->n_ops; k++) {
+        const ir_slot *so = ir_op_output(b->ops[k], "Out");
+        if (!so || !so->n_args)
+            continue;
+        char *key = g_strconcat(b->ops[k]->type, "\x01", so->args[0], NULL);
+        if (g_hash_table_contains(h, key))
+            g_free(key);
+        else
+            g_hash_table_insert(h, key, b->ops[k]);
+    }
+    return h;
+}
+
+/* The op of the origin startup (SOURCES) that a pserver startup's copy OP
+ * was made from: its type, and its Out the copy's Out or the param a
+ * slice NAME.block<i> of it was cut from (same_or_split_var). */
+static const ir_op *source_of(const ir_op *op, GHashTable *sources)
 {
     const ir_slot *out = ir_op_output(op, "Out");
-    if (!out || !out->n_args || !src || !src->n_blocks)
+    if (!out || !out->n_args)
         return NULL;
-    const char *name = out->args[0];
-    const ir_block *b = src->blocks[0];
-    for (size_t k = 0; k < b->n_ops; k++) {
-        const ir_slot *so = ir_op_output(b->ops[k], "Out");
-        if (b->ops[k]->type != op->type || !so || !so->n_args)
-            continue;
-        size_t n = strlen(so->args[0]);
-        if (!strcmp(name, so->args[0]) ||
-            (!strncmp(name, so->args[0], n) && g_str_has_prefix(name + n, ".block")))
-            return b->ops[k];
+    const char *name = out->args[0], *cut = g_strrstr(name, ".block");
+    char *key = g_strconcat(op->type, "\x01", name, NULL);
+    const ir_op *from = g_hash_table_lookup(sources, key);
+    g_free(key);
+    if (!from && cut) {
+        key = g_strdup_printf("%s\x01%.*s", op->type, (int)(cut - name), name);
+        from = g_hash_table_lookup(sources, key);
+        g_free(key);
     }
-    return NULL;
+    return from;
 }
 
 /* The names of LIST in SRC (given: all_attrs() passed them) or not; op_role,
@@ -159,13 +176,14 @@ void pdt_hash_order_geo_startup(ir_program *p, const ir_program *src, int era)
         return;
     ht t;
     t.policy = ht_policy_of(era);
+    GHashTable *sources = sources_of(src);
     ir_block *b = p->blocks[0];
     for (size_t k = 0; k < b->n_ops; k++) {
         ir_op *op = b->ops[k];
         char *type = g_strconcat(op->type, "@copy", NULL);
         const geo_row *r = op->made ? row_of(type, era) : NULL;
         g_free(type);
-        const ir_op *from = r ? source_of(op, src) : NULL;
+        const ir_op *from = r ? source_of(op, sources) : NULL;
         if (!from || op->n_attrs + 8 >= HT_MAX)
             continue;
         gchar *proto = g_strconcat(r->proto, " ", framework_attrs(era), NULL);
@@ -179,6 +197,7 @@ void pdt_hash_order_geo_startup(ir_program *p, const ir_program *src, int era)
         if (all)
             ir_op_settle_ranked(op, ht_rank, &t);
     }
+    g_hash_table_destroy(sources);
 }
 
 /* P is a pserver's startup program of the run (staged as
