@@ -35,6 +35,7 @@ static const era_row rows[] = {
 typedef struct {
     GHashTable *order;  /* param_order of block 0 */
     bool async;         /* an asynchronous pserver transpile (--async, --half-async, --geo) */
+    bool geo;           /* a GeoSgdTranspiler run (--geo) */
     GHashTable *dropped; /* ir_op * -> GString " a b ": the attrs its ERA_DROP_ATTR rows removed */
 } era_run;
 
@@ -137,7 +138,7 @@ static void add_row(ir_op *op, const era_row *r)
         return;
     if (r->kind == ERA_ADD_BOOL)
         ir_op_set_bool(op, r->name, is_true(r->value));
-    else if (r->kind == ERA_ADD_INT)
+    else if (r->kind == ERA_ADD_INT || r->kind == ERA_ADD_GEO_INT)
         ir_op_set_int(op, r->name, (int32_t)strtol(r->value, NULL, 10));
     else if (r->kind == ERA_ADD_FLOAT)
         ir_op_set_float(op, r->name, strtof(r->value, NULL));
@@ -255,6 +256,10 @@ static void apply_row(ir_op *op, const era_row *r, const era_run *run)
     case ERA_ADD_ASYNC_INT:
         add_async_int(op, r, run->async);
         break;
+    case ERA_ADD_GEO_INT:
+        if (run->geo)
+            add_row(op, r);
+        break;
     default: /* ERA_RUNTIME_*: era_order.c; ERA_UNREGISTERED: pdt_era_registered */
         break;
     }
@@ -340,12 +345,17 @@ static bool run_is_async(const pdt_ctx *ctx)
     return ctx->transpile.sync_mode != PDT_SYNC || ctx->transpile.geo_push_nums > 0;
 }
 
+static bool run_is_geo(const pdt_ctx *ctx)
+{
+    return ctx && ctx->transpile.mode == PDT_MODE_PSERVER && ctx->transpile.geo_push_nums > 0;
+}
+
 void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
 {
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE)
         return;
     pdt_pstart *pstart = pdt_pstart_snapshot(ctx, p, era); /* before the rows */
-    era_run run = {param_order(p->blocks[0]), run_is_async(ctx),
+    era_run run = {param_order(p->blocks[0]), run_is_async(ctx), run_is_geo(ctx),
                    g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_gstring)};
     GHashTable *by_type = era_index_new(era, ERA_PICK_CHANGES);
     const GArray *any = g_hash_table_lookup(by_type, "*");
