@@ -179,6 +179,39 @@ START_TEST(table_ops_take_paddle_14_23_order)
 }
 END_TEST
 
+static const char *const dlt16[] = {"op_role_var", "op_namescope", "op_role", "padding_idx",
+                                     "trainer_id", "endpoints", "height_sections", "table_names"};
+static const char *const dlt17[] = {"op_role_var", "op_namescope", "op_role", "padding_idx",
+                                     "trainer_id", "dtype", "endpoints", "height_sections",
+                                     "table_names"};
+static const char *const dlt18[] = {"op_device", "endpoints", "dtype", "table_names",
+                                     "height_sections", "trainer_id", "padding_idx", "op_role",
+                                     "op_namescope", "op_role_var"};
+
+/* The remote-prefetch distributed_lookup_table (research 4z7): the
+ * caller's table_names height_sections endpoints padding_idx trainer_id,
+ * dtype a default from 1.7; 1.5 is v1.5.2's form (as 1.6); 2.3 keeps
+ * the name order (pscore's proto). */
+START_TEST(remote_lookup_takes_paddle_15_18_order)
+{
+    ir_program *p = ir_program_new();
+    ir_block *b = ir_program_add_block(p, -1);
+    static const int eras[] = {105, 106, 107, 108};
+    const char *const *want[] = {dlt16, dlt16, dlt17, dlt18};
+    size_t n[] = {N(dlt16), N(dlt16), N(dlt17), N(dlt18)};
+    for (size_t i = 0; i < 4; i++) {
+        ir_op *op = made_op(b, "distributed_lookup_table", want[i], n[i], 0, false, false);
+        pdt_hash_order_program(p, eras[i]);
+        expect_order(op, want[i], n[i]);
+    }
+    ir_op *op = made_op(b, "distributed_lookup_table", dlt18, N(dlt18), 0, false, false);
+    pdt_hash_order_program(p, 203);
+    ck_assert_str_eq(ir_op_attrs(op)[0].name, "dtype");
+    ck_assert_str_eq(ir_op_attrs(op)[1].name, "endpoints");
+    ir_program_free(p);
+}
+END_TEST
+
 static const char *const listen18[] = {
     "op_device",  "op_role_var",         "checkpint_block_id",
     "prefetch_var_name_to_block_id",      "dc_asgd",
@@ -411,6 +444,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, pserver_ops_take_paddle_18_order);
     tcase_add_test(tc, rpc_ops_take_paddle_14_16_order);
     tcase_add_test(tc, table_ops_take_paddle_14_23_order);
+    tcase_add_test(tc, remote_lookup_takes_paddle_15_18_order);
     tcase_add_test(tc, transpiler_ops_take_paddle_23_order);
     tcase_add_test(tc, pserver_startup_copies_take_paddle_order);
     tcase_add_test(tc, pserver_copies_take_paddle_23_order);

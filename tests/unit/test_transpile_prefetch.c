@@ -112,6 +112,40 @@ START_TEST(lookup_table_v2_keeps_its_version)
 }
 END_TEST
 
+START_TEST(target_versions_before_distributed_lookup_table)
+{
+    /* 1.5 named by --paddle-version: v1.4.0-v1.5.1 keep the remote ops
+     * (research 4z7), refused; read off the input: a warning, written. */
+    pdt_ctx ctx;
+    ctx_net(&ctx);
+    ctx.settings.era = 105;
+    ctx.settings.paddle_version = "1.5";
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
+    pdt_ctx_free(&ctx);
+    ctx_net(&ctx);
+    ctx.settings.era = 105;
+    ctx.settings.paddle_version = "auto";
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    ck_assert_uint_eq(tpf_count_ops(tpf_output(&ctx, "trainer_0")->blocks[0],
+                                    "distributed_lookup_table"), 2);
+    pdt_ctx_free(&ctx);
+    /* 1.8 (v1.8.0-v1.8.2 of six): a remote lookup_table_v2 is an ordinary
+     * lookup, its table received; profile_emb's lookup_table is replaced. */
+    ctx_net(&ctx);
+    ctx.settings.era = 108;
+    ctx.settings.paddle_version = "1.8";
+    ir_block *b = ctx.main->blocks[0];
+    b->ops[0]->type = ir_intern("lookup_table_v2");
+    b->ops[2]->type = ir_intern("lookup_table_v2");
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+    const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+    ck_assert_uint_eq(tpf_count_ops(t, "distributed_lookup_table"), 1);
+    ck_assert_uint_eq(tpf_count_ops(t, "lookup_table_v2"), 2);
+    ck_assert(recv_writes(t, "shared_w.block0") && !recv_writes(t, "profile_emb.block0"));
+    pdt_ctx_free(&ctx);
+}
+END_TEST
+
 START_TEST(only_a_boolean_true_counts)
 {
     /* Missing, false or INT 1 (`1 is True` is false in Python): shared_w is
@@ -254,6 +288,7 @@ Suite *make_suite(void)
     Suite *s = suite_create("transpile_prefetch");
     TCase *t = tcase_create("core");
     tcase_add_test(t, lookups_become_one_distributed_lookup_table);
+    tcase_add_test(t, target_versions_before_distributed_lookup_table);
     tcase_add_test(t, lookup_table_v2_keeps_its_version);
     tcase_add_test(t, only_a_boolean_true_counts);
     tcase_add_test(t, dense_grad_is_no_remote_table);

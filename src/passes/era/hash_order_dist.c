@@ -93,11 +93,12 @@ static void insert_part(ht *t, const ir_op *op, const char *proto, const char *g
  * prefetch's split_ids, prefetch and merge_ids (the program's Forward
  * role), _split_table_grad_and_add_send_vars's split_ids (Dist), and the
  * startup's fake_init of the table (and of _fake_init_sparsetable's
- * tables), Forward. */
+ * tables), Forward; and _update_remote_sparse_update_op's
+ * distributed_lookup_table (remote prefetch), Forward. */
 static bool table_op(const char *type)
 {
     return !strcmp(type, "split_ids") || !strcmp(type, "prefetch") || !strcmp(type, "merge_ids") ||
-           !strcmp(type, "fake_init");
+           !strcmp(type, "fake_init") || !strcmp(type, "distributed_lookup_table");
 }
 
 /* Which call of the transpiler built the op at K of B, as the row suffix

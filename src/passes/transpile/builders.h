@@ -300,6 +300,14 @@ int tp_build_trainer(pdt_ctx *ctx, const char *pass, tp_trainer_builder build);
  * 1.7 (a warning when the version was read off the input); PDT_OK
  * otherwise. */
 int tp_era_check_modes(const pdt_ctx *ctx);
+/* The first remote_prefetch table (its param TABLE, read by ops of TYPE):
+ * refused (exit 2) for a 1.4/1.5 target named by --paddle-version, whose
+ * transpiler had no distributed_lookup_table; a warning when the version
+ * was read off the input (research-2x-3x.md 4z7). */
+int tp_era_check_remote(const pdt_ctx *ctx, const char *table, const char *type);
+/* Does the target's transpiler prefetch a remote_prefetch lookup_table_v2
+ * (v1.8.3 on; true for native output)? */
+bool tp_era_remote_v2(const pdt_ctx *ctx);
 /* Whether the target rewrites the LR counter for async modes (per-trainer
  * counters the trainers send: from 1.6). */
 bool tp_era_async_lr_counters(const pdt_ctx *ctx);

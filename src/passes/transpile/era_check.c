@@ -24,6 +24,17 @@
  * each trainer sends; v1.4.1-v1.6.0 move the LR ops as they are (1.6: three
  * of its four patch releases have it). */
 #define ASYNC_LR_COUNTERS_FROM 106
+/* Remote prefetch (research-2x-3x.md 4z7): distribute_transpiler.py
+ * v1.4.0-v1.5.1 keeps the remote_prefetch lookup_table / nce /
+ * hierarchical_sigmoid ops and _set_attr's epmap, table_names,
+ * height_sections and trainer_id on them (their kernels prefetch); v1.5.2
+ * on replaces the lookups by one distributed_lookup_table and leaves an nce
+ * as it is.  1.5 follows v1.5.0 and v1.5.1 (two of three). */
+#define DIST_LOOKUP_FROM 106
+/* LOOKUP_TABLE_TYPE and _get_all_remote_sparse_update_op's types take
+ * lookup_table_v2 from v1.8.3 (v1.8.0-v1.8.2 do not: three of six, a tie,
+ * so 1.8 is the older state). */
+#define REMOTE_V2_FROM 109
 
 /* True when --paddle-version named the target; false for auto, where
  * the version only says who wrote the input, not which Paddle runs it. */
@@ -128,4 +139,35 @@ bool tp_era_async_lr_counters(const pdt_ctx *ctx)
 {
     int era = ctx->settings.era;
     return era == PDT_ERA_NATIVE || era >= ASYNC_LR_COUNTERS_FROM;
+}
+
+int tp_era_check_remote(const pdt_ctx *ctx, const char *table, const char *type)
+{
+    int era = ctx->settings.era;
+    if (era == PDT_ERA_NATIVE || era >= DIST_LOOKUP_FROM)
+        return PDT_OK;
+    char v[16];
+    pdt_era_format(era, v, sizeof v);
+    /* The old form: the input's own ops with four more attrs, which
+     * pdtrans's remote-table pipeline and verifiers do not model. */
+    const char *what = "Paddle 1.4 and 1.5 (v1.4.0-v1.5.1) keep the remote ops and set epmap, "
+                       "table_names, height_sections and trainer_id on them; "
+                       "distributed_lookup_table came in v1.5.2";
+    if (target_given(ctx)) {
+        pdt_error("remote_prefetch table '%s' (read by %s): %s, and pdtrans does not write that "
+                  "form for Paddle %s (--paddle-version=%s); target 1.6 or later, or set "
+                  "remote_prefetch false",
+                  table, type, what, v, ctx->settings.paddle_version);
+        return PDT_EUSAGE;
+    }
+    pdt_warning("remote_prefetch table '%s' (read by %s): %s; the input reads as Paddle %s: "
+                "written anyway, with 1.5.2's distributed_lookup_table (--paddle-version names "
+                "the target)", table, type, what, v);
+    return PDT_OK;
+}
+
+bool tp_era_remote_v2(const pdt_ctx *ctx)
+{
+    int era = ctx->settings.era;
+    return era == PDT_ERA_NATIVE || era >= REMOTE_V2_FROM;
 }

@@ -44,9 +44,13 @@ static bool is_lookup(const char *type)
 }
 
 /* `op.attr('remote_prefetch') is True`: only a BOOLEAN true counts (an INT 1
- * is not `True` in Python); a missing attr counts as false. */
-static bool is_remote_op(const ir_op *op)
+ * is not `True` in Python); a missing attr counts as false.  V2: the
+ * target's _get_all_remote_sparse_update_op lists lookup_table_v2 (v1.8.3
+ * on); before, such a lookup is an ordinary one, its table received. */
+static bool is_remote_op(const ir_op *op, bool v2)
 {
+    if (op->type == ir_intern("lookup_table_v2") && !v2)
+        return false;
     if (!is_lookup(op->type) && op->type != ir_intern("nce"))
         return false;
     const ir_attr *a = ir_op_attr(op, "remote_prefetch");
@@ -139,10 +143,11 @@ static GArray **remote_uses(const tp_plan *st)
     tp_placement *pl = st->draft;
     const ir_block *b = st->in.b0;
     GArray **uses = NULL;
+    bool v2 = !st->ctx || tp_era_remote_v2(st->ctx);
     for (size_t i = 0; i < b->n_ops; i++) {
         ir_block_prefetch_op(b, i);
         const ir_op *op = b->ops[i];
-        if (!is_remote_op(op))
+        if (!is_remote_op(op, v2))
             continue;
         /* With is_distributed too (PaddleRec's CTR-DNN sets both), the
          * table has already left the pairs (tp_table_find), so nothing
@@ -183,6 +188,15 @@ static int check_one_type(tp_plan *st, const tp_pair *p, const size_t *pos, size
     return PDT_OK;
 }
 
+/* Is any of the first N pairs a remote table already? */
+static bool any_remote(const tp_pair *pairs, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (pairs[k].remote)
+            return true;
+    return false;
+}
+
 int tp_find_remote_prefetch(tp_plan *st)
 {
     tp_placement *pl = st->draft;
@@ -204,6 +218,9 @@ int tp_find_remote_prefetch(tp_plan *st)
         if ((rc = check_one_type(st, p, pos, u->len)))
             break;
         const char *type = b->ops[pos[0]]->type;
+        if (!tables->len && !any_remote(st->draft_pairs, pi) && st->ctx &&
+            (rc = tp_era_check_remote(st->ctx, p->param.name, type)))
+            break;
         p->remote = true;
         if (!is_lookup(type))
             continue;   /* nce: only the recv goes */
