@@ -39,6 +39,7 @@ typedef enum {
     PDT_ENV_INFER_INDEX,    /* src/ir/infershape.c: type -> InferShape row */
     PDT_ENV_ERA_UNREGISTERED, /* src/passes/era/era.c: type -> ERA_UNREGISTERED rows */
     PDT_ENV_ERA_RUNTIME,    /* src/passes/era/era_order.c: type -> every version's runtime rows */
+    PDT_ENV_ERA_DEFAULTS,   /* src/passes/era/era_order.c: type -> every version's era.def rows */
     PDT_ENV_N_SLOTS
 } pdt_env_slot;
 

@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "../ir/attr_format.h"
-#include "../passes/era/era.h" /* pdt_era_extra_at_default: an extra at its default */
 #include "../ir/util.h"
 #include "rewrite_internal.h"
+#include "run.h" /* sym_attr_is_semantic */
 
 bool sym_is_tensor_type(int type)
 {
@@ -48,9 +48,7 @@ void rw_sem_attrs(GString *g, const ir_op *op)
     const ir_attr **v = xmalloc_n(op->n_attrs + 1, sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (!ir_attr_is_framework(attrs[i].name) && !ir_attr_is_default_kernel_choice(&attrs[i]) &&
-            !pdt_era_extra_at_default(op->type, &attrs[i]) &&
-            attrs[i].type != IR_ATTR_BLOCK &&
+        if (sym_attr_is_semantic(op, &attrs[i]) && attrs[i].type != IR_ATTR_BLOCK &&
             attrs[i].type != IR_ATTR_BLOCKS)
             v[n++] = &attrs[i];
     qsort(v, n, sizeof *v, by_attr_name);

@@ -64,6 +64,34 @@ static int by_name(const void *x, const void *y)
     return strcmp((*(const ir_attr *const *)x)->name, (*(const ir_attr *const *)y)->name);
 }
 
+/* fill_constant's str_value, when set, is the value the kernel parses
+ * (fill_constant_op.h from 1.7); one that parses to `value` adds nothing
+ * (2.2's ConstantInitializer writes str(float(value)), older ones ""). */
+static bool str_value_redundant(const ir_op *op, const ir_attr *a)
+{
+    if (strcmp(op->type, "fill_constant") || strcmp(a->name, "str_value") ||
+        a->type != IR_ATTR_STRING)
+        return false;
+    if (!a->s.len)
+        return true;
+    char buf[64];
+    if (a->s.len >= sizeof buf)
+        return false;
+    memcpy(buf, a->s.data, a->s.len);
+    buf[a->s.len] = '\0';
+    char *end;
+    float f = strtof(buf, &end);
+    const ir_attr *v = ir_op_attr(op, "value");
+    float want = v && v->type == IR_ATTR_FLOAT ? v->f : 0.0f;
+    return *end == '\0' && f == want;
+}
+
+bool sym_attr_is_semantic(const ir_op *op, const ir_attr *a)
+{
+    return !ir_attr_is_framework(a->name) && !ir_attr_is_default_kernel_choice(a) &&
+           !pdt_era_extra_at_default(op->type, a) && !str_value_redundant(op, a);
+}
+
 static void block_text(GString *g, ir_program *prog, int idx, int depth);
 
 /* The semantic attrs, sorted by name; a block attr as its ops' text;
@@ -74,8 +102,7 @@ static void attrs_text(GString *g, ir_program *prog, const ir_op *op, int depth)
     const ir_attr **v = xmalloc_n(op->n_attrs + 1, sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (!ir_attr_is_framework(attrs[i].name) && !ir_attr_is_default_kernel_choice(&attrs[i]) &&
-            !pdt_era_extra_at_default(op->type, &attrs[i]))
+        if (sym_attr_is_semantic(op, &attrs[i]))
             v[n++] = &attrs[i];
     qsort(v, n, sizeof *v, by_name);
     bool fill = !strcmp(op->type, "fill_constant");

@@ -40,6 +40,12 @@ struct sym_ctx {
 };
 
 void sym_proc_clear(sym_proc *p);
+/* false for an attr the op's identity leaves out: a framework attr, a
+ * default kernel choice, an attr at the default some Paddle version
+ * writes (pdt_era_extra_at_default), fill_constant's str_value that
+ * restates `value`.  So a job written for one version verifies against
+ * an input another version wrote. */
+bool sym_attr_is_semantic(const ir_op *op, const ir_attr *a);
 sym_term *sym_read(sym_ctx *c, sym_proc *p, ir_block *b, const char *name);
 void sym_write(sym_proc *p, const char *name, sym_term *t, const sym_site *site);
 /* Runs op i of block `block` of prog (labelled `label`) in p's scope. */

@@ -478,6 +478,9 @@ fi
 # GEO-SGD jobs and their mutants (geo.sh)
 . "$HERE/geo.sh"
 
+# Jobs written for every Paddle version (versions.sh)
+. "$HERE/versions.sh"
+
 # Corrupt manifests, listen_and_serv modes, and the quick fuzz_job.py run
 # (job_fuzz.sh)
 . "$HERE/job_fuzz.sh"

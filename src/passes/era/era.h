@@ -101,11 +101,14 @@ int pdt_era_runtime_rank(int era);
 /* true when ATTR of an op of TYPE (or of the forward type of a grad TYPE
  * without rows of its own) is a runtime attr at ERA (era.def). */
 bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr);
-/* true when A, an attr of an op of TYPE, is a runtime (extra) attr of
- * TYPE (or its forward type) in some version's era.def rows and holds
- * that row's default: what the op runs with when it lacks A, as
- * OpDesc(proto) seeds it (2.4 on) or the checker fills it (before).  The
- * verifiers' op identity leaves such an attr out (src/sym). */
+/* true when A, an attr of an op of TYPE, holds the default some
+ * version's era.def row gives it: a runtime (extra) attr of TYPE (or its
+ * forward type) at its default, as OpDesc(proto) seeds it (2.4 on) or the
+ * checker fills it (before), or an attr at the value a check_attrs row
+ * (ERA_ADD_*) adds to a TYPE op that lacks it.  Either is what the op runs
+ * with when it lacks A, so the verifiers' op identity leaves it out
+ * (src/sym): a job written for one version verifies against an input
+ * another wrote. */
 bool pdt_era_extra_at_default(const char *type, const ir_attr *a);
 /* False when Paddle ERA builds no op of TYPE (era.def's ERA_UNREGISTERED
  * rows: pscore's ops only from 2.0); true for PDT_ERA_NATIVE. */

@@ -133,16 +133,57 @@ static GHashTable *all_runtime_index(void)
     return t;
 }
 
-bool pdt_era_extra_at_default(const char *type, const ir_attr *a)
+/* A's value is what check_attrs row R adds when the op lacks it: the
+ * attr's proto default (era.def's ERA_ADD_* rows model check_attrs). */
+static bool at_check_attrs_default(const ir_attr *a, const era_row *r)
 {
-    GHashTable *t = all_runtime_index();
-    const GArray *rows = runtime_rows(t, type);
+    switch (r->kind) {
+    case ERA_ADD_BOOL:
+        return a->type == IR_ATTR_BOOLEAN && a->b == !strcmp(r->value, "true");
+    case ERA_ADD_INT:
+    case ERA_ADD_GEO_INT:
+        return a->type == IR_ATTR_INT && a->i == (int32_t)strtol(r->value, NULL, 10);
+    case ERA_ADD_FLOAT:
+        return a->type == IR_ATTR_FLOAT && a->f == strtof(r->value, NULL);
+    case ERA_ADD_STRING:
+        return a->type == IR_ATTR_STRING && a->s.len == strlen(r->value) &&
+               !memcmp(a->s.data, r->value, a->s.len);
+    case ERA_ADD_EMPTY_STRINGS:
+        return a->type == IR_ATTR_STRINGS && a->n_strings == 0;
+    case ERA_ADD_EMPTY_INTS:
+        return a->type == IR_ATTR_INTS && a->n_ints == 0;
+    case ERA_ADD_EMPTY_LONGS:
+        return a->type == IR_ATTR_LONGS && a->n_longs == 0;
+    default:
+        return false;
+    }
+}
+
+/* Every version's check_attrs rows by type, built once per env. */
+static GHashTable *all_defaults_index(void)
+{
+    GHashTable *t = pdt_env_get(PDT_ENV_ERA_DEFAULTS);
+    if (!t)
+        t = pdt_env_put(PDT_ENV_ERA_DEFAULTS, era_index_new(ERA_ALL_VERSIONS, ERA_PICK_CHANGES),
+                        destroy_runtime_index);
+    return t;
+}
+
+static bool rows_default(const GArray *rows, const ir_attr *a, bool runtime)
+{
     for (size_t i = 0; rows && i < rows->len; i++) {
         const era_row *r = era_row_at(g_array_index(rows, size_t, i));
-        if (!strcmp(r->name, a->name) && at_row_default(a, r))
+        if (!strcmp(r->name, a->name) &&
+            (runtime ? at_row_default(a, r) : at_check_attrs_default(a, r)))
             return true;
     }
     return false;
+}
+
+bool pdt_era_extra_at_default(const char *type, const ir_attr *a)
+{
+    return rows_default(runtime_rows(all_runtime_index(), type), a, true) ||
+           rows_default(g_hash_table_lookup(all_defaults_index(), type), a, false);
 }
 
 /* The runtime map a made op's OpDesc starts with (research-2x-3x.md 4s).
