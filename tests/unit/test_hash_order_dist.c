@@ -364,19 +364,28 @@ END_TEST
  * op of SRC (its source's attrs, name order, op_role 0, op_role_var
  * empty) in a program staged as pserver_0.startup; era.def's rows add
  * the defaults the source lacked before the order step. */
-static ir_op *startup_copy(ir_block *b, const char *type, const char *const *src, size_t n)
+static ir_op *startup_copy(ir_block *b, ir_block *ob, const char *type, const char *const *src,
+                           size_t n, const char *out)
 {
-    return made_op(b, type, src, n, 0, false, false);
+    ir_op *o = made_op(ob, type, src, n, 0, false, false);
+    o->made = false;
+    ir_op_set_output1(o, "Out", out);
+    ir_op *op = made_op(b, type, src, n, 0, false, false);
+    ir_op_set_output1(op, "Out", out);
+    return op;
 }
 
-static void apply_pserver_startup(ir_program *p, int era)
+/* ORIGIN: the origin startup, where each copy's source is looked up. */
+static void apply_pserver_startup(ir_program *p, ir_program *origin, int era)
 {
     pdt_ctx ctx;
     pdt_ctx_init(&ctx);
+    ctx.startup = origin;
     pdt_output o = {"pserver_0.startup", p, true};
     ctx.staged = &o;
     ctx.n_staged = 1;
     pdt_era_apply_program(&ctx, p, era);
+    ctx.startup = NULL;
     ctx.staged = NULL;
     ctx.n_staged = 0;
     pdt_ctx_free(&ctx);
@@ -405,6 +414,15 @@ static const char *const fc23[] = {"dtype", "shape", "with_quant_attr", "str_val
 static const char *const ur23[] = {"with_quant_attr", "op_role_var", "diag_val", "diag_step",
                                    "shape", "max", "op_device", "seed", "dtype", "op_role", "min",
                                    "op_namescope", "diag_num"};
+/* assign_value (NumpyArrayInitializer) as 1.5 wrote it; its 1.8 copy
+ * (pstart2, research 4z6): the source's attrs in proto order, then
+ * check_attrs's bool_values int64_values op_role_var op_device (checked
+ * with a Python model of gcc 4.8's table). */
+static const char *const av_src[] = {"shape", "dtype", "fp32_values", "int32_values", "op_role",
+                                     "op_namescope"};
+static const char *const av18[] = {"op_device", "shape", "dtype", "fp32_values", "op_role",
+                                   "op_namescope", "op_role_var", "bool_values", "int32_values",
+                                   "int64_values"};
 /* DC-ASGD's assign, 1.8: no attrs given; op_device, op_role_var defaults. */
 static const char *const assign18[] = {"op_device", "op_role_var", "op_namescope", "op_role"};
 
@@ -414,12 +432,19 @@ START_TEST(pserver_startup_copies_take_paddle_order)
     for (size_t e = 0; e < N(eras); e++) {
         ir_program *p = ir_program_new();
         ir_block *b = ir_program_add_block(p, -1);
-        ir_op *fc = startup_copy(b, "fill_constant", fc_src, N(fc_src));
-        ir_op *ur = startup_copy(b, "uniform_random", ur_src, N(ur_src));
-        ir_op *g = startup_copy(b, "gaussian_random", gauss_src, N(gauss_src));
-        ir_op *as = startup_copy(b, "assign", assign18, N(assign18));
+        ir_program *origin = ir_program_new();
+        ir_block *ob = ir_program_add_block(origin, -1);
+        ir_op *fc = startup_copy(b, ob, "fill_constant", fc_src, N(fc_src), "b");
+        ir_op *ur = startup_copy(b, ob, "uniform_random", ur_src, N(ur_src), "w.block0");
+        ir_op *g = startup_copy(b, ob, "gaussian_random", gauss_src, N(gauss_src), "v");
+        /* the copy has op_role_var and op_device (pdtrans's clone), its
+         * source not */
+        ir_op *av = startup_copy(b, ob, "assign_value", av_src, N(av_src), "c");
+        ir_op_set_strings(av, "op_role_var", NULL, 0);
+        ir_op_set_string(av, "op_device", "");
+        ir_op *as = made_op(b, "assign", assign18, N(assign18), 0, false, false);
         ir_op_set_output1(as, "Out", "w.block0.trainer_0_bak");
-        apply_pserver_startup(p, eras[e]);
+        apply_pserver_startup(p, origin, eras[e]);
         if (eras[e] == 105) {
             expect_order(fc, fc15, N(fc15));
             expect_order(g, gauss15, N(gauss15));
@@ -427,11 +452,13 @@ START_TEST(pserver_startup_copies_take_paddle_order)
             expect_order(fc, fc18, N(fc18));
             expect_order(ur, ur18, N(ur18));
             expect_order(as, assign18, N(assign18));
+            expect_order(av, av18, N(av18));
         } else {
             expect_order(fc, fc23, N(fc23));
             expect_order(ur, ur23, N(ur23));
         }
         ir_program_free(p);
+        ir_program_free(origin);
     }
 }
 END_TEST

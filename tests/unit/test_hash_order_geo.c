@@ -200,7 +200,7 @@ START_TEST(pserver_startup_copies_take_paddle_order)
         ir_block *b = ir_program_add_block(p, -1);
         ir_op *op = made_op(b, cases[i].type, cases[i].want, cases[i].n, 0, false);
         ir_op_set_output1(op, "Out", cases[i].out);
-        pdt_hash_order_geo_startup(p, src, cases[i].era);
+        pdt_hash_order_copies(p, src, cases[i].era);
         expect_order(op, cases[i].want, cases[i].n);
         ir_program_free(p);
     }

@@ -354,7 +354,6 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
 {
     if (!p || !p->n_blocks || era == PDT_ERA_NATIVE)
         return;
-    pdt_pstart *pstart = pdt_pstart_snapshot(ctx, p, era); /* before the rows */
     era_run run = {param_order(p->blocks[0]), run_is_async(ctx), run_is_geo(ctx),
                    g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_gstring)};
     GHashTable *by_type = era_index_new(era, ERA_PICK_CHANGES);
@@ -373,7 +372,7 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
     pdt_hash_order_dropped(p, era, run.dropped); /* 2.3 and before */
     g_hash_table_destroy(run.dropped);
     pdt_hash_order_startup(ctx, p, era); /* minimize's initializers, 2.3 and before */
-    pdt_hash_order_pstart(pstart, p, era); /* a pserver's startup, 2.3 and before */
+    pdt_hash_order_pstart(ctx, p, era);    /* a pserver's startup, 2.3 and before */
     pdt_hash_order_geo(ctx, p, era);       /* GeoSgdTranspiler's ops, 1.6-2.3 */
 }
 

@@ -75,16 +75,12 @@ size_t pdt_py2_dict_order(const char *const *keys, size_t n, const char **out);
  * PYOP_GEO rows; ERA 1.6-2.3, research 4z3).  Runs after
  * pdt_hash_order_program, whose pserver rules it overrides for GEO. */
 void pdt_hash_order_geo(const struct pdt_ctx *ctx, ir_program *p, int era);
-/* hash_order_pstart.c: a pserver_N.startup's copies of the origin
- * startup's ops (all_attrs()) and DC-ASGD's assigns in the hash order of
- * their Operator.__init__ history (ERA 1.4-2.3, research 4z2).  The
- * snapshot, taken before era.def's rows add the defaults a copy's source
- * lacked, notes the attrs each made op of P has (NULL: P is not a pserver
- * startup of CTX's run, or ERA is not 1.4-2.3); the order step uses and
- * frees it (NULL: nothing). */
-typedef struct pdt_pstart pdt_pstart;
-pdt_pstart *pdt_pstart_snapshot(const struct pdt_ctx *ctx, const ir_program *p, int era);
-void pdt_hash_order_pstart(pdt_pstart *s, ir_program *p, int era);
+/* hash_order_pstart.c: when P is a pserver_N.startup of CTX's run
+ * (DistributeTranspiler's or GeoSgdTranspiler's), its copies of the
+ * origin startup's ops (all_attrs(), each looked up in CTX's startup) and
+ * DC-ASGD's assigns in the hash order of their Operator.__init__ history
+ * (ERA 1.4-2.3, research 4z2, 4z6).  Runs after era.def's rows. */
+void pdt_hash_order_pstart(const struct pdt_ctx *ctx, ir_program *p, int era);
 /* std::hash<std::string> of libstdc++ (_Hash_bytes, 64-bit). */
 uint64_t pdt_hash_bytes(const void *ptr, size_t len);
 

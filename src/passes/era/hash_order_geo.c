@@ -16,9 +16,8 @@
  * startup's recv, fetch_barrier and concat come from DistributeTranspiler's
  * _get_trainer_startup_program, which GeoSgdTranspiler inherits:
  * hash_order_dist.c orders them.  A pserver's startup is its
- * get_startup_program's too: each origin startup initializer the pserver
- * holds a var of, appended with attrs=op.all_attrs() (the origin op's
- * attrs given; TYPE@copy rows).  hash_order_dist.c also takes a GEO
+ * get_startup_program's too: hash_order_pstart.c orders its copies, as
+ * DistributeTranspiler's (research 4z6).  hash_order_dist.c also takes a GEO
  * pserver's `sum` for the gradient-merge one (use_mkldnn given): this
  * file runs after it and gives it GEO's history. */
 #include "era.h"
@@ -107,99 +106,6 @@ static bool geo_history(ht *t, const ir_op *op, const geo_row *r, int era)
     return true;
 }
 
-/* SRC's block 0 ops by type and first Out arg (the first such op), built
- * once per startup: a lookup per copy, not a scan of SRC per copy. */
-static GHashTable *sources_of(const ir_program *src)
-{
-    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    const ir_block *b = src && src->n_blocks ? src->blocks[0] : NULL;
-    for (size_t k = 0; b && k < b->n_ops; k++) {
-        const ir_slot *so = ir_op_output(b->ops[k], "Out");
-        if (!so || !so->n_args)
-            continue;
-        char *key = g_strconcat(b->ops[k]->type, "\x01", so->args[0], NULL);
-        if (g_hash_table_contains(h, key))
-            g_free(key);
-        else
-            g_hash_table_insert(h, key, b->ops[k]);
-    }
-    return h;
-}
-
-/* The op of the origin startup (SOURCES) that a pserver startup's copy OP
- * was made from: its type, and its Out the copy's Out or the param a
- * slice NAME.block<i> of it was cut from (same_or_split_var). */
-static const ir_op *source_of(const ir_op *op, GHashTable *sources)
-{
-    const ir_slot *out = ir_op_output(op, "Out");
-    if (!out || !out->n_args)
-        return NULL;
-    const char *name = out->args[0], *cut = g_strrstr(name, ".block");
-    char *key = g_strconcat(op->type, "\x01", name, NULL);
-    const ir_op *from = g_hash_table_lookup(sources, key);
-    g_free(key);
-    if (!from && cut) {
-        key = g_strdup_printf("%s\x01%.*s", op->type, (int)(cut - name), name);
-        from = g_hash_table_lookup(sources, key);
-        g_free(key);
-    }
-    return from;
-}
-
-/* The names of LIST in SRC (given: all_attrs() passed them) or not; op_role,
- * op_namescope and op_callstack are always in the dict, op_role_var only
- * when not empty. */
-static void insert_copied(ht *t, const char *list, const ir_op *src, bool given_in)
-{
-    gchar **names = g_strsplit(list, " ", -1);
-    for (gchar **n = names; *n; n++) {
-        if (!**n)
-            continue;
-        const ir_attr *a = ir_op_attr(src, *n);
-        bool given = a != NULL;
-        if (!strcmp(*n, "op_role") || !strcmp(*n, "op_namescope") || !strcmp(*n, "op_callstack"))
-            given = true;
-        else if (!strcmp(*n, "op_role_var"))
-            given = a && a->type == IR_ATTR_STRINGS && a->n_strings > 0;
-        if (given == given_in)
-            ht_insert(t, ir_intern(*n));
-    }
-    g_strfreev(names);
-}
-
-/* get_startup_program's copies (distribute_transpiler.py, inherited):
- * append_op(attrs=op.all_attrs()) of each op of the origin startup that
- * writes a var the pserver holds; its Out a slice or the param. */
-void pdt_hash_order_geo_startup(ir_program *p, const ir_program *src, int era)
-{
-    if (!p || !p->n_blocks || era < 106 || era > 203)
-        return;
-    ht t;
-    t.policy = ht_policy_of(era);
-    GHashTable *sources = sources_of(src);
-    ir_block *b = p->blocks[0];
-    for (size_t k = 0; k < b->n_ops; k++) {
-        ir_op *op = b->ops[k];
-        char *type = g_strconcat(op->type, "@copy", NULL);
-        const geo_row *r = op->made ? row_of(type, era) : NULL;
-        g_free(type);
-        const ir_op *from = r ? source_of(op, sources) : NULL;
-        if (!from || op->n_attrs + 8 >= HT_MAX)
-            continue;
-        gchar *proto = g_strconcat(r->proto, " ", framework_attrs(era), NULL);
-        ht_init(&t);
-        insert_copied(&t, proto, from, true);
-        insert_copied(&t, proto, from, false);
-        g_free(proto);
-        bool all = true;
-        for (size_t i = 0; i < op->n_attrs && all; i++)
-            all = ht_rank(&ir_op_attrs(op)[i], &t) < (int)t.n;
-        if (all)
-            ir_op_settle_ranked(op, ht_rank, &t);
-    }
-    g_hash_table_destroy(sources);
-}
-
 /* P is a pserver's startup program of the run (staged as
  * pserver_N.startup). */
 static bool pserver_startup(const pdt_ctx *ctx, const ir_program *p)
@@ -221,10 +127,8 @@ void pdt_hash_order_geo(const pdt_ctx *ctx, ir_program *p, int era)
 {
     if (!p || !p->n_blocks || era < 106 || era > 203 || !geo_run(ctx))
         return;
-    if (ctx && pserver_startup(ctx, p)) {
-        pdt_hash_order_geo_startup(p, ctx->startup, era);
-        return;
-    }
+    if (ctx && pserver_startup(ctx, p))
+        return; /* hash_order_pstart.c's, as DistributeTranspiler's */
     bool pserver = false;
     for (size_t k = 0; k < p->blocks[0]->n_ops && !pserver; k++)
         pserver = !strcmp(p->blocks[0]->ops[k]->type, "listen_and_serv");

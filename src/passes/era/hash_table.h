@@ -62,11 +62,12 @@ bool pdt_hash_reread(ht *t, const ir_op *op);
  * copies of optimize and LR ops, PYOP rows), in the hash order of their
  * Operator.__init__ history (ERA 1.4-2.3). */
 void pdt_hash_order_dist(ir_program *p, int era);
-/* hash_order_geo.c: the ops of P, a GEO pserver's startup, that
- * get_startup_program copied from SRC (the origin startup) by
- * all_attrs(), in the hash order of that history (PYOP_GEO TYPE@copy rows;
- * ERA 1.6-2.3). */
-void pdt_hash_order_geo_startup(ir_program *p, const ir_program *src, int era);
+/* hash_order_pstart.c: the ops of P, a pserver's startup (either
+ * transpiler's), that get_startup_program copied from ORIGIN (the origin
+ * startup) by all_attrs(), and DC-ASGD's assigns, in the hash order of
+ * that history (PYOP_DIST TYPE@pstart rows; ERA 1.4-2.3); a
+ * fill_constant copy gets its source's str_value. */
+void pdt_hash_order_copies(ir_program *p, const ir_program *origin, int era);
 /* The framework attrs OpProtoAndCheckerMaker appends to every proto at
  * ERA, in its order (hash_order_dist.c; read by hash_order_pstart.c). */
 const char *ht_framework_attrs(int era);
