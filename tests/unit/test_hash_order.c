@@ -22,14 +22,6 @@ START_TEST(hash_bytes_is_libstdcxx)
 }
 END_TEST
 
-static void expect_order(const ir_op *op, const char *const *names, size_t n)
-{
-    const ir_attr *a = ir_op_attrs(op);
-    ck_assert_uint_eq(op->n_attrs, n);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_str_eq(a[i].name, names[i]);
-}
-
 /* As paddleocr_rec_crnn_lstm_adam_train.pdmodel (1.7.1) has them: a
  * relu_grad lists its forward relu's order (the maker copies the map),
  * the loss fill_constant the order its insertion history gives. */
@@ -60,8 +52,8 @@ START_TEST(made_ops_take_paddle_1x_order)
     for (size_t i = 0; i < 5; i++)
         ir_op_set_int(c, csorted[i], i == 2 ? 257 : 0);
     pdt_hash_order_program(p, 107);
-    expect_order(g, relu, 7);
-    expect_order(c, fill, 5);
+    unit_assert_attr_order(g, relu, 7);
+    unit_assert_attr_order(c, fill, 5);
     ir_program_free(p);
 }
 END_TEST
@@ -90,9 +82,9 @@ START_TEST(minimize_adam_takes_paddle_1x_order)
         else
             ir_op_set_int(a, sorted[i], i == 6 ? 2 : 0);
     pdt_hash_order_program(p, 107);
-    expect_order(a, want, 8);
+    unit_assert_attr_order(a, want, 8);
     pdt_hash_order_program(p, 108); /* 2.4 on: not this step's */
-    expect_order(a, want, 8);
+    unit_assert_attr_order(a, want, 8);
     ir_program_free(p);
 }
 END_TEST
@@ -279,16 +271,16 @@ START_TEST(changed_input_ops_take_the_reread_order)
     static const char *const rv[] = {"w", "w@GRAD"};
     ir_op_set_strings(mul, "op_role_var", rv, 2);
     pdt_hash_order_program(p, 205); /* 2.5: not this step's */
-    expect_order(ops[1], file, 4);
+    unit_assert_attr_order(ops[1], file, 4);
     pdt_hash_order_program(p, 108);
-    expect_order(ops[0], (const char *const[]){"axis", "op_namescope", "op_role", "op_role_var"},
+    unit_assert_attr_order(ops[0], (const char *const[]){"axis", "op_namescope", "op_role", "op_role_var"},
                  4);
-    expect_order(ops[1], reread, 4);
-    expect_order(cond, cond_want, 4);
-    expect_order(mul, mul_want, 7);
+    unit_assert_attr_order(ops[1], reread, 4);
+    unit_assert_attr_order(cond, cond_want, 4);
+    unit_assert_attr_order(mul, mul_want, 7);
     ck_assert(!ir_op_changed(ops[1]));
     pdt_hash_order_program(p, 108); /* again: the op is settled, nothing moves */
-    expect_order(ops[1], reread, 4);
+    unit_assert_attr_order(ops[1], reread, 4);
     ir_program_free(p);
 }
 END_TEST
@@ -324,11 +316,11 @@ START_TEST(pserver_transpiler_ops_take_paddle_18_order)
         else
             ir_op_set_int(sum, sum_sorted[i], 0);
     pdt_hash_order_program(p, 204); /* 2.4: sorted groups, not hash order */
-    expect_order(sum, sum_sorted, 5);
+    unit_assert_attr_order(sum, sum_sorted, 5);
     pdt_hash_order_program(p, 108);
     pdt_hash_order_program(tp, 108);
-    expect_order(sum, sum_want, 5);
-    expect_order(cat, cat_want, 7);
+    unit_assert_attr_order(sum, sum_want, 5);
+    unit_assert_attr_order(cat, cat_want, 7);
     ir_program_free(p);
     ir_program_free(tp);
 }
@@ -388,7 +380,7 @@ START_TEST(lr_schedule_takes_det_db_order)
         size_t n = 0;
         while (names[n])
             n++;
-        expect_order(op, names, n);
+        unit_assert_attr_order(op, names, n);
     }
     g_ptr_array_free(ops, true);
     g_ptr_array_free(want, true);
@@ -414,12 +406,12 @@ START_TEST(clip_square_takes_rec_example_order)
     ck_assert_ptr_nonnull(sq);
     static const char *const want[] = {"is_test",      "use_cudnn",    "use_mkldnn", "op_role_var",
                                        "op_callstack", "op_namescope", "op_role"};
-    expect_order(sq, want, 7);
+    unit_assert_attr_order(sq, want, 7);
     ir_op_set_int(sq, "op_role", 2);
     ir_op_settle(sq);
     sq->made = true;
     pdt_hash_order_program(p, 105);
-    expect_order(sq, want, 7);
+    unit_assert_attr_order(sq, want, 7);
     ir_program_free(p);
 }
 END_TEST
@@ -442,12 +434,12 @@ START_TEST(lr_15_elementwise_takes_rec_example_order)
     static const char *const want[] = {"y_data_format", "x_data_format", "use_mkldnn",
                                        "op_role_var",   "op_callstack",  "op_namescope",
                                        "op_role",       "axis"};
-    expect_order(ew, want, 8);
+    unit_assert_attr_order(ew, want, 8);
     ir_op_set_int(ew, "op_role", 16);
     ir_op_settle(ew);
     ew->made = true;
     pdt_hash_order_program(p, 105);
-    expect_order(ew, want, 8);
+    unit_assert_attr_order(ew, want, 8);
     ir_program_free(p);
 }
 END_TEST

@@ -23,11 +23,6 @@
 #include <glib.h>
 #include <string.h>
 
-static int by_name(const void *x, const void *y)
-{
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* A trainer program (a backward op first) holding one made op of TYPE with
  * the attrs WANT names, set in name order; op_role ROLE, op_namescope NS,
  * op_role_var [w, w@GRAD] when RV (else empty).  Ordered for ERA, the op
@@ -43,7 +38,7 @@ static void expect_made_order(const char *type, int era, int role, const char *n
     op->made = true;
     const char **names = g_new(const char *, n);
     memcpy(names, want, n * sizeof *names);
-    qsort(names, n, sizeof *names, by_name);
+    qsort(names, n, sizeof *names, unit_by_str);
     static const char *const vars[] = {"w", "w@GRAD"};
     for (size_t i = 0; i < n; i++)
         if (!strcmp(names[i], "op_namescope"))
@@ -118,7 +113,7 @@ START_TEST(lars_momentum_22_is_gpp12)
         "use_nesterov",    "op_callstack", "multi_precision",       "regularization_coeff"}; /* 23 */
     const char **names = g_new(const char *, 12);
     memcpy(names, mom, sizeof mom);
-    qsort(names, 12, sizeof *names, by_name);
+    qsort(names, 12, sizeof *names, unit_by_str);
     ir_program *p = ir_program_new();
     ir_block *b = ir_program_add_block(p, -1);
     ir_op_set_int(ir_block_append_op(b, "mean_grad"), "op_role", 1);

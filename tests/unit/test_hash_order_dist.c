@@ -18,19 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void expect_order(const ir_op *op, const char *const *names, size_t n)
-{
-    const ir_attr *a = ir_op_attrs(op);
-    ck_assert_uint_eq(op->n_attrs, n);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_str_eq(a[i].name, names[i]);
-}
-
-static int by_name(const void *x, const void *y)
-{
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* A made op of TYPE with the attrs of WANT set in name order: op_role
  * ROLE, op_role_var two names when RV (else empty), merge_add BOOL
  * MERGE, every other an INT 0 (a conditional listen_and_serv attr so
@@ -42,7 +29,7 @@ static ir_op *made_op(ir_block *b, const char *type, const char *const *want, si
     op->made = true;
     const char **sorted = g_new(const char *, n);
     memcpy(sorted, want, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_name);
+    qsort(sorted, n, sizeof *sorted, unit_by_str);
     static const char *const vars[] = {"w", "w@GRAD"};
     for (size_t i = 0; i < n; i++)
         if (!strcmp(sorted[i], "op_role"))
@@ -103,16 +90,16 @@ START_TEST(trainer_rpc_ops_take_paddle_18_order)
     ir_op *ids = made_op(b, "split_ids", split_ids18, N(split_ids18), 8, false, false);
     ir_op *table = made_op(b, "send", table18, N(table18), 4, true, false);
     pdt_hash_order_program(p, 108);
-    expect_order(send, send18, N(send18));
-    expect_order(counter, counter18, N(counter18));
-    expect_order(sb, send_barrier18, N(send_barrier18));
-    expect_order(recv, recv18, N(recv18));
-    expect_order(rs, recv_startup18, N(recv_startup18));
-    expect_order(fb, fetch_barrier18, N(fetch_barrier18));
-    expect_order(split, split18, N(split18));
-    expect_order(rows, split_rows18, N(split_rows18));
-    expect_order(ids, split_ids18, N(split_ids18));
-    expect_order(table, table18, N(table18));
+    unit_assert_attr_order(send, send18, N(send18));
+    unit_assert_attr_order(counter, counter18, N(counter18));
+    unit_assert_attr_order(sb, send_barrier18, N(send_barrier18));
+    unit_assert_attr_order(recv, recv18, N(recv18));
+    unit_assert_attr_order(rs, recv_startup18, N(recv_startup18));
+    unit_assert_attr_order(fb, fetch_barrier18, N(fetch_barrier18));
+    unit_assert_attr_order(split, split18, N(split18));
+    unit_assert_attr_order(rows, split_rows18, N(split_rows18));
+    unit_assert_attr_order(ids, split_ids18, N(split_ids18));
+    unit_assert_attr_order(table, table18, N(table18));
     ir_program_free(p);
 }
 END_TEST
@@ -149,13 +136,13 @@ START_TEST(table_ops_take_paddle_14_23_order)
         made_op(b, "split_ids", merge_ids14, N(merge_ids14), 8, false, false);
         ir_op *send = made_op(b, "send", want[i], n[i], 4, true, false);
         pdt_hash_order_program(p, eras[i]);
-        expect_order(send, want[i], n[i]);
+        unit_assert_attr_order(send, want[i], n[i]);
     }
     ir_op *ids = made_op(b, "split_ids", merge_ids14, N(merge_ids14), 0, false, false);
     ir_op *merge = made_op(b, "merge_ids", merge_ids14, N(merge_ids14), 0, false, false);
     pdt_hash_order_program(p, 104);
-    expect_order(ids, merge_ids14, N(merge_ids14));
-    expect_order(merge, merge_ids14, N(merge_ids14));
+    unit_assert_attr_order(ids, merge_ids14, N(merge_ids14));
+    unit_assert_attr_order(merge, merge_ids14, N(merge_ids14));
     ir_program_free(p);
     p = ir_program_new();
     b = ir_program_add_block(p, -1);
@@ -165,12 +152,12 @@ START_TEST(table_ops_take_paddle_14_23_order)
     ir_op *fetch2 = made_op(b, "prefetch", no_id, N(no_id), 0, false, false);
     ir_op *fake = made_op(b, "fake_init", fake_init18, N(fake_init18), 0, false, false);
     pdt_hash_order_program(p, 108);
-    expect_order(fetch, prefetch18, N(prefetch18));
-    expect_order(fetch2, no_id, N(no_id));
-    expect_order(fake, fake_init18, N(fake_init18));
+    unit_assert_attr_order(fetch, prefetch18, N(prefetch18));
+    unit_assert_attr_order(fetch2, no_id, N(no_id));
+    unit_assert_attr_order(fake, fake_init18, N(fake_init18));
     fake = made_op(b, "fake_init", fake_init23, N(fake_init23), 0, false, false);
     pdt_hash_order_program(p, 203);
-    expect_order(fake, fake_init23, N(fake_init23));
+    unit_assert_attr_order(fake, fake_init23, N(fake_init23));
     ir_op *ids23 = made_op(b, "split_ids", split_ids18, N(split_ids18), 0, false, false);
     pdt_hash_order_program(p, 203); /* no 2.x split_ids: name order kept */
     ck_assert_str_eq(ir_op_attrs(ids23)[0].name, "op_device");
@@ -202,7 +189,7 @@ START_TEST(remote_lookup_takes_paddle_15_18_order)
     for (size_t i = 0; i < 4; i++) {
         ir_op *op = made_op(b, "distributed_lookup_table", want[i], n[i], 0, false, false);
         pdt_hash_order_program(p, eras[i]);
-        expect_order(op, want[i], n[i]);
+        unit_assert_attr_order(op, want[i], n[i]);
     }
     ir_op *op = made_op(b, "distributed_lookup_table", dlt18, N(dlt18), 0, false, false);
     pdt_hash_order_program(p, 203);
@@ -241,9 +228,9 @@ START_TEST(pserver_ops_take_paddle_18_order)
     ir_op *adam = made_op(b1, "adam", adam18, N(adam18), 2, true, false);
     ir_op *lr = made_op(b1, "scale", lr_scale18, N(lr_scale18), 16, false, false);
     pdt_hash_order_program(p, 108);
-    expect_order(ls, listen18, N(listen18));
-    expect_order(adam, adam18, N(adam18));
-    expect_order(lr, lr_scale18, N(lr_scale18));
+    unit_assert_attr_order(ls, listen18, N(listen18));
+    unit_assert_attr_order(adam, adam18, N(adam18));
+    unit_assert_attr_order(lr, lr_scale18, N(lr_scale18));
     ir_program_free(p);
     p = ir_program_new();
     b0 = ir_program_add_block(p, -1);
@@ -278,21 +265,21 @@ START_TEST(rpc_ops_take_paddle_14_16_order)
     ir_block *b = ir_program_add_block(p, -1);
     ir_op *send = made_op(b, "send", send15, N(send15), 4, true, false);
     pdt_hash_order_program(p, 105);
-    expect_order(send, send15, N(send15));
+    unit_assert_attr_order(send, send15, N(send15));
     ir_op *rs = made_op(b, "recv", recv_startup14, N(recv_startup14), 4, false, false);
     ir_op *fb = made_op(b, "fetch_barrier", fetch_startup14, N(fetch_startup14), 4, false, false);
     pdt_hash_order_program(p, 104);
-    expect_order(rs, recv_startup14, N(recv_startup14));
-    expect_order(fb, fetch_startup14, N(fetch_startup14));
+    unit_assert_attr_order(rs, recv_startup14, N(recv_startup14));
+    unit_assert_attr_order(fb, fetch_startup14, N(fetch_startup14));
     ir_op *counter = made_op(b, "send", counter16, N(counter16), 4, true, true);
     pdt_hash_order_program(p, 106);
-    expect_order(counter, counter16, N(counter16));
+    unit_assert_attr_order(counter, counter16, N(counter16));
     ir_program_free(p);
     p = ir_program_new();
     b = ir_program_add_block(p, -1);
     ir_op *ls = made_op(b, "listen_and_serv", listen16, N(listen16), 0, false, false);
     pdt_hash_order_program(p, 106);
-    expect_order(ls, listen16, N(listen16));
+    unit_assert_attr_order(ls, listen16, N(listen16));
     ir_program_free(p);
 }
 END_TEST
@@ -326,10 +313,10 @@ START_TEST(transpiler_ops_take_paddle_23_order)
     ir_op *send = made_op(t, "send", send18, N(send18), 4, true, false);
     pdt_hash_order_program(p, 203);
     pdt_hash_order_program(tp, 203);
-    expect_order(ls, listen23, N(listen23));
-    expect_order(sum, sum23, N(sum23));
-    expect_order(cat, concat23, N(concat23));
-    expect_order(sb, send_barrier23, N(send_barrier23));
+    unit_assert_attr_order(ls, listen23, N(listen23));
+    unit_assert_attr_order(sum, sum23, N(sum23));
+    unit_assert_attr_order(cat, concat23, N(concat23));
+    unit_assert_attr_order(sb, send_barrier23, N(send_barrier23));
     ck_assert_str_eq(ir_op_attrs(send)[0].name, "epmap");
     ir_program_free(p);
     ir_program_free(tp);
@@ -354,8 +341,8 @@ START_TEST(pserver_copies_take_paddle_23_order)
     ir_op *sgd = made_op(b1, "sgd", sgd23, N(sgd23), 2, true, false);
     ir_op *adam = made_op(b1, "adam", adam23, N(adam23), 2, true, false);
     pdt_hash_order_program(p, 203);
-    expect_order(sgd, sgd23, N(sgd23));
-    expect_order(adam, adam23, N(adam23));
+    unit_assert_attr_order(sgd, sgd23, N(sgd23));
+    unit_assert_attr_order(adam, adam23, N(adam23));
     ir_program_free(p);
 }
 END_TEST
@@ -446,16 +433,16 @@ START_TEST(pserver_startup_copies_take_paddle_order)
         ir_op_set_output1(as, "Out", "w.block0.trainer_0_bak");
         apply_pserver_startup(p, origin, eras[e]);
         if (eras[e] == 105) {
-            expect_order(fc, fc15, N(fc15));
-            expect_order(g, gauss15, N(gauss15));
+            unit_assert_attr_order(fc, fc15, N(fc15));
+            unit_assert_attr_order(g, gauss15, N(gauss15));
         } else if (eras[e] == 108) {
-            expect_order(fc, fc18, N(fc18));
-            expect_order(ur, ur18, N(ur18));
-            expect_order(as, assign18, N(assign18));
-            expect_order(av, av18, N(av18));
+            unit_assert_attr_order(fc, fc18, N(fc18));
+            unit_assert_attr_order(ur, ur18, N(ur18));
+            unit_assert_attr_order(as, assign18, N(assign18));
+            unit_assert_attr_order(av, av18, N(av18));
         } else {
-            expect_order(fc, fc23, N(fc23));
-            expect_order(ur, ur23, N(ur23));
+            unit_assert_attr_order(fc, fc23, N(fc23));
+            unit_assert_attr_order(ur, ur23, N(ur23));
         }
         ir_program_free(p);
         ir_program_free(origin);

@@ -29,19 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void expect_order(const ir_op *op, const char *const *names, size_t n)
-{
-    const ir_attr *a = ir_op_attrs(op);
-    ck_assert_uint_eq(op->n_attrs, n);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_str_eq(a[i].name, names[i]);
-}
-
-static int by_name(const void *x, const void *y)
-{
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* A made op of TYPE with the attrs of WANT set in name order: op_role
  * ROLE, op_role_var two names when RV (else empty), every other an INT. */
 static ir_op *made_op(ir_block *b, const char *type, const char *const *want, size_t n, int role,
@@ -51,7 +38,7 @@ static ir_op *made_op(ir_block *b, const char *type, const char *const *want, si
     op->made = true;
     const char **sorted = g_new(const char *, n);
     memcpy(sorted, want, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_name);
+    qsort(sorted, n, sizeof *sorted, unit_by_str);
     static const char *const vars[] = {"w", "w@GRAD"};
     for (size_t i = 0; i < n; i++)
         if (!strcmp(sorted[i], "op_role"))
@@ -94,7 +81,7 @@ START_TEST(trainer_send_takes_paddle_order)
         ir_op *send = made_op(b, "send", cases[i].want, cases[i].n, 0, false);
         ir_op *grad = made_op(b, "send", cases[i].want, cases[i].n, 4, true);
         pdt_hash_order_geo(NULL, p, cases[i].era);
-        expect_order(send, cases[i].want, cases[i].n);
+        unit_assert_attr_order(send, cases[i].want, cases[i].n);
         ck_assert_str_eq(ir_op_attrs(grad)[0].name, cases[i].era < 200 ? "epmap" : "is_sparse");
         ir_program_free(p);
     }
@@ -150,8 +137,8 @@ START_TEST(pserver_ops_take_paddle_order)
         ir_op *sum = made_op(b1, "sum", cases[i].sum, cases[i].n_sum, 0, false);
         pdt_hash_order_program(p, cases[i].era);
         pdt_hash_order_geo(NULL, p, cases[i].era);
-        expect_order(ls, cases[i].listen, cases[i].n_listen);
-        expect_order(sum, cases[i].sum, cases[i].n_sum);
+        unit_assert_attr_order(ls, cases[i].listen, cases[i].n_listen);
+        unit_assert_attr_order(sum, cases[i].sum, cases[i].n_sum);
         ir_program_free(p);
     }
 }
@@ -201,7 +188,7 @@ START_TEST(pserver_startup_copies_take_paddle_order)
         ir_op *op = made_op(b, cases[i].type, cases[i].want, cases[i].n, 0, false);
         ir_op_set_output1(op, "Out", cases[i].out);
         pdt_hash_order_copies(p, src, cases[i].era);
-        expect_order(op, cases[i].want, cases[i].n);
+        unit_assert_attr_order(op, cases[i].want, cases[i].n);
         ir_program_free(p);
     }
     ir_program_free(src);

@@ -48,6 +48,22 @@ static inline void unit_skip_at(const char *file, const char *func, const char *
                       (const char *)(data), unit_l_, unit_w_, unit_wl_);                       \
     } while (0)
 
+/* OP's attrs are exactly NAMES, in that order (the order a serialiser
+ * writes them: the era step's hash-order tests). */
+static inline void unit_assert_attr_order(const ir_op *op, const char *const *names, size_t n)
+{
+    const ir_attr *a = ir_op_attrs(op);
+    ck_assert_uint_eq(op->n_attrs, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(a[i].name, names[i]);
+}
+
+/* qsort comparator of C strings (const char *elements). */
+static inline int unit_by_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
 /* Path to ../shared/testdata-real relative to the repo root (tests run from
  * the root), or NULL after unit_skip when absent. */
 #define unit_shared_dir() unit_shared_dir_at(__FILE__, __func__)

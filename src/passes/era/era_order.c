@@ -89,31 +89,56 @@ bool pdt_era_is_runtime_attr(int era, const char *type, const char *attr)
     return hit;
 }
 
-/* A's value is R's default (the row's kind is the attr's type). */
-static bool at_row_default(const ir_attr *a, const era_row *r)
+/* A's value is the default V of KIND (a runtime kind: the attr's type;
+ * V NULL for a list's {}). */
+static bool at_default(const ir_attr *a, era_kind kind, const char *v)
 {
-    float f = r->value ? strtof(r->value, NULL) : 0.0f;
-    switch (r->kind) {
+    float f = v ? strtof(v, NULL) : 0.0f;
+    switch (kind) {
     case ERA_RUNTIME_BOOL:
-        return a->type == IR_ATTR_BOOLEAN && a->b == !strcmp(r->value, "true");
+        return a->type == IR_ATTR_BOOLEAN && a->b == !strcmp(v, "true");
     case ERA_RUNTIME_INT:
-        return a->type == IR_ATTR_INT && a->i == (int32_t)strtol(r->value, NULL, 10);
+        return a->type == IR_ATTR_INT && a->i == (int32_t)strtol(v, NULL, 10);
     case ERA_RUNTIME_FLOAT:
         return a->type == IR_ATTR_FLOAT && a->f == f;
     case ERA_RUNTIME_STRING:
-        return a->type == IR_ATTR_STRING && a->s.len == strlen(r->value) &&
-               !memcmp(a->s.data, r->value, a->s.len);
+        return a->type == IR_ATTR_STRING && a->s.len == strlen(v) && !memcmp(a->s.data, v, a->s.len);
     case ERA_RUNTIME_INTS:
         return a->type == IR_ATTR_INTS && a->n_ints == 0;
     case ERA_RUNTIME_LONGS:
         return a->type == IR_ATTR_LONGS && a->n_longs == 0;
     case ERA_RUNTIME_FLOATS:
-        return a->type == IR_ATTR_FLOATS &&
-               (r->value ? a->n_floats == 1 && a->floats[0] == f : a->n_floats == 0);
+        return a->type == IR_ATTR_FLOATS && (v ? a->n_floats == 1 && a->floats[0] == f : a->n_floats == 0);
     case ERA_RUNTIME_STRINGS:
         return a->type == IR_ATTR_STRINGS && a->n_strings == 0;
     default:
         return false;
+    }
+}
+
+/* The runtime kind of the value a check_attrs row (ERA_ADD_*) adds: era.def
+ * models check_attrs, so that value is the attr's proto default; other
+ * kinds add nothing a default could match. */
+static era_kind added_kind(era_kind k)
+{
+    switch (k) {
+    case ERA_ADD_BOOL:
+        return ERA_RUNTIME_BOOL;
+    case ERA_ADD_INT:
+    case ERA_ADD_GEO_INT:
+        return ERA_RUNTIME_INT;
+    case ERA_ADD_FLOAT:
+        return ERA_RUNTIME_FLOAT;
+    case ERA_ADD_STRING:
+        return ERA_RUNTIME_STRING;
+    case ERA_ADD_EMPTY_STRINGS:
+        return ERA_RUNTIME_STRINGS;
+    case ERA_ADD_EMPTY_INTS:
+        return ERA_RUNTIME_INTS;
+    case ERA_ADD_EMPTY_LONGS:
+        return ERA_RUNTIME_LONGS;
+    default:
+        return ERA_DROP_ATTR; /* no runtime kind: at_default is false */
     }
 }
 
@@ -133,32 +158,6 @@ static GHashTable *all_runtime_index(void)
     return t;
 }
 
-/* A's value is what check_attrs row R adds when the op lacks it: the
- * attr's proto default (era.def's ERA_ADD_* rows model check_attrs). */
-static bool at_check_attrs_default(const ir_attr *a, const era_row *r)
-{
-    switch (r->kind) {
-    case ERA_ADD_BOOL:
-        return a->type == IR_ATTR_BOOLEAN && a->b == !strcmp(r->value, "true");
-    case ERA_ADD_INT:
-    case ERA_ADD_GEO_INT:
-        return a->type == IR_ATTR_INT && a->i == (int32_t)strtol(r->value, NULL, 10);
-    case ERA_ADD_FLOAT:
-        return a->type == IR_ATTR_FLOAT && a->f == strtof(r->value, NULL);
-    case ERA_ADD_STRING:
-        return a->type == IR_ATTR_STRING && a->s.len == strlen(r->value) &&
-               !memcmp(a->s.data, r->value, a->s.len);
-    case ERA_ADD_EMPTY_STRINGS:
-        return a->type == IR_ATTR_STRINGS && a->n_strings == 0;
-    case ERA_ADD_EMPTY_INTS:
-        return a->type == IR_ATTR_INTS && a->n_ints == 0;
-    case ERA_ADD_EMPTY_LONGS:
-        return a->type == IR_ATTR_LONGS && a->n_longs == 0;
-    default:
-        return false;
-    }
-}
-
 /* Every version's check_attrs rows by type, built once per env. */
 static GHashTable *all_defaults_index(void)
 {
@@ -174,7 +173,7 @@ static bool rows_default(const GArray *rows, const ir_attr *a, bool runtime)
     for (size_t i = 0; rows && i < rows->len; i++) {
         const era_row *r = era_row_at(g_array_index(rows, size_t, i));
         if (!strcmp(r->name, a->name) &&
-            (runtime ? at_row_default(a, r) : at_check_attrs_default(a, r)))
+            at_default(a, runtime ? r->kind : added_kind(r->kind), r->value))
             return true;
     }
     return false;
