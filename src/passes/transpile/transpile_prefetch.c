@@ -188,15 +188,6 @@ static int check_one_type(tp_plan *st, const tp_pair *p, const size_t *pos, size
     return PDT_OK;
 }
 
-/* Is any of the first N pairs a remote table already? */
-static bool any_remote(const tp_pair *pairs, size_t n)
-{
-    for (size_t k = 0; k < n; k++)
-        if (pairs[k].remote)
-            return true;
-    return false;
-}
-
 int tp_find_remote_prefetch(tp_plan *st)
 {
     tp_placement *pl = st->draft;
@@ -207,6 +198,7 @@ int tp_find_remote_prefetch(tp_plan *st)
     int rc = PDT_OK;
     ir_defuse *du = NULL;
     GArray *tables = g_array_new(FALSE, TRUE, sizeof(remote_table));
+    bool target_checked = false; /* the target's form is checked at the first remote table */
     for (size_t pi = 0; pi < pl->n_pairs && rc == PDT_OK; pi++) {
         tp_pair *p = &st->draft_pairs[pi];
         GArray *u = uses[pi];
@@ -218,9 +210,9 @@ int tp_find_remote_prefetch(tp_plan *st)
         if ((rc = check_one_type(st, p, pos, u->len)))
             break;
         const char *type = b->ops[pos[0]]->type;
-        if (!tables->len && !any_remote(st->draft_pairs, pi) && st->ctx &&
-            (rc = tp_era_check_remote(st->ctx, p->param.name, type)))
+        if (!target_checked && st->ctx && (rc = tp_era_check_remote(st->ctx, p->param.name, type)))
             break;
+        target_checked = true;
         p->remote = true;
         if (!is_lookup(type))
             continue;   /* nce: only the recv goes */
