@@ -64,8 +64,13 @@ static size_t prime_from(size_t from, size_t n)
 static size_t next_bkt(ht *t, size_t n)
 {
     static const unsigned char fast[14] = {2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13};
+    /* gcc 5/6's 13-entry table (no second 2): what HT_GCC8_LIB5's 3-bucket
+     * start needs; the list from 17 as gcc 7+'s. */
+    static const unsigned char fast5[13] = {2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13};
     size_t p;
-    if (t->policy != HT_GCC7)
+    if (t->policy == HT_GCC8_LIB5)
+        p = n <= 12 ? fast5[n] : prime_from(6, n);
+    else if (t->policy != HT_GCC7)
         p = n <= 11 ? fast[n] : prime_from(5, n);
     else if (n == 0)
         return 1;
@@ -76,8 +81,9 @@ static size_t next_bkt(ht *t, size_t n)
 }
 
 /* _M_need_rehash(nb, n_elt, 1): the new bucket count, or 0 (no rehash).
- * gcc 4.8: "n_elt + n_ins >= _M_next_resize"; gcc 7+: ">", and a map
- * not yet allocated (_M_next_resize 0) asks for at least 11. */
+ * gcc 4.8 (and HT_GCC8_LIB5's gcc 5/6 .so): "n_elt + n_ins >=
+ * _M_next_resize"; gcc 7+: ">", and a map not yet allocated
+ * (_M_next_resize 0) asks for at least 11. */
 static size_t need_rehash(ht *t, size_t n_elt)
 {
     size_t want = n_elt + 1;
@@ -93,12 +99,13 @@ static size_t need_rehash(ht *t, size_t n_elt)
 }
 
 /* A default-constructed map.  gcc 4.8's ctor asks _M_next_bkt for 10
- * buckets and gets 11; gcc 7's allocates none (_M_single_bucket).  Any
- * policy but HT_GCC7 is gcc 4.8's, the one every table had before. */
+ * buckets and gets 11; gcc 7's allocates none (_M_single_bucket), nor does
+ * HT_GCC8_LIB5's (its headers are gcc 7+'s).  Any other policy is gcc
+ * 4.8's, the one every table had before. */
 void ht_init(ht *t)
 {
     t->n = 0;
-    if (t->policy != HT_GCC7) {
+    if (t->policy == HT_GCC48) {
         t->nb = next_bkt(t, 10);
     } else {
         t->nb = 1;
@@ -165,14 +172,15 @@ bool ht_copy_of(ht *t, const ir_attr *attrs, size_t n)
     return true;
 }
 
-/* Paddle 2.0-2.3 as 1.5-1.8: the 2.0.0 and 2.2.2 release files list every
+/* Paddle 2.0-2.2 as 1.5-1.8: the 2.0.0 and 2.2.2 release files list every
  * op's same-bucket attrs together for gcc 4.8's bucket counts, and many
- * not for gcc 7+'s; 2.3.0's fits neither (research 4r).  HT_GCC7 is
+ * not for gcc 7+'s (research 4r).  2.3: the 2.3.0 picodet export's ops are
+ * exactly HT_GCC8_LIB5's orders of their Operator.__init__ histories (after
+ * the prune's re-read), and no other policy's (research 4z8).  HT_GCC7 is
  * built and tested for a version whose files show it. */
 ht_policy ht_policy_of(int version)
 {
-    (void)version;
-    return HT_GCC48;
+    return version == 203 ? HT_GCC8_LIB5 : HT_GCC48;
 }
 
 bool py_listed(const char *list, const char *name)

@@ -22,8 +22,13 @@
  *     built with 11 buckets, rehashes when n_elt + 1 >= _M_next_resize
  *     (11 -> 23 -> 47 -> 97 -> 199);
  *   HT_GCC7: gcc 7 and later: 1 bucket, 13 at the first insert, rehashes
- *     when n_elt + 1 > _M_next_resize (13 -> 29 -> 59 -> 127). */
-typedef enum { HT_GCC48, HT_GCC7 } ht_policy;
+ *     when n_elt + 1 > _M_next_resize (13 -> 29 -> 59 -> 127);
+ *   HT_GCC8_LIB5: gcc 7+ headers (the default ctor: 1 bucket, _M_next_resize
+ *     0) run with an older libstdc++.so, whose out-of-line _M_need_rehash
+ *     and _M_next_bkt are gcc 5/6's: ">=", and a fast table giving 3 for 2,
+ *     so 3 buckets at the first insert, 3 -> 7 -> 17 -> 37 -> 79 (research
+ *     4z8: the 2.3.0 files). */
+typedef enum { HT_GCC48, HT_GCC7, HT_GCC8_LIB5 } ht_policy;
 
 /* The map: its nodes in list (iteration) order, the bucket count and
  * _M_next_resize of the policy's _Prime_rehash_policy. */
