@@ -154,6 +154,7 @@ int cmd_inference(int argc, char **argv)
         rc = ctx.param_values ? PDT_OK : PDT_EBADINPUT;
     }
     const char *pipeline[] = {"fuse_batch_norm", "is_test"};
+    ctx.settings.saved_inference = true; /* save_inference_model's attr order */
     if (rc == PDT_OK)
         rc = pdt_run_pipeline(&ctx, pipeline, 2);
     if (rc == PDT_OK)

@@ -69,6 +69,10 @@ typedef struct {
      * first pass, into era. */
     const char *paddle_version;
     int era;
+    /* The main program is written as save_inference_model writes a
+     * program load_inference_model read (pdtrans inference): up to 2.3
+     * every op in the attr order of that history (era/hash_export.c). */
+    bool saved_inference;
     /* Gives back the resident pages of a program's mapped input (a pass
      * that sweeps the ops' kept bytes calls it every few thousand ops, so
      * that the file does not stay in its RSS whole: issue 33); supplied by

@@ -369,7 +369,9 @@ void pdt_era_apply_program(const pdt_ctx *ctx, ir_program *p, int era)
     g_hash_table_destroy(by_type);
     g_hash_table_destroy(run.order);
     pdt_era_order_program(p, era);  /* 2.4 on */
+    pdt_hash_export_loaded(ctx, p, era); /* an inference export's input ops, 2.3 and before */
     pdt_hash_order_dropped(p, era, run.dropped); /* 2.3 and before */
+    pdt_hash_export_made(ctx, p, era);   /* its made ops, after their history */
     g_hash_table_destroy(run.dropped);
     pdt_hash_order_startup(ctx, p, era); /* minimize's initializers, 2.3 and before */
     pdt_hash_order_pstart(ctx, p, era);    /* a pserver's startup, 2.3 and before */

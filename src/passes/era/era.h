@@ -60,6 +60,15 @@ void pdt_hash_order_dropped(ir_program *p, int era, GHashTable *dropped);
  * order of ConstantInitializer's Operator.__init__ history (py_order.def's
  * PYOP_STARTUP rows; ERA 1.4-2.3, research 4x). */
 void pdt_hash_order_startup(const struct pdt_ctx *ctx, ir_program *p, int era);
+/* hash_export.c: when CTX's run writes its main program P as
+ * save_inference_model does after load_inference_model (pdtrans
+ * inference; settings.saved_inference) for ERA 1.4-2.3, the attr order of
+ * that history (research 4z12).  _loaded, before pdt_hash_order_dropped:
+ * every input op re-read twice, block 0's feed and fetch as
+ * prepend_feed_ops / append_fetch_ops build them.  _made, after it: a made
+ * op with a py_order.def row in its Operator.__init__ order re-read once. */
+void pdt_hash_export_loaded(const struct pdt_ctx *ctx, ir_program *p, int era);
+void pdt_hash_export_made(const struct pdt_ctx *ctx, ir_program *p, int era);
 /* Whether P was written under Python 2: an op_callstack of one of the
  * ops pdt_era_detect looks at names a python2.X path (version.c). */
 bool pdt_era_python2(const ir_program *p);

@@ -258,6 +258,11 @@ static bool python_built(ht *t, const ir_op *op, int era, GHashTable *dropped)
     return known == op->n_attrs;
 }
 
+bool pdt_hash_python_built(ht *t, const ir_op *op, int era)
+{
+    return python_built(t, op, era, NULL);
+}
+
 /* The insertion history of a made op, when a real program confirms it. */
 static bool history(ht *t, const ir_op *op, GHashTable *fwd, int era, bool trainer,
                     GHashTable *dropped, bool py2)

@@ -62,6 +62,10 @@ int ht_rank(const ir_attr *attr, void *ctx);
  * since: its attrs inserted as they stand, the BLOCK and BLOCKS ones
  * last.  false when the op has more than the table holds. */
 bool pdt_hash_reread(ht *t, const ir_op *op);
+/* hash_order.c: T as the map Operator.__init__ fills for OP, when a
+ * py_order.def PYOP row of ERA matches OP (type, TYPE@ROLE, ...) and
+ * names every attr OP has; false otherwise. */
+bool pdt_hash_python_built(ht *t, const ir_op *op, int era);
 /* hash_order_dist.c: the made ops of P that the pserver transpiler
  * builds, for which py_order.def has PYOP_DIST rows (or, for a pserver's
  * copies of optimize and LR ops, PYOP rows), in the hash order of their
