@@ -2,13 +2,14 @@
  * load_inference_model -> InferenceTranspiler -> save_inference_model
  * (src/passes/era/hash_export.c, research-2x-3x.md 4z12).  Every expected
  * order below was computed by a separate Python model of libstdc++'s
- * unordered_map (gcc 4.8's policy and HT_GCC8_LIB5's, written from the
- * libstdc++ code, not from pdtrans's C) fed the same histories: an input
- * op's attrs (file order, is_test added after) re-read twice, BLOCK attrs
- * last at each read; the made elementwise_add's Operator.__init__ history
- * (axis given; op_role, op_namescope, op_callstack; the maker's other
- * attrs; op_role_var; with_quant_attr) re-read once; feed and fetch their
- * history ({col}), not re-read. */
+ * unordered_map (tests/era/export_order.py's table: gcc 4.8's policy and
+ * HT_GCC8_LIB5's, written from the libstdc++ code, not from pdtrans's C)
+ * fed the same histories: an input op's attrs (file order, is_test added
+ * after) re-read twice, BLOCK attrs last at each read; the made
+ * elementwise_add's Operator.__init__ history (axis given; op_role,
+ * op_namescope, op_callstack; the maker's other attrs; op_role_var;
+ * with_quant_attr) re-read once; feed and fetch their history ({col}),
+ * not re-read. */
 #include "unit.h"
 
 #include "passes/era/era.h"
