@@ -216,8 +216,8 @@ static int do_recv(sym_job *j, sym_proc *p, ir_program *prog, int block, size_t 
 }
 
 /* A hierarchical_sigmoid with remote_prefetch but no epmap computes on
- * the trainer's own W (hierarchical_sigmoid_op.h, v1.4.0-v2.4.2: it
- * prefetches only when epmap is not empty): an ordinary op, whose W is
+ * the trainer's own W (hierarchical_sigmoid_op.h prefetches only with a
+ * non-empty epmap in v1.4.0-v1.6.3, never from v1.7.0): an ordinary op, whose W is
  * whatever the trainer holds (the transpiler receives it; one that did
  * not would show as a difference). */
 static bool local_hsigmoid(const ir_op *op)
