@@ -2,9 +2,10 @@
  * the startup program of each pserver 'build_pserver' built.
  * It keeps the input startup's init ops for the vars the pserver holds,
  * writing the slice instead of the whole param and resetting the shape attr
- * of random/constant initializers to the slice shape.  The input startup is
- * read, never edited, so the trainer's startup keeps the full shapes (seed
- * defect 3). */
+ * of random/constant initializers to the slice shape, and the ops such an
+ * op reads from (copy_set: Paddle raises KeyError there).  The input
+ * startup is read, never edited, so the trainer's startup keeps the full
+ * shapes (seed defect 3). */
 #include <string.h>
 
 #include "../../diag.h"
