@@ -6,6 +6,7 @@
 
 #include "io/pdio.h"
 #include "passes/pass.h"
+#include "passes/era/era.h"
 #include "passes/transpile/builders.h"
 #include "unit.h"
 #include "transpile_fixture.h"
@@ -143,6 +144,47 @@ START_TEST(target_versions_before_distributed_lookup_table)
     ck_assert_uint_eq(tpf_count_ops(t, "lookup_table_v2"), 2);
     ck_assert(recv_writes(t, "shared_w.block0") && !recv_writes(t, "profile_emb.block0"));
     pdt_ctx_free(&ctx);
+}
+END_TEST
+
+/* ctx_net with op 5 retyped hierarchical_sigmoid (its W profile_emb,
+ * SELECTED_ROWS grad), shared_w's lookups remote or not (REMOTE_SHARED). */
+static void ctx_hsigmoid(pdt_ctx *ctx, int era, const char *version, bool remote_shared)
+{
+    ctx_net(ctx);
+    ctx->settings.era = era;
+    ctx->settings.paddle_version = version;
+    ir_block *b = ctx->main->blocks[0];
+    b->ops[5]->type = ir_intern("hierarchical_sigmoid");
+    for (size_t k = 0; k < 3 && !remote_shared; k += 2)
+        ir_op_set_bool(b->ops[k], "remote_prefetch", false);
+}
+
+START_TEST(hsigmoid_counts_until_16_and_keeps_its_recv)
+{
+    /* distribute_transpiler.py v1.4.0-v1.6.3 list hierarchical_sigmoid
+     * among the remote types (research 4z11): a 1.5 target named is
+     * refused for it alone, as for a remote lookup (4z7). */
+    pdt_ctx ctx;
+    ctx_hsigmoid(&ctx, 105, "1.5", false);
+    ck_assert_int_eq(pass_transpile(&ctx), PDT_EUSAGE);
+    pdt_ctx_free(&ctx);
+    /* 1.6: v1.5.2-v1.6.3 would drop its recv and leave the op without an
+     * epmap; pdtrans keeps receiving profile_emb (README deviations),
+     * while shared_w's lookups become the distributed_lookup_table. */
+    static const int eras[] = {106, 107, PDT_ERA_NATIVE};
+    static const char *const versions[] = {"1.6", "1.7", "auto"};
+    for (size_t e = 0; e < 3; e++) {
+        ctx_hsigmoid(&ctx, eras[e], versions[e], true);
+        ck_assert_int_eq(pass_transpile(&ctx), PDT_OK);
+        const ir_block *t = tpf_output(&ctx, "trainer_0")->blocks[0];
+        ck_assert_uint_eq(tpf_count_ops(t, "hierarchical_sigmoid"), 1);
+        ck_assert_uint_eq(tpf_count_ops(t, "distributed_lookup_table"), 1);
+        ck_assert(recv_writes(t, "profile_emb.block0") && !recv_writes(t, "shared_w.block0"));
+        const ir_attr *ep = ir_op_attr(t->ops[find_op(t, "hierarchical_sigmoid", 0)], "epmap");
+        ck_assert(!ep);
+        pdt_ctx_free(&ctx);
+    }
 }
 END_TEST
 
@@ -289,6 +331,7 @@ Suite *make_suite(void)
     TCase *t = tcase_create("core");
     tcase_add_test(t, lookups_become_one_distributed_lookup_table);
     tcase_add_test(t, target_versions_before_distributed_lookup_table);
+    tcase_add_test(t, hsigmoid_counts_until_16_and_keeps_its_recv);
     tcase_add_test(t, lookup_table_v2_keeps_its_version);
     tcase_add_test(t, only_a_boolean_true_counts);
     tcase_add_test(t, dense_grad_is_no_remote_table);

@@ -308,6 +308,9 @@ int tp_era_check_remote(const pdt_ctx *ctx, const char *table, const char *type)
 /* Does the target's transpiler prefetch a remote_prefetch lookup_table_v2
  * (v1.8.3 on; true for native output)? */
 bool tp_era_remote_v2(const pdt_ctx *ctx);
+/* Does the target's transpiler count a remote_prefetch hierarchical_sigmoid
+ * as a remote op (v1.4.0-v1.6.3; false for native output)? */
+bool tp_era_remote_hsigmoid(const pdt_ctx *ctx);
 /* Whether the target rewrites the LR counter for async modes (per-trainer
  * counters the trainers send: from 1.6). */
 bool tp_era_async_lr_counters(const pdt_ctx *ctx);

@@ -35,6 +35,10 @@
  * lookup_table_v2 from v1.8.3 (v1.8.0-v1.8.2 do not: three of six, a tie,
  * so 1.8 is the older state). */
 #define REMOTE_V2_FROM 109
+/* _get_all_remote_sparse_update_op's types are lookup_table, nce and
+ * hierarchical_sigmoid in v1.4.0-v1.6.3, lookup_table and nce from v1.7.0
+ * (research-2x-3x.md 4z11). */
+#define REMOTE_HSIGMOID_UNTIL 107
 
 /* True when --paddle-version named the target; false for auto, where
  * the version only says who wrote the input, not which Paddle runs it. */
@@ -170,4 +174,10 @@ bool tp_era_remote_v2(const pdt_ctx *ctx)
 {
     int era = ctx->settings.era;
     return era == PDT_ERA_NATIVE || era >= REMOTE_V2_FROM;
+}
+
+bool tp_era_remote_hsigmoid(const pdt_ctx *ctx)
+{
+    int era = ctx->settings.era;
+    return era != PDT_ERA_NATIVE && era < REMOTE_HSIGMOID_UNTIL;
 }

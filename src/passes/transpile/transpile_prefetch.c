@@ -11,6 +11,13 @@
  * drops the recv).  The trainer startup then treats a lookup-type table like
  * an is_sparse one (fake_init, no recv), because the seed's
  * _get_sparse_table_names sees the distributed_lookup_table op.
+ * A 1.4-1.6 target also counts hierarchical_sigmoid (its transpiler's
+ * remote types, v1.4.0-v1.6.3): v1.5.2-v1.6.3 drop its W's recv as an
+ * nce's and set nothing on it, so its kernel (hierarchical_sigmoid_op.h:
+ * prefetch only with a non-empty epmap) reads a W the trainer never
+ * receives again.  pdtrans keeps the recv and warns (research 4z11, README
+ * deviations): the table is checked against the target as a remote one,
+ * then received like any param.
  *
  * Everything is decided here from the input program; insert_send_recv.c
  * asks tp_prefetch_emit for the new ops while it assembles the trainer. */
@@ -18,6 +25,7 @@
 #include <string.h>
 
 #include "../../diag.h"
+#include "../era/era.h"
 #include "builders.h"
 
 typedef struct {
@@ -46,12 +54,14 @@ static bool is_lookup(const char *type)
 /* `op.attr('remote_prefetch') is True`: only a BOOLEAN true counts (an INT 1
  * is not `True` in Python); a missing attr counts as false.  V2: the
  * target's _get_all_remote_sparse_update_op lists lookup_table_v2 (v1.8.3
- * on); before, such a lookup is an ordinary one, its table received. */
-static bool is_remote_op(const ir_op *op, bool v2)
+ * on); before, such a lookup is an ordinary one, its table received.  HS:
+ * it lists hierarchical_sigmoid (v1.4.0-v1.6.3). */
+static bool is_remote_op(const ir_op *op, bool v2, bool hs)
 {
     if (op->type == ir_intern("lookup_table_v2") && !v2)
         return false;
-    if (!is_lookup(op->type) && op->type != ir_intern("nce"))
+    bool hsigmoid = op->type == ir_intern("hierarchical_sigmoid");
+    if (hsigmoid ? !hs : !is_lookup(op->type) && op->type != ir_intern("nce"))
         return false;
     const ir_attr *a = ir_op_attr(op, "remote_prefetch");
     return a && a->type == IR_ATTR_BOOLEAN && a->b;
@@ -144,10 +154,11 @@ static GArray **remote_uses(const tp_plan *st)
     const ir_block *b = st->in.b0;
     GArray **uses = NULL;
     bool v2 = !st->ctx || tp_era_remote_v2(st->ctx);
+    bool hs = st->ctx && tp_era_remote_hsigmoid(st->ctx);
     for (size_t i = 0; i < b->n_ops; i++) {
         ir_block_prefetch_op(b, i);
         const ir_op *op = b->ops[i];
-        if (!is_remote_op(op, v2))
+        if (!is_remote_op(op, v2, hs))
             continue;
         /* With is_distributed too (PaddleRec's CTR-DNN sets both), the
          * table has already left the pairs (tp_table_find), so nothing
@@ -188,6 +199,18 @@ static int check_one_type(tp_plan *st, const tp_pair *p, const size_t *pos, size
     return PDT_OK;
 }
 
+/* A 1.4-1.6 target's remote hierarchical_sigmoid table: received (see
+ * the head comment), said once per table. */
+static void hsigmoid_kept(const tp_plan *st, const char *param)
+{
+    char v[16];
+    pdt_era_format(st->ctx->settings.era, v, sizeof v);
+    pdt_warning("remote_prefetch table '%s' (read by hierarchical_sigmoid): Paddle %s's "
+                "transpiler (v1.5.2-v1.6.3) drops its recv but sets no epmap on the op, so the "
+                "trainer would train with a '%s' it never receives again; pdtrans keeps "
+                "receiving it", param, v, param);
+}
+
 int tp_find_remote_prefetch(tp_plan *st)
 {
     tp_placement *pl = st->draft;
@@ -213,6 +236,10 @@ int tp_find_remote_prefetch(tp_plan *st)
         if (!target_checked && st->ctx && (rc = tp_era_check_remote(st->ctx, p->param.name, type)))
             break;
         target_checked = true;
+        if (type == ir_intern("hierarchical_sigmoid")) {
+            hsigmoid_kept(st, p->param.name);
+            continue;
+        }
         p->remote = true;
         if (!is_lookup(type))
             continue;   /* nce: only the recv goes */
