@@ -3,7 +3,9 @@
 
 #include <stdlib.h>
 
+#include "ir_codec.h"
 #include "ir_internal.h"
+#include "pmap.h"
 #include "util.h"
 
 static void slot_copy(ir_arena *a, ir_slot *dst, const ir_slot *src)
@@ -123,4 +125,43 @@ ir_program *ir_program_clone(const ir_program *src)
     }
     p->var_seq = src->var_seq > p->var_seq ? src->var_seq : p->var_seq;
     return p;
+}
+
+/* What a copy's source had (ir_op_note_copy): its attr names, interned,
+ * or all of them. */
+typedef struct {
+    bool all;
+    size_t n;
+    const char **names;
+} copy_note;
+
+void ir_op_note_copy(ir_op *copy, const ir_op *src)
+{
+    ir_program *p = ir_enc(copy)->program;
+    ir_arena *a = p->arena;
+    copy_note *note = ir_arena_alloc(a, sizeof *note);
+    note->all = src->made;
+    note->n = note->all ? 0 : src->n_attrs;
+    note->names = note->n ? ir_arena_alloc(a, note->n * sizeof *note->names) : NULL;
+    const ir_attr *attrs = note->n ? ir_op_attrs(src) : NULL;
+    for (size_t i = 0; i < note->n; i++)
+        note->names[i] = ir_intern(attrs[i].name);
+    if (!p->copy_notes)
+        p->copy_notes = pmap_new();
+    pmap_put(p->copy_notes, copy, note);
+}
+
+int ir_op_copy_had(const ir_op *op, const char *name)
+{
+    ir_program *p = ir_enc(op)->program;
+    const copy_note *note = p && p->copy_notes ? pmap_get(p->copy_notes, op) : NULL;
+    if (!note)
+        return -1;
+    if (note->all)
+        return 1;
+    const char *key = ir_intern(name);
+    for (size_t i = 0; i < note->n; i++)
+        if (note->names[i] == key)
+            return 1;
+    return 0;
 }

@@ -37,6 +37,7 @@ void ir_program_free(ir_program *p)
         free(b->ops);
     }
     ir_scope_free(p);
+    pmap_destroy(p->copy_notes);
     if (p->input_free)
         p->input_free(p->input_bytes);
     else

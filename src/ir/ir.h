@@ -327,7 +327,9 @@ struct ir_program {
     size_t var_seq;
     struct ir_scope *scope;     /* name lookup index, private to scope.c */
     size_t n_new_op_attrs;      /* ir_program_set_new_op_attrs */
-    ir_attr *new_op_attrs;    /* How the ops src/io read with their attrs still encoded decode them
+    ir_attr *new_op_attrs;
+    void *copy_notes;           /* ir_op_note_copy: op -> what its source had (clone.c) */
+    /* How the ops src/io read with their attrs still encoded decode them
      * (set by the reader; NULL for a program no reader made).  ir_codec.h. */
     const struct ir_attr_codec *attr_codec;
 };
@@ -412,6 +414,14 @@ ir_op *ir_op_new(ir_program *p, const char *type);   /* detached, dirty */
  * Copied into p's arena; names need not be interned; n = 0 clears. */
 void ir_program_set_new_op_attrs(ir_program *p, const ir_attr *attrs, size_t n);
 ir_op *ir_op_clone(ir_program *p, const ir_op *src); /* detached, same dirtiness */
+/* Notes the attrs Python's append_op(..., attrs=src.all_attrs()) gives a
+ * copy (the pserver's copies): SRC's names now, or all when SRC is made
+ * (Python would have given it check_attrs's defaults).  Kept in COPY's
+ * program, not carried by ir_op_clone or ir_program_clone; read by the
+ * era step (src/passes/era hash_order_dist.c).  ir_op_copy_had: 1 when the
+ * source had NAME (or was made), 0 when not, -1 for an op not noted. */
+void ir_op_note_copy(ir_op *copy, const ir_op *src);
+int ir_op_copy_had(const ir_op *op, const char *name);
 /* Marks op changed: it is written sorted, and not as the bytes it was read
  * from.  Every ir_op mutator calls it; a pass that writes an op's fields
  * directly must too.  ir_op_changed: so marked and not settled since (the

@@ -437,6 +437,83 @@ START_TEST(pserver_startup_copies_take_paddle_order)
 }
 END_TEST
 
+/* A pserver's copies (all_attrs()) of sources that lacked attrs of the
+ * target's proto (an input written by an older Paddle; build_pserver.c
+ * notes the source's attrs, ir_op_note_copy): Operator.__init__ sets the
+ * source's attrs in proto order, check_attrs adds the others after
+ * (research 4z10).  Each array is the order of a separate Python model of
+ * libstdc++'s table (gcc 4.8 for 1.8, HT_GCC8_LIB5 for 2.3) fed that
+ * history with op_callstack counted, then left out:
+ *   2.3 sgd from {op_namescope op_role op_role_var}: op_role op_role_var
+ *     op_namescope op_callstack | use_mkldnn multi_precision op_device
+ *     with_quant_attr; the same source made in the run keeps sgd23 (every
+ *     attr given);
+ *   1.8 LR elementwise_pow from a 1.7 source {axis op_role op_namescope
+ *     op_role_var: empty}: axis op_role op_namescope op_callstack |
+ *     use_mkldnn x_data_format y_data_format op_role_var op_device (a 1.8
+ *     source with op_device: pow18_dev);
+ *   1.8 LR floor from a 1.8 source {op_device op_namescope op_role}. */
+static const char *const sgd23_src[] = {"op_namescope", "op_role", "op_role_var"};
+static const char *const sgd23_of_18[] = {"with_quant_attr", "op_device", "op_role_var", "op_role",
+                                            "multi_precision", "op_namescope", "use_mkldnn"};
+static const char *const pow_src17[] = {"axis", "op_role", "op_namescope", "op_role_var"};
+static const char *const pow18_of_17[] = {"op_device", "y_data_format", "x_data_format", "use_mkldnn",
+                                            "op_role_var", "op_namescope", "op_role", "axis"};
+static const char *const pow_src18[] = {"axis", "op_role", "op_namescope", "op_role_var",
+                                        "op_device"};
+static const char *const pow18_dev[] = {"x_data_format", "use_mkldnn", "y_data_format", "op_device",
+                                        "op_role_var", "op_namescope", "op_role", "axis"};
+static const char *const floor_src18[] = {"op_device", "op_namescope", "op_role"};
+static const char *const floor18[] = {"use_cudnn", "use_mkldnn", "op_device", "op_role_var",
+                                      "op_namescope", "op_role"};
+
+/* The copy (WANT's attrs) in B of a source with SRC's attrs in ORIGIN. */
+static ir_op *noted_copy(ir_block *b, ir_block *ob, const char *type, const char *const *want,
+                         size_t n_want, const char *const *src, size_t n_src, int role, bool rv,
+                         bool src_made)
+{
+    ir_op *o = made_op(ob, type, src, n_src, role, rv, false);
+    o->made = src_made;
+    ir_op *op = made_op(b, type, want, n_want, role, rv, false);
+    ir_op_note_copy(op, o);
+    return op;
+}
+
+START_TEST(pserver_copies_of_older_sources_take_paddle_order)
+{
+    ir_program *origin = ir_program_new();
+    ir_block *ob = ir_program_add_block(origin, -1);
+    for (int made = 0; made < 2; made++) {
+        ir_program *p = ir_program_new();
+        ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+        made_op(b0, "listen_and_serv", listen23, N(listen23), 0, false, false);
+        ir_op *sgd = noted_copy(b1, ob, "sgd", sgd23_of_18, N(sgd23_of_18), sgd23_src,
+                                N(sgd23_src), 2, true, made);
+        pdt_hash_order_program(p, 203);
+        if (made)
+            unit_assert_attr_order(sgd, sgd23, N(sgd23));
+        else
+            unit_assert_attr_order(sgd, sgd23_of_18, N(sgd23_of_18));
+        ir_program_free(p);
+    }
+    ir_program *p = ir_program_new();
+    ir_block *b0 = ir_program_add_block(p, -1), *b1 = ir_program_add_block(p, 0);
+    made_op(b0, "listen_and_serv", listen18, N(listen18), 0, false, false);
+    ir_op *pow17 = noted_copy(b1, ob, "elementwise_pow", pow18_of_17, N(pow18_of_17),
+                              pow_src17, N(pow_src17), 16, false, false);
+    ir_op *pow18 = noted_copy(b1, ob, "elementwise_pow", pow18_dev, N(pow18_dev), pow_src18,
+                              N(pow_src18), 16, false, false);
+    ir_op *fl = noted_copy(b1, ob, "floor", floor18, N(floor18), floor_src18, N(floor_src18), 16,
+                           false, false);
+    pdt_hash_order_program(p, 108);
+    unit_assert_attr_order(pow17, pow18_of_17, N(pow18_of_17));
+    unit_assert_attr_order(pow18, pow18_dev, N(pow18_dev));
+    unit_assert_attr_order(fl, floor18, N(floor18));
+    ir_program_free(p);
+    ir_program_free(origin);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hash_order_dist");
@@ -449,6 +526,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, transpiler_ops_take_paddle_23_order);
     tcase_add_test(tc, pserver_startup_copies_take_paddle_order);
     tcase_add_test(tc, pserver_copies_take_paddle_23_order);
+    tcase_add_test(tc, pserver_copies_of_older_sources_take_paddle_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -64,7 +64,11 @@ static bool has_value(const ir_attr *a)
 
 static bool given_here(const ir_op *op, const char *given, const char *name)
 {
-    if (!strcmp(given, "*") || py_listed(given, name))
+    /* A copy: all_attrs() of its source, which build_pserver.c noted (an
+     * op not noted: every attr, as before the note). */
+    if (!strcmp(given, "*"))
+        return ht_copy_given(op, name, ir_op_copy_had(op, name) != 0);
+    if (py_listed(given, name))
         return true;
     char *q = g_strconcat(name, "?", NULL);
     bool cond = py_listed(given, q);
@@ -76,14 +80,13 @@ static bool given_here(const ir_op *op, const char *given, const char *name)
  * does not pass).  A PYOP_DIST row's proto is one version's, so each name
  * is one of Paddle's op (pdtrans's may lack a default); a copy's PYOP row
  * spans versions (fill_constant's str_value from 1.7): only the names OP
- * has. */
+ * has (PRESENT). */
 static void insert_part(ht *t, const ir_op *op, const char *proto, const char *given,
-                        bool given_in)
+                        bool given_in, bool present)
 {
-    bool copy = !strcmp(given, "*");
     gchar **names = g_strsplit(proto, " ", -1);
     for (gchar **n = names; *n; n++)
-        if (**n && (!copy || ir_op_attr(op, *n)) && given_here(op, given, *n) == given_in)
+        if (**n && (!present || ir_op_attr(op, *n)) && given_here(op, given, *n) == given_in)
             ht_insert(t, ir_intern(*n));
     g_strfreev(names);
 }
@@ -218,16 +221,17 @@ static bool dist_history(ht *t, const ir_block *b, size_t k, bool pserver, int e
     /* The dict's framework attrs: op_role (the caller's or the program's),
      * op_role_var when not empty, op_namescope, op_callstack (counted
      * though pdtrans writes none: a traceback), and for a copy every
-     * other one its source has. */
+     * other one its source had (ht_copy_given): op_device and
+     * with_quant_attr of a source written before 1.8 or 2.2 are
+     * check_attrs's defaults. */
+    bool is_copy = !strcmp(r->given, "*");
     const char *fw = framework_attrs(era);
-    const char *fw_given = !strcmp(r->given, "*")
-                               ? "op_role op_role_var? op_namescope op_callstack op_device with_quant_attr"
-                               : "op_role op_role_var? op_namescope op_callstack";
+    const char *fw_given = is_copy ? "*" : "op_role op_role_var? op_namescope op_callstack";
     ht_init(t);
-    insert_part(t, op, r->proto, r->given, true);
-    insert_part(t, op, fw, fw_given, true);
-    insert_part(t, op, r->proto, r->given, false);
-    insert_part(t, op, fw, fw_given, false);
+    insert_part(t, op, r->proto, r->given, true, is_copy);
+    insert_part(t, op, fw, fw_given, true, false);
+    insert_part(t, op, r->proto, r->given, false, is_copy);
+    insert_part(t, op, fw, fw_given, false, false);
     for (size_t i = 0; i < op->n_attrs; i++)
         if (ht_rank(&ir_op_attrs(op)[i], t) == (int)t->n)
             return false;

@@ -123,13 +123,7 @@ static const ir_op *source_of(const ir_op *op, GHashTable *sources)
     return from;
 }
 
-/* Whether Operator.__init__'s dict holds NAME for the copy OP of SRC
- * (NULL: DC-ASGD's assign, no attrs given): op_role, op_namescope and
- * op_callstack always (pdtrans writes no op_callstack: a traceback),
- * op_role_var only when not empty, any other when SRC had it: all_attrs()
- * (a source pdtrans made in this run had every attr of the proto, as
- * Python built it: what the copy has). */
-static bool in_dict(const ir_op *op, const ir_op *src, const char *name)
+bool ht_copy_given(const ir_op *op, const char *name, bool had)
 {
     if (!strcmp(name, "op_role") || !strcmp(name, "op_namescope") ||
         !strcmp(name, "op_callstack"))
@@ -138,7 +132,16 @@ static bool in_dict(const ir_op *op, const ir_op *src, const char *name)
         const ir_attr *a = ir_op_attr(op, name);
         return a && a->type == IR_ATTR_STRINGS && a->n_strings > 0;
     }
-    return src && ir_op_attr(src->made ? op : src, name);
+    return had;
+}
+
+/* Whether Operator.__init__'s dict holds NAME for the copy OP of SRC
+ * (NULL: DC-ASGD's assign, no attrs given): ht_copy_given, where the
+ * source had NAME when SRC has it (a source pdtrans made in this run had
+ * every attr of the proto, as Python built it: what the copy has). */
+static bool in_dict(const ir_op *op, const ir_op *src, const char *name)
+{
+    return ht_copy_given(op, name, src && ir_op_attr(src->made ? op : src, name));
 }
 
 static void insert_part(ht *t, const ir_op *op, const ir_op *src, const char *proto, bool in)

@@ -77,6 +77,14 @@ void pdt_hash_order_dist(ir_program *p, int era);
  * that history (PYOP_DIST TYPE@pstart rows; ERA 1.4-2.3); a
  * fill_constant copy gets its source's str_value. */
 void pdt_hash_order_copies(ir_program *p, const ir_program *origin, int era);
+/* Whether Operator.__init__'s dict holds NAME for OP, a copy made by
+ * append_op(..., attrs=source.all_attrs()) (both transpilers' pserver
+ * copies), HAD telling whether the source had NAME: op_role, op_namescope
+ * and op_callstack always (pdtrans writes no op_callstack: a traceback),
+ * op_role_var only when not empty (__init__ deletes an empty one: it comes
+ * back as check_attrs's default), any other when HAD (hash_order_pstart.c;
+ * read by hash_order_dist.c too). */
+bool ht_copy_given(const ir_op *op, const char *name, bool had);
 /* The framework attrs OpProtoAndCheckerMaker appends to every proto at
  * ERA, in its order (hash_order_dist.c; read by hash_order_pstart.c). */
 const char *ht_framework_attrs(int era);

@@ -101,6 +101,7 @@ static ir_op *append_non_opt(pserver *ps, ir_block *blk, const ir_op *src)
 {
     ir_op *op = ir_op_clone(ps->p, src);
     tp_copied_op(op);
+    ir_op_note_copy(op, src); /* all_attrs(): the era step's history */
     tp_rename_role_var(ps->pl, op);
     for (size_t s = 0; s < src->n_inputs; s++)
         ir_op_set_input(op, ir_op_ins(src)[s].name, map_args(ps, &ir_op_ins(src)[s]),
@@ -148,6 +149,7 @@ static int append_opt(pserver *ps, ir_block *blk, const ir_op *src, size_t pos,
      * pdtrans, empty slots) are left out. */
     ir_op *op = ir_op_clone(ps->p, src);
     tp_copied_op(op);
+    ir_op_note_copy(op, src);
     tp_rename_role_var(ps->pl, op);
     for (size_t s = 0; s < src->n_inputs; s++) {
         const ir_slot *sl = &ir_op_ins(src)[s];
@@ -327,6 +329,7 @@ static ir_op *clone_one(pserver *ps, clone_frame *f)
     ir_op *c = ir_block_append_op(f->nb, src->type);
     ir_op_copy_attrs(c, src);
     tp_copied_op(c);
+    ir_op_note_copy(c, src);
     for (size_t s = 0; s < src->n_inputs; s++)
         ir_op_set_input(c, ir_op_ins(src)[s].name, ir_op_ins(src)[s].args, ir_op_ins(src)[s].n_args);
     for (size_t s = 0; s < src->n_outputs; s++)
