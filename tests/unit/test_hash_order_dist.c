@@ -320,7 +320,7 @@ END_TEST
 
 /* 2.3's pserver copies (all_attrs(): every attr given, the 2.x protos'
  * extras included, with_quant_attr last of the framework ones; research
- * 4z2); g++ 12 with gcc 4.8's rehash fed the proto order. */
+ * 4z2); a model of HT_GCC8_LIB5 (research 4z8) fed the proto order. */
 static const char *const sgd23[] = {"with_quant_attr", "op_device", "multi_precision", "op_role", "use_mkldnn", "op_namescope", "op_role_var"};
 static const char *const adam23[] = {"with_quant_attr", "op_device", "op_namescope", "op_role_var", "use_global_beta_pow", "beta2", "beta1", "epsilon", "min_row_size_to_use_multithread", "op_role", "lazy_mode", "multi_precision"};
 
@@ -375,8 +375,9 @@ static const char *const ur_src[] = {"shape", "min", "max", "seed", "dtype", "op
                                      "op_role_var", "op_namescope", "op_device"};
 static const char *const gauss_src[] = {"shape", "mean", "std", "seed", "dtype", "use_mkldnn",
                                         "op_role", "op_role_var", "op_namescope"};
-/* g++ 12, m(11), gcc 4.8's rehash: the copy's dict in proto order, then
- * check_attrs's str_value / diag_* / op_role_var (/ with_quant_attr). */
+/* The copy's dict in proto order, then check_attrs's str_value / diag_* /
+ * op_role_var (/ with_quant_attr): 1.5-1.8 from g++ 12, m(11), gcc 4.8's
+ * rehash; the 2.3 arrays from a model of HT_GCC8_LIB5 (research 4z8). */
 static const char *const fc15[] = {"op_role_var", "op_namescope", "op_role", "force_cpu", "value",
                                    "shape", "dtype"};
 static const char *const gauss15[] = {"op_role_var", "op_namescope", "op_role", "use_mkldnn",

@@ -1,0 +1,1 @@
+../../../era/export_order.py
