@@ -8,7 +8,7 @@
  * after) re-read twice, BLOCK attrs last at each read; the made
  * elementwise_add's Operator.__init__ history (axis given; op_role,
  * op_namescope, op_callstack; the maker's other attrs; op_role_var;
- * with_quant_attr) re-read once; feed and fetch their history ({col}),
+ * op_device, which era.def adds from 1.8; with_quant_attr) re-read once; feed and fetch their history ({col}),
  * not re-read. */
 #include "unit.h"
 
@@ -143,10 +143,10 @@ START_TEST(export_takes_lib5_history)
     unit_assert_attr_order(
         n.add,
         (const char *const[]){"x_data_format", "use_mkldnn", "op_callstack", "op_namescope",
-                              "mkldnn_data_type", "axis", "Scale_out", "op_role_var", "Scale_y",
-                              "with_quant_attr", "Scale_x", "use_quantizer", "y_data_format",
-                              "op_role"},
-        14);
+                              "mkldnn_data_type", "axis", "Scale_out", "op_role_var", "op_role",
+                              "Scale_y", "op_device", "with_quant_attr", "Scale_x",
+                              "use_quantizer", "y_data_format"},
+        15);
     ir_program_free(p);
 }
 END_TEST
