@@ -66,33 +66,39 @@ static bool applies(const pdt_ctx *ctx, const ir_program *p, int era)
            era != PDT_ERA_NATIVE && era <= 203;
 }
 
-void pdt_hash_export_loaded(const pdt_ctx *ctx, ir_program *p, int era)
+typedef void (*export_step)(ht *t, ir_op *op, size_t bi, int era);
+
+static void each_op(const pdt_ctx *ctx, ir_program *p, int era, export_step step)
 {
     if (!applies(ctx, p, era))
         return;
     ht t;
     t.policy = ht_policy_of(era);
     for (size_t bi = 0; bi < p->n_blocks; bi++)
-        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
-            ir_op *op = p->blocks[bi]->ops[k];
-            if (!op->made && !fresh_feed_fetch(&t, op, bi, era))
-                reread(&t, op, 2);
-        }
+        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++)
+            step(&t, p->blocks[bi]->ops[k], bi, era);
+}
+
+static void loaded_step(ht *t, ir_op *op, size_t bi, int era)
+{
+    if (!op->made && !fresh_feed_fetch(t, op, bi, era))
+        reread(t, op, 2);
+}
+
+static void made_step(ht *t, ir_op *op, size_t bi, int era)
+{
+    if (!op->made || fresh_feed_fetch(t, op, bi, era) || !pdt_hash_python_built(t, op, era))
+        return;
+    ir_op_settle_ranked(op, ht_rank, t);
+    reread(t, op, 1);
+}
+
+void pdt_hash_export_loaded(const pdt_ctx *ctx, ir_program *p, int era)
+{
+    each_op(ctx, p, era, loaded_step);
 }
 
 void pdt_hash_export_made(const pdt_ctx *ctx, ir_program *p, int era)
 {
-    if (!applies(ctx, p, era))
-        return;
-    ht t;
-    t.policy = ht_policy_of(era);
-    for (size_t bi = 0; bi < p->n_blocks; bi++)
-        for (size_t k = 0; k < p->blocks[bi]->n_ops; k++) {
-            ir_op *op = p->blocks[bi]->ops[k];
-            if (!op->made || fresh_feed_fetch(&t, op, bi, era) ||
-                !pdt_hash_python_built(&t, op, era))
-                continue;
-            ir_op_settle_ranked(op, ht_rank, &t);
-            reread(&t, op, 1);
-        }
+    each_op(ctx, p, era, made_step);
 }
